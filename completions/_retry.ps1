@@ -1,0 +1,51 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'retry'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'retry' {
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Make at most N attempts in total, the first included; a whole number or ''unlimited''')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Make at most N attempts in total, the first included; a whole number or ''unlimited''')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Wait this long after the first failure; the scale of every later wait (e.g. 250ms, 2s; 0s: never wait)')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'Never wait longer than this between two attempts (e.g. 30s, 5m)')
+            [CompletionResult]::new('--multiplier', '--multiplier', [CompletionResultType]::ParameterName, 'Multiply the longest possible wait by FACTOR after each retry; a number of at least 1 (e.g. 1.5)')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Spread the waits with this strategy, so that clients failing together retry apart')
+            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Retry only when the exit status is in CODES (e.g. 1,75-78); default: any failure')
+            [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'Never retry when the exit status is in CODES (e.g. 2,64-78); default: none')
+            [CompletionResult]::new('--success-on', '--success-on', [CompletionResultType]::ParameterName, 'Count these exit statuses as success (e.g. 0,3)')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the jitter''s random numbers with N (0 to 2^64-1) to make the waits reproducible; default: random')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Write the tool''s own messages on stderr in this form (json: one object per line)')
+            [CompletionResult]::new('--shell', '--shell', [CompletionResultType]::ParameterName, 'Join COMMAND and its ARGs with spaces and run the line with `sh -c`')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the waits these options give, and exit without running COMMAND')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print none of the tool''s own messages (errors in its own usage still print)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print none of the tool''s own messages (errors in its own usage still print)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also report each attempt''s start and a success')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also report each attempt''s start and a success')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,45 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[retry] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'retry'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'retry'= {
+            cand -n 'Make at most N attempts in total, the first included; a whole number or ''unlimited'''
+            cand --max-attempts 'Make at most N attempts in total, the first included; a whole number or ''unlimited'''
+            cand --base 'Wait this long after the first failure; the scale of every later wait (e.g. 250ms, 2s; 0s: never wait)'
+            cand --cap 'Never wait longer than this between two attempts (e.g. 30s, 5m)'
+            cand --multiplier 'Multiply the longest possible wait by FACTOR after each retry; a number of at least 1 (e.g. 1.5)'
+            cand --jitter 'Spread the waits with this strategy, so that clients failing together retry apart'
+            cand --retry-on 'Retry only when the exit status is in CODES (e.g. 1,75-78); default: any failure'
+            cand --stop-on 'Never retry when the exit status is in CODES (e.g. 2,64-78); default: none'
+            cand --success-on 'Count these exit statuses as success (e.g. 0,3)'
+            cand --seed 'Seed the jitter''s random numbers with N (0 to 2^64-1) to make the waits reproducible; default: random'
+            cand --log-format 'Write the tool''s own messages on stderr in this form (json: one object per line)'
+            cand --shell 'Join COMMAND and its ARGs with spaces and run the line with `sh -c`'
+            cand --plan 'Print the waits these options give, and exit without running COMMAND'
+            cand -q 'Print none of the tool''s own messages (errors in its own usage still print)'
+            cand --quiet 'Print none of the tool''s own messages (errors in its own usage still print)'
+            cand -v 'Also report each attempt''s start and a success'
+            cand --verbose 'Also report each attempt''s start and a success'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

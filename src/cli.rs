@@ -1,0 +1,221 @@
+//! The command-line interface: flags, their value types and their help text. No I/O happens
+//! here and nothing is cross-checked; `config` resolves what is parsed into a run.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::error::{ContextKind, ContextValue};
+use clap::{Parser, ValueEnum};
+
+use crate::attempts::AttemptLimit;
+use crate::backoff::Jitter;
+use crate::codes::StatusSet;
+use crate::duration::parse_duration;
+use crate::exit;
+use crate::runner::ENVIRONMENT;
+
+const ABOUT: &str = "Run a command again when it fails, waiting longer each time.";
+
+const LONG_ABOUT: &str = "\
+Run COMMAND; when it fails, wait and run it again, until it succeeds, a status says not to \
+retry, or the attempts run out. The waits grow exponentially from --base up to --cap and are \
+spread by --jitter, so that many clients retrying at once do not retry in step.
+
+COMMAND runs directly, never through a shell (unless --shell), and everything after it is \
+passed to it untouched: in `retry -n 3 curl -n`, curl gets -n. Put -- before a COMMAND that \
+starts with a dash.";
+
+const EXAMPLES: &str = "\
+Examples:
+  retry -- curl -fsS https://example.com/health
+  retry --jitter decorrelated --base 200ms --cap 30s -n 6 -- ./deploy.sh
+  retry --plan --base 500ms --cap 1m -n 8";
+
+/// The text after the options in `--help`: exit statuses, the command's environment, examples.
+fn after_help() -> String {
+    let mut text = String::from("Exit status:\n");
+    for (status, meaning) in exit::TABLE {
+        text += &format!("  {status:<6} {meaning}\n");
+    }
+    text += "\nEnvironment of COMMAND:\n";
+    for (name, meaning) in ENVIRONMENT {
+        text += &format!("  {name:<19} {meaning}\n");
+    }
+    text + "\n" + EXAMPLES
+}
+
+/// The parsed command line, before any cross-flag check.
+#[derive(Parser, Debug)]
+#[command(
+    name = "retry",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = after_help(),
+    args_override_self = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Make at most N attempts in total, the first included; a whole number or 'unlimited'.
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        default_value = "5",
+        allow_hyphen_values = true
+    )]
+    pub max_attempts: AttemptLimit,
+
+    /// Wait this long after the first failure; the scale of every later wait (e.g. 250ms, 2s; 0s: never wait).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub base: Duration,
+
+    /// Never wait longer than this between two attempts (e.g. 30s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub cap: Duration,
+
+    /// Multiply the longest possible wait by FACTOR after each retry; a number of at least 1 (e.g. 1.5).
+    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
+    pub multiplier: f64,
+
+    /// Spread the waits with this strategy, so that clients failing together retry apart.
+    #[arg(long, value_name = "STRATEGY", default_value = "full")]
+    pub jitter: Jitter,
+
+    /// Retry only when the exit status is in CODES (e.g. 1,75-78); default: any failure.
+    #[arg(long, value_name = "CODES", allow_hyphen_values = true)]
+    pub retry_on: Option<StatusSet>,
+
+    /// Never retry when the exit status is in CODES (e.g. 2,64-78); default: none.
+    #[arg(long, value_name = "CODES", allow_hyphen_values = true)]
+    pub stop_on: Option<StatusSet>,
+
+    /// Count these exit statuses as success (e.g. 0,3).
+    #[arg(
+        long,
+        value_name = "CODES",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
+    pub success_on: StatusSet,
+
+    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
+    #[arg(long)]
+    pub shell: bool,
+
+    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible; default: random.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub seed: Option<u64>,
+
+    /// Print the waits these options give, and exit without running COMMAND.
+    #[arg(long)]
+    pub plan: bool,
+
+    /// Write the tool's own messages on stderr in this form (json: one object per line).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Print none of the tool's own messages (errors in its own usage still print).
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Also report each attempt's start and a success.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// The command to run, then its arguments, passed on untouched.
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    pub command: Vec<OsString>,
+}
+
+/// The form of the tool's own messages on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One line of prose per event, prefixed `retry:`.
+    Text,
+    /// One JSON object per line, with an `event` key.
+    Json,
+}
+
+/// Parse `--multiplier`: a finite number of at least 1.
+fn parse_multiplier(text: &str) -> Result<f64, String> {
+    const EXPECTED: &str = "expected a finite number of at least 1, e.g. 2 or 1.5";
+    match text.trim().parse::<f64>() {
+        Ok(factor) if factor.is_finite() && factor >= 1.0 => Ok(factor),
+        Ok(_) => Err(format!("out of range; {EXPECTED}")),
+        Err(_) => Err(format!("not a number; {EXPECTED}")),
+    }
+}
+
+/// A clap error as one line: its first line, what would be accepted, and any suggestion.
+pub fn one_line_error(err: &clap::Error) -> String {
+    let rendered = err.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("bad usage");
+    let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if let Some(ContextValue::Strings(values)) = err.get(ContextKind::ValidValue) {
+        if !values.is_empty() {
+            message += &format!("; expected one of: {}", values.join(", "));
+        }
+    }
+    for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+        if let Some(ContextValue::String(suggestion)) = err.get(kind) {
+            message += &format!("; did you mean '{suggestion}'?");
+        }
+    }
+    format!("{message} (see 'retry --help')")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn command_words_after_the_first_are_untouched() {
+        let cli = Cli::try_parse_from(["retry", "-n", "3", "curl", "-n", "--base", "x"]).unwrap();
+        assert_eq!(cli.command, ["curl", "-n", "--base", "x"]);
+        assert_eq!(cli.max_attempts.count(), Some(3));
+    }
+
+    #[test]
+    fn last_value_of_a_repeated_flag_wins() {
+        let cli = Cli::try_parse_from(["retry", "--base", "1s", "--base", "2s", "true"]).unwrap();
+        assert_eq!(cli.base, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn multiplier_must_be_finite_and_at_least_one() {
+        assert_eq!(parse_multiplier("1.5"), Ok(1.5));
+        for text in ["0.5", "NaN", "inf", "-2", "two", ""] {
+            assert!(parse_multiplier(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn errors_fit_on_one_line() {
+        let err = Cli::try_parse_from(["retry", "--frobnicate", "true"]).unwrap_err();
+        let line = one_line_error(&err);
+        assert!(!line.contains('\n'));
+        assert!(line.contains("--frobnicate"), "{line}");
+    }
+
+    #[test]
+    fn errors_say_what_is_accepted() {
+        let err = Cli::try_parse_from(["retry", "--jitter", "bogus", "true"]).unwrap_err();
+        let line = one_line_error(&err);
+        assert!(line.contains("'bogus'"), "{line}");
+        assert!(line.contains("none, full, equal, decorrelated"), "{line}");
+        let err = Cli::try_parse_from(["retry", "--bsae", "1s", "true"]).unwrap_err();
+        assert!(one_line_error(&err).contains("did you mean '--base'?"));
+        let err = Cli::try_parse_from(["retry", "--base"]).unwrap_err();
+        assert!(!one_line_error(&err).contains("expected one of"));
+    }
+}

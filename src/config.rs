@@ -1,0 +1,205 @@
+//! Resolving the parsed command line into one consistent run: every cross-flag check lives here.
+//!
+//! Pure: [`Config::try_from`] takes a [`Cli`] and either returns a [`Config`] or an error that names
+//! the flags and values involved and says what would be accepted.
+
+use std::fmt;
+
+use crate::attempts::AttemptLimit;
+use crate::backoff::{Backoff, BackoffError};
+use crate::cli::{Cli, LogFormat};
+use crate::codes::StatusSet;
+use crate::command_line::CommandLine;
+use crate::duration::format_duration;
+use crate::policy::{Overlap, Policy};
+
+/// Everything a run needs, checked for consistency.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Run the command, or only print the plan of waits.
+    pub action: Action,
+    /// How many attempts may be made.
+    pub limit: AttemptLimit,
+    /// The wait schedule's parameters.
+    pub backoff: Backoff,
+    /// What each exit status means.
+    pub policy: Policy,
+    /// The jitter seed, when the user gave one.
+    pub seed: Option<u64>,
+    /// How the tool's own messages are written.
+    pub log: LogSettings,
+}
+
+/// What the invocation asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Run this command until it succeeds or the run gives up.
+    Run(CommandLine),
+    /// Print the schedule of waits and exit.
+    Plan,
+}
+
+/// The form and amount of the tool's own messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogSettings {
+    /// Text lines or JSON objects.
+    pub format: LogFormat,
+    /// How much to say.
+    pub verbosity: Verbosity,
+}
+
+/// How much the tool says about a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    /// Nothing.
+    Quiet,
+    /// Retries and giving up.
+    Normal,
+    /// Also each attempt's start and a success.
+    Verbose,
+}
+
+/// A combination of flags that cannot make a run; the message says which and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl TryFrom<Cli> for Config {
+    type Error = ConfigError;
+
+    fn try_from(cli: Cli) -> Result<Self, ConfigError> {
+        let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
+            .map_err(|err| backoff_error(err, &cli))?;
+        let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
+            .map_err(|overlap| overlap_error(overlap, &cli))?;
+        let action = if cli.plan {
+            Action::Plan
+        } else {
+            let command = match cli.shell {
+                true => CommandLine::shell(cli.command),
+                false => CommandLine::direct(cli.command),
+            };
+            Action::Run(command.ok_or_else(missing_command)?)
+        };
+        Ok(Config {
+            action,
+            limit: cli.max_attempts,
+            backoff,
+            policy,
+            seed: cli.seed,
+            log: LogSettings {
+                format: cli.log_format,
+                verbosity: match (cli.quiet, cli.verbose) {
+                    (true, _) => Verbosity::Quiet,
+                    (false, true) => Verbosity::Verbose,
+                    (false, false) => Verbosity::Normal,
+                },
+            },
+        })
+    }
+}
+
+fn backoff_error(err: BackoffError, cli: &Cli) -> ConfigError {
+    ConfigError(match err {
+        BackoffError::CapBelowBase => format!(
+            "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
+            format_duration(cli.cap),
+            format_duration(cli.base)
+        ),
+        BackoffError::BadMultiplier => format!(
+            "--multiplier ({}) must be a finite number of at least 1",
+            cli.multiplier
+        ),
+    })
+}
+
+fn overlap_error(overlap: Overlap, cli: &Cli) -> ConfigError {
+    let failures: Option<StatusSet> = match overlap.flag {
+        "--retry-on" => cli.retry_on,
+        _ => cli.stop_on,
+    };
+    ConfigError(format!(
+        "status {} is in both --success-on ({}) and {} ({}); a status cannot be success and failure",
+        overlap.status,
+        cli.success_on,
+        overlap.flag,
+        failures.unwrap_or_default(),
+    ))
+}
+
+fn missing_command() -> ConfigError {
+    ConfigError(
+        "no COMMAND given; put the command after the options, e.g. retry -- curl -fsS https://example.com"
+            .into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+        let cli = Cli::try_parse_from(std::iter::once("retry").chain(args.iter().copied()));
+        Config::try_from(cli.unwrap())
+    }
+
+    #[test]
+    fn resolves_a_plain_run() {
+        let config = config(&["--", "true"]).unwrap();
+        assert_eq!(
+            config.action,
+            Action::Run(CommandLine::direct(vec!["true".into()]).unwrap())
+        );
+        assert_eq!(config.limit.count(), Some(5));
+        assert_eq!(config.log.verbosity, Verbosity::Normal);
+    }
+
+    #[test]
+    fn cap_below_base_names_both_values() {
+        let err = config(&["--base", "2s", "--cap", "1s", "true"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--cap (1s) must not be below --base (2s); raise --cap or lower --base"
+        );
+    }
+
+    #[test]
+    fn success_and_failure_lists_must_not_overlap() {
+        let err = config(&["--retry-on", "0-5", "true"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("status 0 is in both --success-on (0) and --retry-on (0-5)"),
+            "{err}"
+        );
+        let err = config(&["--success-on", "0,3", "--stop-on", "3", "true"]).unwrap_err();
+        assert!(err.to_string().contains("--stop-on (3)"), "{err}");
+    }
+
+    #[test]
+    fn command_is_required_except_for_a_plan() {
+        assert!(config(&[])
+            .unwrap_err()
+            .to_string()
+            .starts_with("no COMMAND given"));
+        assert_eq!(config(&["--plan"]).unwrap().action, Action::Plan);
+        assert_eq!(config(&["--plan", "true"]).unwrap().action, Action::Plan);
+    }
+
+    #[test]
+    fn shell_wraps_the_words() {
+        let config = config(&["--shell", "echo", "a"]).unwrap();
+        let Action::Run(line) = config.action else {
+            panic!("not a run")
+        };
+        assert_eq!(line.program(), "sh");
+    }
+}

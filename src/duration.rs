@@ -1,0 +1,125 @@
+//! Durations as people write and read them.
+//!
+//! Parsing accepts humantime's grammar (`250ms`, `2s`, `1m30s`, `1.5s`) and insists on a unit,
+//! because a bare `5` is ambiguous between seconds and milliseconds. Formatting rounds to what a
+//! person reading a log line needs. This module owns no clock and never sleeps.
+
+use std::time::Duration;
+
+/// Parse a DURATION flag value, explaining what is accepted when `text` is not one.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('-') {
+        return Err("a duration must not be negative; expected e.g. 250ms, 2s or 1m30s".into());
+    }
+    if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "a unit is needed; expected e.g. {trimmed}ms or {trimmed}s"
+        ));
+    }
+    humantime::parse_duration(trimmed)
+        .map_err(|err| format!("{err}; expected e.g. 250ms, 2s or 1m30s"))
+}
+
+/// Format `duration` for a log line: `0s`, `850us`, `250ms`, `1.5s`, `2m30s`, `1h5m`, `3d2h`.
+pub fn format_duration(duration: Duration) -> String {
+    let nanos = duration.as_nanos();
+    const MICRO: u128 = 1_000;
+    const MILLI: u128 = 1_000_000;
+    const SECOND: u128 = 1_000_000_000;
+    const MINUTE: u128 = 60 * SECOND;
+    const HOUR: u128 = 60 * MINUTE;
+    const DAY: u128 = 24 * HOUR;
+    match nanos {
+        0 => "0s".into(),
+        n if n < MILLI => format!("{}us", n.div_ceil(MICRO)),
+        n if n < 10 * MILLI => trim_decimal(n as f64 / MILLI as f64, "ms"),
+        n if n < SECOND => format!("{}ms", (n + MILLI / 2) / MILLI),
+        n if n < MINUTE => trim_decimal(n as f64 / SECOND as f64, "s"),
+        n if n < HOUR => {
+            let seconds = (n + SECOND / 2) / SECOND;
+            with_remainder(seconds / 60, "m", seconds % 60, "s")
+        }
+        n if n < 2 * DAY => {
+            let minutes = (n + MINUTE / 2) / MINUTE;
+            with_remainder(minutes / 60, "h", minutes % 60, "m")
+        }
+        n => {
+            let hours = (n + HOUR / 2) / HOUR;
+            with_remainder(hours / 24, "d", hours % 24, "h")
+        }
+    }
+}
+
+/// `value` with at most three decimals and no trailing zeros, followed by `unit`.
+fn trim_decimal(value: f64, unit: &str) -> String {
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{unit}")
+}
+
+/// `2m30s`, or `2m` when the remainder is zero.
+fn with_remainder(major: u128, major_unit: &str, minor: u128, minor_unit: &str) -> String {
+    if minor == 0 {
+        format!("{major}{major_unit}")
+    } else {
+        format!("{major}{major_unit}{minor}{minor_unit}")
+    }
+}
+
+/// `duration` in milliseconds with microsecond precision, as the JSON events write it.
+pub fn to_millis(duration: Duration) -> f64 {
+    (duration.as_nanos() as f64 / 1_000.0).round() / 1_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_humantime_units() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn rejects_bare_numbers_negatives_and_garbage() {
+        assert!(parse_duration("5").unwrap_err().contains("unit is needed"));
+        assert!(parse_duration("1.5")
+            .unwrap_err()
+            .contains("unit is needed"));
+        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn formats_for_people() {
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_nanos(1), "1us"),
+            (Duration::from_micros(850), "850us"),
+            (Duration::from_micros(2_500), "2.5ms"),
+            (Duration::from_millis(250), "250ms"),
+            (Duration::from_millis(1_500), "1.5s"),
+            (Duration::from_secs(2), "2s"),
+            (Duration::from_secs(150), "2m30s"),
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_secs(3_900), "1h5m"),
+            (Duration::from_secs(90_000), "25h"),
+            (Duration::from_secs(3 * 86_400 + 7_200), "3d2h"),
+        ];
+        for (duration, text) in cases {
+            assert_eq!(format_duration(duration), text, "{duration:?}");
+        }
+    }
+
+    #[test]
+    fn millis_keep_microseconds() {
+        assert_eq!(to_millis(Duration::from_micros(1_234_567)), 1_234.567);
+        assert_eq!(to_millis(Duration::from_nanos(400)), 0.0);
+    }
+}

@@ -1,0 +1,397 @@
+//! What a run reports about itself, and how: text lines or JSON objects on stderr.
+//!
+//! The run loop emits [`Event`]s into an [`EventSink`]; the [`Reporter`] renders them in the chosen
+//! [`LogFormat`] and verbosity. Write errors (a closed stderr) are ignored: reporting must never
+//! end or change a run. The JSON keys written here are the stable schema in the README.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::attempts::AttemptLimit;
+use crate::cli::LogFormat;
+use crate::config::{LogSettings, Verbosity};
+use crate::duration::{format_duration, to_millis};
+use crate::policy::Refusal;
+use crate::termination::Termination;
+
+/// Something that happened during a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// An attempt is about to start.
+    AttemptStart {
+        /// Its number, from 1.
+        attempt: u64,
+        /// The attempt limit in force.
+        limit: AttemptLimit,
+    },
+    /// An attempt ended.
+    AttemptEnd(AttemptEnd),
+    /// The run waits before the next attempt.
+    Wait {
+        /// The attempt that follows the wait.
+        before_attempt: u64,
+        /// How long the run waits.
+        wait: Duration,
+    },
+    /// The run is over.
+    Done(Done),
+}
+
+/// The end of one attempt and what the run makes of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptEnd {
+    /// Its number, from 1.
+    pub attempt: u64,
+    /// The attempt limit in force.
+    pub limit: AttemptLimit,
+    /// How the command ended.
+    pub termination: Termination,
+    /// How long it ran.
+    pub duration: Duration,
+    /// What happens next.
+    pub verdict: Verdict,
+}
+
+/// What the run does after an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The attempt succeeded; the run is over.
+    Success,
+    /// Another attempt follows after a wait.
+    Retry,
+    /// The run gives up.
+    Stop,
+}
+
+/// The end of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Done {
+    /// The tool's exit status.
+    pub status: u8,
+    /// How many attempts were made (a command that could not start counts as one).
+    pub attempts: u64,
+    /// Why the run ended.
+    pub reason: Reason,
+    /// Time from the start of the run to its end.
+    pub elapsed: Duration,
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// An attempt's status was in `--success-on`.
+    Success,
+    /// Every allowed attempt failed.
+    Exhausted,
+    /// The last status was one not to retry.
+    NotRetryable(Refusal),
+    /// The command could not be started; the text says why.
+    SpawnFailed(String),
+}
+
+impl Reason {
+    /// The stable name used in JSON events.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reason::Success => "success",
+            Reason::Exhausted => "exhausted",
+            Reason::NotRetryable(_) => "not_retryable",
+            Reason::SpawnFailed(_) => "spawn_failed",
+        }
+    }
+}
+
+impl Verdict {
+    /// The stable name used in JSON events.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Success => "success",
+            Verdict::Retry => "retry",
+            Verdict::Stop => "stop",
+        }
+    }
+}
+
+/// Where the run loop sends its events.
+pub trait EventSink {
+    /// Take note of `event`.
+    fn emit(&mut self, event: Event);
+}
+
+/// Renders events on a writer (stderr in the binary) in the configured format.
+pub struct Reporter<W: Write> {
+    out: W,
+    settings: LogSettings,
+    /// A failed attempt whose text line waits for the length of the following wait.
+    pending_retry: Option<AttemptEnd>,
+}
+
+impl<W: Write> Reporter<W> {
+    /// A reporter writing to `out`.
+    pub fn new(out: W, settings: LogSettings) -> Self {
+        Reporter {
+            out,
+            settings,
+            pending_retry: None,
+        }
+    }
+
+    fn write_line(&mut self, line: &str) {
+        // One write per line, so that a line is not split by the command's own output; a closed
+        // or full stderr must not end the run, so write errors are dropped.
+        let _ = self.out.write_all(format!("{line}\n").as_bytes());
+    }
+
+    fn text(&mut self, event: Event) {
+        let verbose = self.settings.verbosity == Verbosity::Verbose;
+        match event {
+            Event::AttemptStart { attempt, limit } if verbose => {
+                self.write_line(&format!("retry: attempt {attempt}/{limit} starting"));
+            }
+            Event::AttemptEnd(end) if end.verdict == Verdict::Retry => {
+                self.pending_retry = Some(end)
+            }
+            Event::AttemptEnd(end) if end.verdict == Verdict::Success && verbose => {
+                let line = format!(
+                    "retry: attempt {}/{} succeeded after {}",
+                    end.attempt,
+                    end.limit,
+                    format_duration(end.duration)
+                );
+                self.write_line(&line);
+            }
+            Event::Wait { wait, .. } => {
+                if let Some(end) = self.pending_retry.take() {
+                    let line = format!(
+                        "retry: attempt {}/{} failed with {}; retrying in {}",
+                        end.attempt,
+                        end.limit,
+                        end.termination,
+                        format_duration(wait)
+                    );
+                    self.write_line(&line);
+                }
+            }
+            Event::Done(done) => {
+                if let Some(line) = give_up_line(&done) {
+                    self.write_line(&line);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The text line for the end of a run, if it is worth one.
+fn give_up_line(done: &Done) -> Option<String> {
+    let attempts = match done.attempts {
+        1 => "1 attempt".to_string(),
+        n => format!("{n} attempts"),
+    };
+    let status = done.status;
+    Some(match &done.reason {
+        Reason::Success => return None,
+        Reason::SpawnFailed(error) => format!("retry: {error}"),
+        Reason::Exhausted => {
+            format!("retry: giving up after {attempts}, all failed; last exit status {status}")
+        }
+        Reason::NotRetryable(refusal) => format!(
+            "retry: giving up after {attempts}: exit status {status} {}",
+            refusal.explain()
+        ),
+    })
+}
+
+/// The JSON object for `event`, if the event has one.
+fn json(event: &Event) -> Value {
+    match event {
+        Event::AttemptStart { attempt, limit } => json!({
+            "event": "attempt_start",
+            "attempt": attempt,
+            "max_attempts": limit_json(*limit),
+        }),
+        Event::AttemptEnd(end) => {
+            let mut object = json!({
+                "event": "attempt_end",
+                "attempt": end.attempt,
+                "status": end.termination.status(),
+                "duration_ms": to_millis(end.duration),
+                "verdict": end.verdict.name(),
+            });
+            if let Some(signal) = end.termination.signal() {
+                object["signal_number"] = json!(signal);
+            }
+            object
+        }
+        Event::Wait {
+            before_attempt,
+            wait,
+        } => json!({
+            "event": "wait",
+            "before_attempt": before_attempt,
+            "wait_ms": to_millis(*wait),
+        }),
+        Event::Done(done) => {
+            let mut object = json!({
+                "event": "done",
+                "status": done.status,
+                "attempts": done.attempts,
+                "reason": done.reason.name(),
+                "elapsed_ms": to_millis(done.elapsed),
+            });
+            if let Reason::SpawnFailed(error) = &done.reason {
+                object["error"] = json!(error);
+            }
+            object
+        }
+    }
+}
+
+/// `--max-attempts` in JSON: a number, or the string "unlimited".
+pub fn limit_json(limit: AttemptLimit) -> Value {
+    limit
+        .count()
+        .map_or_else(|| json!("unlimited"), |count| json!(count))
+}
+
+impl<W: Write> EventSink for Reporter<W> {
+    fn emit(&mut self, event: Event) {
+        let spawn_failure = matches!(
+            &event,
+            Event::Done(Done {
+                reason: Reason::SpawnFailed(_),
+                ..
+            })
+        );
+        match (self.settings.verbosity, self.settings.format) {
+            // A command that cannot start is a mistake to fix, so it is said even under --quiet.
+            (Verbosity::Quiet, _) if spawn_failure => self.text(event),
+            (Verbosity::Quiet, _) => {}
+            (_, LogFormat::Text) => self.text(event),
+            (_, LogFormat::Json) => {
+                let line = json(&event).to_string();
+                self.write_line(&line);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(settings: LogSettings, events: Vec<Event>) -> String {
+        let mut reporter = Reporter::new(Vec::new(), settings);
+        events.into_iter().for_each(|event| reporter.emit(event));
+        String::from_utf8(reporter.out).unwrap()
+    }
+
+    fn settings(format: LogFormat, verbosity: Verbosity) -> LogSettings {
+        LogSettings { format, verbosity }
+    }
+
+    fn limit() -> AttemptLimit {
+        "3".parse().unwrap()
+    }
+
+    fn failed_then_gave_up() -> Vec<Event> {
+        let end = |attempt, verdict| {
+            Event::AttemptEnd(AttemptEnd {
+                attempt,
+                limit: limit(),
+                termination: Termination::Exited(7),
+                duration: Duration::from_millis(12),
+                verdict,
+            })
+        };
+        vec![
+            Event::AttemptStart {
+                attempt: 1,
+                limit: limit(),
+            },
+            end(1, Verdict::Retry),
+            Event::Wait {
+                before_attempt: 2,
+                wait: Duration::from_millis(1500),
+            },
+            Event::AttemptStart {
+                attempt: 2,
+                limit: limit(),
+            },
+            end(2, Verdict::Stop),
+            Event::Done(Done {
+                status: 7,
+                attempts: 2,
+                reason: Reason::NotRetryable(Refusal::InStopOn),
+                elapsed: Duration::from_millis(1530),
+            }),
+        ]
+    }
+
+    #[test]
+    fn text_says_one_line_per_retry_and_one_when_giving_up() {
+        let text = render(
+            settings(LogFormat::Text, Verbosity::Normal),
+            failed_then_gave_up(),
+        );
+        assert_eq!(
+            text,
+            "retry: attempt 1/3 failed with exit status 7; retrying in 1.5s\n\
+             retry: giving up after 2 attempts: exit status 7 is in --stop-on\n"
+        );
+    }
+
+    #[test]
+    fn verbose_text_adds_attempt_starts() {
+        let text = render(
+            settings(LogFormat::Text, Verbosity::Verbose),
+            failed_then_gave_up(),
+        );
+        assert!(text.starts_with("retry: attempt 1/3 starting\n"), "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+    }
+
+    #[test]
+    fn quiet_says_nothing() {
+        for format in [LogFormat::Text, LogFormat::Json] {
+            assert_eq!(
+                render(settings(format, Verbosity::Quiet), failed_then_gave_up()),
+                ""
+            );
+        }
+    }
+
+    #[test]
+    fn json_writes_one_object_per_event() {
+        let text = render(
+            settings(LogFormat::Json, Verbosity::Normal),
+            failed_then_gave_up(),
+        );
+        let objects: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let names: Vec<&str> = objects
+            .iter()
+            .map(|o| o["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "attempt_start",
+                "attempt_end",
+                "wait",
+                "attempt_start",
+                "attempt_end",
+                "done"
+            ]
+        );
+        assert_eq!(objects[1]["verdict"], "retry");
+        assert_eq!(objects[1]["duration_ms"], 12.0);
+        assert_eq!(objects[2]["wait_ms"], 1500.0);
+        assert_eq!(objects[5]["reason"], "not_retryable");
+        assert_eq!(objects[5]["status"], 7);
+    }
+}

@@ -1,0 +1,91 @@
+//! `retry`: run a command again when it fails, with capped exponential backoff and jitter.
+//!
+//! The binary parses a [`cli::Cli`] and hands it to [`run`], which resolves it into a
+//! [`config::Config`] and either prints the plan of waits or runs the [`retry_loop`] with the real
+//! process runner, clock and reporter. Every module below has one job; the pure ones
+//! ([`backoff`], [`policy`], [`codes`], [`config`]) are tested without processes or sleeping.
+
+pub mod attempts;
+pub mod backoff;
+pub mod cli;
+pub mod clock;
+pub mod codes;
+pub mod command_line;
+pub mod config;
+pub mod duration;
+pub mod events;
+pub mod exit;
+pub mod plan;
+pub mod policy;
+pub mod retry_loop;
+pub mod runner;
+pub mod termination;
+
+use std::io::{self, Write};
+
+use anyhow::Context;
+use rand::rngs::{SysRng, Xoshiro256PlusPlus};
+use rand::{SeedableRng, TryRng};
+
+use crate::cli::Cli;
+use crate::clock::SystemClock;
+use crate::config::{Action, Config};
+use crate::events::Reporter;
+use crate::plan::PlanRequest;
+use crate::retry_loop::Rules;
+use crate::runner::ProcessRunner;
+
+/// Carry out the invocation `cli` describes; returns the tool's exit status, or an error in the
+/// tool's own usage (exit 125).
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    let config = Config::try_from(cli)?;
+    let seed = config.seed.unwrap_or_else(random_seed);
+    match config.action {
+        Action::Plan => {
+            let request = PlanRequest {
+                limit: config.limit,
+                backoff: config.backoff,
+                seed,
+            };
+            print_plan(&request, &config)?;
+            Ok(exit::SUCCESS)
+        }
+        Action::Run(command) => {
+            let rules = Rules {
+                limit: config.limit,
+                policy: config.policy,
+            };
+            let mut waits = config
+                .backoff
+                .schedule(Xoshiro256PlusPlus::seed_from_u64(seed));
+            let mut runner = ProcessRunner::new(command, config.limit);
+            let mut reporter = Reporter::new(io::stderr(), config.log);
+            let done = retry_loop::run(
+                &rules,
+                &mut waits,
+                &mut runner,
+                &mut SystemClock,
+                &mut reporter,
+            );
+            Ok(done.status)
+        }
+    }
+}
+
+/// Print the plan on stdout; a reader that closed the pipe early is not an error.
+fn print_plan(request: &PlanRequest, config: &Config) -> anyhow::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let written = plan::print(&mut out, request, config.log.format).and_then(|()| out.flush());
+    match written {
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write the plan to stdout"),
+    }
+}
+
+/// A seed from the operating system's entropy, or from the clock if that is unavailable.
+fn random_seed() -> u64 {
+    SysRng.try_next_u64().unwrap_or_else(|_| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.map_or(0, |since| since.as_nanos() as u64) ^ u64::from(std::process::id())
+    })
+}

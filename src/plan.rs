@@ -1,0 +1,360 @@
+//! `--plan`: the schedule of waits the options give, printed instead of running anything.
+//!
+//! One row per attempt (its number, the wait before it, the total waited by its start, and the
+//! interval the wait was drawn from), then what the total wait is likely to be, from many sampled
+//! schedules. An unlimited run shows its rows until the waits reach the cap, then says how it goes
+//! on. Nothing here sleeps or runs a command; output goes to the writer given.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::SeedableRng;
+use serde_json::json;
+
+use crate::attempts::AttemptLimit;
+use crate::backoff::{Backoff, Draw, Jitter};
+use crate::cli::LogFormat;
+use crate::duration::{format_duration, to_millis};
+use crate::events::limit_json;
+
+/// Rows shown for an unlimited run at the least and at the most.
+const UNLIMITED_ROWS: (u64, u64) = (10, 100);
+/// Rows shown at the start of a long finite text plan, before the rest is elided.
+const TEXT_HEAD_ROWS: u64 = 50;
+/// Random draws spent on sampling the total wait.
+const SAMPLING_DRAWS: u64 = 4_000_000;
+/// Bounds on the number of sampled schedules.
+const SAMPLES: (u64, u64) = (200, 10_000);
+
+/// What to plan.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanRequest {
+    /// The attempt limit.
+    pub limit: AttemptLimit,
+    /// The wait parameters.
+    pub backoff: Backoff,
+    /// The jitter seed.
+    pub seed: u64,
+}
+
+/// One attempt of the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The attempt's number, from 1.
+    pub attempt: u64,
+    /// The wait before it, with the interval it was drawn from; `None` for the first attempt.
+    pub draw: Option<Draw>,
+    /// The total waited by the time it starts.
+    pub elapsed: Duration,
+}
+
+/// The spread of the total wait over sampled schedules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TotalWait {
+    /// The shortest sampled total.
+    pub min: Duration,
+    /// The median total.
+    pub median: Duration,
+    /// The 99th percentile.
+    pub p99: Duration,
+    /// The longest sampled total.
+    pub max: Duration,
+    /// How many schedules were sampled.
+    pub samples: u64,
+}
+
+impl PlanRequest {
+    /// The rows of the plan: every attempt of a finite run, or enough of an unlimited one to see
+    /// the waits reach the cap.
+    pub fn rows(&self) -> impl Iterator<Item = Row> {
+        let mut schedule = self
+            .backoff
+            .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed));
+        let mut elapsed = Duration::ZERO;
+        (1..=self.shown_attempts()).map(move |attempt| {
+            let draw = (attempt > 1).then(|| schedule.draw());
+            elapsed = elapsed.saturating_add(draw.map_or(Duration::ZERO, |d| d.wait));
+            Row {
+                attempt,
+                draw,
+                elapsed,
+            }
+        })
+    }
+
+    /// How many attempts the rows cover.
+    fn shown_attempts(&self) -> u64 {
+        match self.limit.count() {
+            Some(count) => count,
+            None => (self.retries_to_cap() + 2).clamp(UNLIMITED_ROWS.0, UNLIMITED_ROWS.1),
+        }
+    }
+
+    /// How many retries it takes the exponential ceiling to reach the cap (bounded).
+    fn retries_to_cap(&self) -> u64 {
+        let cap = self.backoff.cap();
+        self.backoff
+            .with_jitter(Jitter::None)
+            .schedule(Xoshiro256PlusPlus::seed_from_u64(0))
+            .take(UNLIMITED_ROWS.1 as usize)
+            .position(|wait| wait >= cap)
+            .map_or(UNLIMITED_ROWS.1, |index| index as u64 + 1)
+    }
+
+    /// The spread of the total wait, for a finite run with random jitter.
+    pub fn total_wait(&self) -> Option<TotalWait> {
+        let retries = self.limit.count()?.saturating_sub(1);
+        if self.backoff.jitter() == Jitter::None || retries == 0 {
+            return None;
+        }
+        let samples = (SAMPLING_DRAWS / retries).clamp(SAMPLES.0, SAMPLES.1);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut totals: Vec<Duration> = (0..samples)
+            .map(|_| {
+                let schedule = self.backoff.schedule(&mut rng);
+                schedule
+                    .take(retries as usize)
+                    .fold(Duration::ZERO, Duration::saturating_add)
+            })
+            .collect();
+        totals.sort_unstable();
+        let at = |quantile: f64| totals[((quantile * samples as f64).ceil() as usize).max(1) - 1];
+        Some(TotalWait {
+            min: totals[0],
+            median: at(0.5),
+            p99: at(0.99),
+            max: totals[totals.len() - 1],
+            samples,
+        })
+    }
+}
+
+/// Print the plan for `request` in `format`.
+pub fn print(out: &mut impl Write, request: &PlanRequest, format: LogFormat) -> io::Result<()> {
+    match format {
+        LogFormat::Text => print_text(out, request),
+        LogFormat::Json => print_json(out, request),
+    }
+}
+
+fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
+    let random = request.backoff.jitter() != Jitter::None;
+    writeln!(out, "{}", describe(request))?;
+    write!(
+        out,
+        "{:>8}  {:>12}  {:>14}",
+        "attempt", "wait before", "waited so far"
+    )?;
+    writeln!(out, "{}", if random { "  wait drawn from" } else { "" })?;
+    let count = request.limit.count();
+    let mut last_row = None;
+    for row in request.rows() {
+        let elided = count.is_some_and(|n| row.attempt > TEXT_HEAD_ROWS && row.attempt < n);
+        if elided {
+            if row.attempt == TEXT_HEAD_ROWS + 1 {
+                let n = count.unwrap_or_default();
+                writeln!(
+                    out,
+                    "{:>8}  (attempts {} to {} not shown)",
+                    "...",
+                    row.attempt,
+                    n - 1
+                )?;
+            }
+            continue;
+        }
+        write_text_row(out, &row, random)?;
+        last_row = Some(row);
+    }
+    match (count, request.total_wait(), last_row) {
+        (None, _, _) => writeln!(
+            out,
+            "and so on without end (--max-attempts unlimited), each wait at most {}",
+            format_duration(request.backoff.cap())
+        )?,
+        (Some(_), Some(total), _) => writeln!(
+            out,
+            "total wait over {} sampled schedules: min {}, median {}, p99 {}, max {}",
+            total.samples,
+            format_duration(total.min),
+            format_duration(total.median),
+            format_duration(total.p99),
+            format_duration(total.max)
+        )?,
+        (Some(_), None, Some(row)) => {
+            writeln!(out, "total wait: {}", format_duration(row.elapsed))?
+        }
+        (Some(_), None, None) => {}
+    }
+    if random {
+        writeln!(
+            out,
+            "seed {0}: repeat these waits with --seed {0}",
+            request.seed
+        )?;
+    }
+    Ok(())
+}
+
+/// The header line: the options that shape the plan.
+fn describe(request: &PlanRequest) -> String {
+    let backoff = &request.backoff;
+    format!(
+        "plan for {} attempts: jitter {}, base {}, cap {}, multiplier {}",
+        request.limit,
+        backoff.jitter().name(),
+        format_duration(backoff.base()),
+        format_duration(backoff.cap()),
+        backoff.multiplier(),
+    )
+}
+
+fn write_text_row(out: &mut impl Write, row: &Row, random: bool) -> io::Result<()> {
+    let wait = row
+        .draw
+        .map_or("-".into(), |draw| format_duration(draw.wait));
+    write!(
+        out,
+        "{:>8}  {:>12}  {:>14}",
+        row.attempt,
+        wait,
+        format_duration(row.elapsed)
+    )?;
+    match row.draw {
+        Some(draw) if random => writeln!(
+            out,
+            "  {} to {}",
+            format_duration(draw.low),
+            format_duration(draw.high)
+        ),
+        _ => writeln!(out),
+    }
+}
+
+fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
+    for row in request.rows() {
+        let mut object = json!({
+            "event": "plan_attempt",
+            "attempt": row.attempt,
+            "wait_ms": to_millis(row.draw.map_or(Duration::ZERO, |d| d.wait)),
+            "elapsed_ms": to_millis(row.elapsed),
+        });
+        if let Some(draw) = row.draw {
+            object["min_wait_ms"] = json!(to_millis(draw.low));
+            object["max_wait_ms"] = json!(to_millis(draw.high));
+        }
+        writeln!(out, "{object}")?;
+    }
+    let total = request.total_wait().map(|total| {
+        json!({
+            "min_ms": to_millis(total.min),
+            "p50_ms": to_millis(total.median),
+            "p99_ms": to_millis(total.p99),
+            "max_ms": to_millis(total.max),
+            "samples": total.samples,
+        })
+    });
+    let summary = json!({
+        "event": "plan_total",
+        "seed": request.seed,
+        "max_attempts": limit_json(request.limit),
+        "jitter": request.backoff.jitter().name(),
+        "total_wait": total,
+    });
+    writeln!(out, "{summary}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(limit: &str, base_ms: u64, cap_ms: u64, jitter: Jitter) -> PlanRequest {
+        let ms = Duration::from_millis;
+        PlanRequest {
+            limit: limit.parse().unwrap(),
+            backoff: Backoff::new(ms(base_ms), ms(cap_ms), 2.0, jitter).unwrap(),
+            seed: 11,
+        }
+    }
+
+    fn text(request: &PlanRequest) -> String {
+        let mut out = Vec::new();
+        print(&mut out, request, LogFormat::Text).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn rows_accumulate_the_waits() {
+        let rows: Vec<Row> = request("4", 100, 1_000, Jitter::None).rows().collect();
+        let elapsed: Vec<u128> = rows.iter().map(|row| row.elapsed.as_millis()).collect();
+        assert_eq!(elapsed, [0, 100, 300, 700]);
+        assert_eq!(rows[0].draw, None);
+    }
+
+    #[test]
+    fn unlimited_plans_stop_once_the_cap_is_reached() {
+        let rows = request("unlimited", 100, 10_000, Jitter::None)
+            .rows()
+            .count();
+        assert_eq!(
+            rows, 10,
+            "100ms doubling reaches 10s on the 8th retry, and at least 10 show"
+        );
+        let rows = request("unlimited", 1, 60_000_000, Jitter::Full)
+            .rows()
+            .count();
+        assert_eq!(rows, 29, "1ms doubling passes 1000m on the 27th retry");
+        let plan = text(&request("unlimited", 100, 1_000, Jitter::Full));
+        assert!(plan.contains("without end"), "{plan}");
+    }
+
+    #[test]
+    fn constant_waits_never_reaching_the_cap_still_end() {
+        let ms = Duration::from_millis;
+        let flat = PlanRequest {
+            limit: AttemptLimit::Unlimited,
+            backoff: Backoff::new(ms(10), ms(1_000), 1.0, Jitter::None).unwrap(),
+            seed: 0,
+        };
+        assert_eq!(flat.rows().count(), 100);
+    }
+
+    #[test]
+    fn total_wait_is_sampled_for_random_jitter_only() {
+        assert_eq!(request("5", 100, 1_000, Jitter::None).total_wait(), None);
+        let total = request("5", 100, 1_000, Jitter::Full).total_wait().unwrap();
+        assert!(total.min <= total.median && total.median <= total.p99 && total.p99 <= total.max);
+        assert!(total.max <= Duration::from_millis(100 + 200 + 400 + 800));
+        assert_eq!(total.samples, SAMPLES.1);
+    }
+
+    #[test]
+    fn long_text_plans_elide_the_middle_and_keep_the_last_row() {
+        let plan = text(&request("1000", 1, 10, Jitter::None));
+        assert!(plan.contains("(attempts 51 to 999 not shown)"), "{plan}");
+        assert!(plan.contains("\n    1000 "), "{plan}");
+        assert!(plan.lines().count() < 60);
+    }
+
+    #[test]
+    fn json_rows_then_a_total() {
+        let mut out = Vec::new();
+        print(
+            &mut out,
+            &request("3", 100, 1_000, Jitter::Equal),
+            LogFormat::Json,
+        )
+        .unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0]["wait_ms"], 0.0);
+        assert_eq!(lines[2]["attempt"], 3);
+        assert_eq!(lines[3]["event"], "plan_total");
+        assert_eq!(lines[3]["seed"], 11);
+    }
+}

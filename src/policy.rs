@@ -1,0 +1,150 @@
+//! What an attempt's exit status means for the run: success, worth another attempt, or not.
+//!
+//! Pure: one status in, one [`Classification`] out. Whether attempts remain is the run loop's
+//! business, not this module's. Statuses are numbers 0-255, with death by signal N seen as 128+N.
+
+use crate::codes::StatusSet;
+
+/// The exit-status options: `--success-on`, `--retry-on` and `--stop-on`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Policy {
+    success_on: StatusSet,
+    retry_on: Option<StatusSet>,
+    stop_on: StatusSet,
+}
+
+/// What one attempt's status says about the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Classification {
+    /// The status counts as success: stop and exit 0.
+    Success,
+    /// A failure that another attempt could mend.
+    Retryable,
+    /// A failure that the options say not to retry, and which option says so.
+    NotRetryable(Refusal),
+}
+
+/// Why a failure is not retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The status is in `--stop-on`.
+    InStopOn,
+    /// `--retry-on` was given and the status is not in it.
+    NotInRetryOn,
+}
+
+impl Refusal {
+    /// The reason in words, for a message after "exit status N".
+    pub fn explain(self) -> &'static str {
+        match self {
+            Refusal::InStopOn => "is in --stop-on",
+            Refusal::NotInRetryOn => "is not in --retry-on",
+        }
+    }
+}
+
+/// Which exit-status option makes a policy contradict itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    /// The status that is both success and failure.
+    pub status: u8,
+    /// The flag that lists it as a failure: `--retry-on` or `--stop-on`.
+    pub flag: &'static str,
+}
+
+impl Policy {
+    /// A policy from the three option values; a status may not be both success and failure.
+    pub fn new(
+        success_on: StatusSet,
+        retry_on: Option<StatusSet>,
+        stop_on: Option<StatusSet>,
+    ) -> Result<Self, Overlap> {
+        let stop_on = stop_on.unwrap_or_default();
+        let failures = [
+            ("--retry-on", retry_on.unwrap_or_default()),
+            ("--stop-on", stop_on),
+        ];
+        for (flag, set) in failures {
+            if let Some(status) = success_on.first_shared(&set) {
+                return Err(Overlap { status, flag });
+            }
+        }
+        Ok(Policy {
+            success_on,
+            retry_on,
+            stop_on,
+        })
+    }
+
+    /// Classify an attempt that ended with `status`.
+    pub fn classify(&self, status: u8) -> Classification {
+        if self.success_on.contains(status) {
+            Classification::Success
+        } else if self.stop_on.contains(status) {
+            Classification::NotRetryable(Refusal::InStopOn)
+        } else if !self.retry_on.is_none_or(|set| set.contains(status)) {
+            Classification::NotRetryable(Refusal::NotInRetryOn)
+        } else {
+            Classification::Retryable
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Classification::*;
+    use Refusal::*;
+
+    fn policy(success: &str, retry: Option<&str>, stop: Option<&str>) -> Policy {
+        let set = |text: &str| text.parse::<StatusSet>().unwrap();
+        Policy::new(set(success), retry.map(set), stop.map(set)).unwrap()
+    }
+
+    #[test]
+    fn classifies_by_the_exit_status_options() {
+        let table = [
+            // (success, retry-on, stop-on, status, expected)
+            ("0", None, None, 0, Success),
+            ("0", None, None, 1, Retryable),
+            ("0", None, None, 255, Retryable),
+            ("0", None, None, 137, Retryable),
+            ("0", Some("75-78"), None, 75, Retryable),
+            ("0", Some("75-78"), None, 1, NotRetryable(NotInRetryOn)),
+            ("0", None, Some("2"), 2, NotRetryable(InStopOn)),
+            ("0", None, Some("2"), 3, Retryable),
+            ("0", Some("1-5"), Some("3"), 3, NotRetryable(InStopOn)),
+            ("0", Some("1-5"), Some("3"), 4, Retryable),
+            ("0,3", None, None, 3, Success),
+            ("1", None, None, 0, Retryable),
+        ];
+        for (success, retry, stop, status, expected) in table {
+            let got = policy(success, retry, stop).classify(status);
+            assert_eq!(
+                got, expected,
+                "success {success} retry {retry:?} stop {stop:?} status {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_a_status_that_is_both_success_and_failure() {
+        let set = |text: &str| text.parse::<StatusSet>().unwrap();
+        let retry = Policy::new(set("0"), Some(set("0-255")), None).unwrap_err();
+        assert_eq!(
+            retry,
+            Overlap {
+                status: 0,
+                flag: "--retry-on"
+            }
+        );
+        let stop = Policy::new(set("0,3"), None, Some(set("3-4"))).unwrap_err();
+        assert_eq!(
+            stop,
+            Overlap {
+                status: 3,
+                flag: "--stop-on"
+            }
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests: the real `retry` binary against real child processes.
+
+mod generated;
+mod harness;
+mod plan;
+mod run;
+mod usage;

@@ -1,0 +1,92 @@
+//! `--plan`: the printed schedule, without running anything.
+
+use crate::harness::{retry, Scratch};
+
+#[test]
+fn prints_one_row_per_attempt_and_runs_nothing() {
+    let scratch = Scratch::new();
+    let marker = scratch.path("ran");
+    let touch = format!("touch {}", marker.display());
+    let run = retry([
+        "--plan", "-n", "4", "--jitter", "none", "--base", "1s", "--", "sh", "-c", &touch,
+    ])
+    .run();
+    run.expect_code(0).expect_stdout(
+        "plan for 4 attempts: jitter none, base 1s, cap 1m, multiplier 2\n\
+             \x20attempt   wait before   waited so far\n\
+             \x20      1             -              0s\n\
+             \x20      2            1s              1s\n\
+             \x20      3            2s              3s\n\
+             \x20      4            4s              7s\n\
+             total wait: 7s\n",
+    );
+    assert!(!marker.exists(), "--plan ran the command");
+}
+
+#[test]
+fn random_plans_print_their_seed_and_repeat_with_it() {
+    let first = retry(["--plan", "-n", "5"]).run();
+    first
+        .expect_code(0)
+        .expect_stdout_contains("repeat these waits with --seed ");
+    let seed = first
+        .stdout()
+        .rsplit("--seed ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    let again = retry(["--plan", "-n", "5", "--seed", &seed]).run();
+    again.expect_stdout(&first.stdout());
+    assert!(
+        first
+            .stdout()
+            .contains("total wait over 10000 sampled schedules: min "),
+        "{first}"
+    );
+}
+
+#[test]
+fn unlimited_plans_end() {
+    let run = retry([
+        "--plan",
+        "-n",
+        "unlimited",
+        "--base",
+        "100ms",
+        "--cap",
+        "10s",
+    ])
+    .run();
+    run.expect_code(0)
+        .expect_stdout_contains("and so on without end");
+    assert!(run.stdout().lines().count() < 20, "{run}");
+}
+
+#[test]
+fn json_plans_give_rows_and_a_total() {
+    let run = retry(["--plan", "--log-format", "json", "-n", "3", "--seed", "9"]).run();
+    let rows: Vec<serde_json::Value> = run
+        .stdout()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 4, "{run}");
+    for (index, row) in rows[..3].iter().enumerate() {
+        assert_eq!(row["attempt"], index as u64 + 1);
+        assert!(row["wait_ms"].is_number() && row["elapsed_ms"].is_number());
+    }
+    assert_eq!(rows[3]["event"], "plan_total");
+    assert_eq!(rows[3]["seed"], 9);
+}
+
+#[test]
+fn a_closed_stdout_ends_a_plan_quietly() {
+    let script = format!("{} --plan -n 100000 | head -n 1", crate::harness::binary());
+    let output = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}

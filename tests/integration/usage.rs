@@ -1,0 +1,105 @@
+//! The tool's own usage: help, version, and every kind of bad input (exit 125, one line).
+
+use crate::harness::retry;
+
+#[test]
+fn help_and_version_exit_zero() {
+    retry(["--help"])
+        .run()
+        .expect_code(0)
+        .expect_stdout_contains("Exit status:");
+    retry(["-h"])
+        .run()
+        .expect_code(0)
+        .expect_stdout_contains("--max-attempts");
+    retry(["--version"])
+        .run()
+        .expect_code(0)
+        .expect_stdout_contains("retry ");
+}
+
+/// Each bad invocation, and words its one-line error must contain.
+const BAD_INPUT: &[(&[&str], &[&str])] = &[
+    (
+        &["--base", "5", "true"],
+        &["--base", "'5'", "unit is needed"],
+    ),
+    (&["--base", "-1s", "true"], &["--base", "'-1s'", "negative"]),
+    (&["--cap", "soon", "true"], &["--cap", "'soon'"]),
+    (
+        &["--base", "2s", "--cap", "1s", "true"],
+        &["--cap (1s)", "--base (2s)"],
+    ),
+    (
+        &["--multiplier", "0.5", "true"],
+        &["--multiplier", "'0.5'", "at least 1"],
+    ),
+    (&["--multiplier", "NaN", "true"], &["--multiplier", "'NaN'"]),
+    (&["--multiplier", "inf", "true"], &["--multiplier", "'inf'"]),
+    (&["-n", "0", "true"], &["--max-attempts", "'0'"]),
+    (&["-n", "-1", "true"], &["--max-attempts", "'-1'"]),
+    (
+        &["-n", "x", "true"],
+        &["--max-attempts", "'x'", "unlimited"],
+    ),
+    (
+        &["--retry-on", "256", "true"],
+        &["--retry-on", "'256'", "above 255"],
+    ),
+    (
+        &["--stop-on", "5-3", "true"],
+        &["--stop-on", "'5-3'", "backwards"],
+    ),
+    (&["--success-on", "", "true"], &["--success-on", "empty"]),
+    (
+        &["--retry-on", "0", "true"],
+        &["--success-on (0)", "--retry-on (0)"],
+    ),
+    (
+        &["--jitter", "sometimes", "true"],
+        &["--jitter", "'sometimes'", "decorrelated"],
+    ),
+    (&["--seed", "-4", "true"], &["--seed", "'-4'"]),
+    (
+        &["--log-format", "xml", "true"],
+        &["--log-format", "'xml'", "json"],
+    ),
+    (&["--retry-on", "-1", "true"], &["--retry-on", "'-1'"]),
+    (&["--frobnicate", "true"], &["--frobnicate"]),
+    (&["-q", "-v", "true"], &["--quiet", "--verbose"]),
+    (&[], &["no COMMAND"]),
+    (&["-n", "3"], &["no COMMAND"]),
+];
+
+#[test]
+fn bad_input_exits_125_with_one_line_naming_flag_and_value() {
+    for (args, words) in BAD_INPUT {
+        let run = retry(args.iter()).run();
+        run.expect_code(125);
+        let stderr = run.stderr();
+        assert_eq!(stderr.lines().count(), 1, "not one line\n{run}");
+        assert!(stderr.starts_with("retry: "), "{run}");
+        for word in *words {
+            assert!(stderr.contains(word), "stderr lacks {word:?}\n{run}");
+        }
+        assert!(!stderr.contains("panicked"), "{run}");
+    }
+}
+
+#[test]
+fn extreme_values_that_parse_run_without_panic() {
+    let huge = [
+        "--base",
+        "0s",
+        "--cap",
+        "500000000years",
+        "--multiplier",
+        "1e300",
+    ];
+    retry(huge.iter().chain(&["-n", "100000", "--plan"]))
+        .run()
+        .expect_code(0);
+    retry(huge.iter().chain(&["--jitter", "none", "-n", "3", "false"]))
+        .run()
+        .expect_code(1);
+}

@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-n -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --shell --seed --plan --log-format --quiet --verbose --help --version"
+            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --shell --seed --plan --log-format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,6 +62,22 @@ _retry() {
                     return 0
                     ;;
                 --success-on)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kill-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -13,6 +13,7 @@ use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::exit;
 use crate::runner::ENVIRONMENT;
+use crate::signals;
 
 const ABOUT: &str = "Run a command again when it fails, waiting longer each time.";
 
@@ -36,6 +37,10 @@ fn after_help() -> String {
     let mut text = String::from("Exit status:\n");
     for (status, meaning) in exit::TABLE {
         text += &format!("  {status:<6} {meaning}\n");
+    }
+    text += "\nSignals:\n";
+    for (signal, effect) in signals::TABLE {
+        text += &format!("  {signal}\n      {effect}\n");
     }
     text += "\nEnvironment of COMMAND:\n";
     for (name, meaning) in ENVIRONMENT {
@@ -98,6 +103,26 @@ pub struct Cli {
         allow_hyphen_values = true
     )]
     pub success_on: StatusSet,
+
+    /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it counts as status 124 (e.g. 30s).
+    #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+
+    /// Limit the whole run, attempts and waits together, counted from the start (e.g. 10m); default: none.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub max_time: Option<Duration>,
+
+    /// Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the deadline or a passed-on signal).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub kill_after: Duration,
+
+    /// Keep COMMAND in retry's own process group, like `timeout --foreground`: timeouts and signals then reach only COMMAND, not its children.
+    #[arg(long)]
+    pub foreground: bool,
+
+    /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
+    #[arg(long)]
+    pub replay_stdin: bool,
 
     /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
     #[arg(long)]

@@ -1,27 +1,48 @@
-//! The run loop's view of time: reading a monotonic clock and sleeping.
+//! The run loop's view of time: reading a monotonic clock, and waiting in a way a signal can cut.
 //!
 //! Behind a trait so that the loop is tested with a fake clock that advances instantly.
 
 use std::time::{Duration, Instant};
 
+use crate::reaper;
+use crate::signals::{SignalWatch, Wake};
+
 /// A monotonic clock that can also wait.
 pub trait Clock {
     /// The current instant.
     fn now(&self) -> Instant;
-    /// Wait for `duration`.
-    fn sleep(&mut self, duration: Duration);
+    /// Wait for `duration`, unless a forwarded signal arrives first: then return it at once.
+    fn sleep(&mut self, duration: Duration) -> Option<i32>;
 }
 
-/// The real monotonic clock and `std::thread::sleep`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
+/// The real monotonic clock, waiting with [`SignalWatch::wait_until`].
+pub struct SignalClock<'a> {
+    watch: &'a SignalWatch,
+}
 
-impl Clock for SystemClock {
+impl<'a> SignalClock<'a> {
+    /// A clock whose waits end early when `watch` sees a forwarded signal.
+    pub fn new(watch: &'a SignalWatch) -> Self {
+        SignalClock { watch }
+    }
+}
+
+impl Clock for SignalClock<'_> {
     fn now(&self) -> Instant {
         Instant::now()
     }
 
-    fn sleep(&mut self, duration: Duration) {
-        std::thread::sleep(duration);
+    fn sleep(&mut self, duration: Duration) -> Option<i32> {
+        let until = Instant::now().checked_add(duration);
+        loop {
+            match self.watch.wait_until(until) {
+                Wake::Timeout => return None,
+                Wake::Signal(signal) => return Some(signal),
+                // An orphan of an earlier attempt ended: reap it and wait on.
+                Wake::Child => {
+                    reaper::reap_ended(None);
+                }
+            }
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! the flags and values involved and says what would be accepted.
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::{Backoff, BackoffError};
@@ -12,6 +13,7 @@ use crate::codes::StatusSet;
 use crate::command_line::CommandLine;
 use crate::duration::format_duration;
 use crate::policy::{Overlap, Policy};
+use crate::runner::{Isolation, ProcessOptions};
 
 /// Everything a run needs, checked for consistency.
 #[derive(Clone, Debug)]
@@ -28,6 +30,12 @@ pub struct Config {
     pub seed: Option<u64>,
     /// How the tool's own messages are written.
     pub log: LogSettings,
+    /// `--max-time`: the limit of the whole run.
+    pub max_time: Option<Duration>,
+    /// Timeout, kill-after and process-group options.
+    pub process: ProcessOptions,
+    /// `--replay-stdin`: hold stdin and give it to every attempt.
+    pub replay_stdin: bool,
 }
 
 /// What the invocation asks for.
@@ -75,6 +83,13 @@ impl TryFrom<Cli> for Config {
     type Error = ConfigError;
 
     fn try_from(cli: Cli) -> Result<Self, ConfigError> {
+        for (flag, value) in [("--timeout", cli.timeout), ("--max-time", cli.max_time)] {
+            if value == Some(Duration::ZERO) {
+                return Err(ConfigError(format!(
+                    "{flag} (0s) must be more than 0s; leave it out for no limit"
+                )));
+            }
+        }
         let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
             .map_err(|err| backoff_error(err, &cli))?;
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
@@ -94,6 +109,16 @@ impl TryFrom<Cli> for Config {
             backoff,
             policy,
             seed: cli.seed,
+            max_time: cli.max_time,
+            process: ProcessOptions {
+                timeout: cli.timeout,
+                kill_after: cli.kill_after,
+                isolation: match cli.foreground {
+                    true => Isolation::Foreground,
+                    false => Isolation::OwnGroup,
+                },
+            },
+            replay_stdin: cli.replay_stdin,
             log: LogSettings {
                 format: cli.log_format,
                 verbosity: match (cli.quiet, cli.verbose) {
@@ -192,6 +217,24 @@ mod tests {
             .starts_with("no COMMAND given"));
         assert_eq!(config(&["--plan"]).unwrap().action, Action::Plan);
         assert_eq!(config(&["--plan", "true"]).unwrap().action, Action::Plan);
+    }
+
+    #[test]
+    fn time_limits_must_be_positive() {
+        let err = config(&["--timeout", "0s", "true"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--timeout (0s) must be more than 0s; leave it out for no limit"
+        );
+        assert!(config(&["--max-time", "0ms", "true"])
+            .unwrap_err()
+            .to_string()
+            .contains("--max-time"));
+        let config = config(&["-t", "2s", "--max-time", "1m", "--foreground", "true"]).unwrap();
+        assert_eq!(config.process.timeout, Some(Duration::from_secs(2)));
+        assert_eq!(config.process.kill_after, Duration::from_secs(10));
+        assert_eq!(config.process.isolation, Isolation::Foreground);
+        assert_eq!(config.max_time, Some(Duration::from_secs(60)));
     }
 
     #[test]

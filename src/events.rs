@@ -13,8 +13,10 @@ use crate::attempts::AttemptLimit;
 use crate::cli::LogFormat;
 use crate::config::{LogSettings, Verbosity};
 use crate::duration::{format_duration, to_millis};
+use crate::exit::Exit;
 use crate::policy::Refusal;
-use crate::termination::Termination;
+use crate::signals;
+use crate::termination::{Termination, TimeLimit};
 
 /// Something that happened during a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,6 +91,10 @@ pub enum Reason {
     NotRetryable(Refusal),
     /// The command could not be started; the text says why.
     SpawnFailed(String),
+    /// `--max-time` ended the last attempt, or leaves no time for the next wait.
+    Deadline,
+    /// The tool received this signal, passed it on, and stops.
+    Interrupted(i32),
 }
 
 impl Reason {
@@ -99,6 +105,18 @@ impl Reason {
             Reason::Exhausted => "exhausted",
             Reason::NotRetryable(_) => "not_retryable",
             Reason::SpawnFailed(_) => "spawn_failed",
+            Reason::Deadline => "deadline",
+            Reason::Interrupted(_) => "interrupted",
+        }
+    }
+}
+
+impl Done {
+    /// How the tool ends after this run: with the status, or by the signal that stopped it.
+    pub fn exit(&self) -> Exit {
+        match self.reason {
+            Reason::Interrupted(signal) => Exit::KilledBy(signal),
+            _ => Exit::Status(self.status),
         }
     }
 }
@@ -165,10 +183,8 @@ impl<W: Write> Reporter<W> {
             Event::Wait { wait, .. } => {
                 if let Some(end) = self.pending_retry.take() {
                     let line = format!(
-                        "retry: attempt {}/{} failed with {}; retrying in {}",
-                        end.attempt,
-                        end.limit,
-                        end.termination,
+                        "retry: {}; retrying in {}",
+                        describe(&end),
                         format_duration(wait)
                     );
                     self.write_line(&line);
@@ -180,6 +196,34 @@ impl<W: Write> Reporter<W> {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// What happened to an attempt, in words: "attempt 2/5 died of SIGKILL (status 137)".
+fn describe(end: &AttemptEnd) -> String {
+    let attempt = format!("attempt {}/{}", end.attempt, end.limit);
+    let status = end.termination.status();
+    match end.termination {
+        Termination::Exited(code) => format!("{attempt} failed with exit status {code}"),
+        Termination::Signaled(signal) => {
+            format!(
+                "{attempt} died of {} (status {status})",
+                signals::name(signal)
+            )
+        }
+        Termination::TimedOut {
+            limit: TimeLimit::Attempt,
+            ..
+        } => format!(
+            "{attempt} timed out after {} (status {status})",
+            format_duration(end.duration)
+        ),
+        Termination::TimedOut {
+            limit: TimeLimit::Deadline,
+            ..
+        } => {
+            format!("{attempt} was stopped at the --max-time deadline (status {status})")
         }
     }
 }
@@ -201,6 +245,14 @@ fn give_up_line(done: &Done) -> Option<String> {
             "retry: giving up after {attempts}: exit status {status} {}",
             refusal.explain()
         ),
+        Reason::Deadline => format!(
+            "retry: giving up after {attempts}: --max-time leaves no time for another; \
+             last exit status {status}"
+        ),
+        Reason::Interrupted(signal) => format!(
+            "retry: stopped by {} after {attempts}; passed it on to the command",
+            signals::name(*signal)
+        ),
     })
 }
 
@@ -219,9 +271,10 @@ fn json(event: &Event) -> Value {
                 "status": end.termination.status(),
                 "duration_ms": to_millis(end.duration),
                 "verdict": end.verdict.name(),
+                "timed_out": end.termination.time_limit().is_some(),
             });
             if let Some(signal) = end.termination.signal() {
-                object["signal_number"] = json!(signal);
+                object["signal"] = json!(signals::name(signal));
             }
             object
         }
@@ -241,8 +294,10 @@ fn json(event: &Event) -> Value {
                 "reason": done.reason.name(),
                 "elapsed_ms": to_millis(done.elapsed),
             });
-            if let Reason::SpawnFailed(error) = &done.reason {
-                object["error"] = json!(error);
+            match &done.reason {
+                Reason::SpawnFailed(error) => object["error"] = json!(error),
+                Reason::Interrupted(signal) => object["signal"] = json!(signals::name(*signal)),
+                _ => {}
             }
             object
         }
@@ -344,6 +399,57 @@ mod tests {
     }
 
     #[test]
+    fn text_describes_signals_timeouts_and_deadlines() {
+        let end = |termination| AttemptEnd {
+            attempt: 2,
+            limit: limit(),
+            termination,
+            duration: Duration::from_millis(2_000),
+            verdict: Verdict::Retry,
+        };
+        let cases = [
+            (
+                Termination::Signaled(9),
+                "attempt 2/3 died of SIGKILL (status 137)",
+            ),
+            (
+                Termination::TimedOut {
+                    limit: TimeLimit::Attempt,
+                    signal: Some(15),
+                },
+                "attempt 2/3 timed out after 2s (status 124)",
+            ),
+            (
+                Termination::TimedOut {
+                    limit: TimeLimit::Deadline,
+                    signal: None,
+                },
+                "attempt 2/3 was stopped at the --max-time deadline (status 124)",
+            ),
+        ];
+        for (termination, text) in cases {
+            assert_eq!(describe(&end(termination)), text);
+        }
+    }
+
+    #[test]
+    fn interrupted_runs_end_by_their_signal() {
+        let done = Done {
+            status: 143,
+            attempts: 1,
+            reason: Reason::Interrupted(15),
+            elapsed: Duration::ZERO,
+        };
+        assert_eq!(done.exit(), Exit::KilledBy(15));
+        let line = give_up_line(&done).unwrap();
+        assert_eq!(
+            line,
+            "retry: stopped by SIGTERM after 1 attempt; passed it on to the command"
+        );
+        assert_eq!(json(&Event::Done(done))["signal"], "SIGTERM");
+    }
+
+    #[test]
     fn verbose_text_adds_attempt_starts() {
         let text = render(
             settings(LogFormat::Text, Verbosity::Verbose),
@@ -390,6 +496,7 @@ mod tests {
         );
         assert_eq!(objects[1]["verdict"], "retry");
         assert_eq!(objects[1]["duration_ms"], 12.0);
+        assert_eq!(objects[1]["timed_out"], false);
         assert_eq!(objects[2]["wait_ms"], 1500.0);
         assert_eq!(objects[5]["reason"], "not_retryable");
         assert_eq!(objects[5]["status"], 7);

@@ -7,6 +7,8 @@
 
 /// The run ended in success.
 pub const SUCCESS: u8 = 0;
+/// An attempt was ended by `--timeout` or `--max-time` (coreutils `timeout`'s status).
+pub const TIMED_OUT: u8 = 124;
 /// The tool's own error: bad flags, a missing COMMAND, or a failure of the tool itself.
 pub const USAGE: u8 = 125;
 /// The command was found but could not be executed.
@@ -14,17 +16,30 @@ pub const CANNOT_EXECUTE: u8 = 126;
 /// The command could not be found.
 pub const NOT_FOUND: u8 = 127;
 
+/// How the tool ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Exit with this status.
+    Status(u8),
+    /// Die of this signal (re-raised after forwarding it), so the parent sees death by signal.
+    KilledBy(i32),
+}
+
 /// The status of death by `signal`, 128+N as shells report it, saturating at 255.
 pub fn signal_status(signal: i32) -> u8 {
     u8::try_from(128 + signal.clamp(0, 127)).unwrap_or(u8::MAX)
 }
 
 /// The exit-status table, one `(status, meaning)` row each, for `--help` and the man page.
-pub const TABLE: [(&str, &str); 6] = [
+pub const TABLE: [(&str, &str); 7] = [
     ("0", "an attempt succeeded (its status is in --success-on)"),
     (
         "N",
         "otherwise: the last attempt's own status N, after giving up",
+    ),
+    (
+        "124",
+        "the last attempt was ended by --timeout or --max-time",
     ),
     (
         "125",
@@ -34,7 +49,7 @@ pub const TABLE: [(&str, &str); 6] = [
     ("127", "COMMAND was not found"),
     (
         "128+N",
-        "the last attempt died of signal N (e.g. 137 for SIGKILL)",
+        "the last attempt died of signal N, or retry was stopped by signal N",
     ),
 ];
 

@@ -17,8 +17,12 @@ pub mod events;
 pub mod exit;
 pub mod plan;
 pub mod policy;
+pub mod reaper;
 pub mod retry_loop;
 pub mod runner;
+pub mod signals;
+pub mod stdin_replay;
+pub mod terminal;
 pub mod termination;
 
 use std::io::{self, Write};
@@ -28,19 +32,24 @@ use rand::rngs::{SysRng, Xoshiro256PlusPlus};
 use rand::{SeedableRng, TryRng};
 
 use crate::cli::Cli;
-use crate::clock::SystemClock;
+use crate::clock::SignalClock;
+use crate::command_line::CommandLine;
 use crate::config::{Action, Config};
 use crate::events::Reporter;
+use crate::exit::Exit;
 use crate::plan::PlanRequest;
 use crate::retry_loop::Rules;
-use crate::runner::ProcessRunner;
+use crate::runner::{Isolation, ProcessRunner};
+use crate::signals::SignalWatch;
+use crate::stdin_replay::HeldInput;
+use crate::terminal::Terminal;
 
-/// Carry out the invocation `cli` describes; returns the tool's exit status, or an error in the
+/// Carry out the invocation `cli` describes; returns how the tool ends, or an error in the
 /// tool's own usage (exit 125).
-pub fn run(cli: Cli) -> anyhow::Result<u8> {
+pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let config = Config::try_from(cli)?;
     let seed = config.seed.unwrap_or_else(random_seed);
-    match config.action {
+    match &config.action {
         Action::Plan => {
             let request = PlanRequest {
                 limit: config.limit,
@@ -48,28 +57,47 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
                 seed,
             };
             print_plan(&request, &config)?;
-            Ok(exit::SUCCESS)
+            Ok(Exit::Status(exit::SUCCESS))
         }
-        Action::Run(command) => {
-            let rules = Rules {
-                limit: config.limit,
-                policy: config.policy,
-            };
-            let mut waits = config
-                .backoff
-                .schedule(Xoshiro256PlusPlus::seed_from_u64(seed));
-            let mut runner = ProcessRunner::new(command, config.limit);
-            let mut reporter = Reporter::new(io::stderr(), config.log);
-            let done = retry_loop::run(
-                &rules,
-                &mut waits,
-                &mut runner,
-                &mut SystemClock,
-                &mut reporter,
-            );
-            Ok(done.status)
-        }
+        Action::Run(command) => run_command(command.clone(), &config, seed),
     }
+}
+
+/// Run `command` under `config`'s rules until it succeeds or the run gives up.
+fn run_command(command: CommandLine, config: &Config, seed: u64) -> anyhow::Result<Exit> {
+    let terminal = match config.process.isolation {
+        Isolation::OwnGroup => Terminal::if_in_foreground(),
+        Isolation::Foreground => None,
+    };
+    let watch =
+        SignalWatch::install(terminal.is_some()).context("cannot set up signal handling")?;
+    reaper::adopt_orphans();
+    let input = match config.replay_stdin {
+        true => Some(
+            HeldInput::read_all(io::stdin().lock()).context("cannot read stdin to replay it")?,
+        ),
+        false => None,
+    };
+    let rules = Rules {
+        limit: config.limit,
+        policy: config.policy.clone(),
+        max_time: config.max_time,
+    };
+    let mut waits = config
+        .backoff
+        .schedule(Xoshiro256PlusPlus::seed_from_u64(seed));
+    let mut runner = ProcessRunner {
+        command,
+        limit: config.limit,
+        options: config.process,
+        watch: &watch,
+        terminal,
+        input,
+    };
+    let mut clock = SignalClock::new(&watch);
+    let mut reporter = Reporter::new(io::stderr(), config.log);
+    let done = retry_loop::run(&rules, &mut waits, &mut runner, &mut clock, &mut reporter);
+    Ok(done.exit())
 }
 
 /// Print the plan on stdout; a reader that closed the pipe early is not an error.

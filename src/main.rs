@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 use retry::cli::{one_line_error, Cli};
-use retry::exit;
+use retry::exit::{self, Exit};
+use retry::signals;
 
 fn main() -> ExitCode {
     let outcome = match Cli::try_parse() {
@@ -19,12 +20,16 @@ fn main() -> ExitCode {
         {
             // A closed stdout (`retry --help | head -1`) is not worth a complaint.
             let _ = err.print();
-            Ok(exit::SUCCESS)
+            Ok(Exit::Status(exit::SUCCESS))
         }
         Err(err) => Err(anyhow::anyhow!(one_line_error(&err))),
     };
-    ExitCode::from(outcome.unwrap_or_else(|err| {
-        let _ = writeln!(std::io::stderr(), "retry: {err:#}");
-        exit::USAGE
-    }))
+    match outcome {
+        Ok(Exit::Status(status)) => ExitCode::from(status),
+        Ok(Exit::KilledBy(signal)) => signals::die_of(signal),
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "retry: {err:#}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
 }

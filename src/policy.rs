@@ -2,6 +2,9 @@
 //!
 //! Pure: one status in, one [`Classification`] out. Whether attempts remain is the run loop's
 //! business, not this module's. Statuses are numbers 0-255, with death by signal N seen as 128+N.
+//! Two statuses are not retried unless `--retry-on` names them: 130 (Ctrl-C: the user asked to
+//! stop) and 141 (SIGPIPE: the reader is gone, and another attempt would write to the same closed
+//! pipe).
 
 use crate::codes::StatusSet;
 
@@ -31,6 +34,10 @@ pub enum Refusal {
     InStopOn,
     /// `--retry-on` was given and the status is not in it.
     NotInRetryOn,
+    /// 130: the command was interrupted (Ctrl-C), and `--retry-on` does not name 130.
+    Interrupted,
+    /// 141: the command's output pipe was closed (SIGPIPE), and `--retry-on` does not name 141.
+    BrokenPipe,
 }
 
 impl Refusal {
@@ -39,6 +46,12 @@ impl Refusal {
         match self {
             Refusal::InStopOn => "is in --stop-on",
             Refusal::NotInRetryOn => "is not in --retry-on",
+            Refusal::Interrupted => {
+                "means the command was interrupted (Ctrl-C); name 130 in --retry-on to retry it"
+            }
+            Refusal::BrokenPipe => {
+                "means the command's reader went away (SIGPIPE); name 141 in --retry-on to retry it"
+            }
         }
     }
 }
@@ -51,6 +64,11 @@ pub struct Overlap {
     /// The flag that lists it as a failure: `--retry-on` or `--stop-on`.
     pub flag: &'static str,
 }
+
+/// 128+SIGINT: the user asked the command to stop.
+const INTERRUPTED: u8 = 130;
+/// 128+SIGPIPE: the command's reader is gone, and would be gone for another attempt too.
+const BROKEN_PIPE: u8 = 141;
 
 impl Policy {
     /// A policy from the three option values; a status may not be both success and failure.
@@ -76,12 +94,21 @@ impl Policy {
         })
     }
 
+    /// Whether `--retry-on` was given and names `status`.
+    fn names_for_retry(&self, status: u8) -> bool {
+        self.retry_on.is_some_and(|set| set.contains(status))
+    }
+
     /// Classify an attempt that ended with `status`.
     pub fn classify(&self, status: u8) -> Classification {
         if self.success_on.contains(status) {
             Classification::Success
         } else if self.stop_on.contains(status) {
             Classification::NotRetryable(Refusal::InStopOn)
+        } else if status == INTERRUPTED && !self.names_for_retry(status) {
+            Classification::NotRetryable(Refusal::Interrupted)
+        } else if status == BROKEN_PIPE && !self.names_for_retry(status) {
+            Classification::NotRetryable(Refusal::BrokenPipe)
         } else if !self.retry_on.is_none_or(|set| set.contains(status)) {
             Classification::NotRetryable(Refusal::NotInRetryOn)
         } else {
@@ -117,6 +144,19 @@ mod tests {
             ("0", Some("1-5"), Some("3"), 4, Retryable),
             ("0,3", None, None, 3, Success),
             ("1", None, None, 0, Retryable),
+            ("0", None, None, 124, Retryable),
+            ("0", None, None, 130, NotRetryable(Interrupted)),
+            ("0", None, None, 141, NotRetryable(BrokenPipe)),
+            ("0", Some("1-255"), None, 130, Retryable),
+            ("0", Some("130"), None, 130, Retryable),
+            ("0", Some("141"), None, 141, Retryable),
+            (
+                "0",
+                Some("130,141"),
+                Some("141"),
+                141,
+                NotRetryable(InStopOn),
+            ),
         ];
         for (success, retry, stop, status, expected) in table {
             let got = policy(success, retry, stop).classify(status);

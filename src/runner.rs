@@ -1,17 +1,31 @@
-//! One attempt as a real process: spawn the command, wait for it, report how it ended.
+//! One attempt as a real process: spawn the command, supervise it to its end, clean up after it.
 //!
-//! The child inherits stdin, stdout and stderr untouched and gets `RETRY_ATTEMPT` and
-//! `RETRY_MAX_ATTEMPTS` in its environment. A command that cannot be started is reported with the
-//! status coreutils `env` and `timeout` use: 127 when it is not found, 126 for any other failure.
+//! Each attempt runs in a process group of its own (unless `--foreground`), so a timeout or a
+//! forwarded signal reaches everything the command started, and when the attempt ends nothing
+//! it started is left running in that group. The child gets `RETRY_ATTEMPT` and
+//! `RETRY_MAX_ATTEMPTS`, the terminal when the tool has it, the signal mask the tool started
+//! with, and (on Linux) SIGTERM as its parent-death signal, so a command outlives a tool killed
+//! by SIGKILL only as long as it ignores SIGTERM. A command that cannot be started is reported
+//! with the status coreutils `env` and `timeout` use: 127 when it is not found, 126 otherwise.
+
+mod supervision;
 
 use std::io;
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, ExitStatus};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use nix::unistd::{getpid, Pid};
 
 use crate::attempts::AttemptLimit;
 use crate::command_line::CommandLine;
 use crate::exit;
-use crate::termination::Termination;
+use crate::signals::SignalWatch;
+use crate::stdin_replay::HeldInput;
+use crate::terminal::{self, Terminal};
+use crate::termination::{Termination, TimeLimit};
+
+use supervision::Supervision;
 
 /// The variables every attempt finds in its environment, with what they hold.
 pub const ENVIRONMENT: [(&str, &str); 2] = [
@@ -24,8 +38,18 @@ pub const ENVIRONMENT: [(&str, &str); 2] = [
 
 /// Runs numbered attempts; the run loop's only way to start the command.
 pub trait Attempts {
-    /// Run attempt number `attempt` (from 1) to its end.
-    fn run(&mut self, attempt: u64) -> Result<Termination, SpawnError>;
+    /// Run attempt number `attempt` (from 1) to its end, cutting it at `deadline` if given.
+    fn run(&mut self, attempt: u64, deadline: Option<Instant>)
+        -> Result<AttemptReport, SpawnError>;
+}
+
+/// How an attempt went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptReport {
+    /// How the command ended.
+    pub termination: Termination,
+    /// The signal the tool received (and passed on) during the attempt, if any.
+    pub interrupted_by: Option<i32>,
 }
 
 /// The command could not be started, or not waited for.
@@ -37,34 +61,132 @@ pub struct SpawnError {
     pub message: String,
 }
 
+/// How attempts are isolated from the tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// Each attempt leads a process group of its own; signals and timeouts reach the group.
+    OwnGroup,
+    /// `--foreground`: the command stays in the tool's group; signals reach only the command.
+    Foreground,
+}
+
+/// The process-control options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessOptions {
+    /// `--timeout`: the limit of one attempt.
+    pub timeout: Option<Duration>,
+    /// `--kill-after`: how long after SIGTERM to send SIGKILL.
+    pub kill_after: Duration,
+    /// Process group or `--foreground`.
+    pub isolation: Isolation,
+}
+
 /// Runs the command as a child process of this one.
-#[derive(Debug)]
-pub struct ProcessRunner {
-    command: CommandLine,
-    limit: AttemptLimit,
+pub struct ProcessRunner<'a> {
+    /// What each attempt runs.
+    pub command: CommandLine,
+    /// The attempt limit, passed on in `RETRY_MAX_ATTEMPTS`.
+    pub limit: AttemptLimit,
+    /// Timeout, kill-after and process-group options.
+    pub options: ProcessOptions,
+    /// The signal watch, installed on the thread that runs attempts.
+    pub watch: &'a SignalWatch,
+    /// The controlling terminal to hand to attempts (never with `--foreground`).
+    pub terminal: Option<Terminal>,
+    /// The held stdin, for `--replay-stdin`.
+    pub input: Option<HeldInput>,
 }
 
-impl ProcessRunner {
-    /// A runner for `command` under the attempt limit `limit` (passed on in the environment).
-    pub fn new(command: CommandLine, limit: AttemptLimit) -> Self {
-        ProcessRunner { command, limit }
-    }
-}
-
-impl Attempts for ProcessRunner {
-    fn run(&mut self, attempt: u64) -> Result<Termination, SpawnError> {
-        let mut child = Command::new(self.command.program())
+impl ProcessRunner<'_> {
+    fn spawn(&self, attempt: u64) -> Result<Child, SpawnError> {
+        let mut command = Command::new(self.command.program());
+        command
             .args(self.command.args())
             .env(ENVIRONMENT[0].0, attempt.to_string())
-            .env(ENVIRONMENT[1].0, self.limit.to_string())
+            .env(ENVIRONMENT[1].0, self.limit.to_string());
+        if let Some(input) = &self.input {
+            command.stdin(
+                input
+                    .stdin()
+                    .map_err(|err| self.failure("give stdin to", &err))?,
+            );
+        }
+        if self.options.isolation == Isolation::OwnGroup {
+            command.process_group(0);
+        }
+        let mask = self.watch.child_mask();
+        let tty = self.terminal.as_ref().map(Terminal::raw_fd);
+        let parent = getpid();
+        // SAFETY: the closure runs in the child between fork and exec, and calls only
+        // async-signal-safe functions (prctl, getppid, getpid, tcsetpgrp, pthread_sigmask); it
+        // allocates nothing, and the error it may return is built from a raw errno.
+        unsafe {
+            command.pre_exec(move || {
+                set_parent_death_signal(parent)?;
+                if let Some(tty) = tty {
+                    terminal::give_to_own_group(tty);
+                }
+                mask.restore()
+            });
+        }
+        command
             .spawn()
-            .map_err(|err| spawn_error(&self.command, &err))?;
-        let status = child.wait().map_err(|err| SpawnError {
-            status: exit::USAGE,
-            message: format!("lost track of {}: {err}", self.command),
-        })?;
-        Ok(termination(status))
+            .map_err(|err| spawn_error(&self.command, &err))
     }
+
+    fn failure(&self, what: &str, err: &io::Error) -> SpawnError {
+        SpawnError {
+            status: exit::USAGE,
+            message: format!("cannot {what} {}: {err}", self.command),
+        }
+    }
+}
+
+impl Attempts for ProcessRunner<'_> {
+    fn run(
+        &mut self,
+        attempt: u64,
+        deadline: Option<Instant>,
+    ) -> Result<AttemptReport, SpawnError> {
+        let started = Instant::now();
+        let own_limit = self
+            .options
+            .timeout
+            .and_then(|timeout| started.checked_add(timeout));
+        let limit = match (own_limit, deadline) {
+            (Some(own), Some(run)) if run <= own => Some((run, TimeLimit::Deadline)),
+            (Some(own), _) => Some((own, TimeLimit::Attempt)),
+            (None, run) => run.map(|run| (run, TimeLimit::Deadline)),
+        };
+        let mut child = self.spawn(attempt)?;
+        if let Some(input) = &self.input {
+            input.feed(child.stdin.take());
+        }
+        let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        let group = self.options.isolation == Isolation::OwnGroup;
+        let mut supervision = Supervision::new(self.watch, leader, group, self.options.kill_after);
+        let status = supervision.await_leader(limit);
+        if let Some(terminal) = &self.terminal {
+            terminal.take_back();
+        }
+        supervision.clear_group();
+        Ok(supervision.report(status))
+    }
+}
+
+/// On Linux, have the kernel send the child SIGTERM when the tool dies; if the tool is already
+/// gone, fail the spawn. Async-signal-safe.
+fn set_parent_death_signal(parent: Pid) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
+        if nix::unistd::getppid() != parent {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = parent;
+    Ok(())
 }
 
 fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
@@ -77,14 +199,5 @@ fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
             status: exit::CANNOT_EXECUTE,
             message: format!("cannot execute {command}: {err}"),
         },
-    }
-}
-
-/// The [`Termination`] a finished child's status stands for.
-fn termination(status: ExitStatus) -> Termination {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => Termination::Exited(u8::try_from(code & 0xff).unwrap_or(u8::MAX)),
-        (None, Some(signal)) => Termination::Signaled(signal),
-        (None, None) => Termination::Exited(u8::MAX),
     }
 }

@@ -1,9 +1,8 @@
 //! How one attempt ended, and the status a shell would report for it.
 //!
-//! Every decision and report works on the status number (death by signal N is 128+N, as in
-//! shells); the [`Termination`] keeps the detail behind it for messages and events.
-
-use std::fmt;
+//! Every decision and report works on the status number: death by signal N is 128+N, as in
+//! shells, and an attempt cut by its timeout or the run's deadline is 124, as with coreutils
+//! `timeout`. The [`Termination`] keeps the detail behind the number for messages and events.
 
 use crate::exit;
 
@@ -14,34 +13,48 @@ pub enum Termination {
     Exited(u8),
     /// The command died of this signal.
     Signaled(i32),
+    /// A time limit ended the attempt.
+    TimedOut {
+        /// Which limit.
+        limit: TimeLimit,
+        /// The signal the command died of, if it did not exit by itself.
+        signal: Option<i32>,
+    },
+}
+
+/// The time limits that can cut an attempt short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeLimit {
+    /// `--timeout`, the limit of one attempt.
+    Attempt,
+    /// `--max-time`, the deadline of the whole run.
+    Deadline,
 }
 
 impl Termination {
-    /// The status as shells report it: the exit code, or 128+N for signal N.
+    /// The status as shells report it: the exit code, 128+N for signal N, 124 for a time limit.
     pub fn status(self) -> u8 {
         match self {
             Termination::Exited(code) => code,
             Termination::Signaled(signal) => exit::signal_status(signal),
+            Termination::TimedOut { .. } => exit::TIMED_OUT,
         }
     }
 
-    /// The signal that ended the attempt, if one did.
+    /// The signal the command died of, if it did.
     pub fn signal(self) -> Option<i32> {
         match self {
             Termination::Exited(_) => None,
             Termination::Signaled(signal) => Some(signal),
+            Termination::TimedOut { signal, .. } => signal,
         }
     }
-}
 
-impl fmt::Display for Termination {
-    /// "exit status 3" or "signal 9 (status 137)".
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Termination::Exited(code) => write!(f, "exit status {code}"),
-            Termination::Signaled(signal) => {
-                write!(f, "signal {signal} (status {})", self.status())
-            }
+    /// The time limit that ended the attempt, if one did.
+    pub fn time_limit(self) -> Option<TimeLimit> {
+        match self {
+            Termination::TimedOut { limit, .. } => Some(limit),
+            _ => None,
         }
     }
 }
@@ -51,12 +64,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn signals_count_as_128_plus_n() {
+    fn statuses_follow_shells_and_timeout() {
         assert_eq!(Termination::Signaled(15).status(), 143);
         assert_eq!(Termination::Exited(3).status(), 3);
-        assert_eq!(
-            Termination::Signaled(9).to_string(),
-            "signal 9 (status 137)"
-        );
+        let cut = Termination::TimedOut {
+            limit: TimeLimit::Attempt,
+            signal: Some(9),
+        };
+        assert_eq!((cut.status(), cut.signal()), (124, Some(9)));
+        assert_eq!(cut.time_limit(), Some(TimeLimit::Attempt));
     }
 }

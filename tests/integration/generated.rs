@@ -9,6 +9,7 @@ use clap_complete::Shell;
 use retry::cli::Cli;
 use retry::exit;
 use retry::runner::ENVIRONMENT;
+use retry::signals;
 use roff::{bold, roman, Roff};
 
 /// Every generated file: its path in the repository and its content.
@@ -51,6 +52,7 @@ fn man_page() -> Vec<u8> {
     man.render_options_section(&mut page).unwrap();
     let mut extra = Roff::new();
     table_section(&mut extra, "EXIT STATUS", &exit::TABLE);
+    table_section(&mut extra, "SIGNALS", &signals::TABLE);
     table_section(&mut extra, "ENVIRONMENT", &ENVIRONMENT);
     extra.to_writer(&mut page).unwrap();
     man.render_version_section(&mut page).unwrap();

@@ -3,8 +3,11 @@
 
 use std::ffi::OsStr;
 use std::fmt;
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test.
 pub fn binary() -> &'static str {
@@ -27,6 +30,11 @@ impl Scratch {
     /// A path inside the directory.
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
+    }
+
+    /// The file `name` as text; empty when it does not exist.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).unwrap_or_default()
     }
 
     /// How many lines the file `name` has; 0 when it does not exist.
@@ -86,6 +94,11 @@ impl Run {
         self
     }
 
+    /// The signal the tool died of, if it did.
+    pub fn signal(&self) -> Option<i32> {
+        self.output.status.signal()
+    }
+
     /// Every stderr line parsed as JSON.
     pub fn events(&self) -> Vec<serde_json::Value> {
         self.stderr()
@@ -119,6 +132,7 @@ impl fmt::Display for Run {
 pub struct Invocation {
     command: Command,
     argv: Vec<String>,
+    stdin: Option<Vec<u8>>,
 }
 
 /// Start setting up a run of the binary with `args`.
@@ -133,7 +147,11 @@ where
         argv.push(arg.as_ref().to_string_lossy().into_owned());
         command.arg(arg);
     }
-    Invocation { command, argv }
+    Invocation {
+        command,
+        argv,
+        stdin: None,
+    }
 }
 
 impl Invocation {
@@ -143,13 +161,126 @@ impl Invocation {
         self
     }
 
+    /// Add more arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for arg in args {
+            self.argv.push(arg.as_ref().to_string_lossy().into_owned());
+            self.command.arg(arg);
+        }
+        self
+    }
+
+    /// Give the tool these bytes on stdin (default: none, stdin is /dev/null).
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
     /// Run to the end and collect the output.
-    pub fn run(mut self) -> Run {
-        self.command.stdin(Stdio::null());
-        let output = self.command.output().expect("run the retry binary");
-        Run {
+    pub fn run(self) -> Run {
+        self.spawn().finish()
+    }
+
+    /// Start the tool and return at once.
+    pub fn spawn(mut self) -> Running {
+        let stdin = match self.stdin {
+            Some(_) => Stdio::piped(),
+            None => Stdio::null(),
+        };
+        self.command
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = self.command.spawn().expect("spawn the retry binary");
+        if let Some(bytes) = self.stdin {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            // A writer thread, so that input larger than a pipe cannot block the test.
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&bytes);
+            });
+        }
+        Running {
+            child,
             argv: self.argv,
-            output,
         }
     }
+}
+
+/// A tool process still running.
+pub struct Running {
+    child: Child,
+    argv: Vec<String>,
+}
+
+impl Running {
+    /// Send `signal` to the tool.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill has no memory-safety preconditions; the child is not reaped yet, so its
+        // pid still names it.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+
+    /// Wait for the tool to end and collect its output; kills it and fails after 20 seconds.
+    pub fn finish(mut self) -> Run {
+        let stdout = drain(self.child.stdout.take());
+        let stderr = drain(self.child.stderr.take());
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the retry binary") {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = self.child.kill();
+                panic!("retry did not end within 20s: {:?}", self.argv);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+        Run {
+            argv: self.argv,
+            output: Output {
+                status,
+                stdout,
+                stderr,
+            },
+        }
+    }
+}
+
+/// Read a pipe to its end on a thread of its own.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// Wait until `condition` holds, checking every few milliseconds; fails the test after 10 s.
+pub fn wait_for(what: &str, condition: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+pub fn process_exists(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the command name, which is in parentheses.
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|rest| rest.split_whitespace().next());
+    matches!(state, Some(state) if state != "Z" && state != "X")
 }

@@ -3,5 +3,7 @@
 mod generated;
 mod harness;
 mod plan;
+mod process;
+mod pty;
 mod run;
 mod usage;

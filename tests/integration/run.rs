@@ -104,7 +104,7 @@ fn death_by_signal_counts_as_128_plus_n() {
     .env("COUNTER", scratch.path("count"))
     .run()
     .expect_code(137)
-    .expect_stderr("failed with signal 9 (status 137)");
+    .expect_stderr("attempt 1/2 died of SIGKILL (status 137); retrying in ");
     assert_eq!(scratch.lines("count"), 2);
 }
 

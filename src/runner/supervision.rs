@@ -1,0 +1,165 @@
+//! Supervising one running attempt: wait for its end, enforce its time limit, pass on signals,
+//! escalate from SIGTERM to SIGKILL, and clear its process group afterwards.
+//!
+//! Every wait is one [`SignalWatch::wait_until`] call with the next moment something must
+//! happen (a time limit, or the end of `--kill-after`), so nothing polls.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::wait::WaitStatus;
+use nix::unistd::Pid;
+
+use super::AttemptReport;
+use crate::reaper;
+use crate::signals::{SignalWatch, Wake};
+use crate::termination::{Termination, TimeLimit};
+
+/// How far the tool has gone in ending the attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Escalation {
+    /// Nothing sent yet.
+    Calm,
+    /// SIGTERM (or a forwarded signal) sent at this moment; SIGKILL follows after `kill_after`.
+    Terminating(Instant),
+    /// SIGKILL sent.
+    Killed,
+}
+
+/// The state of one attempt under supervision.
+pub(super) struct Supervision<'a> {
+    watch: &'a SignalWatch,
+    leader: Pid,
+    /// Whether the leader leads a process group of its own, to be signalled and cleared whole.
+    group: bool,
+    kill_after: Duration,
+    escalation: Escalation,
+    timed_out: Option<TimeLimit>,
+    interrupted_by: Option<i32>,
+}
+
+impl<'a> Supervision<'a> {
+    pub(super) fn new(
+        watch: &'a SignalWatch,
+        leader: Pid,
+        group: bool,
+        kill_after: Duration,
+    ) -> Self {
+        Supervision {
+            watch,
+            leader,
+            group,
+            kill_after,
+            escalation: Escalation::Calm,
+            timed_out: None,
+            interrupted_by: None,
+        }
+    }
+
+    /// Wait for the attempt's main process to end, cutting it at `limit`; returns how it ended.
+    pub(super) fn await_leader(&mut self, limit: Option<(Instant, TimeLimit)>) -> WaitStatus {
+        loop {
+            let next = match self.escalation {
+                Escalation::Calm => limit.map(|(at, _)| at),
+                Escalation::Terminating(since) => since.checked_add(self.kill_after),
+                Escalation::Killed => None,
+            };
+            match self.watch.wait_until(next) {
+                Wake::Child => {
+                    if let Some(status) = reaper::reap_ended(Some(self.leader)) {
+                        return status;
+                    }
+                }
+                Wake::Signal(signal) => self.pass_on(signal),
+                Wake::Timeout => match self.escalation {
+                    Escalation::Calm => {
+                        self.timed_out = limit.map(|(_, kind)| kind);
+                        self.terminate(Signal::SIGTERM);
+                    }
+                    _ => self.kill(),
+                },
+            }
+        }
+    }
+
+    /// After the main process ended: end whatever else is still running in its group, SIGTERM
+    /// first and SIGKILL `kill_after` later, and reap it all.
+    pub(super) fn clear_group(&mut self) {
+        if !self.group {
+            return;
+        }
+        reaper::reap_ended(None);
+        while killpg(self.leader, None).is_ok() {
+            if self.escalation == Escalation::Calm {
+                self.terminate(Signal::SIGTERM);
+            }
+            let until = match self.escalation {
+                Escalation::Terminating(since) => since.checked_add(self.kill_after),
+                _ => None,
+            };
+            match self.watch.wait_until(until) {
+                Wake::Child => {
+                    reaper::reap_ended(None);
+                }
+                Wake::Signal(signal) => {
+                    self.interrupted_by.get_or_insert(signal);
+                    self.kill();
+                }
+                Wake::Timeout => self.kill(),
+            }
+        }
+    }
+
+    /// The report of the attempt whose main process ended with `status`.
+    pub(super) fn report(&self, status: WaitStatus) -> AttemptReport {
+        let signal = match status {
+            WaitStatus::Signaled(_, signal, _) => Some(signal as i32),
+            _ => None,
+        };
+        let termination = match (self.timed_out, status) {
+            (Some(limit), _) => Termination::TimedOut { limit, signal },
+            (None, WaitStatus::Exited(_, code)) => {
+                Termination::Exited(u8::try_from(code & 0xff).unwrap_or(u8::MAX))
+            }
+            (None, _) => Termination::Signaled(signal.unwrap_or(libc::SIGKILL)),
+        };
+        AttemptReport {
+            termination,
+            interrupted_by: self.interrupted_by,
+        }
+    }
+
+    /// A forwarded signal arrived: the first is passed on and starts the grace period; a second
+    /// SIGINT kills at once; others are passed on too.
+    fn pass_on(&mut self, signal: i32) {
+        let first = self.interrupted_by.is_none();
+        self.interrupted_by.get_or_insert(signal);
+        match Signal::try_from(signal) {
+            Ok(Signal::SIGINT) if !first => self.kill(),
+            Ok(signal) => self.terminate(signal),
+            Err(_) => self.kill(),
+        }
+    }
+
+    /// Send `signal`, starting the grace period unless it is already running or over.
+    fn terminate(&mut self, signal: Signal) {
+        self.send(signal);
+        if self.escalation == Escalation::Calm {
+            self.escalation = Escalation::Terminating(Instant::now());
+        }
+    }
+
+    fn kill(&mut self) {
+        self.send(Signal::SIGKILL);
+        self.escalation = Escalation::Killed;
+    }
+
+    /// Send `signal` to the attempt's group, or to its main process alone with `--foreground`.
+    fn send(&self, signal: Signal) {
+        // ESRCH (already gone) is the only likely error, and means there is nothing to do.
+        let _ = match self.group {
+            true => killpg(self.leader, signal),
+            false => kill(self.leader, signal),
+        };
+    }
+}

@@ -1,0 +1,103 @@
+//! The tool run in a pseudo-terminal as the foreground of its own session, as in an interactive
+//! shell: for tests of what a person at a terminal sees and types.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The tool running on the slave side of a pseudo-terminal; the test holds the master side.
+pub struct Session {
+    child: Child,
+    master: File,
+    output: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Session {
+    /// Start the tool with `args` as the session leader of a new terminal.
+    pub fn start(args: &[&str]) -> Session {
+        let pty = nix::pty::openpty(None, None).expect("open a pseudo-terminal");
+        let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("duplicate the slave"));
+        let mut command = Command::new(crate::harness::binary());
+        command
+            .args(args)
+            .stdin(stdio(&pty.slave))
+            .stdout(stdio(&pty.slave))
+            .stderr(stdio(&pty.slave));
+        // SAFETY: setsid and ioctl are async-signal-safe, and nothing is allocated.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().expect("spawn retry on the terminal");
+        drop(pty.slave);
+        let master = File::from(pty.master);
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = master.try_clone().expect("duplicate the master");
+        let sink = Arc::clone(&output);
+        std::thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            // Reading fails with EIO once every slave descriptor is closed.
+            while let Ok(count @ 1..) = reader.read(&mut buffer) {
+                sink.lock().unwrap().extend_from_slice(&buffer[..count]);
+            }
+        });
+        Session {
+            child,
+            master,
+            output,
+        }
+    }
+
+    /// Type `bytes` at the terminal.
+    pub fn write(&mut self, bytes: &[u8]) {
+        self.master.write_all(bytes).expect("write to the terminal");
+    }
+
+    /// Everything the terminal showed so far.
+    pub fn output(&self) -> String {
+        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
+    }
+
+    /// Wait until the terminal shows `text`; fails after 10 seconds.
+    pub fn expect(&self, text: &str) {
+        let start = Instant::now();
+        while !self.output().contains(text) {
+            let shown = self.output();
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the terminal never showed {text:?}:\n{shown}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Wait for the tool to end; kills it and fails after 20 seconds.
+    pub fn wait(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for retry") {
+                return status;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = self.child.kill();
+                panic!("retry did not end; the terminal showed:\n{}", self.output());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -40,7 +40,7 @@ impl Clock for SignalClock<'_> {
                 Wake::Signal(signal) => return Some(signal),
                 // An orphan of an earlier attempt ended: reap it and wait on.
                 Wake::Child => {
-                    reaper::reap_ended(None);
+                    reaper::reap_ended(None, false);
                 }
             }
         }

@@ -14,11 +14,15 @@ pub fn adopt_orphans() {
 }
 
 /// Reap every child that has ended, without blocking; returns the status of `leader` if it was
-/// among them.
-pub fn reap_ended(leader: Option<Pid>) -> Option<WaitStatus> {
+/// among them, or (with `stops`) if it was stopped.
+pub fn reap_ended(leader: Option<Pid>, stops: bool) -> Option<WaitStatus> {
+    let mut flags = WaitPidFlag::WNOHANG;
+    if stops {
+        flags |= WaitPidFlag::WUNTRACED;
+    }
     let mut found = None;
     loop {
-        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+        match waitpid(None, Some(flags)) {
             Ok(WaitStatus::StillAlive) | Err(_) => return found,
             Ok(status) if status.pid().is_some() && status.pid() == leader => found = Some(status),
             Ok(_) => {}

@@ -164,7 +164,9 @@ impl Attempts for ProcessRunner<'_> {
         }
         let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         let group = self.options.isolation == Isolation::OwnGroup;
-        let mut supervision = Supervision::new(self.watch, leader, group, self.options.kill_after);
+        let terminal = self.terminal.as_ref();
+        let kill_after = self.options.kill_after;
+        let mut supervision = Supervision::new(self.watch, leader, group, terminal, kill_after);
         let status = supervision.await_leader(limit);
         if let Some(terminal) = &self.terminal {
             terminal.take_back();

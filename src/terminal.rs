@@ -38,7 +38,12 @@ impl Terminal {
     /// Make the tool's own process group the foreground again; errors are ignored, as the
     /// terminal may be gone.
     pub fn take_back(&self) {
-        let _ = tcsetpgrp(&self.tty, self.own_group);
+        self.give_to(self.own_group);
+    }
+
+    /// Make `group` the terminal's foreground group; errors are ignored, as above.
+    pub fn give_to(&self, group: Pid) {
+        let _ = tcsetpgrp(&self.tty, group);
     }
 }
 

@@ -13,6 +13,7 @@ use nix::unistd::Pid;
 use super::AttemptReport;
 use crate::reaper;
 use crate::signals::{SignalWatch, Wake};
+use crate::terminal::Terminal;
 use crate::termination::{Termination, TimeLimit};
 
 /// How far the tool has gone in ending the attempt.
@@ -32,6 +33,8 @@ pub(super) struct Supervision<'a> {
     leader: Pid,
     /// Whether the leader leads a process group of its own, to be signalled and cleared whole.
     group: bool,
+    /// The terminal the attempt's group holds, to pass back and forth when it is stopped.
+    terminal: Option<&'a Terminal>,
     kill_after: Duration,
     escalation: Escalation,
     timed_out: Option<TimeLimit>,
@@ -43,12 +46,14 @@ impl<'a> Supervision<'a> {
         watch: &'a SignalWatch,
         leader: Pid,
         group: bool,
+        terminal: Option<&'a Terminal>,
         kill_after: Duration,
     ) -> Self {
         Supervision {
             watch,
             leader,
             group,
+            terminal,
             kill_after,
             escalation: Escalation::Calm,
             timed_out: None,
@@ -65,11 +70,12 @@ impl<'a> Supervision<'a> {
                 Escalation::Killed => None,
             };
             match self.watch.wait_until(next) {
-                Wake::Child => {
-                    if let Some(status) = reaper::reap_ended(Some(self.leader)) {
-                        return status;
-                    }
-                }
+                Wake::Child => match reaper::reap_ended(Some(self.leader), self.terminal.is_some())
+                {
+                    Some(WaitStatus::Stopped(..)) => self.stop_along(),
+                    Some(status) => return status,
+                    None => {}
+                },
                 Wake::Signal(signal) => self.pass_on(signal),
                 Wake::Timeout => match self.escalation {
                     Escalation::Calm => {
@@ -88,7 +94,7 @@ impl<'a> Supervision<'a> {
         if !self.group {
             return;
         }
-        reaper::reap_ended(None);
+        reaper::reap_ended(None, false);
         while killpg(self.leader, None).is_ok() {
             if self.escalation == Escalation::Calm {
                 self.terminate(Signal::SIGTERM);
@@ -99,7 +105,7 @@ impl<'a> Supervision<'a> {
             };
             match self.watch.wait_until(until) {
                 Wake::Child => {
-                    reaper::reap_ended(None);
+                    reaper::reap_ended(None, false);
                 }
                 Wake::Signal(signal) => {
                     self.interrupted_by.get_or_insert(signal);
@@ -129,6 +135,19 @@ impl<'a> Supervision<'a> {
         }
     }
 
+    /// The attempt was stopped at the terminal (Ctrl-Z): take the terminal back and stop too, so
+    /// that the user's shell sees the job stopped; when the shell continues the tool (`fg`), give
+    /// the terminal back to the attempt and continue it.
+    fn stop_along(&self) {
+        let Some(terminal) = self.terminal else {
+            return;
+        };
+        terminal.take_back();
+        let _ = nix::sys::signal::raise(Signal::SIGSTOP);
+        terminal.give_to(self.leader);
+        self.send(Signal::SIGCONT);
+    }
+
     /// A forwarded signal arrived: the first is passed on and starts the grace period; a second
     /// SIGINT kills at once; others are passed on too.
     fn pass_on(&mut self, signal: i32) {
@@ -141,9 +160,11 @@ impl<'a> Supervision<'a> {
         }
     }
 
-    /// Send `signal`, starting the grace period unless it is already running or over.
+    /// Send `signal`, and SIGCONT so that a stopped attempt can act on it (as coreutils
+    /// `timeout` does); start the grace period unless it is already running or over.
     fn terminate(&mut self, signal: Signal) {
         self.send(signal);
+        self.send(Signal::SIGCONT);
         if self.escalation == Escalation::Calm {
             self.escalation = Escalation::Terminating(Instant::now());
         }

@@ -276,11 +276,17 @@ pub fn wait_for(what: &str, condition: impl Fn() -> bool) {
 
 /// Whether process `pid` exists and is not a zombie.
 pub fn process_exists(pid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    matches!(process_state(pid), Some(state) if state != 'Z' && state != 'X')
+}
+
+/// The state letter of process `pid` (`S`, `R`, `T` for stopped, `Z`...), if it exists.
+pub fn process_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The state follows the command name, which is in parentheses.
-    let state = stat
-        .rsplit(')')
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .next()?
+        .chars()
         .next()
-        .and_then(|rest| rest.split_whitespace().next());
-    matches!(state, Some(state) if state != "Z" && state != "X")
 }

@@ -372,6 +372,25 @@ fn an_attempt_gets_the_terminal_and_ctrl_c_typed_there() {
 }
 
 #[test]
+fn ctrl_z_stops_the_tool_with_the_attempt_and_fg_resumes_both() {
+    let mut terminal = crate::pty::Session::start(&["-n", "3", "--", "sed", "-u", "s/^/got /"]);
+    terminal.write(b"one\n");
+    terminal.expect("got one");
+    terminal.write(b"\x1a");
+    let tool = terminal.pid();
+    wait_for("the tool to stop along", || {
+        crate::harness::process_state(tool) == Some('T')
+    });
+    // What a shell's `fg` does: continue the job.
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(tool, libc::SIGCONT) };
+    terminal.write(b"two\n");
+    terminal.expect("got two");
+    terminal.write(b"\x03");
+    assert_eq!(terminal.wait().code(), Some(130), "{}", terminal.output());
+}
+
+#[test]
 fn a_closed_stderr_never_ends_the_run() {
     let scratch = Scratch::new();
     let script = format!(

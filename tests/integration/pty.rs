@@ -56,6 +56,11 @@ impl Session {
         }
     }
 
+    /// The tool's process id.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
     /// Type `bytes` at the terminal.
     pub fn write(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).expect("write to the terminal");

@@ -12,11 +12,16 @@ complete -c retry -l success-on -d 'Count these exit statuses as success (e.g. 0
 complete -c retry -s t -l timeout -d 'End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it counts as status 124 (e.g. 30s)' -r
 complete -c retry -l max-time -d 'Limit the whole run, attempts and waits together, counted from the start (e.g. 10m); default: none' -r
 complete -c retry -l kill-after -d 'Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the deadline or a passed-on signal)' -r
+complete -c retry -l retry-on-output -d 'Retry a failure only if its stdout or stderr has a line matching REGEX (e.g. \'\\b503\\b\'); may be repeated: any match counts' -r
+complete -c retry -l stop-on-output -d 'Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. \'HTTP 40[134]\'); may be repeated' -r
+complete -c retry -l reset-after -d 'Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m)' -r
+complete -c retry -l report -d 'Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json)' -r -F
 complete -c retry -l seed -d 'Seed the jitter\'s random numbers with N (0 to 2^64-1) to make the waits reproducible; default: random' -r
 complete -c retry -l log-format -d 'Write the tool\'s own messages on stderr in this form (json: one object per line)' -r -f -a "text\t'One line of prose per event, prefixed `retry:`'
 json\t'One JSON object per line, with an `event` key'"
 complete -c retry -l foreground -d 'Keep COMMAND in retry\'s own process group, like `timeout --foreground`: timeouts and signals then reach only COMMAND, not its children'
 complete -c retry -l replay-stdin -d 'Read stdin to its end before the first attempt, and give every attempt the same bytes'
+complete -c retry -l hold-output -d 'Hold each attempt\'s stdout: write it to stdout only for the attempt that succeeds, to stderr for the others'
 complete -c retry -l shell -d 'Join COMMAND and its ARGs with spaces and run the line with `sh -c`'
 complete -c retry -l plan -d 'Print the waits these options give, and exit without running COMMAND'
 complete -c retry -s q -l quiet -d 'Print none of the tool\'s own messages (errors in its own usage still print)'

@@ -144,6 +144,12 @@ pub struct Schedule<R> {
 }
 
 impl<R: Rng> Schedule<R> {
+    /// Start over: the next wait is the first wait again; the random numbers go on.
+    pub fn restart(&mut self) {
+        self.ceiling = self.backoff.base as f64;
+        self.previous = self.backoff.base;
+    }
+
     /// The next wait together with the interval it was drawn from.
     pub fn draw(&mut self) -> Draw {
         let Backoff { base, cap, .. } = self.backoff;
@@ -223,6 +229,15 @@ mod tests {
             .map(|wait| wait.as_millis() as u64)
             .collect();
         assert_eq!(waits, [100, 150, 225, 337]);
+    }
+
+    #[test]
+    fn restarting_begins_at_the_first_wait() {
+        let mut waits = backoff(100, 10_000, 2.0, Jitter::None).schedule(rng(0));
+        waits.by_ref().take(5).for_each(drop);
+        waits.restart();
+        assert_eq!(waits.next(), Some(Duration::from_millis(100)));
+        assert_eq!(waits.next(), Some(Duration::from_millis(200)));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! here and nothing is cross-checked; `config` resolves what is parsed into a run.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue};
@@ -123,6 +124,26 @@ pub struct Cli {
     /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
     #[arg(long)]
     pub replay_stdin: bool,
+
+    /// Retry a failure only if its stdout or stderr has a line matching REGEX (e.g. '\b503\b'); may be repeated: any match counts.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
+    pub retry_on_output: Vec<String>,
+
+    /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP 40[134]'); may be repeated.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
+    pub stop_on_output: Vec<String>,
+
+    /// Hold each attempt's stdout: write it to stdout only for the attempt that succeeds, to stderr for the others.
+    #[arg(long)]
+    pub hold_output: bool,
+
+    /// Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub reset_after: Option<Duration>,
+
+    /// Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 
     /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
     #[arg(long)]

@@ -4,6 +4,8 @@
 //! the flags and values involved and says what would be accepted.
 
 use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::attempts::AttemptLimit;
@@ -12,8 +14,9 @@ use crate::cli::{Cli, LogFormat};
 use crate::codes::StatusSet;
 use crate::command_line::CommandLine;
 use crate::duration::format_duration;
+use crate::output::{OutputConditions, PatternError};
 use crate::policy::{Overlap, Policy};
-use crate::runner::{Isolation, ProcessOptions};
+use crate::runner::{Isolation, OutputOptions, ProcessOptions};
 
 /// Everything a run needs, checked for consistency.
 #[derive(Clone, Debug)]
@@ -36,6 +39,12 @@ pub struct Config {
     pub process: ProcessOptions,
     /// `--replay-stdin`: hold stdin and give it to every attempt.
     pub replay_stdin: bool,
+    /// The output conditions and `--hold-output`.
+    pub output: OutputOptions,
+    /// `--reset-after`: a failed attempt this long starts the backoff over.
+    pub reset_after: Option<Duration>,
+    /// `--report`: where to write the run's JSON summary.
+    pub report: Option<PathBuf>,
 }
 
 /// What the invocation asks for.
@@ -83,7 +92,12 @@ impl TryFrom<Cli> for Config {
     type Error = ConfigError;
 
     fn try_from(cli: Cli) -> Result<Self, ConfigError> {
-        for (flag, value) in [("--timeout", cli.timeout), ("--max-time", cli.max_time)] {
+        let positive = [
+            ("--timeout", cli.timeout),
+            ("--max-time", cli.max_time),
+            ("--reset-after", cli.reset_after),
+        ];
+        for (flag, value) in positive {
             if value == Some(Duration::ZERO) {
                 return Err(ConfigError(format!(
                     "{flag} (0s) must be more than 0s; leave it out for no limit"
@@ -92,8 +106,11 @@ impl TryFrom<Cli> for Config {
         }
         let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
             .map_err(|err| backoff_error(err, &cli))?;
+        let conditions = OutputConditions::new(&cli.retry_on_output, &cli.stop_on_output)
+            .map_err(|PatternError(message)| ConfigError(message))?;
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
-            .map_err(|overlap| overlap_error(overlap, &cli))?;
+            .map_err(|overlap| overlap_error(overlap, &cli))?
+            .requiring_retry_match(conditions.requires_retry_match());
         let action = if cli.plan {
             Action::Plan
         } else {
@@ -119,6 +136,12 @@ impl TryFrom<Cli> for Config {
                 },
             },
             replay_stdin: cli.replay_stdin,
+            output: OutputOptions {
+                conditions: Arc::new(conditions),
+                hold: cli.hold_output,
+            },
+            reset_after: cli.reset_after,
+            report: cli.report,
             log: LogSettings {
                 format: cli.log_format,
                 verbosity: match (cli.quiet, cli.verbose) {
@@ -235,6 +258,27 @@ mod tests {
         assert_eq!(config.process.kill_after, Duration::from_secs(10));
         assert_eq!(config.process.isolation, Isolation::Foreground);
         assert_eq!(config.max_time, Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn output_patterns_are_compiled_and_checked() {
+        let err = config(&["--stop-on-output", "a(", "true"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--stop-on-output 'a(' is not a valid regex"),
+            "{err}"
+        );
+        let config = config(&[
+            "--retry-on-output",
+            "503",
+            "--retry-on-output",
+            "429",
+            "true",
+        ])
+        .unwrap();
+        assert!(config.output.conditions.requires_retry_match());
+        assert!(!config.output.hold);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! [`LogFormat`] and verbosity. Write errors (a closed stderr) are ignored: reporting must never
 //! end or change a run. The JSON keys written here are the stable schema in the README.
 
+use std::fmt;
 use std::io::Write;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use crate::cli::LogFormat;
 use crate::config::{LogSettings, Verbosity};
 use crate::duration::{format_duration, to_millis};
 use crate::exit::Exit;
+use crate::output::OutputMatch;
 use crate::policy::Refusal;
 use crate::signals;
 use crate::termination::{Termination, TimeLimit};
@@ -23,10 +25,10 @@ use crate::termination::{Termination, TimeLimit};
 pub enum Event {
     /// An attempt is about to start.
     AttemptStart {
-        /// Its number, from 1.
-        attempt: u64,
-        /// The attempt limit in force.
-        limit: AttemptLimit,
+        /// Which attempt.
+        numbering: Numbering,
+        /// When, from the start of the run.
+        at: Duration,
     },
     /// An attempt ended.
     AttemptEnd(AttemptEnd),
@@ -41,19 +43,61 @@ pub enum Event {
     Done(Done),
 }
 
+/// Which attempt: its number, its number since the backoff last started over, and the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Numbering {
+    /// The attempt's number, from 1, over the whole run.
+    pub attempt: u64,
+    /// Its number since the last `--reset-after` reset (the same as `attempt` before any).
+    pub since_reset: u64,
+    /// The attempt limit, which counts from the last reset.
+    pub limit: AttemptLimit,
+}
+
+impl fmt::Display for Numbering {
+    /// "3/5", or "7 (2/5 since the backoff started over)" after a reset.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Numbering {
+            attempt,
+            since_reset,
+            limit,
+        } = self;
+        match attempt == since_reset {
+            true => write!(f, "{attempt}/{limit}"),
+            false => write!(
+                f,
+                "{attempt} ({since_reset}/{limit} since the backoff started over)"
+            ),
+        }
+    }
+}
+
 /// The end of one attempt and what the run makes of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttemptEnd {
-    /// Its number, from 1.
-    pub attempt: u64,
-    /// The attempt limit in force.
-    pub limit: AttemptLimit,
+    /// Which attempt.
+    pub numbering: Numbering,
     /// How the command ended.
     pub termination: Termination,
     /// How long it ran.
     pub duration: Duration,
+    /// What the output conditions found in its output.
+    pub output: OutputMatch,
+    /// Whether it ran long enough (`--reset-after`) to start the backoff over.
+    pub reset: bool,
     /// What happens next.
     pub verdict: Verdict,
+}
+
+impl AttemptEnd {
+    /// The output condition that decided the verdict, and its pattern: a stop match wins.
+    pub fn matched(&self) -> Option<(&'static str, &str)> {
+        match (&self.output.stop, &self.output.retry) {
+            (Some(pattern), _) => Some(("stop_on_output", pattern)),
+            (None, Some(pattern)) => Some(("retry_on_output", pattern)),
+            (None, None) => None,
+        }
+    }
 }
 
 /// What the run does after an attempt.
@@ -138,6 +182,23 @@ pub trait EventSink {
     fn emit(&mut self, event: Event);
 }
 
+/// Both sinks get every event.
+impl<A: EventSink, B: EventSink> EventSink for (A, B) {
+    fn emit(&mut self, event: Event) {
+        self.0.emit(event.clone());
+        self.1.emit(event);
+    }
+}
+
+/// A sink that may be absent.
+impl<S: EventSink> EventSink for Option<S> {
+    fn emit(&mut self, event: Event) {
+        if let Some(sink) = self {
+            sink.emit(event);
+        }
+    }
+}
+
 /// Renders events on a writer (stderr in the binary) in the configured format.
 pub struct Reporter<W: Write> {
     out: W,
@@ -165,29 +226,23 @@ impl<W: Write> Reporter<W> {
     fn text(&mut self, event: Event) {
         let verbose = self.settings.verbosity == Verbosity::Verbose;
         match event {
-            Event::AttemptStart { attempt, limit } if verbose => {
-                self.write_line(&format!("retry: attempt {attempt}/{limit} starting"));
+            Event::AttemptStart { numbering, .. } if verbose => {
+                self.write_line(&format!("retry: attempt {numbering} starting"));
             }
             Event::AttemptEnd(end) if end.verdict == Verdict::Retry => {
                 self.pending_retry = Some(end)
             }
             Event::AttemptEnd(end) if end.verdict == Verdict::Success && verbose => {
-                let line = format!(
-                    "retry: attempt {}/{} succeeded after {}",
-                    end.attempt,
-                    end.limit,
-                    format_duration(end.duration)
-                );
-                self.write_line(&line);
+                let took = format_duration(end.duration);
+                self.write_line(&format!(
+                    "retry: attempt {} succeeded after {took}",
+                    end.numbering
+                ));
             }
             Event::Wait { wait, .. } => {
                 if let Some(end) = self.pending_retry.take() {
-                    let line = format!(
-                        "retry: {}; retrying in {}",
-                        describe(&end),
-                        format_duration(wait)
-                    );
-                    self.write_line(&line);
+                    let wait = format_duration(wait);
+                    self.write_line(&format!("retry: {}; retrying in {wait}", describe(&end)));
                 }
             }
             Event::Done(done) => {
@@ -202,9 +257,9 @@ impl<W: Write> Reporter<W> {
 
 /// What happened to an attempt, in words: "attempt 2/5 died of SIGKILL (status 137)".
 fn describe(end: &AttemptEnd) -> String {
-    let attempt = format!("attempt {}/{}", end.attempt, end.limit);
+    let attempt = format!("attempt {}", end.numbering);
     let status = end.termination.status();
-    match end.termination {
+    let what = match end.termination {
         Termination::Exited(code) => format!("{attempt} failed with exit status {code}"),
         Termination::Signaled(signal) => {
             format!(
@@ -215,16 +270,23 @@ fn describe(end: &AttemptEnd) -> String {
         Termination::TimedOut {
             limit: TimeLimit::Attempt,
             ..
-        } => format!(
-            "{attempt} timed out after {} (status {status})",
-            format_duration(end.duration)
-        ),
+        } => {
+            let took = format_duration(end.duration);
+            format!("{attempt} timed out after {took} (status {status})")
+        }
         Termination::TimedOut {
             limit: TimeLimit::Deadline,
             ..
         } => {
             format!("{attempt} was stopped at the --max-time deadline (status {status})")
         }
+    };
+    match end.reset {
+        true => format!(
+            "{what} after running {}, so the backoff starts over",
+            format_duration(end.duration)
+        ),
+        false => what,
     }
 }
 
@@ -259,20 +321,29 @@ fn give_up_line(done: &Done) -> Option<String> {
 /// The JSON object for `event`, if the event has one.
 fn json(event: &Event) -> Value {
     match event {
-        Event::AttemptStart { attempt, limit } => json!({
+        Event::AttemptStart { numbering, at } => json!({
             "event": "attempt_start",
-            "attempt": attempt,
-            "max_attempts": limit_json(*limit),
+            "attempt": numbering.attempt,
+            "attempt_since_reset": numbering.since_reset,
+            "max_attempts": limit_json(numbering.limit),
+            "offset_ms": to_millis(*at),
         }),
         Event::AttemptEnd(end) => {
             let mut object = json!({
                 "event": "attempt_end",
-                "attempt": end.attempt,
+                "attempt": end.numbering.attempt,
                 "status": end.termination.status(),
                 "duration_ms": to_millis(end.duration),
                 "verdict": end.verdict.name(),
                 "timed_out": end.termination.time_limit().is_some(),
+                "matched": end.matched().map(|(condition, _)| condition),
             });
+            if let Some((_, pattern)) = end.matched() {
+                object["pattern"] = json!(pattern);
+            }
+            if end.reset {
+                object["reset"] = json!(true);
+            }
             if let Some(signal) = end.termination.signal() {
                 object["signal"] = json!(signals::name(signal));
             }
@@ -336,6 +407,7 @@ impl<W: Write> EventSink for Reporter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Refusal;
 
     fn render(settings: LogSettings, events: Vec<Event>) -> String {
         let mut reporter = Reporter::new(Vec::new(), settings);
@@ -347,35 +419,39 @@ mod tests {
         LogSettings { format, verbosity }
     }
 
-    fn limit() -> AttemptLimit {
-        "3".parse().unwrap()
+    fn numbering(attempt: u64) -> Numbering {
+        Numbering {
+            attempt,
+            since_reset: attempt,
+            limit: "3".parse().unwrap(),
+        }
+    }
+
+    fn end(attempt: u64, termination: Termination, verdict: Verdict) -> AttemptEnd {
+        AttemptEnd {
+            numbering: numbering(attempt),
+            termination,
+            duration: Duration::from_millis(12),
+            output: OutputMatch::default(),
+            reset: false,
+            verdict,
+        }
     }
 
     fn failed_then_gave_up() -> Vec<Event> {
-        let end = |attempt, verdict| {
-            Event::AttemptEnd(AttemptEnd {
-                attempt,
-                limit: limit(),
-                termination: Termination::Exited(7),
-                duration: Duration::from_millis(12),
-                verdict,
-            })
+        let start = |attempt| Event::AttemptStart {
+            numbering: numbering(attempt),
+            at: Duration::ZERO,
         };
         vec![
-            Event::AttemptStart {
-                attempt: 1,
-                limit: limit(),
-            },
-            end(1, Verdict::Retry),
+            start(1),
+            Event::AttemptEnd(end(1, Termination::Exited(7), Verdict::Retry)),
             Event::Wait {
                 before_attempt: 2,
                 wait: Duration::from_millis(1500),
             },
-            Event::AttemptStart {
-                attempt: 2,
-                limit: limit(),
-            },
-            end(2, Verdict::Stop),
+            start(2),
+            Event::AttemptEnd(end(2, Termination::Exited(7), Verdict::Stop)),
             Event::Done(Done {
                 status: 7,
                 attempts: 2,
@@ -400,13 +476,6 @@ mod tests {
 
     #[test]
     fn text_describes_signals_timeouts_and_deadlines() {
-        let end = |termination| AttemptEnd {
-            attempt: 2,
-            limit: limit(),
-            termination,
-            duration: Duration::from_millis(2_000),
-            verdict: Verdict::Retry,
-        };
         let cases = [
             (
                 Termination::Signaled(9),
@@ -417,7 +486,7 @@ mod tests {
                     limit: TimeLimit::Attempt,
                     signal: Some(15),
                 },
-                "attempt 2/3 timed out after 2s (status 124)",
+                "attempt 2/3 timed out after 12ms (status 124)",
             ),
             (
                 Termination::TimedOut {
@@ -428,8 +497,21 @@ mod tests {
             ),
         ];
         for (termination, text) in cases {
-            assert_eq!(describe(&end(termination)), text);
+            assert_eq!(describe(&end(2, termination, Verdict::Retry)), text);
         }
+    }
+
+    #[test]
+    fn text_tells_when_the_backoff_starts_over() {
+        let mut long = end(7, Termination::Exited(1), Verdict::Retry);
+        long.reset = true;
+        long.numbering.since_reset = 0;
+        assert_eq!(
+            describe(&long),
+            "attempt 7 (0/3 since the backoff started over) failed with exit status 1 \
+             after running 12ms, so the backoff starts over"
+        );
+        assert_eq!(numbering(3).to_string(), "3/3");
     }
 
     #[test]
@@ -494,11 +576,27 @@ mod tests {
                 "done"
             ]
         );
+        assert_eq!(objects[0]["offset_ms"], 0.0);
         assert_eq!(objects[1]["verdict"], "retry");
         assert_eq!(objects[1]["duration_ms"], 12.0);
         assert_eq!(objects[1]["timed_out"], false);
+        assert_eq!(objects[1]["matched"], Value::Null);
         assert_eq!(objects[2]["wait_ms"], 1500.0);
         assert_eq!(objects[5]["reason"], "not_retryable");
         assert_eq!(objects[5]["status"], 7);
+    }
+
+    #[test]
+    fn json_names_the_output_condition_that_matched() {
+        let mut matched = end(1, Termination::Exited(22), Verdict::Stop);
+        matched.output = OutputMatch {
+            retry: Some("503".into()),
+            stop: Some("404".into()),
+        };
+        let object = json(&Event::AttemptEnd(matched));
+        assert_eq!(
+            (object["matched"].as_str(), object["pattern"].as_str()),
+            (Some("stop_on_output"), Some("404"))
+        );
     }
 }

@@ -15,12 +15,15 @@ pub mod config;
 pub mod duration;
 pub mod events;
 pub mod exit;
+pub mod output;
 pub mod plan;
 pub mod policy;
 pub mod reaper;
+pub mod report;
 pub mod retry_loop;
 pub mod runner;
 pub mod signals;
+pub mod spill;
 pub mod stdin_replay;
 pub mod terminal;
 pub mod termination;
@@ -38,6 +41,7 @@ use crate::config::{Action, Config};
 use crate::events::Reporter;
 use crate::exit::Exit;
 use crate::plan::PlanRequest;
+use crate::report::ReportWriter;
 use crate::retry_loop::Rules;
 use crate::runner::{Isolation, ProcessRunner};
 use crate::signals::SignalWatch;
@@ -47,8 +51,9 @@ use crate::terminal::Terminal;
 /// Carry out the invocation `cli` describes; returns how the tool ends, or an error in the
 /// tool's own usage (exit 125).
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    let seed = cli.seed.unwrap_or_else(random_seed);
+    let report_options = cli.report.is_some().then(|| report::options(&cli, seed));
     let config = Config::try_from(cli)?;
-    let seed = config.seed.unwrap_or_else(random_seed);
     match &config.action {
         Action::Plan => {
             let request = PlanRequest {
@@ -59,12 +64,25 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             print_plan(&request, &config)?;
             Ok(Exit::Status(exit::SUCCESS))
         }
-        Action::Run(command) => run_command(command.clone(), &config, seed),
+        Action::Run(command) => run_command(command.clone(), &config, seed, report_options),
     }
 }
 
-/// Run `command` under `config`'s rules until it succeeds or the run gives up.
-fn run_command(command: CommandLine, config: &Config, seed: u64) -> anyhow::Result<Exit> {
+/// Run `command` under `config`'s rules until it succeeds or the run gives up; `report_options`
+/// are the options to record with `--report`.
+fn run_command(
+    command: CommandLine,
+    config: &Config,
+    seed: u64,
+    report_options: Option<serde_json::Value>,
+) -> anyhow::Result<Exit> {
+    let report = match (&config.report, report_options) {
+        (Some(path), Some(options)) => Some(
+            ReportWriter::create(path, options)
+                .with_context(|| format!("cannot write --report {}", path.display()))?,
+        ),
+        _ => None,
+    };
     let terminal = match config.process.isolation {
         Isolation::OwnGroup => Terminal::if_in_foreground(),
         Isolation::Foreground => None,
@@ -82,6 +100,7 @@ fn run_command(command: CommandLine, config: &Config, seed: u64) -> anyhow::Resu
         limit: config.limit,
         policy: config.policy.clone(),
         max_time: config.max_time,
+        reset_after: config.reset_after,
     };
     let mut waits = config
         .backoff
@@ -93,10 +112,12 @@ fn run_command(command: CommandLine, config: &Config, seed: u64) -> anyhow::Resu
         watch: &watch,
         terminal,
         input,
+        output: config.output.clone(),
+        held: None,
     };
     let mut clock = SignalClock::new(&watch);
-    let mut reporter = Reporter::new(io::stderr(), config.log);
-    let done = retry_loop::run(&rules, &mut waits, &mut runner, &mut clock, &mut reporter);
+    let mut sinks = (Reporter::new(io::stderr(), config.log), report);
+    let done = retry_loop::run(&rules, &mut waits, &mut runner, &mut clock, &mut sinks);
     Ok(done.exit())
 }
 

@@ -7,6 +7,7 @@
 //! pipe).
 
 use crate::codes::StatusSet;
+use crate::output::OutputMatch;
 
 /// The exit-status options: `--success-on`, `--retry-on` and `--stop-on`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +15,8 @@ pub struct Policy {
     success_on: StatusSet,
     retry_on: Option<StatusSet>,
     stop_on: StatusSet,
+    /// Whether `--retry-on-output` was given: then only a matching failure is retried.
+    requires_retry_match: bool,
 }
 
 /// What one attempt's status says about the run.
@@ -38,6 +41,10 @@ pub enum Refusal {
     Interrupted,
     /// 141: the command's output pipe was closed (SIGPIPE), and `--retry-on` does not name 141.
     BrokenPipe,
+    /// The output matched `--stop-on-output`.
+    StopOnOutput,
+    /// `--retry-on-output` was given and the output did not match it.
+    NoRetryOnOutput,
 }
 
 impl Refusal {
@@ -51,6 +58,10 @@ impl Refusal {
             }
             Refusal::BrokenPipe => {
                 "means the command's reader went away (SIGPIPE); name 141 in --retry-on to retry it"
+            }
+            Refusal::StopOnOutput => "is not retried: the output matched --stop-on-output",
+            Refusal::NoRetryOnOutput => {
+                "is not retried: the output did not match --retry-on-output"
             }
         }
     }
@@ -91,7 +102,16 @@ impl Policy {
             success_on,
             retry_on,
             stop_on,
+            requires_retry_match: false,
         })
+    }
+
+    /// The same policy, retrying a failure only when its output matched `--retry-on-output`.
+    pub fn requiring_retry_match(self, required: bool) -> Self {
+        Policy {
+            requires_retry_match: required,
+            ..self
+        }
     }
 
     /// Whether `--retry-on` was given and names `status`.
@@ -99,8 +119,21 @@ impl Policy {
         self.retry_on.is_some_and(|set| set.contains(status))
     }
 
-    /// Classify an attempt that ended with `status`.
-    pub fn classify(&self, status: u8) -> Classification {
+    /// Classify an attempt that ended with `status` after printing output that matched `output`.
+    /// The output conditions apply only to failures, and only where the status allows a retry.
+    pub fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
+        match self.classify_status(status) {
+            Classification::Retryable if output.stop.is_some() => {
+                Classification::NotRetryable(Refusal::StopOnOutput)
+            }
+            Classification::Retryable if self.requires_retry_match && output.retry.is_none() => {
+                Classification::NotRetryable(Refusal::NoRetryOnOutput)
+            }
+            classification => classification,
+        }
+    }
+
+    fn classify_status(&self, status: u8) -> Classification {
         if self.success_on.contains(status) {
             Classification::Success
         } else if self.stop_on.contains(status) {
@@ -159,10 +192,59 @@ mod tests {
             ),
         ];
         for (success, retry, stop, status, expected) in table {
-            let got = policy(success, retry, stop).classify(status);
+            let got = policy(success, retry, stop).classify(status, &OutputMatch::default());
             assert_eq!(
                 got, expected,
                 "success {success} retry {retry:?} stop {stop:?} status {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn output_conditions_apply_to_retryable_failures_only() {
+        let matched = |retry: Option<&str>, stop: Option<&str>| OutputMatch {
+            retry: retry.map(String::from),
+            stop: stop.map(String::from),
+        };
+        let plain = policy("0", None, Some("2"));
+        let needs_match = plain.clone().requiring_retry_match(true);
+        let table = [
+            // (policy, status, output, expected)
+            (&plain, 0, matched(None, Some("x")), Success),
+            (
+                &plain,
+                1,
+                matched(None, Some("x")),
+                NotRetryable(StopOnOutput),
+            ),
+            (
+                &plain,
+                1,
+                matched(Some("y"), Some("x")),
+                NotRetryable(StopOnOutput),
+            ),
+            (&plain, 2, matched(Some("y"), None), NotRetryable(InStopOn)),
+            (&plain, 1, matched(None, None), Retryable),
+            (
+                &needs_match,
+                1,
+                matched(None, None),
+                NotRetryable(NoRetryOnOutput),
+            ),
+            (&needs_match, 1, matched(Some("y"), None), Retryable),
+            (&needs_match, 0, matched(None, None), Success),
+            (
+                &needs_match,
+                2,
+                matched(Some("y"), None),
+                NotRetryable(InStopOn),
+            ),
+        ];
+        for (policy, status, output, expected) in table {
+            assert_eq!(
+                policy.classify(status, &output),
+                expected,
+                "{status} {output:?}"
             );
         }
     }

@@ -8,8 +8,9 @@
 use std::time::Duration;
 
 use crate::attempts::AttemptLimit;
+use crate::backoff::Schedule;
 use crate::clock::Clock;
-use crate::events::{AttemptEnd, Done, Event, EventSink, Reason, Verdict};
+use crate::events::{AttemptEnd, Done, Event, EventSink, Numbering, Reason, Verdict};
 use crate::exit;
 use crate::policy::{Classification, Policy};
 use crate::runner::{AttemptReport, Attempts};
@@ -18,53 +19,89 @@ use crate::termination::TimeLimit;
 /// The fixed rules of one run.
 #[derive(Clone, Debug)]
 pub struct Rules {
-    /// How many attempts may be made.
+    /// How many attempts may be made (since the last reset).
     pub limit: AttemptLimit,
-    /// What each exit status means.
+    /// What each exit status and output means.
     pub policy: Policy,
     /// `--max-time`: how long the whole run may take, attempts and waits together.
     pub max_time: Option<Duration>,
+    /// `--reset-after`: a failed attempt that ran this long starts the backoff and the count over.
+    pub reset_after: Option<Duration>,
+}
+
+/// The waits between attempts.
+pub trait Waits {
+    /// The next wait.
+    fn next_wait(&mut self) -> Duration;
+    /// Start over: the next wait is the first wait again.
+    fn start_over(&mut self);
+}
+
+impl<R: rand::Rng> Waits for Schedule<R> {
+    fn next_wait(&mut self) -> Duration {
+        self.draw().wait
+    }
+
+    fn start_over(&mut self) {
+        self.restart();
+    }
 }
 
 /// Run attempts until success or giving up, waiting between them as `waits` says; returns the
 /// final [`Done`] (also emitted to `sink`).
 pub fn run(
     rules: &Rules,
-    waits: &mut impl Iterator<Item = Duration>,
+    waits: &mut impl Waits,
     attempts: &mut impl Attempts,
     clock: &mut impl Clock,
     sink: &mut impl EventSink,
 ) -> Done {
     let start = clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
-    let mut attempt = 0;
+    let (mut attempt, mut since_reset) = (0, 0);
     loop {
         attempt += 1;
-        sink.emit(Event::AttemptStart {
+        since_reset += 1;
+        let numbering = Numbering {
             attempt,
+            since_reset,
             limit: rules.limit,
+        };
+        sink.emit(Event::AttemptStart {
+            numbering,
+            at: clock.now() - start,
         });
         let began = clock.now();
-        let report = match attempts.run(attempt, deadline) {
+        let report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
                 let reason = Reason::SpawnFailed(err.message);
                 return finish(sink, err.status, attempt, reason, clock.now() - start);
             }
         };
+        let duration = clock.now() - began;
         let status = report.termination.status();
-        let mut verdict = judge(rules, attempt, &report);
-        let wait = (verdict == Judgement::Retry).then(|| waits.next().unwrap_or_default());
+        let classification = rules.policy.classify(status, &report.output);
+        let reset = classification == Classification::Retryable
+            && rules.reset_after.is_some_and(|after| duration >= after);
+        if reset {
+            since_reset = 0;
+            waits.start_over();
+        }
+        let mut verdict = judge(rules, since_reset, &report, classification);
+        let wait = (verdict == Judgement::Retry).then(|| waits.next_wait());
         if let (Some(wait), Some(deadline)) = (wait, deadline) {
             if clock.now() + wait >= deadline {
                 verdict = Judgement::Stop(Reason::Deadline);
             }
         }
+        attempts.conclude(verdict.verdict() == Verdict::Success);
         let end = AttemptEnd {
-            attempt,
-            limit: rules.limit,
+            numbering,
             termination: report.termination,
-            duration: clock.now() - began,
+            duration,
+            output: report.output,
+            reset,
             verdict: verdict.verdict(),
         };
         sink.emit(Event::AttemptEnd(end));
@@ -108,18 +145,24 @@ impl Judgement {
     }
 }
 
-/// Judge attempt number `attempt` by how the run was stopped, its time limit, and its status.
-fn judge(rules: &Rules, attempt: u64, report: &AttemptReport) -> Judgement {
+/// Judge an attempt by how the run was stopped, its time limit, and its classification;
+/// `since_reset` attempts count against the limit.
+fn judge(
+    rules: &Rules,
+    since_reset: u64,
+    report: &AttemptReport,
+    classification: Classification,
+) -> Judgement {
     if let Some(signal) = report.interrupted_by {
         return Judgement::Stop(Reason::Interrupted(signal));
     }
     if report.termination.time_limit() == Some(TimeLimit::Deadline) {
         return Judgement::Stop(Reason::Deadline);
     }
-    match rules.policy.classify(report.termination.status()) {
+    match classification {
         Classification::Success => Judgement::Stop(Reason::Success),
         Classification::NotRetryable(refusal) => Judgement::Stop(Reason::NotRetryable(refusal)),
-        Classification::Retryable if !rules.limit.allows_another(attempt) => {
+        Classification::Retryable if !rules.limit.allows_another(since_reset) => {
             Judgement::Stop(Reason::Exhausted)
         }
         Classification::Retryable => Judgement::Retry,
@@ -147,114 +190,81 @@ fn finish(
 mod tests {
     use super::*;
     use crate::codes::StatusSet;
+    use crate::output::OutputMatch;
     use crate::policy::Refusal;
     use crate::runner::SpawnError;
     use crate::termination::Termination;
+    use std::cell::Cell;
+    use std::rc::Rc;
     use std::time::Instant;
 
-    /// A clock that moves only when slept on or when an attempt "runs".
+    /// Fake time, shared by the clock and the attempts; it moves only when slept on or when an
+    /// attempt "runs".
+    type Time = Rc<Cell<Instant>>;
+
     struct FakeClock {
-        now: Instant,
+        time: Time,
         slept: Vec<Duration>,
         interrupt_sleep: Option<i32>,
     }
 
     impl Clock for FakeClock {
         fn now(&self) -> Instant {
-            self.now
+            self.time.get()
         }
         fn sleep(&mut self, duration: Duration) -> Option<i32> {
             self.slept.push(duration);
-            match self.interrupt_sleep {
-                Some(signal) => Some(signal),
-                None => {
-                    self.now += duration;
-                    None
-                }
+            if self.interrupt_sleep.is_none() {
+                self.time.set(self.time.get() + duration);
             }
+            self.interrupt_sleep
         }
     }
 
-    /// Attempts that end as scripted, in order; each records the deadline it was given.
+    /// Attempts that end as scripted, in order, taking the fake time in `took` (none once it
+    /// runs out); they record the numbering and deadline they were given and how they were
+    /// concluded.
     struct Scripted {
         script: Vec<Result<AttemptReport, SpawnError>>,
+        took: Vec<Duration>,
+        time: Time,
+        numberings: Vec<Numbering>,
         deadlines: Vec<Option<Instant>>,
+        concluded: Vec<bool>,
     }
 
     impl Attempts for Scripted {
         fn run(
             &mut self,
-            _attempt: u64,
+            numbering: Numbering,
             deadline: Option<Instant>,
         ) -> Result<AttemptReport, SpawnError> {
+            self.numberings.push(numbering);
             self.deadlines.push(deadline);
+            let took = if self.took.is_empty() {
+                Duration::ZERO
+            } else {
+                self.took.remove(0)
+            };
+            self.time.set(self.time.get() + took);
             self.script.remove(0)
         }
-    }
 
-    fn report(termination: Termination) -> Result<AttemptReport, SpawnError> {
-        Ok(AttemptReport {
-            termination,
-            interrupted_by: None,
-        })
-    }
-
-    fn rules(limit: &str, retry_on: Option<&str>) -> Rules {
-        let set = |text: &str| text.parse::<StatusSet>().unwrap();
-        Rules {
-            limit: limit.parse().unwrap(),
-            policy: Policy::new(set("0"), retry_on.map(set), None).unwrap(),
-            max_time: None,
+        fn conclude(&mut self, success: bool) {
+            self.concluded.push(success);
         }
     }
 
-    fn exits(codes: &[u8]) -> Vec<Result<AttemptReport, SpawnError>> {
-        codes
-            .iter()
-            .map(|&code| report(Termination::Exited(code)))
-            .collect()
-    }
+    /// Waits of 1s, 2s, 3s...; starting over begins again at 1s.
+    struct Counting(u64);
 
-    struct Outcome {
-        done: Done,
-        slept: Vec<Duration>,
-        events: Vec<Event>,
-        deadlines: Vec<Option<Instant>>,
-        start: Instant,
-    }
-
-    fn run_script(rules: &Rules, script: Vec<Result<AttemptReport, SpawnError>>) -> Outcome {
-        run_with(rules, script, None)
-    }
-
-    fn run_with(
-        rules: &Rules,
-        script: Vec<Result<AttemptReport, SpawnError>>,
-        interrupt_sleep: Option<i32>,
-    ) -> Outcome {
-        let start = Instant::now();
-        let mut clock = FakeClock {
-            now: start,
-            slept: Vec::new(),
-            interrupt_sleep,
-        };
-        let mut attempts = Scripted {
-            script,
-            deadlines: Vec::new(),
-        };
-        let mut waits = (1..).map(Duration::from_secs);
-        let mut events = Vec::new();
-        let done = run(rules, &mut waits, &mut attempts, &mut clock, &mut events);
-        assert!(
-            attempts.script.is_empty(),
-            "the loop stopped before the script ended"
-        );
-        Outcome {
-            done,
-            slept: clock.slept,
-            events,
-            deadlines: attempts.deadlines,
-            start,
+    impl Waits for Counting {
+        fn next_wait(&mut self) -> Duration {
+            self.0 += 1;
+            Duration::from_secs(self.0)
+        }
+        fn start_over(&mut self) {
+            self.0 = 0;
         }
     }
 
@@ -264,23 +274,113 @@ mod tests {
         }
     }
 
+    fn report(termination: Termination) -> Result<AttemptReport, SpawnError> {
+        Ok(AttemptReport {
+            termination,
+            interrupted_by: None,
+            output: OutputMatch::default(),
+        })
+    }
+
+    fn exits(codes: &[u8]) -> Vec<Result<AttemptReport, SpawnError>> {
+        codes
+            .iter()
+            .map(|&code| report(Termination::Exited(code)))
+            .collect()
+    }
+
+    fn rules(limit: &str, retry_on: Option<&str>) -> Rules {
+        let set = |text: &str| text.parse::<StatusSet>().unwrap();
+        Rules {
+            limit: limit.parse().unwrap(),
+            policy: Policy::new(set("0"), retry_on.map(set), None).unwrap(),
+            max_time: None,
+            reset_after: None,
+        }
+    }
+
+    struct Outcome {
+        done: Done,
+        slept: Vec<Duration>,
+        events: Vec<Event>,
+        attempts: Scripted,
+        start: Instant,
+    }
+
+    /// Run `script`, the attempts taking `took`, with sleeps cut by `interrupt_sleep`.
+    fn run_with(
+        rules: &Rules,
+        script: Vec<Result<AttemptReport, SpawnError>>,
+        took: Vec<Duration>,
+        interrupt_sleep: Option<i32>,
+    ) -> Outcome {
+        let start = Instant::now();
+        let time = Rc::new(Cell::new(start));
+        let mut clock = FakeClock {
+            time: Rc::clone(&time),
+            slept: Vec::new(),
+            interrupt_sleep,
+        };
+        let mut attempts = Scripted {
+            script,
+            took,
+            time,
+            numberings: Vec::new(),
+            deadlines: Vec::new(),
+            concluded: Vec::new(),
+        };
+        let mut events = Vec::new();
+        let done = run(
+            rules,
+            &mut Counting(0),
+            &mut attempts,
+            &mut clock,
+            &mut events,
+        );
+        assert!(
+            attempts.script.is_empty(),
+            "the loop stopped before the script ended"
+        );
+        Outcome {
+            done,
+            slept: clock.slept,
+            events,
+            attempts,
+            start,
+        }
+    }
+
+    fn run_script(rules: &Rules, script: Vec<Result<AttemptReport, SpawnError>>) -> Outcome {
+        run_with(rules, script, Vec::new(), None)
+    }
+
+    impl Outcome {
+        /// Each attempt's number since the last reset, as the attempts were told.
+        fn since_reset(&self) -> Vec<u64> {
+            self.attempts
+                .numberings
+                .iter()
+                .map(|n| n.since_reset)
+                .collect()
+        }
+    }
+
+    fn summary(out: &Outcome) -> (u8, u64, Reason) {
+        (out.done.status, out.done.attempts, out.done.reason.clone())
+    }
+
     #[test]
     fn stops_at_the_first_success() {
         let out = run_script(&rules("5", None), exits(&[1, 2, 0]));
-        assert_eq!(
-            (out.done.status, out.done.attempts, out.done.reason),
-            (0, 3, Reason::Success)
-        );
+        assert_eq!(summary(&out), (0, 3, Reason::Success));
         assert_eq!(out.slept, [Duration::from_secs(1), Duration::from_secs(2)]);
+        assert_eq!(out.attempts.concluded, [false, false, true]);
     }
 
     #[test]
     fn gives_up_with_the_last_status_and_no_wait_after_the_last_attempt() {
         let out = run_script(&rules("3", None), exits(&[1, 2, 3]));
-        assert_eq!(
-            (out.done.status, out.done.attempts, out.done.reason),
-            (3, 3, Reason::Exhausted)
-        );
+        assert_eq!(summary(&out), (3, 3, Reason::Exhausted));
         assert_eq!(out.slept.len(), 2);
         assert!(matches!(out.events.last(), Some(Event::Done(_))));
         let waits = out
@@ -294,8 +394,10 @@ mod tests {
     #[test]
     fn a_status_not_to_retry_stops_at_once() {
         let out = run_script(&rules("5", Some("75")), exits(&[75, 2]));
-        assert_eq!(out.done.reason, Reason::NotRetryable(Refusal::NotInRetryOn));
-        assert_eq!((out.done.status, out.done.attempts), (2, 2));
+        assert_eq!(
+            summary(&out),
+            (2, 2, Reason::NotRetryable(Refusal::NotInRetryOn))
+        );
         assert_eq!(out.slept.len(), 1);
     }
 
@@ -314,7 +416,7 @@ mod tests {
     #[test]
     fn death_by_signal_is_reported_as_128_plus_n() {
         let out = run_script(&rules("1", None), vec![report(Termination::Signaled(9))]);
-        assert_eq!((out.done.status, out.done.reason), (137, Reason::Exhausted));
+        assert_eq!(summary(&out), (137, 1, Reason::Exhausted));
     }
 
     #[test]
@@ -322,7 +424,7 @@ mod tests {
         let mut codes = vec![1; 500];
         codes.push(0);
         let out = run_script(&rules("unlimited", None), exits(&codes));
-        assert_eq!((out.done.status, out.done.attempts), (0, 501));
+        assert_eq!(summary(&out), (0, 501, Reason::Success));
         assert_eq!(out.slept.len(), 500);
     }
 
@@ -333,10 +435,7 @@ mod tests {
             signal: Some(15),
         };
         let out = run_script(&rules("2", None), vec![report(cut), report(cut)]);
-        assert_eq!(
-            (out.done.status, out.done.attempts, out.done.reason),
-            (124, 2, Reason::Exhausted)
-        );
+        assert_eq!(summary(&out), (124, 2, Reason::Exhausted));
     }
 
     #[test]
@@ -345,13 +444,10 @@ mod tests {
         rules.max_time = Some(Duration::from_millis(2_500));
         // Waits are 1s, then 2s: the second would end at 3s, past the 2.5s deadline.
         let out = run_script(&rules, exits(&[1, 1]));
-        assert_eq!(
-            (out.done.status, out.done.attempts, out.done.reason),
-            (1, 2, Reason::Deadline)
-        );
+        assert_eq!(summary(&out), (1, 2, Reason::Deadline));
         assert_eq!(out.slept, [Duration::from_secs(1)]);
-        let deadline = out.start + Duration::from_millis(2_500);
-        assert_eq!(out.deadlines, [Some(deadline), Some(deadline)]);
+        let deadline = Some(out.start + Duration::from_millis(2_500));
+        assert_eq!(out.attempts.deadlines, [deadline, deadline]);
     }
 
     #[test]
@@ -361,7 +457,7 @@ mod tests {
             signal: Some(15),
         };
         let out = run_script(&rules("5", None), vec![report(cut)]);
-        assert_eq!((out.done.status, out.done.reason), (124, Reason::Deadline));
+        assert_eq!(summary(&out), (124, 1, Reason::Deadline));
     }
 
     #[test]
@@ -369,19 +465,66 @@ mod tests {
         let stopped = Ok(AttemptReport {
             termination: Termination::Exited(0),
             interrupted_by: Some(15),
+            output: OutputMatch::default(),
         });
         let out = run_script(&rules("5", None), vec![stopped]);
-        assert_eq!(
-            (out.done.status, out.done.reason.clone()),
-            (143, Reason::Interrupted(15))
-        );
+        assert_eq!(summary(&out), (143, 1, Reason::Interrupted(15)));
         assert_eq!(out.done.exit(), exit::Exit::KilledBy(15));
     }
 
     #[test]
     fn a_signal_during_a_wait_stops_the_run_before_another_attempt() {
-        let out = run_with(&rules("5", None), exits(&[1]), Some(2));
-        assert_eq!((out.done.status, out.done.attempts), (130, 1));
-        assert_eq!(out.done.reason, Reason::Interrupted(2));
+        let out = run_with(&rules("5", None), exits(&[1]), Vec::new(), Some(2));
+        assert_eq!(summary(&out), (130, 1, Reason::Interrupted(2)));
+    }
+
+    #[test]
+    fn output_matches_decide_with_the_status() {
+        let stop = Ok(AttemptReport {
+            termination: Termination::Exited(22),
+            interrupted_by: None,
+            output: OutputMatch {
+                retry: None,
+                stop: Some("404".into()),
+            },
+        });
+        let out = run_script(&rules("5", None), vec![stop]);
+        assert_eq!(
+            summary(&out),
+            (22, 1, Reason::NotRetryable(Refusal::StopOnOutput))
+        );
+    }
+
+    #[test]
+    fn a_long_failure_starts_the_backoff_and_the_count_over() {
+        let mut rules = rules("3", None);
+        rules.reset_after = Some(Duration::from_secs(10));
+        // Every attempt takes 10s, so each failure resets: the run never exhausts 3 attempts.
+        let took = vec![Duration::from_secs(10); 5];
+        let out = run_with(&rules, exits(&[1, 1, 1, 1, 0]), took, None);
+        assert_eq!(summary(&out), (0, 5, Reason::Success));
+        assert_eq!(
+            out.slept,
+            [Duration::from_secs(1); 4],
+            "each wait is the first wait again"
+        );
+        assert_eq!(out.since_reset(), [1, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn quick_failures_after_a_reset_count_from_one() {
+        let mut rules = rules("2", None);
+        rules.reset_after = Some(Duration::from_secs(10));
+        // A long failure resets; then two quick failures exhaust the limit of 2.
+        let took = vec![Duration::from_secs(10), Duration::ZERO, Duration::ZERO];
+        let out = run_with(&rules, exits(&[1, 1, 1]), took, None);
+        assert_eq!(summary(&out), (1, 3, Reason::Exhausted));
+        assert_eq!(out.slept, [Duration::from_secs(1), Duration::from_secs(2)]);
+        assert_eq!(out.since_reset(), [1, 1, 2]);
+        let resets = out
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::AttemptEnd(end) if end.reset));
+        assert_eq!(resets.count(), 1);
     }
 }

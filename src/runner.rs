@@ -11,16 +11,21 @@
 mod supervision;
 
 use std::io;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::unistd::{getpid, Pid};
 
 use crate::attempts::AttemptLimit;
 use crate::command_line::CommandLine;
+use crate::events::Numbering;
 use crate::exit;
+use crate::output::{Destination, OutputConditions, OutputMatch, StreamCopy};
 use crate::signals::SignalWatch;
+use crate::spill::SpillBuffer;
 use crate::stdin_replay::HeldInput;
 use crate::terminal::{self, Terminal};
 use crate::termination::{Termination, TimeLimit};
@@ -28,8 +33,12 @@ use crate::termination::{Termination, TimeLimit};
 use supervision::Supervision;
 
 /// The variables every attempt finds in its environment, with what they hold.
-pub const ENVIRONMENT: [(&str, &str); 2] = [
+pub const ENVIRONMENT: [(&str, &str); 3] = [
     ("RETRY_ATTEMPT", "this attempt's number, counting from 1"),
+    (
+        "RETRY_ATTEMPT_SINCE_RESET",
+        "its number since --reset-after last started the count over (as RETRY_ATTEMPT before)",
+    ),
     (
         "RETRY_MAX_ATTEMPTS",
         "the --max-attempts value: a number, or 'unlimited'",
@@ -38,18 +47,25 @@ pub const ENVIRONMENT: [(&str, &str); 2] = [
 
 /// Runs numbered attempts; the run loop's only way to start the command.
 pub trait Attempts {
-    /// Run attempt number `attempt` (from 1) to its end, cutting it at `deadline` if given.
-    fn run(&mut self, attempt: u64, deadline: Option<Instant>)
-        -> Result<AttemptReport, SpawnError>;
+    /// Run the attempt `numbering` names to its end, cutting it at `deadline` if given.
+    fn run(
+        &mut self,
+        numbering: Numbering,
+        deadline: Option<Instant>,
+    ) -> Result<AttemptReport, SpawnError>;
+    /// Learn how the last attempt was judged (for `--hold-output`).
+    fn conclude(&mut self, success: bool);
 }
 
 /// How an attempt went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttemptReport {
     /// How the command ended.
     pub termination: Termination,
     /// The signal the tool received (and passed on) during the attempt, if any.
     pub interrupted_by: Option<i32>,
+    /// What the output conditions found in its output.
+    pub output: OutputMatch,
 }
 
 /// The command could not be started, or not waited for.
@@ -95,15 +111,35 @@ pub struct ProcessRunner<'a> {
     pub terminal: Option<Terminal>,
     /// The held stdin, for `--replay-stdin`.
     pub input: Option<HeldInput>,
+    /// The output conditions and `--hold-output`.
+    pub output: OutputOptions,
+    /// The last attempt's held stdout, until it is judged.
+    pub held: Option<SpillBuffer>,
+}
+
+/// What to do with an attempt's output.
+#[derive(Clone, Debug, Default)]
+pub struct OutputOptions {
+    /// `--retry-on-output` and `--stop-on-output`.
+    pub conditions: Arc<OutputConditions>,
+    /// `--hold-output`.
+    pub hold: bool,
 }
 
 impl ProcessRunner<'_> {
-    fn spawn(&self, attempt: u64) -> Result<Child, SpawnError> {
+    fn spawn(&self, numbering: Numbering) -> Result<Child, SpawnError> {
         let mut command = Command::new(self.command.program());
         command
             .args(self.command.args())
-            .env(ENVIRONMENT[0].0, attempt.to_string())
-            .env(ENVIRONMENT[1].0, self.limit.to_string());
+            .env(ENVIRONMENT[0].0, numbering.attempt.to_string())
+            .env(ENVIRONMENT[1].0, numbering.since_reset.to_string())
+            .env(ENVIRONMENT[2].0, self.limit.to_string());
+        if self.output.conditions.any() || self.output.hold {
+            command.stdout(Stdio::piped());
+        }
+        if self.output.conditions.any() {
+            command.stderr(Stdio::piped());
+        }
         if let Some(input) = &self.input {
             command.stdin(
                 input
@@ -134,6 +170,22 @@ impl ProcessRunner<'_> {
             .map_err(|err| spawn_error(&self.command, &err))
     }
 
+    /// Start copying the attempt's piped stdout and stderr on, or into the hold.
+    fn start_copies(&self, child: &mut Child) -> [Option<StreamCopy>; 2] {
+        let conditions = &self.output.conditions;
+        let stdout = child.stdout.take().map(|pipe| {
+            let destination = match self.output.hold {
+                true => Some(Destination::Hold(SpillBuffer::default())),
+                false => Destination::stdout(),
+            };
+            StreamCopy::start(pipe, destination, Arc::clone(conditions))
+        });
+        let stderr = child.stderr.take();
+        let stderr = stderr
+            .map(|pipe| StreamCopy::start(pipe, Destination::stderr(), Arc::clone(conditions)));
+        [stdout, stderr]
+    }
+
     fn failure(&self, what: &str, err: &io::Error) -> SpawnError {
         SpawnError {
             status: exit::USAGE,
@@ -145,7 +197,7 @@ impl ProcessRunner<'_> {
 impl Attempts for ProcessRunner<'_> {
     fn run(
         &mut self,
-        attempt: u64,
+        numbering: Numbering,
         deadline: Option<Instant>,
     ) -> Result<AttemptReport, SpawnError> {
         let started = Instant::now();
@@ -158,7 +210,8 @@ impl Attempts for ProcessRunner<'_> {
             (Some(own), _) => Some((own, TimeLimit::Attempt)),
             (None, run) => run.map(|run| (run, TimeLimit::Deadline)),
         };
-        let mut child = self.spawn(attempt)?;
+        let mut child = self.spawn(numbering)?;
+        let copies = self.start_copies(&mut child);
         if let Some(input) = &self.input {
             input.feed(child.stdin.take());
         }
@@ -172,8 +225,40 @@ impl Attempts for ProcessRunner<'_> {
             terminal.take_back();
         }
         supervision.clear_group();
-        Ok(supervision.report(status))
+        let (output, held) = finish_copies(copies, Instant::now() + kill_after);
+        let report = supervision.report(status, output);
+        self.held = held;
+        Ok(report)
     }
+
+    fn conclude(&mut self, success: bool) {
+        if let Some(held) = self.held.take() {
+            // Errors are the reader's business: a closed stdout must not end the run.
+            let _ = match success {
+                true => held
+                    .drain_into(&mut io::stdout().lock())
+                    .and_then(|()| io::stdout().flush()),
+                false => held.drain_into(&mut io::stderr().lock()),
+            };
+        }
+    }
+}
+
+/// Wait (until `until` at the latest) for the copies to reach the end of their streams; returns
+/// what the output conditions found and the held stdout, if it was held.
+fn finish_copies(
+    copies: [Option<StreamCopy>; 2],
+    until: Instant,
+) -> (OutputMatch, Option<SpillBuffer>) {
+    let mut found = OutputMatch::default();
+    let mut kept = None;
+    for copy in copies.into_iter().flatten() {
+        if let Some((matched, held)) = copy.finish(until) {
+            found = found.merge(matched);
+            kept = kept.or(held);
+        }
+    }
+    (found, kept)
 }
 
 /// On Linux, have the kernel send the child SIGTERM when the tool dies; if the tool is already

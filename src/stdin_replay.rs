@@ -1,17 +1,16 @@
 //! `--replay-stdin`: read the tool's stdin to its end once, and give every attempt the same bytes.
 //!
-//! Up to [`MEMORY_BOUND`] bytes are held in memory and written to each attempt through a pipe by
-//! a short-lived thread; anything longer is spilled to an unnamed temporary file (it vanishes
-//! with the tool), which each attempt reads from the start, so gigabytes of input cost no more
-//! memory than megabytes. Without `--replay-stdin` none of this runs and stdin is never touched.
+//! The input is held in a [`spill`](crate::spill) buffer. Input held in memory is written to each
+//! attempt through a pipe by a short-lived thread; spilled input is given to each attempt as the
+//! temporary file itself, read from the start. Without `--replay-stdin` none of this runs and
+//! stdin is never touched.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::process::{ChildStdin, Stdio};
 use std::sync::Arc;
 
-/// The most input held in memory; more is spilled to a temporary file.
-pub const MEMORY_BOUND: usize = 1 << 20;
+use crate::spill::{self, Held};
 
 /// The whole input, held for replay.
 #[derive(Debug)]
@@ -24,20 +23,11 @@ pub enum HeldInput {
 
 impl HeldInput {
     /// Read `input` to its end.
-    pub fn read_all(mut input: impl Read) -> io::Result<Self> {
-        let mut head = Vec::new();
-        input
-            .by_ref()
-            .take(MEMORY_BOUND as u64 + 1)
-            .read_to_end(&mut head)?;
-        if head.len() <= MEMORY_BOUND {
-            return Ok(HeldInput::Memory(head.into()));
-        }
-        let mut file = tempfile::tempfile()?;
-        file.write_all(&head)?;
-        drop(head);
-        io::copy(&mut input, &mut file)?;
-        Ok(HeldInput::Spilled(file))
+    pub fn read_all(input: impl Read) -> io::Result<Self> {
+        Ok(match spill::hold_all(input)? {
+            Held::Memory(bytes) => HeldInput::Memory(bytes.into()),
+            Held::Spilled(file) => HeldInput::Spilled(file),
+        })
     }
 
     /// The stdin to give the next attempt.
@@ -70,14 +60,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_input_stays_in_memory() {
-        let held = HeldInput::read_all(&b"abc"[..]).unwrap();
-        assert!(matches!(held, HeldInput::Memory(ref bytes) if &bytes[..] == b"abc"));
-    }
-
-    #[test]
-    fn long_input_is_spilled_whole() {
-        let input: Vec<u8> = (0..MEMORY_BOUND + 5000).map(|i| (i % 251) as u8).collect();
+    fn every_attempt_reads_spilled_input_from_the_start() {
+        let input: Vec<u8> = (0..spill::MEMORY_BOUND + 5000)
+            .map(|i| (i % 251) as u8)
+            .collect();
         let held = HeldInput::read_all(&input[..]).unwrap();
         let HeldInput::Spilled(file) = &held else {
             panic!("kept in memory")
@@ -87,7 +73,6 @@ mod tests {
             let mut copy = Vec::new();
             file.try_clone().unwrap().read_to_end(&mut copy).unwrap();
             assert_eq!(copy, input);
-            file.try_clone().unwrap().rewind().unwrap();
         }
     }
 }

@@ -11,6 +11,7 @@ use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
 use super::AttemptReport;
+use crate::output::OutputMatch;
 use crate::reaper;
 use crate::signals::{SignalWatch, Wake};
 use crate::terminal::Terminal;
@@ -117,7 +118,7 @@ impl<'a> Supervision<'a> {
     }
 
     /// The report of the attempt whose main process ended with `status`.
-    pub(super) fn report(&self, status: WaitStatus) -> AttemptReport {
+    pub(super) fn report(&self, status: WaitStatus, output: OutputMatch) -> AttemptReport {
         let signal = match status {
             WaitStatus::Signaled(_, signal, _) => Some(signal as i32),
             _ => None,
@@ -132,6 +133,7 @@ impl<'a> Supervision<'a> {
         AttemptReport {
             termination,
             interrupted_by: self.interrupted_by,
+            output,
         }
     }
 

@@ -99,10 +99,12 @@ impl Run {
         self.output.status.signal()
     }
 
-    /// Every stderr line parsed as JSON.
+    /// The tool's JSON events: every stderr line that is one (the command's own stderr may be
+    /// mixed in).
     pub fn events(&self) -> Vec<serde_json::Value> {
         self.stderr()
             .lines()
+            .filter(|line| line.starts_with("{\"event\""))
             .map(|line| {
                 serde_json::from_str(line)
                     .unwrap_or_else(|err| panic!("stderr line {line:?} is not JSON: {err}\n{self}"))
@@ -289,4 +291,26 @@ pub fn process_state(pid: i32) -> Option<char> {
         .next()?
         .chars()
         .next()
+}
+
+/// Run `command` to its end and return the peak resident set of that process alone, in KiB: its
+/// `VmHWM`, sampled until it exits. (The `ru_maxrss` of a child also counts the parent's memory
+/// at the moment of the spawn, so it cannot tell the tool's own peak.)
+pub fn peak_rss_kib(mut command: Command) -> (std::process::ExitStatus, u64) {
+    let mut child = command.spawn().expect("spawn the command to measure");
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+        let hwm = status.lines().find_map(|line| line.strip_prefix("VmHWM:"));
+        if let Some(kib) =
+            hwm.and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        {
+            peak = peak.max(kib);
+        }
+        if let Some(status) = child.try_wait().expect("wait for the measured command") {
+            return (status, peak);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

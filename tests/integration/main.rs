@@ -2,6 +2,7 @@
 
 mod generated;
 mod harness;
+mod output;
 mod plan;
 mod process;
 mod pty;

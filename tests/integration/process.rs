@@ -324,29 +324,32 @@ fn replay_stdin_spills_long_input_and_keeps_memory_bounded() {
         .unwrap()
         .set_len(size)
         .unwrap();
-    let script = format!(
-        "{} --replay-stdin -n 3 --base 0s -- sh -c 'wc -c; exit 1' < {}",
-        crate::harness::binary(),
-        input.display()
-    );
-    let output = std::process::Command::new("sh")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    let counts: Vec<u64> = String::from_utf8_lossy(&output.stdout)
+    let mut tool = std::process::Command::new(crate::harness::binary());
+    tool.args([
+        "--replay-stdin",
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--",
+        "sh",
+        "-c",
+    ])
+    .arg(format!(
+        "wc -c >> {}; exit 1",
+        scratch.path("counts").display()
+    ))
+    .stdin(std::fs::File::open(&input).unwrap())
+    .stderr(std::process::Stdio::null());
+    let (status, peak) = crate::harness::peak_rss_kib(tool);
+    assert_eq!(status.code(), Some(1));
+    let counts: Vec<u64> = scratch
+        .read("counts")
         .lines()
-        .map(|line| line.trim().parse().unwrap())
+        .map(|l| l.trim().parse().unwrap())
         .collect();
     assert_eq!(counts, [size; 3]);
-    // The largest resident set among this test process's waited-for descendants, in KiB on
-    // Linux: the tool holding 64 MiB would show here.
-    let usage =
-        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
-    assert!(
-        usage.max_rss() < 20 * 1024,
-        "peak RSS {} KiB",
-        usage.max_rss()
-    );
+    assert!(peak < 20 * 1024, "peak RSS {peak} KiB for 64 MiB of input");
 }
 
 #[test]

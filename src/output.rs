@@ -1,0 +1,411 @@
+//! An attempt's output piped through the tool: passed on at once, matched line by line, or held.
+//!
+//! Only with `--retry-on-output`, `--stop-on-output` or `--hold-output`; otherwise the command's
+//! stdout and stderr stay attached directly. Each piped stream gets a thread of its own that
+//! writes every chunk on as soon as it is read (so bytes keep their order within the stream and
+//! nothing waits for a line to end) and feeds a [`LineMatcher`], which looks at lines of at most
+//! [`MAX_LINE`] bytes: a command printing gigabytes costs constant memory. Held stdout goes to a
+//! [`SpillBuffer`].
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use regex::bytes::{RegexSet, RegexSetBuilder};
+
+use crate::spill::SpillBuffer;
+
+/// The longest line matched as one; a longer line is matched in pieces of this size.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Bytes read from a pipe at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// The `--retry-on-output` and `--stop-on-output` patterns.
+#[derive(Clone, Debug, Default)]
+pub struct OutputConditions {
+    retry: Option<Patterns>,
+    stop: Option<Patterns>,
+}
+
+/// A set of patterns and their texts, for reports.
+#[derive(Clone, Debug)]
+struct Patterns {
+    set: RegexSet,
+    texts: Vec<String>,
+}
+
+/// Which patterns an attempt's output matched: the first match of each kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutputMatch {
+    /// The `--retry-on-output` pattern that matched, if any.
+    pub retry: Option<String>,
+    /// The `--stop-on-output` pattern that matched, if any.
+    pub stop: Option<String>,
+}
+
+/// A pattern that does not compile: the flag, the pattern, and the error with its position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError(pub String);
+
+impl OutputConditions {
+    /// Compile the patterns of both flags (each flag may be given several times).
+    pub fn new(retry: &[String], stop: &[String]) -> Result<Self, PatternError> {
+        Ok(OutputConditions {
+            retry: compile("--retry-on-output", retry)?,
+            stop: compile("--stop-on-output", stop)?,
+        })
+    }
+
+    /// Whether any pattern was given.
+    pub fn any(&self) -> bool {
+        self.retry.is_some() || self.stop.is_some()
+    }
+
+    /// Whether `--retry-on-output` was given: then a failure is retried only on a match.
+    pub fn requires_retry_match(&self) -> bool {
+        self.retry.is_some()
+    }
+}
+
+fn compile(flag: &str, patterns: &[String]) -> Result<Option<Patterns>, PatternError> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    for pattern in patterns {
+        if let Err(err) = regex::bytes::Regex::new(pattern) {
+            // The error's own text shows the pattern with a caret under the bad position; one
+            // line of it is kept, the rest folded.
+            let detail = err
+                .to_string()
+                .lines()
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(PatternError(format!(
+                "{flag} '{pattern}' is not a valid regex: {detail}"
+            )));
+        }
+    }
+    // Multi-line, so that ^ and $ anchor at line ends when a block of lines is searched at once
+    // (see `LineMatcher::match_lines`); CRLF, so that $ also matches before "\r\n".
+    let set = RegexSetBuilder::new(patterns)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|err| PatternError(format!("{flag}: {err}")))?;
+    Ok(Some(Patterns {
+        set,
+        texts: patterns.to_vec(),
+    }))
+}
+
+/// Matches a stream's lines against the conditions, holding at most one bounded line.
+#[derive(Debug)]
+pub struct LineMatcher {
+    conditions: Arc<OutputConditions>,
+    line: Vec<u8>,
+    found: OutputMatch,
+}
+
+impl LineMatcher {
+    /// A matcher for one stream.
+    pub fn new(conditions: Arc<OutputConditions>) -> Self {
+        LineMatcher {
+            conditions,
+            line: Vec::new(),
+            found: OutputMatch::default(),
+        }
+    }
+
+    /// Take the next bytes of the stream.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        if self.done() {
+            return;
+        }
+        if let Some(last) = memchr::memrchr(b'\n', bytes) {
+            if self.line.is_empty() {
+                self.match_lines(&bytes[..last]);
+            } else {
+                let mut block = std::mem::take(&mut self.line);
+                block.extend_from_slice(&bytes[..last]);
+                self.match_lines(&block);
+                block.clear();
+                self.line = block;
+            }
+            bytes = &bytes[last + 1..];
+        }
+        // The unfinished last line waits for its end, matched in pieces if it grows too long.
+        while !bytes.is_empty() {
+            let take = (MAX_LINE - self.line.len()).min(bytes.len());
+            self.line.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.line.len() == MAX_LINE {
+                self.match_held_line();
+            }
+        }
+    }
+
+    /// Match the complete lines of `block` (newline-separated, without the last newline). The
+    /// whole block is tried first: a line that matches also matches the block, so most blocks
+    /// are ruled out in one search, and only a block that matches is gone through line by line.
+    fn match_lines(&mut self, block: &[u8]) {
+        let conditions = Arc::clone(&self.conditions);
+        let could_match = |patterns: &Option<Patterns>, found: &Option<String>| matches!((patterns, found), (Some(p), None) if p.set.is_match(block));
+        if could_match(&conditions.retry, &self.found.retry)
+            || could_match(&conditions.stop, &self.found.stop)
+        {
+            for line in block.split(|&b| b == b'\n') {
+                self.match_line(line);
+            }
+        }
+    }
+
+    /// The stream ended: match a last line without a newline, and say what matched.
+    pub fn finish(mut self) -> OutputMatch {
+        if !self.line.is_empty() {
+            self.match_held_line();
+        }
+        self.found
+    }
+
+    /// Whether every kind of pattern has matched already, so nothing more can change.
+    fn done(&self) -> bool {
+        let settled = |patterns: &Option<Patterns>, found: &Option<String>| {
+            patterns.is_none() || found.is_some()
+        };
+        settled(&self.conditions.retry, &self.found.retry)
+            && settled(&self.conditions.stop, &self.found.stop)
+    }
+
+    fn match_held_line(&mut self) {
+        let line = std::mem::take(&mut self.line);
+        self.match_line(&line);
+        self.line = line;
+        self.line.clear();
+    }
+
+    fn match_line(&mut self, line: &[u8]) {
+        let conditions = Arc::clone(&self.conditions);
+        first_match(&conditions.retry, line, &mut self.found.retry);
+        first_match(&conditions.stop, line, &mut self.found.stop);
+    }
+}
+
+fn first_match(patterns: &Option<Patterns>, line: &[u8], found: &mut Option<String>) {
+    if let (Some(patterns), None) = (patterns, &found) {
+        if let Some(index) = patterns.set.matches(line).iter().next() {
+            *found = Some(patterns.texts[index].clone());
+        }
+    }
+}
+
+impl OutputMatch {
+    /// Both streams' matches together.
+    pub fn merge(self, other: OutputMatch) -> OutputMatch {
+        OutputMatch {
+            retry: self.retry.or(other.retry),
+            stop: self.stop.or(other.stop),
+        }
+    }
+}
+
+/// Where a piped stream goes.
+pub enum Destination {
+    /// Straight on to this file (a duplicate of the tool's stdout or stderr).
+    PassOn(File),
+    /// Into a buffer, to be released when the attempt is judged.
+    Hold(SpillBuffer),
+}
+
+impl Destination {
+    /// A duplicate of the tool's stdout, or `None` if it is closed.
+    pub fn stdout() -> Option<Destination> {
+        Some(Destination::PassOn(File::from(
+            io::stdout().as_fd().try_clone_to_owned().ok()?,
+        )))
+    }
+
+    /// A duplicate of the tool's stderr, or `None` if it is closed.
+    pub fn stderr() -> Option<Destination> {
+        Some(Destination::PassOn(File::from(
+            io::stderr().as_fd().try_clone_to_owned().ok()?,
+        )))
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Destination::PassOn(file) => file.write_all(bytes),
+            Destination::Hold(buffer) => buffer.write_all(bytes),
+        }
+    }
+}
+
+/// What a finished copy hands back: the matches, and the held bytes if it held them.
+pub type CopyResult = (OutputMatch, Option<SpillBuffer>);
+
+/// A stream being copied on a thread of its own.
+pub struct StreamCopy {
+    done: mpsc::Receiver<CopyResult>,
+}
+
+impl StreamCopy {
+    /// Start copying `pipe` to `destination` (nowhere, when `None`), matching lines if
+    /// `conditions` has patterns.
+    pub fn start(
+        pipe: impl Read + Send + 'static,
+        destination: Option<Destination>,
+        conditions: Arc<OutputConditions>,
+    ) -> StreamCopy {
+        let (sender, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(copy(pipe, destination, conditions));
+        });
+        StreamCopy { done }
+    }
+
+    /// The result, once the stream has ended; `None` if it is still open at `until` (a process
+    /// that left the attempt's group holds it).
+    pub fn finish(self, until: Instant) -> Option<CopyResult> {
+        let timeout = until.saturating_duration_since(Instant::now());
+        self.done.recv_timeout(timeout).ok()
+    }
+}
+
+fn copy(
+    mut pipe: impl Read,
+    mut destination: Option<Destination>,
+    conditions: Arc<OutputConditions>,
+) -> CopyResult {
+    let mut matcher = conditions.any().then(|| LineMatcher::new(conditions));
+    let mut chunk = vec![0; CHUNK];
+    loop {
+        let count = match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(count) => count,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if let Some(out) = &mut destination {
+            if out.write_all(&chunk[..count]).is_err() {
+                // The tool's own reader is gone: drop the pipe too, so the command meets the
+                // broken pipe as it would without the tool in between.
+                break;
+            }
+        }
+        if let Some(matcher) = &mut matcher {
+            matcher.feed(&chunk[..count]);
+        }
+    }
+    let found = matcher.map(LineMatcher::finish).unwrap_or_default();
+    let held = match destination {
+        Some(Destination::Hold(buffer)) => Some(buffer),
+        _ => None,
+    };
+    (found, held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
+        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        Arc::new(OutputConditions::new(&owned(retry), &owned(stop)).unwrap())
+    }
+
+    fn matches(conditions: Arc<OutputConditions>, chunks: &[&[u8]]) -> OutputMatch {
+        let mut matcher = LineMatcher::new(conditions);
+        chunks.iter().for_each(|chunk| matcher.feed(chunk));
+        matcher.finish()
+    }
+
+    #[test]
+    fn matches_lines_split_across_chunks() {
+        let found = matches(
+            conditions(&["^HTTP 503$"], &["404"]),
+            &[b"x\nHTTP 5", b"03\nok\n"],
+        );
+        assert_eq!(found.retry.as_deref(), Some("^HTTP 503$"));
+        assert_eq!(found.stop, None);
+    }
+
+    #[test]
+    fn anchors_apply_to_each_line() {
+        let found = matches(conditions(&["^b$"], &[]), &[b"a\nb\nc"]);
+        assert_eq!(found.retry.as_deref(), Some("^b$"));
+        let found = matches(conditions(&["^a b$"], &[]), &[b"a\nb\n"]);
+        assert_eq!(found.retry, None);
+    }
+
+    #[test]
+    fn crlf_lines_end_before_the_carriage_return() {
+        let found = matches(conditions(&["^ok$"], &[]), &[b"ok\r\nnext\r\n"]);
+        assert_eq!(found.retry.as_deref(), Some("^ok$"));
+    }
+
+    #[test]
+    fn a_pattern_spanning_lines_never_matches() {
+        let found = matches(conditions(&["a\\sb"], &[]), &[b"a\nb\n"]);
+        assert_eq!(found.retry, None);
+    }
+
+    #[test]
+    fn the_last_line_needs_no_newline() {
+        let found = matches(conditions(&[], &["fatal"]), &[b"one\nfatal: no"]);
+        assert_eq!(found.stop.as_deref(), Some("fatal"));
+    }
+
+    #[test]
+    fn reports_the_first_pattern_that_matched() {
+        let found = matches(conditions(&["a", "b"], &[]), &[b"b\na\n"]);
+        assert_eq!(found.retry.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn long_lines_are_matched_in_bounded_pieces() {
+        let mut matcher = LineMatcher::new(conditions(&["needle"], &[]));
+        let hay = vec![b'x'; 10 * MAX_LINE];
+        matcher.feed(&hay);
+        assert!(
+            matcher.line.capacity() <= 2 * MAX_LINE,
+            "the line buffer grew with the line"
+        );
+        matcher.feed(b"needle\n");
+        assert_eq!(matcher.finish().retry.as_deref(), Some("needle"));
+    }
+
+    #[test]
+    fn invalid_patterns_name_the_flag_and_the_position() {
+        let err = OutputConditions::new(&[], &["a(b".to_string()]).unwrap_err();
+        assert!(
+            err.0
+                .starts_with("--stop-on-output 'a(b' is not a valid regex: "),
+            "{}",
+            err.0
+        );
+        assert!(!err.0.contains('\n'));
+    }
+
+    #[test]
+    fn copies_every_byte_in_order_while_matching() {
+        let input: Vec<u8> = (0..300_000u32)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let copy = StreamCopy::start(
+            std::io::Cursor::new(input.clone()),
+            Some(Destination::Hold(SpillBuffer::default())),
+            conditions(&["^299999$"], &[]),
+        );
+        let (found, held) = copy
+            .finish(Instant::now() + std::time::Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(found.retry.as_deref(), Some("^299999$"));
+        let mut out = Vec::new();
+        held.unwrap().drain_into(&mut out).unwrap();
+        assert_eq!(out, input);
+    }
+}

@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --retry-on-output --stop-on-output --hold-output --reset-after --report --shell --seed --plan --log-format --quiet --verbose --help --version"
+            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --retry-on-output --stop-on-output --hold-output --reset-after --report --shell --seed --splay --budget --budget-rate --budget-dir --plan --log-format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -98,6 +98,22 @@ _retry() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --splay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

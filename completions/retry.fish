@@ -16,7 +16,11 @@ complete -c retry -l retry-on-output -d 'Retry a failure only if its stdout or s
 complete -c retry -l stop-on-output -d 'Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. \'HTTP 40[134]\'); may be repeated' -r
 complete -c retry -l reset-after -d 'Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m)' -r
 complete -c retry -l report -d 'Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json)' -r -F
-complete -c retry -l seed -d 'Seed the jitter\'s random numbers with N (0 to 2^64-1) to make the waits reproducible; default: random' -r
+complete -c retry -l seed -d 'Seed the jitter\'s random numbers with N (0 to 2^64-1) to make the waits reproducible, or with \'host\' to derive it from the host name and the command; default: random' -r
+complete -c retry -l splay -d 'Wait a random time below DURATION before the first attempt, drawn from the seed, so that a fleet\'s cron jobs spread out (e.g. 5m)' -r
+complete -c retry -l budget -d 'Share a retry budget with every other run on this machine naming the same budget (e.g. the API host they call)' -r
+complete -c retry -l budget-rate -d 'Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one' -r
+complete -c retry -l budget-dir -d 'Keep budget state in DIR [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]' -r -F
 complete -c retry -l log-format -d 'Write the tool\'s own messages on stderr in this form (json: one object per line)' -r -f -a "text\t'One line of prose per event, prefixed `retry:`'
 json\t'One JSON object per line, with an `event` key'"
 complete -c retry -l foreground -d 'Keep COMMAND in retry\'s own process group, like `timeout --foreground`: timeouts and signals then reach only COMMAND, not its children'

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use rand::{Rng, RngExt};
+use rand::{Rng, RngExt, SeedableRng};
 
 /// How randomness spreads the waits (Marc Brooker, "Exponential Backoff And Jitter").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -180,6 +180,21 @@ impl<R: Rng> Iterator for Schedule<R> {
     }
 }
 
+/// The `--splay` wait before the first attempt: uniform in `[0, bound)`, from a stream of its own
+/// derived from `seed`, so that adding a splay leaves the backoff's waits as they were.
+pub fn splay(seed: u64, bound: Duration) -> Duration {
+    let bound = saturating_nanos(bound);
+    if bound == 0 {
+        return Duration::ZERO;
+    }
+    let mut rng =
+        rand::rngs::Xoshiro256PlusPlus::seed_from_u64(crate::seed::split_mix(seed ^ SPLAY_STREAM));
+    Duration::from_nanos(rng.random_range(0..bound))
+}
+
+/// Set apart the splay's random stream from the backoff's.
+const SPLAY_STREAM: u64 = 0x5b1a_7e00_0000_0001;
+
 /// `duration` in nanoseconds, saturating at `u64::MAX` (about 584 years).
 fn saturating_nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
@@ -190,7 +205,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use rand::rngs::Xoshiro256PlusPlus;
-    use rand::SeedableRng;
 
     const ALL: [Jitter; 4] = [
         Jitter::None,
@@ -229,6 +243,15 @@ mod tests {
             .map(|wait| wait.as_millis() as u64)
             .collect();
         assert_eq!(waits, [100, 150, 225, 337]);
+    }
+
+    #[test]
+    fn splay_stays_below_its_bound_and_follows_the_seed() {
+        let bound = Duration::from_secs(60);
+        assert_eq!(splay(5, bound), splay(5, bound));
+        assert_ne!(splay(5, bound), splay(6, bound));
+        assert!((0..1000).all(|seed| splay(seed, bound) < bound));
+        assert_eq!(splay(5, Duration::ZERO), Duration::ZERO);
     }
 
     #[test]

@@ -10,10 +10,12 @@ use clap::{Parser, ValueEnum};
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::Jitter;
+use crate::budget::{BudgetName, Rate};
 use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::exit;
 use crate::runner::ENVIRONMENT;
+use crate::seed::Seed;
 use crate::signals;
 
 const ABOUT: &str = "Run a command again when it fails, waiting longer each time.";
@@ -149,9 +151,31 @@ pub struct Cli {
     #[arg(long)]
     pub shell: bool,
 
-    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible; default: random.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub seed: Option<u64>,
+    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible, or with 'host' to derive it from the host name and the command; default: random.
+    #[arg(long, value_name = "N|host", allow_hyphen_values = true)]
+    pub seed: Option<Seed>,
+
+    /// Wait a random time below DURATION before the first attempt, drawn from the seed, so that a fleet's cron jobs spread out (e.g. 5m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub splay: Option<Duration>,
+
+    /// Share a retry budget with every other run on this machine naming the same budget (e.g. the API host they call).
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    pub budget: Option<BudgetName>,
+
+    /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
+    #[arg(
+        long,
+        value_name = "N/DURATION",
+        default_value = "10/1m",
+        requires = "budget",
+        allow_hyphen_values = true
+    )]
+    pub budget_rate: Rate,
+
+    /// Keep budget state in DIR [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets].
+    #[arg(long, value_name = "DIR", requires = "budget")]
+    pub budget_dir: Option<PathBuf>,
 
     /// Print the waits these options give, and exit without running COMMAND.
     #[arg(long)]

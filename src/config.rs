@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::{Backoff, BackoffError};
+use crate::budget::{BudgetName, Rate};
+use crate::budget_file::default_dir;
 use crate::cli::{Cli, LogFormat};
 use crate::codes::StatusSet;
 use crate::command_line::CommandLine;
@@ -17,6 +19,7 @@ use crate::duration::format_duration;
 use crate::output::{OutputConditions, PatternError};
 use crate::policy::{Overlap, Policy};
 use crate::runner::{Isolation, OutputOptions, ProcessOptions};
+use crate::seed::Seed;
 
 /// Everything a run needs, checked for consistency.
 #[derive(Clone, Debug)]
@@ -30,7 +33,11 @@ pub struct Config {
     /// What each exit status means.
     pub policy: Policy,
     /// The jitter seed, when the user gave one.
-    pub seed: Option<u64>,
+    pub seed: Option<Seed>,
+    /// `--splay`: the bound of the random wait before the first attempt (zero: none).
+    pub splay: Duration,
+    /// `--budget` and its rate and directory.
+    pub budget: Option<BudgetSettings>,
     /// How the tool's own messages are written.
     pub log: LogSettings,
     /// `--max-time`: the limit of the whole run.
@@ -45,6 +52,17 @@ pub struct Config {
     pub reset_after: Option<Duration>,
     /// `--report`: where to write the run's JSON summary.
     pub report: Option<PathBuf>,
+}
+
+/// A shared retry budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetSettings {
+    /// Which budget.
+    pub name: BudgetName,
+    /// Its token rate.
+    pub rate: Rate,
+    /// Where its state lives.
+    pub dir: PathBuf,
 }
 
 /// What the invocation asks for.
@@ -106,6 +124,25 @@ impl TryFrom<Cli> for Config {
         }
         let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
             .map_err(|err| backoff_error(err, &cli))?;
+        if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time) {
+            if splay >= max_time {
+                return Err(ConfigError(format!(
+                    "--splay ({}) must be below --max-time ({}), or no attempt could start",
+                    format_duration(splay),
+                    format_duration(max_time)
+                )));
+            }
+        }
+        let budget = match cli.budget.clone() {
+            None => None,
+            Some(name) => Some(BudgetSettings {
+                name,
+                rate: cli.budget_rate,
+                dir: cli.budget_dir.clone().or_else(default_dir).ok_or_else(|| {
+                    ConfigError("--budget needs a directory: give --budget-dir, or set HOME".into())
+                })?,
+            }),
+        };
         let conditions = OutputConditions::new(&cli.retry_on_output, &cli.stop_on_output)
             .map_err(|PatternError(message)| ConfigError(message))?;
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
@@ -126,6 +163,8 @@ impl TryFrom<Cli> for Config {
             backoff,
             policy,
             seed: cli.seed,
+            splay: cli.splay.unwrap_or_default(),
+            budget,
             max_time: cli.max_time,
             process: ProcessOptions {
                 timeout: cli.timeout,
@@ -279,6 +318,30 @@ mod tests {
         .unwrap();
         assert!(config.output.conditions.requires_retry_match());
         assert!(!config.output.hold);
+    }
+
+    #[test]
+    fn splay_must_leave_room_before_the_deadline() {
+        let err = config(&["--splay", "1m", "--max-time", "30s", "true"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--splay (1m) must be below --max-time (30s), or no attempt could start"
+        );
+    }
+
+    #[test]
+    fn budget_flags_need_a_budget_and_resolve_a_directory() {
+        let cli = Cli::try_parse_from(["retry", "--budget-rate", "5/1h", "true"]);
+        assert!(cli.is_err(), "--budget-rate without --budget");
+        let config = config(&["--budget", "api", "--budget-dir", "/tmp/b", "true"]).unwrap();
+        let budget = config.budget.unwrap();
+        assert_eq!(
+            (budget.name.as_str(), budget.rate.to_string()),
+            ("api", "10/1m".into())
+        );
+        assert_eq!(budget.dir, PathBuf::from("/tmp/b"));
     }
 
     #[test]

@@ -38,9 +38,33 @@ pub enum Event {
         before_attempt: u64,
         /// How long the run waits.
         wait: Duration,
+        /// What set the length of the wait.
+        cause: WaitCause,
     },
     /// The run is over.
     Done(Done),
+}
+
+/// What set the length of a wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitCause {
+    /// `--splay`, before the first attempt.
+    Splay,
+    /// The backoff schedule.
+    Backoff,
+    /// The retry budget had no token sooner.
+    Budget,
+}
+
+impl WaitCause {
+    /// The stable name used in JSON events.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitCause::Splay => "splay",
+            WaitCause::Backoff => "backoff",
+            WaitCause::Budget => "budget",
+        }
+    }
 }
 
 /// Which attempt: its number, its number since the backoff last started over, and the limit.
@@ -139,6 +163,8 @@ pub enum Reason {
     Deadline,
     /// The tool received this signal, passed it on, and stops.
     Interrupted(i32),
+    /// The retry budget has no token before `--max-time`.
+    Budget,
 }
 
 impl Reason {
@@ -151,6 +177,7 @@ impl Reason {
             Reason::SpawnFailed(_) => "spawn_failed",
             Reason::Deadline => "deadline",
             Reason::Interrupted(_) => "interrupted",
+            Reason::Budget => "budget",
         }
     }
 }
@@ -239,10 +266,20 @@ impl<W: Write> Reporter<W> {
                     end.numbering
                 ));
             }
-            Event::Wait { wait, .. } => {
-                if let Some(end) = self.pending_retry.take() {
-                    let wait = format_duration(wait);
-                    self.write_line(&format!("retry: {}; retrying in {wait}", describe(&end)));
+            Event::Wait { wait, cause, .. } => {
+                let wait = format_duration(wait);
+                match (self.pending_retry.take(), cause) {
+                    (Some(end), WaitCause::Budget) => self.write_line(&format!(
+                        "retry: {}; retrying in {wait}, when the retry budget has a token",
+                        describe(&end)
+                    )),
+                    (Some(end), _) => {
+                        self.write_line(&format!("retry: {}; retrying in {wait}", describe(&end)))
+                    }
+                    (None, WaitCause::Splay) if verbose => self.write_line(&format!(
+                        "retry: waiting {wait} (--splay) before the first attempt"
+                    )),
+                    (None, _) => {}
                 }
             }
             Event::Done(done) => {
@@ -311,6 +348,10 @@ fn give_up_line(done: &Done) -> Option<String> {
             "retry: giving up after {attempts}: --max-time leaves no time for another; \
              last exit status {status}"
         ),
+        Reason::Budget => format!(
+            "retry: giving up after {attempts}: the retry budget has no token before --max-time; \
+             last exit status {status}"
+        ),
         Reason::Interrupted(signal) => format!(
             "retry: stopped by {} after {attempts}; passed it on to the command",
             signals::name(*signal)
@@ -352,10 +393,12 @@ fn json(event: &Event) -> Value {
         Event::Wait {
             before_attempt,
             wait,
+            cause,
         } => json!({
             "event": "wait",
             "before_attempt": before_attempt,
             "wait_ms": to_millis(*wait),
+            "cause": cause.name(),
         }),
         Event::Done(done) => {
             let mut object = json!({
@@ -449,6 +492,7 @@ mod tests {
             Event::Wait {
                 before_attempt: 2,
                 wait: Duration::from_millis(1500),
+                cause: WaitCause::Backoff,
             },
             start(2),
             Event::AttemptEnd(end(2, Termination::Exited(7), Verdict::Stop)),

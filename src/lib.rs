@@ -7,6 +7,8 @@
 
 pub mod attempts;
 pub mod backoff;
+pub mod budget;
+pub mod budget_file;
 pub mod cli;
 pub mod clock;
 pub mod codes;
@@ -22,6 +24,7 @@ pub mod reaper;
 pub mod report;
 pub mod retry_loop;
 pub mod runner;
+pub mod seed;
 pub mod signals;
 pub mod spill;
 pub mod stdin_replay;
@@ -31,9 +34,10 @@ pub mod termination;
 use std::io::{self, Write};
 
 use anyhow::Context;
-use rand::rngs::{SysRng, Xoshiro256PlusPlus};
-use rand::{SeedableRng, TryRng};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::SeedableRng;
 
+use crate::budget_file::FileBudget;
 use crate::cli::Cli;
 use crate::clock::SignalClock;
 use crate::command_line::CommandLine;
@@ -44,6 +48,7 @@ use crate::plan::PlanRequest;
 use crate::report::ReportWriter;
 use crate::retry_loop::Rules;
 use crate::runner::{Isolation, ProcessRunner};
+use crate::seed::Seed;
 use crate::signals::SignalWatch;
 use crate::stdin_replay::HeldInput;
 use crate::terminal::Terminal;
@@ -51,7 +56,7 @@ use crate::terminal::Terminal;
 /// Carry out the invocation `cli` describes; returns how the tool ends, or an error in the
 /// tool's own usage (exit 125).
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
-    let seed = cli.seed.unwrap_or_else(random_seed);
+    let seed = Seed::resolve(cli.seed, &cli.command);
     let report_options = cli.report.is_some().then(|| report::options(&cli, seed));
     let config = Config::try_from(cli)?;
     match &config.action {
@@ -60,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 limit: config.limit,
                 backoff: config.backoff,
                 seed,
+                splay: config.splay,
             };
             print_plan(&request, &config)?;
             Ok(Exit::Status(exit::SUCCESS))
@@ -76,6 +82,15 @@ fn run_command(
     seed: u64,
     report_options: Option<serde_json::Value>,
 ) -> anyhow::Result<Exit> {
+    let mut budget = match &config.budget {
+        Some(settings) => Some(
+            FileBudget::open(&settings.dir, &settings.name, settings.rate).with_context(|| {
+                let path = settings.dir.join(settings.name.as_str());
+                format!("cannot use the retry budget at {}", path.display())
+            })?,
+        ),
+        None => None,
+    };
     let report = match (&config.report, report_options) {
         (Some(path), Some(options)) => Some(
             ReportWriter::create(path, options)
@@ -101,6 +116,7 @@ fn run_command(
         policy: config.policy.clone(),
         max_time: config.max_time,
         reset_after: config.reset_after,
+        splay: backoff::splay(seed, config.splay),
     };
     let mut waits = config
         .backoff
@@ -117,7 +133,14 @@ fn run_command(
     };
     let mut clock = SignalClock::new(&watch);
     let mut sinks = (Reporter::new(io::stderr(), config.log), report);
-    let done = retry_loop::run(&rules, &mut waits, &mut runner, &mut clock, &mut sinks);
+    let done = retry_loop::run(
+        &rules,
+        &mut waits,
+        &mut runner,
+        &mut clock,
+        &mut budget,
+        &mut sinks,
+    );
     Ok(done.exit())
 }
 
@@ -129,12 +152,4 @@ fn print_plan(request: &PlanRequest, config: &Config) -> anyhow::Result<()> {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write the plan to stdout"),
     }
-}
-
-/// A seed from the operating system's entropy, or from the clock if that is unavailable.
-fn random_seed() -> u64 {
-    SysRng.try_next_u64().unwrap_or_else(|_| {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        now.map_or(0, |since| since.as_nanos() as u64) ^ u64::from(std::process::id())
-    })
 }

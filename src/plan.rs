@@ -9,11 +9,11 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{Backoff, Draw, Jitter};
+use crate::backoff::{self, Backoff, Draw, Jitter};
 use crate::cli::LogFormat;
 use crate::duration::{format_duration, to_millis};
 use crate::events::limit_json;
@@ -36,6 +36,8 @@ pub struct PlanRequest {
     pub backoff: Backoff,
     /// The jitter seed.
     pub seed: u64,
+    /// The `--splay` bound (zero: none).
+    pub splay: Duration,
 }
 
 /// One attempt of the plan.
@@ -72,14 +74,27 @@ impl PlanRequest {
             .backoff
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed));
         let mut elapsed = Duration::ZERO;
+        let splay = self.splay_draw();
         (1..=self.shown_attempts()).map(move |attempt| {
-            let draw = (attempt > 1).then(|| schedule.draw());
+            let draw = match attempt {
+                1 => splay,
+                _ => Some(schedule.draw()),
+            };
             elapsed = elapsed.saturating_add(draw.map_or(Duration::ZERO, |d| d.wait));
             Row {
                 attempt,
                 draw,
                 elapsed,
             }
+        })
+    }
+
+    /// The splay before the first attempt, as drawn for this seed, if there is one.
+    fn splay_draw(&self) -> Option<Draw> {
+        (!self.splay.is_zero()).then(|| Draw {
+            wait: backoff::splay(self.seed, self.splay),
+            low: Duration::ZERO,
+            high: self.splay,
         })
     }
 
@@ -105,17 +120,21 @@ impl PlanRequest {
     /// The spread of the total wait, for a finite run with random jitter.
     pub fn total_wait(&self) -> Option<TotalWait> {
         let retries = self.limit.count()?.saturating_sub(1);
-        if self.backoff.jitter() == Jitter::None || retries == 0 {
+        if (self.backoff.jitter() == Jitter::None || retries == 0) && self.splay.is_zero() {
             return None;
         }
         let samples = (SAMPLING_DRAWS / retries).clamp(SAMPLES.0, SAMPLES.1);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0x9e37_79b9_7f4a_7c15);
         let mut totals: Vec<Duration> = (0..samples)
             .map(|_| {
+                let splay = match self.splay.is_zero() {
+                    true => Duration::ZERO,
+                    false => self.splay.mul_f64(rng.random::<f64>()),
+                };
                 let schedule = self.backoff.schedule(&mut rng);
                 schedule
                     .take(retries as usize)
-                    .fold(Duration::ZERO, Duration::saturating_add)
+                    .fold(splay, Duration::saturating_add)
             })
             .collect();
         totals.sort_unstable();
@@ -139,7 +158,7 @@ pub fn print(out: &mut impl Write, request: &PlanRequest, format: LogFormat) -> 
 }
 
 fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
-    let random = request.backoff.jitter() != Jitter::None;
+    let random = request.backoff.jitter() != Jitter::None || !request.splay.is_zero();
     writeln!(out, "{}", describe(request))?;
     write!(
         out,
@@ -222,7 +241,7 @@ fn write_text_row(out: &mut impl Write, row: &Row, random: bool) -> io::Result<(
         format_duration(row.elapsed)
     )?;
     match row.draw {
-        Some(draw) if random => writeln!(
+        Some(draw) if random && draw.low != draw.high => writeln!(
             out,
             "  {} to {}",
             format_duration(draw.low),
@@ -275,6 +294,7 @@ mod tests {
             limit: limit.parse().unwrap(),
             backoff: Backoff::new(ms(base_ms), ms(cap_ms), 2.0, jitter).unwrap(),
             seed: 11,
+            splay: Duration::ZERO,
         }
     }
 
@@ -316,6 +336,7 @@ mod tests {
             limit: AttemptLimit::Unlimited,
             backoff: Backoff::new(ms(10), ms(1_000), 1.0, Jitter::None).unwrap(),
             seed: 0,
+            splay: Duration::ZERO,
         };
         assert_eq!(flat.rows().count(), 100);
     }
@@ -335,6 +356,20 @@ mod tests {
         assert!(plan.contains("(attempts 51 to 999 not shown)"), "{plan}");
         assert!(plan.contains("\n    1000 "), "{plan}");
         assert!(plan.lines().count() < 60);
+    }
+
+    #[test]
+    fn the_splay_is_the_wait_before_the_first_attempt() {
+        let mut plan = request("3", 100, 1_000, Jitter::None);
+        plan.splay = Duration::from_secs(60);
+        let rows: Vec<Row> = plan.rows().collect();
+        let splay = rows[0].draw.unwrap();
+        assert_eq!(splay.wait, backoff::splay(11, Duration::from_secs(60)));
+        assert_eq!(rows[2].elapsed, splay.wait + Duration::from_millis(300));
+        assert!(
+            plan.total_wait().is_some(),
+            "a random splay makes the total random"
+        );
     }
 
     #[test]

@@ -7,13 +7,14 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tempfile::NamedTempFile;
 
 use crate::cli::Cli;
 use crate::duration::to_millis;
-use crate::events::{limit_json, Event, EventSink, Reason};
+use crate::events::{limit_json, Event, EventSink, Reason, WaitCause};
 use crate::signals;
 
 /// The report's format version, raised when a key changes meaning or goes away.
@@ -24,6 +25,8 @@ pub struct ReportWriter {
     path: PathBuf,
     file: Option<NamedTempFile>,
     options: Value,
+    /// The `--splay` wait before the first attempt, once it is drawn.
+    splay: Option<Duration>,
     attempts: Vec<Value>,
 }
 
@@ -39,6 +42,7 @@ impl ReportWriter {
             path: path.to_path_buf(),
             file: Some(file),
             options,
+            splay: None,
             attempts: Vec::new(),
         })
     }
@@ -79,10 +83,17 @@ impl EventSink for ReportWriter {
                 attempt["pattern"] = json!(end.matched().map(|(_, pattern)| pattern));
                 attempt["reset"] = json!(end.reset);
                 attempt["wait_after_ms"] = Value::Null;
+                attempt["wait_cause"] = Value::Null;
             }
-            Event::Wait { wait, .. } => {
+            Event::Wait {
+                wait,
+                cause: WaitCause::Splay,
+                ..
+            } => self.splay = Some(wait),
+            Event::Wait { wait, cause, .. } => {
                 if let Some(attempt) = self.last_attempt() {
                     attempt["wait_after_ms"] = json!(to_millis(wait));
+                    attempt["wait_cause"] = json!(cause.name());
                 }
             }
             Event::Done(done) => {
@@ -93,6 +104,7 @@ impl EventSink for ReportWriter {
                 let report = json!({
                     "version": VERSION,
                     "options": self.options,
+                    "splay_ms": self.splay.map(to_millis),
                     "attempts": self.attempts,
                     "exit_code": done.status,
                     "reason": done.reason.name(),
@@ -113,7 +125,7 @@ impl EventSink for ReportWriter {
 
 /// The options in force, as the report records them; `seed` is the seed actually used.
 pub fn options(cli: &Cli, seed: u64) -> Value {
-    let millis = |duration: Option<std::time::Duration>| duration.map(to_millis);
+    let millis = |duration: Option<Duration>| duration.map(to_millis);
     json!({
         "command": cli.command.iter().map(|word| word.to_string_lossy()).collect::<Vec<_>>(),
         "shell": cli.shell,
@@ -123,6 +135,9 @@ pub fn options(cli: &Cli, seed: u64) -> Value {
         "multiplier": cli.multiplier,
         "jitter": cli.jitter.name(),
         "seed": seed,
+        "splay_ms": millis(cli.splay),
+        "budget": cli.budget.as_ref().map(|name| name.as_str()),
+        "budget_rate": cli.budget.as_ref().map(|_| cli.budget_rate.to_string()),
         "success_on": cli.success_on.to_string(),
         "retry_on": cli.retry_on.map(|set| set.to_string()),
         "stop_on": cli.stop_on.map(|set| set.to_string()),

@@ -5,12 +5,13 @@
 //! them, but none of the mechanisms: attempts, time, waits and reporting all come in through
 //! traits, so the loop is tested with fakes that never sleep.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::Schedule;
+use crate::budget::{Reservation, RetryBudget};
 use crate::clock::Clock;
-use crate::events::{AttemptEnd, Done, Event, EventSink, Numbering, Reason, Verdict};
+use crate::events::{AttemptEnd, Done, Event, EventSink, Numbering, Reason, Verdict, WaitCause};
 use crate::exit;
 use crate::policy::{Classification, Policy};
 use crate::runner::{AttemptReport, Attempts};
@@ -27,6 +28,8 @@ pub struct Rules {
     pub max_time: Option<Duration>,
     /// `--reset-after`: a failed attempt that ran this long starts the backoff and the count over.
     pub reset_after: Option<Duration>,
+    /// The wait before the first attempt, drawn from `--splay` (zero: none).
+    pub splay: Duration,
 }
 
 /// The waits between attempts.
@@ -47,17 +50,28 @@ impl<R: rand::Rng> Waits for Schedule<R> {
     }
 }
 
-/// Run attempts until success or giving up, waiting between them as `waits` says; returns the
-/// final [`Done`] (also emitted to `sink`).
+/// Run attempts until success or giving up, waiting between them as `waits` says and taking a
+/// token from `budget` for each retry; returns the final [`Done`] (also emitted to `sink`).
 pub fn run(
     rules: &Rules,
     waits: &mut impl Waits,
     attempts: &mut impl Attempts,
     clock: &mut impl Clock,
+    budget: &mut impl RetryBudget,
     sink: &mut impl EventSink,
 ) -> Done {
     let start = clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
+    if !rules.splay.is_zero() {
+        sink.emit(Event::Wait {
+            before_attempt: 1,
+            wait: rules.splay,
+            cause: WaitCause::Splay,
+        });
+        if let Some(signal) = clock.sleep(rules.splay) {
+            return interrupted(sink, signal, 0, clock.now() - start);
+        }
+    }
     let (mut attempt, mut since_reset) = (0, 0);
     loop {
         attempt += 1;
@@ -88,24 +102,21 @@ pub fn run(
             since_reset = 0;
             waits.start_over();
         }
-        let mut verdict = judge(rules, since_reset, &report, classification);
-        let wait = (verdict == Judgement::Retry).then(|| waits.next_wait());
-        if let (Some(wait), Some(deadline)) = (wait, deadline) {
-            if clock.now() + wait >= deadline {
-                verdict = Judgement::Stop(Reason::Deadline);
-            }
-        }
-        attempts.conclude(verdict.verdict() == Verdict::Success);
+        let judgement = match stop_reason(rules, since_reset, &report, classification) {
+            Some(reason) => Judgement::Stop(reason),
+            None => schedule_retry(waits, budget, clock.now(), deadline),
+        };
+        attempts.conclude(judgement.verdict() == Verdict::Success);
         let end = AttemptEnd {
             numbering,
             termination: report.termination,
             duration,
             output: report.output,
             reset,
-            verdict: verdict.verdict(),
+            verdict: judgement.verdict(),
         };
         sink.emit(Event::AttemptEnd(end));
-        let wait = match verdict {
+        let (wait, cause) = match judgement {
             Judgement::Stop(reason) => {
                 let status = match reason {
                     Reason::Success => exit::SUCCESS,
@@ -114,58 +125,86 @@ pub fn run(
                 };
                 return finish(sink, status, attempt, reason, clock.now() - start);
             }
-            Judgement::Retry => wait.unwrap_or_default(),
+            Judgement::Wait(wait, cause) => (wait, cause),
         };
         sink.emit(Event::Wait {
             before_attempt: attempt + 1,
             wait,
+            cause,
         });
         if let Some(signal) = clock.sleep(wait) {
-            let reason = Reason::Interrupted(signal);
-            let status = exit::signal_status(signal);
-            return finish(sink, status, attempt, reason, clock.now() - start);
+            return interrupted(sink, signal, attempt, clock.now() - start);
         }
     }
 }
 
-/// What the run makes of one attempt, before the deadline has its say.
+/// The wait before a retry: the backoff's, or longer when the budget has no token sooner; or a
+/// stop when either would end at or past the deadline. No token is taken for a retry the
+/// backoff already rules out.
+fn schedule_retry(
+    waits: &mut impl Waits,
+    budget: &mut impl RetryBudget,
+    now: Instant,
+    deadline: Option<Instant>,
+) -> Judgement {
+    let backoff = waits.next_wait();
+    let room = deadline.map(|deadline| deadline.saturating_duration_since(now));
+    if room.is_some_and(|room| backoff >= room) {
+        return Judgement::Stop(Reason::Deadline);
+    }
+    match budget.reserve(room) {
+        Reservation::Refused => Judgement::Stop(Reason::Budget),
+        Reservation::Granted(delay) if delay > backoff => Judgement::Wait(delay, WaitCause::Budget),
+        Reservation::Granted(_) => Judgement::Wait(backoff, WaitCause::Backoff),
+    }
+}
+
+/// End the run: `signal` arrived after `attempts` attempts.
+fn interrupted(sink: &mut impl EventSink, signal: i32, attempts: u64, elapsed: Duration) -> Done {
+    let status = exit::signal_status(signal);
+    finish(sink, status, attempts, Reason::Interrupted(signal), elapsed)
+}
+
+/// What the run makes of one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Judgement {
-    Retry,
+    /// Another attempt after this wait.
+    Wait(Duration, WaitCause),
+    /// No further attempt.
     Stop(Reason),
 }
 
 impl Judgement {
     fn verdict(&self) -> Verdict {
         match self {
-            Judgement::Retry => Verdict::Retry,
+            Judgement::Wait(..) => Verdict::Retry,
             Judgement::Stop(Reason::Success) => Verdict::Success,
             Judgement::Stop(_) => Verdict::Stop,
         }
     }
 }
 
-/// Judge an attempt by how the run was stopped, its time limit, and its classification;
-/// `since_reset` attempts count against the limit.
-fn judge(
+/// Why the run stops after this attempt, if it does, by how the run was stopped, the attempt's
+/// time limit, and its classification; `since_reset` attempts count against the limit.
+fn stop_reason(
     rules: &Rules,
     since_reset: u64,
     report: &AttemptReport,
     classification: Classification,
-) -> Judgement {
+) -> Option<Reason> {
     if let Some(signal) = report.interrupted_by {
-        return Judgement::Stop(Reason::Interrupted(signal));
+        return Some(Reason::Interrupted(signal));
     }
     if report.termination.time_limit() == Some(TimeLimit::Deadline) {
-        return Judgement::Stop(Reason::Deadline);
+        return Some(Reason::Deadline);
     }
     match classification {
-        Classification::Success => Judgement::Stop(Reason::Success),
-        Classification::NotRetryable(refusal) => Judgement::Stop(Reason::NotRetryable(refusal)),
+        Classification::Success => Some(Reason::Success),
+        Classification::NotRetryable(refusal) => Some(Reason::NotRetryable(refusal)),
         Classification::Retryable if !rules.limit.allows_another(since_reset) => {
-            Judgement::Stop(Reason::Exhausted)
+            Some(Reason::Exhausted)
         }
-        Classification::Retryable => Judgement::Retry,
+        Classification::Retryable => None,
     }
 }
 
@@ -296,10 +335,30 @@ mod tests {
             policy: Policy::new(set("0"), retry_on.map(set), None).unwrap(),
             max_time: None,
             reset_after: None,
+            splay: Duration::ZERO,
+        }
+    }
+
+    /// A budget that answers as scripted (then grants at once), recording what it was asked.
+    #[derive(Default)]
+    struct ScriptedBudget {
+        answers: Vec<Reservation>,
+        asked: Vec<Option<Duration>>,
+    }
+
+    impl RetryBudget for ScriptedBudget {
+        fn reserve(&mut self, latest: Option<Duration>) -> Reservation {
+            self.asked.push(latest);
+            if self.answers.is_empty() {
+                Reservation::Granted(Duration::ZERO)
+            } else {
+                self.answers.remove(0)
+            }
         }
     }
 
     struct Outcome {
+        budget: ScriptedBudget,
         done: Done,
         slept: Vec<Duration>,
         events: Vec<Event>,
@@ -313,6 +372,22 @@ mod tests {
         script: Vec<Result<AttemptReport, SpawnError>>,
         took: Vec<Duration>,
         interrupt_sleep: Option<i32>,
+    ) -> Outcome {
+        run_budgeted(
+            rules,
+            script,
+            took,
+            interrupt_sleep,
+            ScriptedBudget::default(),
+        )
+    }
+
+    fn run_budgeted(
+        rules: &Rules,
+        script: Vec<Result<AttemptReport, SpawnError>>,
+        took: Vec<Duration>,
+        interrupt_sleep: Option<i32>,
+        mut budget: ScriptedBudget,
     ) -> Outcome {
         let start = Instant::now();
         let time = Rc::new(Cell::new(start));
@@ -335,6 +410,7 @@ mod tests {
             &mut Counting(0),
             &mut attempts,
             &mut clock,
+            &mut budget,
             &mut events,
         );
         assert!(
@@ -342,6 +418,7 @@ mod tests {
             "the loop stopped before the script ended"
         );
         Outcome {
+            budget,
             done,
             slept: clock.slept,
             events,
@@ -526,5 +603,77 @@ mod tests {
             .iter()
             .filter(|e| matches!(e, Event::AttemptEnd(end) if end.reset));
         assert_eq!(resets.count(), 1);
+    }
+
+    fn wait_causes(out: &Outcome) -> Vec<(Duration, WaitCause)> {
+        let waits = out.events.iter().filter_map(|event| match event {
+            Event::Wait { wait, cause, .. } => Some((*wait, *cause)),
+            _ => None,
+        });
+        waits.collect()
+    }
+
+    #[test]
+    fn the_budget_lengthens_a_wait_or_stops_the_run() {
+        let mut rules = rules("5", None);
+        rules.max_time = Some(Duration::from_secs(100));
+        let later = Reservation::Granted(Duration::from_secs(30));
+        let budget = ScriptedBudget {
+            answers: vec![later, Reservation::Refused],
+            asked: Vec::new(),
+        };
+        let out = run_budgeted(&rules, exits(&[1, 1]), Vec::new(), None, budget);
+        assert_eq!(summary(&out), (1, 2, Reason::Budget));
+        assert_eq!(
+            wait_causes(&out),
+            [(Duration::from_secs(30), WaitCause::Budget)]
+        );
+        // It was asked for a token within what was left of the 100s deadline.
+        assert_eq!(
+            out.budget.asked,
+            [
+                Some(Duration::from_secs(100)),
+                Some(Duration::from_secs(70))
+            ]
+        );
+    }
+
+    #[test]
+    fn no_token_is_taken_for_a_retry_the_deadline_rules_out() {
+        let mut rules = rules("5", None);
+        rules.max_time = Some(Duration::from_millis(500));
+        let out = run_script(&rules, exits(&[1]));
+        assert_eq!(summary(&out), (1, 1, Reason::Deadline));
+        assert!(out.budget.asked.is_empty());
+    }
+
+    #[test]
+    fn the_splay_comes_before_the_first_attempt() {
+        let mut rules = rules("2", None);
+        rules.splay = Duration::from_millis(700);
+        let out = run_script(&rules, exits(&[1, 0]));
+        assert_eq!(
+            out.slept,
+            [Duration::from_millis(700), Duration::from_secs(1)]
+        );
+        assert_eq!(
+            wait_causes(&out)[0],
+            (Duration::from_millis(700), WaitCause::Splay)
+        );
+        assert!(matches!(
+            out.events[0],
+            Event::Wait {
+                before_attempt: 1,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_signal_during_the_splay_ends_the_run_with_no_attempt() {
+        let mut rules = rules("2", None);
+        rules.splay = Duration::from_millis(700);
+        let out = run_with(&rules, Vec::new(), Vec::new(), Some(15));
+        assert_eq!(summary(&out), (143, 0, Reason::Interrupted(15)));
     }
 }

@@ -1,5 +1,6 @@
 //! Integration tests: the real `retry` binary against real child processes.
 
+mod fleet;
 mod generated;
 mod harness;
 mod output;

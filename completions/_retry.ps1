@@ -57,6 +57,33 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'retry;simulate' {
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'The first wait, and the scale of the others (e.g. 5ms)')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The longest single wait')
+            [CompletionResult]::new('--multiplier', '--multiplier', [CompletionResultType]::ParameterName, 'Growth of the longest possible wait per retry; a number of at least 1')
+            [CompletionResult]::new('--trials', '--trials', [CompletionResultType]::ParameterName, 'Run N trials per strategy and client count; the table reports their mean and spread')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
+            [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per strategy and client count')
+            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw work and completion time against clients to FILE as SVG')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;help' {
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'retry;help;simulate' {
+            break
+        }
+        'retry;help;help' {
             break
         }
     })

@@ -16,6 +16,18 @@ _retry() {
             ",$1")
                 cmd="retry"
                 ;;
+            retry,help)
+                cmd="retry__subcmd__help"
+                ;;
+            retry,simulate)
+                cmd="retry__subcmd__simulate"
+                ;;
+            retry__subcmd__help,help)
+                cmd="retry__subcmd__help__subcmd__help"
+                ;;
+            retry__subcmd__help,simulate)
+                cmd="retry__subcmd__help__subcmd__simulate"
+                ;;
             *)
                 ;;
         esac
@@ -23,7 +35,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --retry-on-output --stop-on-output --hold-output --reset-after --report --shell --seed --splay --budget --budget-rate --budget-dir --plan --log-format --quiet --verbose --help --version"
+            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --retry-on-output --stop-on-output --hold-output --reset-after --report --shell --seed --splay --budget --budget-rate --budget-dir --plan --log-format --quiet --verbose --help --version simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -119,6 +131,98 @@ _retry() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        retry__subcmd__help)
+            opts="simulate help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        retry__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        retry__subcmd__help__subcmd__simulate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        retry__subcmd__simulate)
+            opts="-h --clients --jitter --base --cap --multiplier --trials --seed --csv --svg --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --clients)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jitter)
+                    COMPREPLY=($(compgen -W "none full equal decorrelated" -- "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --multiplier)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trials)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --csv)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --svg)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

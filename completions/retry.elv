@@ -54,6 +54,29 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
+            cand simulate 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'retry;simulate'= {
+            cand --clients 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'
+            cand --jitter 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown'
+            cand --base 'The first wait, and the scale of the others (e.g. 5ms)'
+            cand --cap 'The longest single wait'
+            cand --multiplier 'Growth of the longest possible wait per retry; a number of at least 1'
+            cand --trials 'Run N trials per strategy and client count; the table reports their mean and spread'
+            cand --seed 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
+            cand --csv 'Also write every statistic to FILE as CSV, one row per strategy and client count'
+            cand --svg 'Also draw work and completion time against clients to FILE as SVG'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'retry;help'= {
+            cand simulate 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'retry;help;simulate'= {
+        }
+        &'retry;help;help'= {
         }
     ]
     $completions[$command]

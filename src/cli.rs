@@ -17,6 +17,7 @@ use crate::exit;
 use crate::runner::ENVIRONMENT;
 use crate::seed::Seed;
 use crate::signals;
+use crate::simulation::parse_clients;
 
 const ABOUT: &str = "Run a command again when it fails, waiting longer each time.";
 
@@ -61,6 +62,7 @@ fn after_help() -> String {
     long_about = LONG_ABOUT,
     after_help = after_help(),
     args_override_self = true,
+    args_conflicts_with_subcommands = true,
     max_term_width = 100
 )]
 pub struct Cli {
@@ -193,9 +195,106 @@ pub struct Cli {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// Instead of running a command, run the built-in contention simulator.
+    #[command(subcommand)]
+    pub subcommand: Option<Subcommand>,
+
     /// The command to run, then its arguments, passed on untouched.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<OsString>,
+}
+
+/// What `retry` can do besides running a command.
+#[derive(clap::Subcommand, Debug)]
+pub enum Subcommand {
+    /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool's own backoff.
+    #[command(long_about = SIMULATE_ABOUT, after_help = SIMULATE_AFTER_HELP)]
+    Simulate(SimulateArgs),
+}
+
+const SIMULATE_ABOUT: &str = "\
+Rerun the contention experiment of the AWS Architecture Blog post \"Exponential Backoff And \
+Jitter\" (2015) with this tool's own backoff code, and compare the strategies as a table, a CSV \
+file and a chart.
+
+The model: N clients each update one database row under optimistic concurrency, all starting \
+at once. A client reads the row's version, then writes it back; the write succeeds only if the \
+version is still current. On failure the client waits as its backoff says and reads again. \
+Every one-way message takes |Normal(10ms, 2ms)|. Work is the number of writes; completion time \
+is when the last client succeeds. A \"no backoff\" baseline (retry at once) is always shown.
+
+The original counted the first retry as attempt 1 with base 5ms, so its first exponential wait \
+was 10ms: with this tool's convention (first wait = base) that is --base 10ms for none, full \
+and equal jitter. Its decorrelated jitter started from 5ms: --base 5ms.
+
+(`simulate` is this simulator only as the first word: `retry -- simulate`, or `simulate` after \
+any option, runs a program called simulate.)";
+
+const SIMULATE_AFTER_HELP: &str = "\
+Reproduce the original's figures:
+  retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg
+  retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg";
+
+/// The `retry simulate` options.
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "10-190/10",
+        allow_hyphen_values = true
+    )]
+    pub clients: ClientCounts,
+
+    /// Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "none,full,equal,decorrelated"
+    )]
+    pub jitter: Vec<Jitter>,
+
+    /// The first wait, and the scale of the others (e.g. 5ms).
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub base: Duration,
+
+    /// The longest single wait.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub cap: Duration,
+
+    /// Growth of the longest possible wait per retry; a number of at least 1.
+    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
+    pub multiplier: f64,
+
+    /// Run N trials per strategy and client count; the table reports their mean and spread.
+    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..))]
+    pub trials: u32,
+
+    /// Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Also write every statistic to FILE as CSV, one row per strategy and client count.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Also draw work and completion time against clients to FILE as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// `--clients`: the client counts to simulate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCounts(pub Vec<u32>);
+
+impl std::str::FromStr for ClientCounts {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_clients(text).map(ClientCounts)
+    }
 }
 
 /// The form of the tool's own messages on stderr.

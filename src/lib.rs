@@ -9,6 +9,7 @@ pub mod attempts;
 pub mod backoff;
 pub mod budget;
 pub mod budget_file;
+pub mod chart;
 pub mod cli;
 pub mod clock;
 pub mod codes;
@@ -26,6 +27,8 @@ pub mod retry_loop;
 pub mod runner;
 pub mod seed;
 pub mod signals;
+pub mod simulate;
+pub mod simulation;
 pub mod spill;
 pub mod stdin_replay;
 pub mod terminal;
@@ -38,7 +41,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
 
 use crate::budget_file::FileBudget;
-use crate::cli::Cli;
+use crate::cli::{Cli, Subcommand};
 use crate::clock::SignalClock;
 use crate::command_line::CommandLine;
 use crate::config::{Action, Config};
@@ -55,7 +58,12 @@ use crate::terminal::Terminal;
 
 /// Carry out the invocation `cli` describes; returns how the tool ends, or an error in the
 /// tool's own usage (exit 125).
-pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+pub fn run(mut cli: Cli) -> anyhow::Result<Exit> {
+    if let Some(Subcommand::Simulate(args)) = cli.subcommand.take() {
+        let seed = Seed::resolve(args.seed.map(Seed::Number), &[]);
+        simulate::run(args, seed)?;
+        return Ok(Exit::Status(exit::SUCCESS));
+    }
     let seed = Seed::resolve(cli.seed, &cli.command);
     let report_options = cli.report.is_some().then(|| report::options(&cli, seed));
     let config = Config::try_from(cli)?;

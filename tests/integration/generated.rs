@@ -15,7 +15,10 @@ use roff::{bold, roman, Roff};
 /// Every generated file: its path in the repository and its content.
 fn generated() -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![(root.join("man/retry.1"), man_page())];
+    let mut files = vec![
+        (root.join("man/retry.1"), man_page()),
+        (root.join("man/retry-simulate.1"), simulate_man_page()),
+    ];
     for shell in [
         Shell::Bash,
         Shell::Zsh,
@@ -56,6 +59,20 @@ fn man_page() -> Vec<u8> {
     table_section(&mut extra, "ENVIRONMENT", &ENVIRONMENT);
     extra.to_writer(&mut page).unwrap();
     man.render_version_section(&mut page).unwrap();
+    page
+}
+
+/// The man page of `retry simulate`, as clap_mangen renders a subcommand.
+fn simulate_man_page() -> Vec<u8> {
+    let command = Cli::command();
+    let simulate = command
+        .find_subcommand("simulate")
+        .expect("the simulate subcommand")
+        .clone();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(simulate.name("retry-simulate"))
+        .render(&mut page)
+        .unwrap();
     page
 }
 

@@ -8,4 +8,5 @@ mod plan;
 mod process;
 mod pty;
 mod run;
+mod simulate;
 mod usage;

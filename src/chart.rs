@@ -1,0 +1,323 @@
+//! The `retry simulate --svg` picture: work and completion time against clients, side by side,
+//! one line per strategy, with labelled axes and a legend. Plain SVG text, no dependencies.
+
+use std::fmt::Write;
+
+use crate::simulation::{Point, Strategy};
+
+/// The size of one panel, and the margins around its plot area.
+const PANEL: (f64, f64) = (520.0, 400.0);
+const MARGIN: (f64, f64, f64, f64) = (70.0, 20.0, 40.0, 55.0); // left, right, top, bottom
+const LEGEND_HEIGHT: f64 = 40.0;
+/// Colours for the strategies, in the order they are drawn (colour-blind-safe Okabe-Ito).
+const COLOURS: [&str; 5] = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7"];
+
+/// The SVG document for `points`; `title` heads it.
+pub fn render(points: &[Point], title: &str) -> String {
+    let strategies = strategies_in_order(points);
+    let width = 2.0 * PANEL.0;
+    let height = PANEL.1 + LEGEND_HEIGHT + 30.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
+        width / 2.0,
+        escape(title)
+    );
+    // Completion times differ by orders of magnitude between strategies, so that panel is
+    // logarithmic; work is compared on a linear scale, as in the original post.
+    let panels: [Panel; 2] = [
+        Panel {
+            label: "Work (writes, mean)",
+            scale: Scale::Linear,
+            value: |p| p.work.mean,
+        },
+        Panel {
+            label: "Completion time (ms, mean, log scale)",
+            scale: Scale::Log,
+            value: |p| p.completion_ms.mean,
+        },
+    ];
+    for (index, panel) in panels.iter().enumerate() {
+        panel.draw(&mut svg, index as f64 * PANEL.0, 30.0, points, &strategies);
+    }
+    legend(&mut svg, PANEL.1 + 40.0, &strategies);
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn strategies_in_order(points: &[Point]) -> Vec<Strategy> {
+    let mut strategies: Vec<Strategy> = Vec::new();
+    for point in points {
+        if !strategies.contains(&point.strategy) {
+            strategies.push(point.strategy);
+        }
+    }
+    strategies
+}
+
+/// How values map onto a vertical axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scale {
+    Linear,
+    Log,
+}
+
+/// An axis fitted to some values: its range and its round ticks.
+#[derive(Clone, Debug, PartialEq)]
+struct Axis {
+    scale: Scale,
+    low: f64,
+    high: f64,
+    ticks: Vec<f64>,
+}
+
+impl Axis {
+    fn fit(scale: Scale, values: &[f64]) -> Axis {
+        let max = values.iter().copied().fold(0.0, f64::max);
+        match scale {
+            Scale::Linear => {
+                let step = nice_ceiling(max / 5.0);
+                let high = (max / step).ceil().max(1.0) * step;
+                let ticks = (0..)
+                    .map(|i| f64::from(i) * step)
+                    .take_while(|&t| t <= high * 1.0001)
+                    .collect();
+                Axis {
+                    scale,
+                    low: 0.0,
+                    high,
+                    ticks,
+                }
+            }
+            Scale::Log => {
+                let positive = values.iter().copied().filter(|&v| v > 0.0);
+                let min = positive.fold(max, f64::min).max(1e-9);
+                let low = 10f64.powf(min.log10().floor());
+                let high = 10f64.powf(max.max(low * 10.0).log10().ceil());
+                let decades = (high / low).log10().round() as i32;
+                let multiples: &[f64] = if decades <= 3 {
+                    &[1.0, 2.0, 5.0]
+                } else {
+                    &[1.0]
+                };
+                let ticks = (0..=decades)
+                    .flat_map(|d| multiples.iter().map(move |m| m * low * 10f64.powi(d)))
+                    .filter(|&t| t <= high * 1.0001)
+                    .collect();
+                Axis {
+                    scale,
+                    low,
+                    high,
+                    ticks,
+                }
+            }
+        }
+    }
+
+    /// Where `value` falls on the axis, from 0 (its start) to 1 (its end).
+    fn fraction(&self, value: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => (value - self.low) / (self.high - self.low),
+            Scale::Log => {
+                let span = self.high.log10() - self.low.log10();
+                (value.max(self.low).log10() - self.low.log10()) / span
+            }
+        }
+    }
+}
+
+/// One chart of the two.
+struct Panel {
+    label: &'static str,
+    scale: Scale,
+    value: fn(&Point) -> f64,
+}
+
+impl Panel {
+    /// Axes, ticks, grid and a line per strategy, with the panel's top left at (`left`, `top`).
+    fn draw(
+        &self,
+        svg: &mut String,
+        left: f64,
+        top: f64,
+        points: &[Point],
+        strategies: &[Strategy],
+    ) {
+        let (x0, x1) = (left + MARGIN.0, left + PANEL.0 - MARGIN.1);
+        let (y0, y1) = (top + PANEL.1 - MARGIN.3, top + MARGIN.2);
+        let clients: Vec<f64> = points.iter().map(|p| f64::from(p.clients)).collect();
+        let min_x = clients.iter().copied().fold(f64::MAX, f64::min);
+        let x_axis = Axis {
+            low: min_x,
+            ..Axis::fit(Scale::Linear, &clients)
+        };
+        let values: Vec<f64> = points.iter().map(self.value).collect();
+        let y_axis = Axis::fit(self.scale, &values);
+        let to_x = |c: f64| x0 + x_axis.fraction(c).clamp(0.0, 1.0) * (x1 - x0);
+        let to_y = |v: f64| y0 - y_axis.fraction(v) * (y0 - y1);
+        let middle = (x0 + x1) / 2.0;
+        let _ = writeln!(
+            svg,
+            "<text x=\"{middle}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
+            y1 - 12.0,
+            self.label
+        );
+        for &tick in &y_axis.ticks {
+            let y = to_y(tick);
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y}\" y2=\"{y}\" stroke=\"#e5e5e5\"/>"
+            );
+            let _ = writeln!(
+                svg,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                x0 - 6.0,
+                y + 4.0,
+                format_tick(tick)
+            );
+        }
+        for &tick in x_axis.ticks.iter().filter(|&&t| t >= min_x) {
+            let x = to_x(tick);
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{x}\" x2=\"{x}\" y1=\"{y0}\" y2=\"{}\" stroke=\"#333\"/>",
+                y0 + 5.0
+            );
+            let _ = writeln!(
+                svg,
+                "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                y0 + 18.0,
+                format_tick(tick)
+            );
+        }
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y0}\" y2=\"{y0}\" stroke=\"#333\"/>"
+        );
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x0}\" x2=\"{x0}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"#333\"/>"
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"{middle}\" y=\"{}\" text-anchor=\"middle\">clients</text>",
+            y0 + 38.0
+        );
+        for (index, strategy) in strategies.iter().enumerate() {
+            let line: Vec<String> = points
+                .iter()
+                .filter(|point| point.strategy == *strategy)
+                .map(|point| {
+                    format!(
+                        "{:.1},{:.1}",
+                        to_x(f64::from(point.clients)),
+                        to_y((self.value)(point))
+                    )
+                })
+                .collect();
+            let colour = COLOURS[index % COLOURS.len()];
+            let _ = writeln!(
+                svg,
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+                line.join(" ")
+            );
+        }
+    }
+}
+
+fn legend(svg: &mut String, top: f64, strategies: &[Strategy]) {
+    let step = 2.0 * PANEL.0 / (strategies.len() as f64 + 1.0);
+    for (index, strategy) in strategies.iter().enumerate() {
+        let x = step * (index as f64 + 0.5);
+        let colour = COLOURS[index % COLOURS.len()];
+        let _ = writeln!(svg, "<line x1=\"{x}\" x2=\"{}\" y1=\"{top}\" y2=\"{top}\" stroke=\"{colour}\" stroke-width=\"3\"/>", x + 24.0);
+        let _ = writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\">{}</text>",
+            x + 30.0,
+            top + 4.0,
+            escape(strategy.name())
+        );
+    }
+}
+
+/// The smallest of 1, 2, 5 times a power of ten that is at least `value`.
+fn nice_ceiling(value: f64) -> f64 {
+    if value <= 0.0 {
+        return 1.0;
+    }
+    let power = 10f64.powf(value.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&c| c >= value)
+        .unwrap_or(10.0 * power)
+}
+
+fn format_tick(value: f64) -> String {
+    match value {
+        v if v >= 1_000_000.0 => format!("{}M", v / 1_000_000.0),
+        v if v >= 10_000.0 => format!("{}k", v / 1000.0),
+        v => format!("{v}"),
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::Jitter;
+    use crate::simulation::Spread;
+
+    fn point(strategy: Strategy, clients: u32, work: f64) -> Point {
+        let spread = |value| Spread {
+            mean: value,
+            p5: value,
+            p50: value,
+            p95: value,
+        };
+        Point {
+            strategy,
+            clients,
+            work: spread(work),
+            completion_ms: spread(work * 10.0),
+        }
+    }
+
+    #[test]
+    fn draws_a_line_per_strategy_in_each_panel_with_a_legend() {
+        let points = [
+            point(Strategy::NoBackoff, 10, 50.0),
+            point(Strategy::NoBackoff, 20, 200.0),
+            point(Strategy::Backoff(Jitter::Full), 10, 20.0),
+            point(Strategy::Backoff(Jitter::Full), 20, 45.0),
+        ];
+        let svg = render(&points, "a & b");
+        assert_eq!(svg.matches("<polyline").count(), 4);
+        assert!(svg.contains(">no backoff</text>") && svg.contains(">full</text>"));
+        assert!(svg.contains(">clients</text>") && svg.contains("a &amp; b"));
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(nice_ceiling(1856.0), 2000.0);
+        assert_eq!(nice_ceiling(0.3), 0.5);
+        let work = Axis::fit(Scale::Linear, &[20.0, 7_990.0]);
+        assert_eq!(work.ticks, [0.0, 2000.0, 4000.0, 6000.0, 8000.0]);
+        let time = Axis::fit(Scale::Log, &[40.0, 101_000.0]);
+        assert_eq!((time.low, time.high), (10.0, 1_000_000.0));
+        assert_eq!(
+            (time.fraction(10.0), time.fraction(1_000_000.0)),
+            (0.0, 1.0)
+        );
+        assert_eq!(format_tick(20_000.0), "20k");
+    }
+}

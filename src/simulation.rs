@@ -1,0 +1,502 @@
+//! `retry simulate`: the contention experiment of the AWS Architecture Blog post "Exponential
+//! Backoff And Jitter" (2015), run with this tool's own backoff code.
+//!
+//! The model, as the original simulator: time in milliseconds; every one-way message takes
+//! |Normal(10, 2)| ms. One server holds a row whose version starts at 0 and answers each message
+//! the moment it arrives: a read returns the version; a write carrying version v succeeds if v is
+//! the current version, which it then increments, and fails otherwise. N clients each make one
+//! update, all starting at time 0: read, then write what they read at once; on a failed write,
+//! wait as their own backoff says and read again. Work is the number of writes; completion time
+//! is when the last successful write's answer reaches its client. A "no backoff" baseline retries
+//! at once.
+//!
+//! Pure apart from spreading trials over threads: every trial draws from a seed derived from the
+//! run's seed and the trial's strategy, client count and number, so results do not depend on the
+//! number of threads.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::time::Duration;
+
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{Rng, RngExt, SeedableRng};
+
+use crate::backoff::{Backoff, Jitter, Schedule};
+use crate::seed::split_mix;
+
+/// Mean and standard deviation of a one-way message, in milliseconds.
+const NETWORK_MS: (f64, f64) = (10.0, 2.0);
+
+/// A way of waiting between a client's attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Retry at once.
+    NoBackoff,
+    /// The tool's backoff with this jitter.
+    Backoff(Jitter),
+}
+
+impl Strategy {
+    /// The strategy's name in tables and charts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::NoBackoff => "no backoff",
+            Strategy::Backoff(jitter) => jitter.name(),
+        }
+    }
+}
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    /// The client counts, one point each.
+    pub clients: Vec<u32>,
+    /// The strategies to compare; the "no backoff" baseline is always added first.
+    pub jitters: Vec<Jitter>,
+    /// Base, cap and multiplier (the jitter is set per strategy).
+    pub backoff: Backoff,
+    /// Trials per point.
+    pub trials: u32,
+    /// The seed every trial's own seed is derived from.
+    pub seed: u64,
+}
+
+/// One trial's outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Trial {
+    /// Writes made, failed and successful.
+    pub writes: u64,
+    /// When the last successful write's answer arrived, in milliseconds.
+    pub completion_ms: f64,
+}
+
+/// Mean and spread of one measure over the trials of a point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// The mean.
+    pub mean: f64,
+    /// The 5th percentile.
+    pub p5: f64,
+    /// The median.
+    pub p50: f64,
+    /// The 95th percentile.
+    pub p95: f64,
+}
+
+/// The result for one strategy and client count.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// The client count.
+    pub clients: u32,
+    /// Writes per trial.
+    pub work: Spread,
+    /// Completion time per trial, in milliseconds.
+    pub completion_ms: Spread,
+}
+
+impl Experiment {
+    /// The strategies compared, the baseline first.
+    pub fn strategies(&self) -> Vec<Strategy> {
+        let backoffs = self.jitters.iter().map(|&jitter| Strategy::Backoff(jitter));
+        std::iter::once(Strategy::NoBackoff)
+            .chain(backoffs)
+            .collect()
+    }
+
+    /// Run every trial, spread over `threads` threads, and summarise each point.
+    pub fn run(&self, threads: usize) -> Vec<Point> {
+        let strategies = self.strategies();
+        let points: Vec<(Strategy, u32)> = strategies
+            .iter()
+            .flat_map(|&strategy| self.clients.iter().map(move |&clients| (strategy, clients)))
+            .collect();
+        let trials = self.trials as usize;
+        let jobs = points.len() * trials;
+        let results = run_parallel(jobs, threads, |job| {
+            let (strategy, clients) = points[job / trials];
+            let seed = trial_seed(self.seed, strategy, clients, (job % trials) as u64);
+            simulate(strategy, self.backoff, clients, seed)
+        });
+        points
+            .iter()
+            .zip(results.chunks(trials))
+            .map(|(&(strategy, clients), trials)| Point {
+                strategy,
+                clients,
+                work: Spread::of(trials.iter().map(|trial| trial.writes as f64)),
+                completion_ms: Spread::of(trials.iter().map(|trial| trial.completion_ms)),
+            })
+            .collect()
+    }
+}
+
+/// Run `job(0..jobs)` on `threads` threads, each taking the next job as it finishes one (trials
+/// differ widely in cost); results come back in job order.
+fn run_parallel<T: Default + Clone + Send>(
+    jobs: usize,
+    threads: usize,
+    job: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let mut results = vec![T::default(); jobs];
+    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, AtomicOrdering::Relaxed);
+                        if index >= jobs {
+                            return mine;
+                        }
+                        mine.push((index, job(index)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("a simulation thread panicked"))
+            .collect()
+    });
+    for (index, result) in done.into_iter().flatten() {
+        results[index] = result;
+    }
+    results
+}
+
+/// The seed of one trial, from the run's seed and the trial's coordinates.
+fn trial_seed(seed: u64, strategy: Strategy, clients: u32, trial: u64) -> u64 {
+    let strategy = match strategy {
+        Strategy::NoBackoff => 0,
+        Strategy::Backoff(jitter) => 1 + jitter as u64,
+    };
+    [strategy, u64::from(clients), trial]
+        .iter()
+        .fold(split_mix(seed), |acc, &part| split_mix(acc ^ part))
+}
+
+/// What a message in flight is, and for which client.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Message {
+    /// A read reaches the server.
+    Read,
+    /// The version read reaches the client.
+    ReadAnswer(u64),
+    /// A write of the version read reaches the server.
+    Write(u64),
+    /// The write's success or failure reaches the client.
+    WriteAnswer(bool),
+}
+
+/// A message arriving at `time`; `order` breaks ties in sending order.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    time: f64,
+    order: u64,
+    client: u32,
+    message: Message,
+}
+
+impl PartialEq for Arrival {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Arrival {}
+
+impl PartialOrd for Arrival {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Arrival {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.time
+            .total_cmp(&other.time)
+            .then(self.order.cmp(&other.order))
+    }
+}
+
+/// The network: message delays, and the queue of messages in flight.
+struct Network {
+    rng: Xoshiro256PlusPlus,
+    in_flight: BinaryHeap<Reverse<Arrival>>,
+    sent: u64,
+    /// The second of each pair of normal draws (Box-Muller gives two).
+    spare: Option<f64>,
+}
+
+impl Network {
+    fn send(&mut self, now: f64, client: u32, message: Message) {
+        let time = now + self.delay();
+        self.sent += 1;
+        self.in_flight.push(Reverse(Arrival {
+            time,
+            order: self.sent,
+            client,
+            message,
+        }));
+    }
+
+    /// One message's delay: |Normal(10, 2)| ms.
+    fn delay(&mut self) -> f64 {
+        let z = self.spare.take().unwrap_or_else(|| {
+            let (a, b) = standard_normal_pair(&mut self.rng);
+            self.spare = Some(b);
+            a
+        });
+        (NETWORK_MS.0 + NETWORK_MS.1 * z).abs()
+    }
+}
+
+/// Two independent standard normal draws (the Box-Muller transform).
+fn standard_normal_pair(rng: &mut impl Rng) -> (f64, f64) {
+    // 1 - u lies in (0, 1], so the logarithm is finite.
+    let radius = (-2.0 * (1.0 - rng.random::<f64>()).ln()).sqrt();
+    let angle = std::f64::consts::TAU * rng.random::<f64>();
+    (radius * angle.cos(), radius * angle.sin())
+}
+
+/// One trial: `clients` clients updating one row with `strategy`, from `seed`.
+pub fn simulate(strategy: Strategy, backoff: Backoff, clients: u32, seed: u64) -> Trial {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut schedules: Vec<Option<Schedule<Xoshiro256PlusPlus>>> = (0..clients)
+        .map(|_| match strategy {
+            Strategy::NoBackoff => None,
+            Strategy::Backoff(jitter) => {
+                let client_rng = Xoshiro256PlusPlus::seed_from_u64(rng.random());
+                Some(backoff.with_jitter(jitter).schedule(client_rng))
+            }
+        })
+        .collect();
+    let mut network = Network {
+        rng,
+        in_flight: BinaryHeap::new(),
+        sent: 0,
+        spare: None,
+    };
+    (0..clients).for_each(|client| network.send(0.0, client, Message::Read));
+    let (mut version, mut trial) = (0, Trial::default());
+    while let Some(Reverse(Arrival {
+        time,
+        client,
+        message,
+        ..
+    })) = network.in_flight.pop()
+    {
+        match message {
+            Message::Read => network.send(time, client, Message::ReadAnswer(version)),
+            Message::ReadAnswer(read) => network.send(time, client, Message::Write(read)),
+            Message::Write(read) => {
+                trial.writes += 1;
+                let success = read == version;
+                version += u64::from(success);
+                network.send(time, client, Message::WriteAnswer(success));
+            }
+            Message::WriteAnswer(true) => trial.completion_ms = trial.completion_ms.max(time),
+            Message::WriteAnswer(false) => {
+                let wait = schedules[client as usize]
+                    .as_mut()
+                    .map_or(Duration::ZERO, |schedule| schedule.draw().wait);
+                network.send(time + wait.as_secs_f64() * 1000.0, client, Message::Read);
+            }
+        }
+    }
+    trial
+}
+
+impl Spread {
+    /// The spread of `values` (at least one).
+    pub fn of(values: impl Iterator<Item = f64>) -> Spread {
+        let mut sorted: Vec<f64> = values.collect();
+        sorted.sort_by(f64::total_cmp);
+        let rank =
+            |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+        Spread {
+            mean: sorted.iter().sum::<f64>() / sorted.len() as f64,
+            p5: rank(0.05),
+            p50: rank(0.5),
+            p95: rank(0.95),
+        }
+    }
+}
+
+/// `--clients`: a comma-separated list of counts and ranges with a step (`10-190/10`).
+pub fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
+    const EXPECTED: &str = "expected client counts and ranges, e.g. 10,50,100 or 10-190/10";
+    let count = |word: &str| match word.trim().parse::<u32>() {
+        Ok(count) if count > 0 => Ok(count),
+        _ => Err(format!(
+            "'{word}' is not a client count of at least 1; {EXPECTED}"
+        )),
+    };
+    let mut counts = Vec::new();
+    for item in text.split(',') {
+        let (range, step) = item
+            .split_once('/')
+            .map_or((item, None), |(range, step)| (range, Some(step)));
+        let step = step.map(count).transpose()?.unwrap_or(1);
+        match range.split_once('-') {
+            Some((from, to)) => {
+                let (from, to) = (count(from)?, count(to)?);
+                if from > to {
+                    return Err(format!("range {range} runs backwards; {EXPECTED}"));
+                }
+                counts.extend((from..=to).step_by(step as usize));
+            }
+            None if item.contains('/') => {
+                return Err(format!(
+                    "a step needs a range, as in 10-190/10; got '{item}'"
+                ))
+            }
+            None => counts.push(count(range)?),
+        }
+    }
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backoff(base_ms: u64) -> Backoff {
+        let ms = Duration::from_millis;
+        Backoff::new(ms(base_ms), ms(2_000), 2.0, Jitter::None).unwrap()
+    }
+
+    fn experiment(
+        clients: Vec<u32>,
+        jitters: Vec<Jitter>,
+        base_ms: u64,
+        trials: u32,
+    ) -> Experiment {
+        Experiment {
+            clients,
+            jitters,
+            backoff: backoff(base_ms),
+            trials,
+            seed: 7,
+        }
+    }
+
+    #[test]
+    fn one_client_writes_once_in_about_forty_ms() {
+        let points = experiment(vec![1], vec![Jitter::Full], 10, 400).run(2);
+        for point in points {
+            assert_eq!((point.work.p5, point.work.p95), (1.0, 1.0));
+            assert!((point.completion_ms.mean - 40.0).abs() < 1.0, "{point:?}");
+        }
+    }
+
+    #[test]
+    fn two_clients_always_write_three_times() {
+        let all = vec![
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ];
+        for point in experiment(vec![2], all, 10, 200).run(2) {
+            assert_eq!(
+                (point.work.p5, point.work.p95, point.work.mean),
+                (3.0, 3.0, 3.0),
+                "{point:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_number_of_threads() {
+        let run = |threads| experiment(vec![5, 20], vec![Jitter::Full], 10, 20).run(threads);
+        assert_eq!(run(1), run(3));
+    }
+
+    #[test]
+    fn every_client_succeeds_exactly_once() {
+        for strategy in [Strategy::NoBackoff, Strategy::Backoff(Jitter::Decorrelated)] {
+            let trial = simulate(strategy, backoff(5), 30, 1);
+            assert!(trial.writes >= 30, "{strategy:?}: {trial:?}");
+        }
+    }
+
+    #[test]
+    fn normal_draws_have_the_right_moments() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let draws: Vec<f64> = (0..50_000)
+            .flat_map(|_| {
+                let (a, b) = standard_normal_pair(&mut rng);
+                [a, b]
+            })
+            .collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let variance = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+        assert!(
+            mean.abs() < 0.02 && (variance - 1.0).abs() < 0.02,
+            "{mean} {variance}"
+        );
+    }
+
+    #[test]
+    fn parses_client_lists_and_ranges() {
+        assert_eq!(parse_clients("10-50/20").unwrap(), [10, 30, 50]);
+        assert_eq!(parse_clients("1,5,10-12").unwrap(), [1, 5, 10, 11, 12]);
+        assert_eq!(parse_clients("10-190/10").unwrap().len(), 19);
+        for bad in ["", "0", "5-3", "x", "10/2", "10-20/0"] {
+            assert!(parse_clients(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn spreads_use_nearest_ranks() {
+        let spread = Spread::of((1..=100).map(f64::from));
+        assert_eq!(
+            (spread.mean, spread.p5, spread.p50, spread.p95),
+            (50.5, 5.0, 50.0, 95.0)
+        );
+    }
+
+    #[test]
+    fn the_blogs_findings_hold_at_a_hundred_clients() {
+        // As in the original: 10ms base for the exponential strategies, 5ms for decorrelated.
+        let exponential = experiment(
+            vec![100],
+            vec![Jitter::None, Jitter::Full, Jitter::Equal],
+            10,
+            100,
+        )
+        .run(2);
+        let decorrelated = experiment(vec![100], vec![Jitter::Decorrelated], 5, 100).run(2);
+        let find = |points: &[Point], name: &str| {
+            *points.iter().find(|p| p.strategy.name() == name).unwrap()
+        };
+        let (none, full, equal) = (
+            find(&exponential, "none"),
+            find(&exponential, "full"),
+            find(&exponential, "equal"),
+        );
+        let decorrelated = find(&decorrelated, "decorrelated");
+        eprintln!("{none:?}\n{full:?}\n{equal:?}\n{decorrelated:?}");
+        assert!(
+            none.work.mean > 2.0 * full.work.mean,
+            "no jitter does more than twice the work of full jitter"
+        );
+        assert!(
+            (equal.work.mean / full.work.mean - 1.0).abs() < 0.25,
+            "full and equal do about the same work"
+        );
+        assert!(
+            decorrelated.work.mean > full.work.mean,
+            "decorrelated does more work than full"
+        );
+        assert!(
+            decorrelated.completion_ms.mean < full.completion_ms.mean,
+            "but finishes sooner"
+        );
+    }
+}

@@ -30,6 +30,7 @@ pub mod signals;
 pub mod simulate;
 pub mod simulation;
 pub mod spill;
+pub mod startup;
 pub mod stdin_replay;
 pub mod terminal;
 pub mod termination;

@@ -1,15 +1,21 @@
 //! The `retry` binary: parse the command line, run, and turn the outcome into an exit status.
+//!
+//! No Rust `main` runtime (`#![no_main]`, see `retry::startup`): it costs more instructions at
+//! start-up than the rest of a short run, and a wrapper's overhead is paid on every command.
+#![no_main]
 
+use std::ffi::{c_char, c_int};
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 use clap::Parser;
 use retry::cli::{one_line_error, Cli};
 use retry::exit::{self, Exit};
-use retry::signals;
+use retry::{signals, startup};
 
-fn main() -> ExitCode {
+#[no_mangle]
+extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+    startup::prepare();
     let outcome = match Cli::try_parse() {
         Ok(cli) => retry::run(cli),
         Err(err)
@@ -24,12 +30,14 @@ fn main() -> ExitCode {
         }
         Err(err) => Err(anyhow::anyhow!(one_line_error(&err))),
     };
+    // Without std's runtime nothing flushes stdout at exit.
+    let _ = std::io::stdout().flush();
     match outcome {
-        Ok(Exit::Status(status)) => ExitCode::from(status),
+        Ok(Exit::Status(status)) => c_int::from(status),
         Ok(Exit::KilledBy(signal)) => signals::die_of(signal),
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "retry: {err:#}");
-            ExitCode::from(exit::USAGE)
+            c_int::from(exit::USAGE)
         }
     }
 }

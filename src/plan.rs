@@ -123,7 +123,7 @@ impl PlanRequest {
         if (self.backoff.jitter() == Jitter::None || retries == 0) && self.splay.is_zero() {
             return None;
         }
-        let samples = (SAMPLING_DRAWS / retries).clamp(SAMPLES.0, SAMPLES.1);
+        let samples = (SAMPLING_DRAWS / retries.max(1)).clamp(SAMPLES.0, SAMPLES.1);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0x9e37_79b9_7f4a_7c15);
         let mut totals: Vec<Duration> = (0..samples)
             .map(|_| {
@@ -356,6 +356,13 @@ mod tests {
         assert!(plan.contains("(attempts 51 to 999 not shown)"), "{plan}");
         assert!(plan.contains("\n    1000 "), "{plan}");
         assert!(plan.lines().count() < 60);
+    }
+
+    #[test]
+    fn a_single_attempt_with_a_splay_has_a_total() {
+        let mut plan = request("1", 100, 1_000, Jitter::Full);
+        plan.splay = Duration::from_secs(1);
+        assert!(plan.total_wait().unwrap().max < Duration::from_secs(1));
     }
 
     #[test]

@@ -128,12 +128,15 @@ pub struct OutputOptions {
 
 impl ProcessRunner<'_> {
     fn spawn(&self, numbering: Numbering) -> Result<Child, SpawnError> {
+        // The variables go into the tool's own environment, which the child inherits as it is:
+        // giving them to the Command would make std copy the whole environment for every
+        // attempt. No other thread reads the environment while an attempt is spawned, and std
+        // serialises its own reads and writes.
+        std::env::set_var(ENVIRONMENT[0].0, numbering.attempt.to_string());
+        std::env::set_var(ENVIRONMENT[1].0, numbering.since_reset.to_string());
+        std::env::set_var(ENVIRONMENT[2].0, self.limit.to_string());
         let mut command = Command::new(self.command.program());
-        command
-            .args(self.command.args())
-            .env(ENVIRONMENT[0].0, numbering.attempt.to_string())
-            .env(ENVIRONMENT[1].0, numbering.since_reset.to_string())
-            .env(ENVIRONMENT[2].0, self.limit.to_string());
+        command.args(self.command.args());
         if self.output.conditions.any() || self.output.hold {
             command.stdout(Stdio::piped());
         }

@@ -306,3 +306,28 @@ fn a_seed_repeats_the_waits() {
     assert_eq!(waits("42"), waits("42"));
     assert_ne!(waits("42"), waits("43"));
 }
+
+#[test]
+fn a_closed_stdout_never_sends_the_commands_output_into_the_tools_files() {
+    let scratch = Scratch::new();
+    let report = scratch.path("report.json");
+    let script = format!(
+        "{} --report {} -- sh -c 'echo $((6 * 7))-from-the-command' >&-",
+        crate::harness::binary(),
+        report.display()
+    );
+    let status = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(status.success(), "echo to /dev/null succeeds");
+    let text = scratch.read("report.json");
+    assert!(
+        !text.contains("into-stdout"),
+        "the command wrote into the report: {text}"
+    );
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+        "{text}"
+    );
+}

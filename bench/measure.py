@@ -1,0 +1,176 @@
+"""The measurements behind BENCHMARKS.md; run through bench/run.sh, which builds the binary."""
+
+import json
+import os
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RETRY = os.environ["RETRY_BIN"]
+
+
+def sh(command):
+    return subprocess.run(command, shell=True, check=True, capture_output=True, text=True).stdout
+
+
+def hyperfine(*commands, runs=200, warmup=20):
+    """Mean and standard deviation in ms of each command, with hyperfine (no shell in between)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(
+            ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--export-json", out.name, *commands],
+            check=True, capture_output=True,
+        )
+        results = json.load(open(out.name))["results"]
+    return [(r["mean"] * 1000, r["stddev"] * 1000) for r in results]
+
+
+def instructions(command):
+    """Instructions executed by the command's own process (callgrind, children not traced)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        log = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/out", *command.split()],
+            capture_output=True, text=True,
+        ).stderr
+    return int(re.search(r"Collected : (\d+)", log).group(1))
+
+
+def peak_rss_kib(command):
+    """Peak resident set of the command's process, by GNU time (in KiB)."""
+    log = subprocess.run(["/usr/bin/time", "-f", "%M", *command.split()], capture_output=True, text=True).stderr
+    return int(log.strip().splitlines()[-1])
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(q * len(ordered)) - 1))]
+
+
+def events(stderr):
+    return [json.loads(line) for line in stderr.splitlines() if line.startswith('{"event"')]
+
+
+def wait_lateness(wait, count):
+    """How late attempts start after a scheduled wait, in ms, from the tool's own JSON events."""
+    run = subprocess.run(
+        [RETRY, "--log-format", "json", "--jitter", "none", "--base", wait, "--cap", wait, "-n", str(count + 1), "false"],
+        capture_output=True, text=True,
+    )
+    starts = {e["attempt"]: e["offset_ms"] for e in events(run.stderr) if e["event"] == "attempt_start"}
+    ends = {e["attempt"]: e["duration_ms"] for e in events(run.stderr) if e["event"] == "attempt_end"}
+    waits = {e["before_attempt"]: e["wait_ms"] for e in events(run.stderr) if e["event"] == "wait"}
+    return [starts[a] - (starts[a - 1] + ends[a - 1] + waits[a]) for a in range(2, count + 2)]
+
+
+def signal_latency(runs):
+    """Time from SIGTERM, sent during a 60 s wait, to the tool's exit, in ms."""
+    latencies = []
+    for _ in range(runs):
+        tool = subprocess.Popen(
+            [RETRY, "--log-format", "json", "--base", "60s", "--jitter", "none", "-n", "2", "false"],
+            stderr=subprocess.PIPE, text=True,
+        )
+        for line in tool.stderr:
+            if '"event":"wait"' in line:
+                break
+        time.sleep(0.02)
+        sent = time.perf_counter()
+        tool.send_signal(signal.SIGTERM)
+        tool.wait()
+        latencies.append((time.perf_counter() - sent) * 1000)
+    return latencies
+
+
+def cpu_while(args, settle=0.3, window=1.5):
+    """CPU time (ns) the tool itself uses over `window` seconds of a run of `args` (schedstat)."""
+    tool = subprocess.Popen([RETRY, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(settle)
+    on_cpu = lambda: int(open(f"/proc/{tool.pid}/schedstat").read().split()[0])
+    before = on_cpu()
+    time.sleep(window)
+    used = on_cpu() - before
+    tool.terminate()
+    tool.wait()
+    return used
+
+
+def throughput():
+    """MB/s of 1 GiB of `yes` output, straight to /dev/null and through --retry-on-output."""
+    produce = "yes | head -c 1073741824"
+    direct, through = hyperfine(
+        f"sh -c '{produce} > /dev/null'",
+        f"sh -c \"{RETRY} -n 1 --retry-on-output needle -- sh -c '{produce}' > /dev/null\"",
+        runs=5, warmup=1,
+    )
+    return [(1024 / (mean / 1000), mean) for mean, _ in (direct, through)]
+
+
+def main():
+    out = sys.stdout
+    cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[1].strip()
+    out.write("# Benchmarks\n\n")
+    out.write(f"Measured by `bench/run.sh` on {time.strftime('%Y-%m-%d')}: {os.cpu_count()} cores ({cpu}), "
+              f"Linux {platform.release()}, the static release build of `retry` "
+              f"({sh(RETRY + ' --version').strip()}). Run it again to reproduce; every figure below names the "
+              "command behind it.\n\n")
+
+    out.write("## Wrapper overhead\n\n")
+    (true_ms, true_sd), (timeout_ms, timeout_sd), (retry_ms, retry_sd) = hyperfine(
+        "true", "timeout 10 true", f"{RETRY} -- true")
+    ins_timeout, ins_retry = instructions("timeout 10 true"), instructions(f"{RETRY} -- true")
+    rss_timeout, rss_retry = peak_rss_kib("timeout 10 true"), peak_rss_kib(f"{RETRY} -- true")
+    out.write("`hyperfine -N --warmup 20 --runs 200`; instructions by `valgrind --tool=callgrind` (the wrapper's "
+              "own process); peak RSS by GNU `time -f %M`.\n\n")
+    out.write("| command | wall time | vs `timeout` | instructions | peak RSS |\n|---|---|---|---|---|\n")
+    out.write(f"| `true` | {true_ms:.2f} ms ± {true_sd:.2f} | {true_ms / timeout_ms:.2f}x | | |\n")
+    out.write(f"| `timeout 10 true` | {timeout_ms:.2f} ms ± {timeout_sd:.2f} | 1.00x | {ins_timeout:,} | {rss_timeout} KiB |\n")
+    out.write(f"| `retry -- true` | {retry_ms:.2f} ms ± {retry_sd:.2f} | {retry_ms / timeout_ms:.2f}x | {ins_retry:,} | {rss_retry} KiB |\n\n")
+    wall_ok = retry_ms <= 1.05 * timeout_ms
+    out.write(f"Goals: wall time within 5% of `timeout`: **{'met' if wall_ok else 'not met'}** "
+              f"({(retry_ms / timeout_ms - 1) * 100:+.1f}%); no more instructions than `timeout`: "
+              f"**{'met' if ins_retry <= ins_timeout else 'not met'}** ({ins_retry / ins_timeout:.2f}x); "
+              f"peak RSS at most `timeout`'s + 1 MiB: **{'met' if rss_retry <= rss_timeout + 1024 else 'not met'}** "
+              f"(+{rss_retry - rss_timeout} KiB).\n\n")
+
+    out.write("## Wait accuracy\n\n`retry --log-format json --jitter none --base W --cap W -n N+1 false`: lateness "
+              "of each attempt's start after its scheduled wait, from the tool's own events.\n\n")
+    out.write("| wait | waits measured | median lateness | p99 lateness |\n|---|---|---|---|\n")
+    medians = []
+    for wait, count in [("1ms", 200), ("10ms", 100), ("100ms", 30), ("1s", 5)]:
+        late = wait_lateness(wait, count)
+        medians.append(statistics.median(late))
+        out.write(f"| {wait} | {count} | {statistics.median(late):.3f} ms | {percentile(late, 0.99):.3f} ms |\n")
+    out.write(f"\nGoal: under 1 ms at the median: **{'met' if max(medians) < 1 else 'not met'}**.\n\n")
+
+    latencies = signal_latency(30)
+    out.write("## Signal latency\n\nSIGTERM sent during a 60 s wait (`retry --base 60s -n 2 false`) until the tool "
+              f"has exited, 30 runs: median **{statistics.median(latencies):.2f} ms**, p99 "
+              f"{percentile(latencies, 0.99):.2f} ms (the time includes the benchmark's own `wait`). "
+              f"Goal under 5 ms: **{'met' if statistics.median(latencies) < 5 else 'not met'}**.\n\n")
+
+    waiting = cpu_while(["--jitter", "none", "--base", "2s", "-n", "2", "false"])
+    running = cpu_while(["--", "sleep", "2"])
+    out.write("## Idle cost\n\nCPU time used by the tool's own process (from `/proc/PID/schedstat`, in "
+              "nanoseconds) over 1.5 s in the middle of a 2 s wait and of a 2 s attempt (`retry -- sleep 2`):\n\n")
+    out.write(f"| phase | CPU time used |\n|---|---|\n| during a wait | {waiting} ns |\n"
+              f"| during an attempt | {running} ns |\n\n")
+    out.write(f"Goal: no measurable CPU: **{'met' if max(waiting, running) < 1_000_000 else 'not met'}** "
+              "(the tool sleeps in one `sigtimedwait` call).\n\n")
+
+    (direct_mbs, direct_ms), (through_mbs, through_ms) = throughput()
+    out.write("## Throughput under an output condition\n\n1 GiB of `yes` output, hyperfine 5 runs:\n\n")
+    out.write("| path | time | throughput |\n|---|---|---|\n")
+    out.write(f"| `yes \\| head -c 1G > /dev/null` | {direct_ms:.0f} ms | {direct_mbs:.0f} MiB/s |\n")
+    out.write(f"| through `retry --retry-on-output needle` | {through_ms:.0f} ms | {through_mbs:.0f} MiB/s |\n\n")
+
+    (sweep_ms, sweep_sd), = hyperfine(f"{RETRY} simulate --seed 1", runs=5, warmup=1)
+    out.write(f"## Simulator\n\nThe default sweep, `retry simulate --seed 1` (19 client counts, 5 strategies, "
+              f"100 trials: 9500 trials), hyperfine 5 runs: **{sweep_ms / 1000:.2f} s** ± {sweep_sd / 1000:.2f} "
+              f"on {os.cpu_count()} cores. The post's Python simulator needs about seven minutes.\n")
+
+
+main()

@@ -14,6 +14,7 @@ use crate::budget::{BudgetName, Rate};
 use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::exit;
+use crate::message::printable;
 use crate::runner::ENVIRONMENT;
 use crate::seed::Seed;
 use crate::signals;
@@ -316,12 +317,14 @@ fn parse_multiplier(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A clap error as one line: its first line, what would be accepted, and any suggestion.
+/// A clap error as one line: its first paragraph (a value quoted in it may hold newlines of its
+/// own, escaped here), what would be accepted, and any suggestion.
 pub fn one_line_error(err: &clap::Error) -> String {
     let rendered = err.render().to_string();
     let first = rendered
-        .lines()
-        .find(|line| !line.trim().is_empty())
+        .trim_start()
+        .split("\n\n")
+        .next()
         .unwrap_or("bad usage");
     let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
     if let Some(ContextValue::Strings(values)) = err.get(ContextKind::ValidValue) {
@@ -334,7 +337,7 @@ pub fn one_line_error(err: &clap::Error) -> String {
             message += &format!("; did you mean '{suggestion}'?");
         }
     }
-    format!("{message} (see 'retry --help')")
+    printable(&format!("{message} (see 'retry --help')"))
 }
 
 #[cfg(test)]

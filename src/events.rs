@@ -15,6 +15,7 @@ use crate::cli::LogFormat;
 use crate::config::{LogSettings, Verbosity};
 use crate::duration::{format_duration, to_millis};
 use crate::exit::Exit;
+use crate::message::printable;
 use crate::output::OutputMatch;
 use crate::policy::Refusal;
 use crate::signals;
@@ -247,7 +248,9 @@ impl<W: Write> Reporter<W> {
     fn write_line(&mut self, line: &str) {
         // One write per line, so that a line is not split by the command's own output; a closed
         // or full stderr must not end the run, so write errors are dropped.
-        let _ = self.out.write_all(format!("{line}\n").as_bytes());
+        let _ = self
+            .out
+            .write_all(format!("{}\n", printable(line)).as_bytes());
     }
 
     fn text(&mut self, event: Event) {

@@ -18,6 +18,7 @@ pub mod config;
 pub mod duration;
 pub mod events;
 pub mod exit;
+pub mod message;
 pub mod output;
 pub mod plan;
 pub mod policy;

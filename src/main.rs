@@ -11,6 +11,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use retry::cli::{one_line_error, Cli};
 use retry::exit::{self, Exit};
+use retry::message::printable;
 use retry::{signals, startup};
 
 #[no_mangle]
@@ -36,7 +37,11 @@ extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
         Ok(Exit::Status(status)) => c_int::from(status),
         Ok(Exit::KilledBy(signal)) => signals::die_of(signal),
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "retry: {err:#}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "retry: {}",
+                printable(&format!("{err:#}"))
+            );
             c_int::from(exit::USAGE)
         }
     }

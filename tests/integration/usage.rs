@@ -66,6 +66,14 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
     ),
     (&["--retry-on", "-1", "true"], &["--retry-on", "'-1'"]),
     (&["--frobnicate", "true"], &["--frobnicate"]),
+    (
+        &["--base", "5\nrm -rf", "true"],
+        &["--base", "'5\\nrm -rf'"],
+    ),
+    (
+        &["--stop-on-output", "a\n(", "true"],
+        &["--stop-on-output", "a\\n("],
+    ),
     (&["-q", "-v", "true"], &["--quiet", "--verbose"]),
     (&[], &["no COMMAND"]),
     (&["-n", "3"], &["no COMMAND"]),

@@ -20,6 +20,8 @@ use crate::events::limit_json;
 
 /// Rows shown for an unlimited run at the least and at the most.
 const UNLIMITED_ROWS: (u64, u64) = (10, 100);
+/// The most attempts a plan covers: a larger `--max-attempts` is planned this far, and said so.
+const PLANNED_ATTEMPTS: u64 = 100_000;
 /// Rows shown at the start of a long finite text plan, before the rest is elided.
 const TEXT_HEAD_ROWS: u64 = 50;
 /// Random draws spent on sampling the total wait.
@@ -101,7 +103,7 @@ impl PlanRequest {
     /// How many attempts the rows cover.
     fn shown_attempts(&self) -> u64 {
         match self.limit.count() {
-            Some(count) => count,
+            Some(count) => count.min(PLANNED_ATTEMPTS),
             None => (self.retries_to_cap() + 2).clamp(UNLIMITED_ROWS.0, UNLIMITED_ROWS.1),
         }
     }
@@ -119,7 +121,11 @@ impl PlanRequest {
 
     /// The spread of the total wait, for a finite run with random jitter.
     pub fn total_wait(&self) -> Option<TotalWait> {
-        let retries = self.limit.count()?.saturating_sub(1);
+        let retries = self
+            .limit
+            .count()
+            .filter(|&n| n <= PLANNED_ATTEMPTS)?
+            .saturating_sub(1);
         if (self.backoff.jitter() == Jitter::None || retries == 0) && self.splay.is_zero() {
             return None;
         }
@@ -167,18 +173,18 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
     )?;
     writeln!(out, "{}", if random { "  wait drawn from" } else { "" })?;
     let count = request.limit.count();
+    let last = request.shown_attempts();
     let mut last_row = None;
     for row in request.rows() {
-        let elided = count.is_some_and(|n| row.attempt > TEXT_HEAD_ROWS && row.attempt < n);
+        let elided = count.is_some() && row.attempt > TEXT_HEAD_ROWS && row.attempt < last;
         if elided {
             if row.attempt == TEXT_HEAD_ROWS + 1 {
-                let n = count.unwrap_or_default();
                 writeln!(
                     out,
                     "{:>8}  (attempts {} to {} not shown)",
                     "...",
                     row.attempt,
-                    n - 1
+                    last - 1
                 )?;
             }
             continue;
@@ -187,6 +193,11 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         last_row = Some(row);
     }
     match (count, request.total_wait(), last_row) {
+        (Some(count), _, _) if count > last => writeln!(
+            out,
+            "the plan stops at attempt {last} of {count}; every later wait is at most {}",
+            format_duration(request.backoff.cap())
+        )?,
         (None, _, _) => writeln!(
             out,
             "and so on without end (--max-attempts unlimited), each wait at most {}",
@@ -279,6 +290,7 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         "seed": request.seed,
         "max_attempts": limit_json(request.limit),
         "jitter": request.backoff.jitter().name(),
+        "planned_attempts": request.shown_attempts(),
         "total_wait": total,
     });
     writeln!(out, "{summary}")
@@ -376,6 +388,18 @@ mod tests {
         assert!(
             plan.total_wait().is_some(),
             "a random splay makes the total random"
+        );
+    }
+
+    #[test]
+    fn huge_attempt_counts_are_planned_as_far_as_is_useful() {
+        let plan = request("1000000000000", 1, 10, Jitter::Full);
+        assert_eq!(plan.rows().count() as u64, PLANNED_ATTEMPTS);
+        assert_eq!(plan.total_wait(), None);
+        let text = text(&plan);
+        assert!(
+            text.contains("stops at attempt 100000 of 1000000000000"),
+            "{text}"
         );
     }
 

@@ -172,5 +172,22 @@ mod tests {
         fn never_panics_on_any_text(text in ".*") {
             let _ = text.parse::<StatusSet>();
         }
+
+        #[test]
+        fn any_character_outside_the_grammar_is_refused(
+            before in "[0-9,-]{0,6}",
+            stranger in "[^0-9,\\s-]",
+            after in "[0-9,-]{0,6}",
+        ) {
+            let text = format!("{before}{stranger}{after}");
+            prop_assert!(text.parse::<StatusSet>().is_err());
+        }
+
+        #[test]
+        fn statuses_above_255_are_refused(status in 256u32..100_000) {
+            prop_assert!(status.to_string().parse::<StatusSet>().is_err());
+            let range = format!("1-{status}");
+            prop_assert!(range.parse::<StatusSet>().is_err());
+        }
     }
 }

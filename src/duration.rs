@@ -75,6 +75,7 @@ pub fn to_millis(duration: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn parses_humantime_units() {
@@ -121,5 +122,41 @@ mod tests {
     fn millis_keep_microseconds() {
         assert_eq!(to_millis(Duration::from_micros(1_234_567)), 1_234.567);
         assert_eq!(to_millis(Duration::from_nanos(400)), 0.0);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_any_text(text in ".*") {
+            let _ = parse_duration(&text);
+        }
+
+        #[test]
+        fn whole_units_parse_exactly(
+            count in 0u64..10_000_000,
+            (unit, seconds) in prop::sample::select(vec![("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]),
+        ) {
+            let text = format!("{count}{unit}");
+            let parsed = parse_duration(&text).unwrap();
+            prop_assert_eq!(parsed, Duration::from_secs_f64(count as f64 * seconds));
+        }
+
+        #[test]
+        fn bare_numbers_are_refused_for_want_of_a_unit(number in "[0-9]{1,12}(\\.[0-9]{1,3})?") {
+            prop_assert!(parse_duration(&number).unwrap_err().contains("unit is needed"));
+        }
+
+        #[test]
+        fn negatives_are_refused(rest in "[0-9a-z.]{0,12}") {
+            let negative = format!("-{rest}");
+            prop_assert!(parse_duration(&negative).is_err());
+        }
+
+        #[test]
+        fn what_is_printed_parses_back_to_about_the_same(nanos in 0u64..(400 * 86_400_000_000_000)) {
+            let duration = Duration::from_nanos(nanos);
+            let back = parse_duration(&format_duration(duration)).unwrap();
+            let error = back.abs_diff(duration);
+            prop_assert!(error <= duration / 100 + Duration::from_micros(500), "{:?} -> {:?}", duration, back);
+        }
     }
 }

@@ -9,4 +9,5 @@ mod process;
 mod pty;
 mod run;
 mod simulate;
+mod stress;
 mod usage;

@@ -1,0 +1,81 @@
+//! Stress: many concurrent runs sharing a budget, some stopped by SIGTERM at random moments.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+
+use crate::harness::{binary, process_exists, Scratch};
+
+const RUNS: usize = 100;
+const TOKENS: f64 = 1000.0;
+
+#[test]
+fn concurrent_runs_leave_nothing_behind_and_lose_no_budget_update() {
+    let scratch = Scratch::new();
+    let budgets = scratch.path("budgets");
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(2026);
+    let tools: Vec<_> = (0..RUNS)
+        .map(|_| {
+            Command::new(binary())
+                .args([
+                    "--log-format",
+                    "json",
+                    "-n",
+                    "5",
+                    "--base",
+                    "1ms",
+                    "--jitter",
+                    "none",
+                ])
+                // A period of 100000 hours: the bucket regains nothing measurable meanwhile.
+                .args([
+                    "--budget",
+                    "stress",
+                    "--budget-rate",
+                    "1000/100000h",
+                    "--budget-dir",
+                ])
+                .arg(&budgets)
+                .args(["--", "sh", "-c", "echo $$ >> \"$PIDS\"; sleep 0.02; exit 1"])
+                .env("PIDS", scratch.path("pids"))
+                .stdin(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // SIGTERM every third run, one after another at random intervals of a few milliseconds.
+    for tool in tools.iter().step_by(3) {
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..5)));
+        // SAFETY: kill has no memory-safety preconditions; the tool is not reaped yet.
+        unsafe { libc::kill(tool.id() as i32, libc::SIGTERM) };
+    }
+    let (mut reservations, mut stopped) = (0, 0);
+    for tool in tools {
+        let output = tool.wait_with_output().unwrap();
+        stopped += usize::from(
+            std::os::unix::process::ExitStatusExt::signal(&output.status) == Some(libc::SIGTERM),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // A token is reserved exactly when a retry's wait is announced, and it is announced
+        // before any signal is acted on.
+        reservations += stderr
+            .lines()
+            .filter(|line| line.contains("\"event\":\"wait\""))
+            .count();
+    }
+    for pid in scratch.read("pids").lines() {
+        let pid: i32 = pid.parse().unwrap();
+        assert!(!process_exists(pid), "attempt {pid} outlived its run");
+    }
+    let state = std::fs::read_to_string(budgets.join("stress")).unwrap();
+    let tokens: f64 = state.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(reservations > 0, "no retry took a token");
+    assert!(stopped > 0, "no run was stopped by SIGTERM mid-way");
+    assert!(
+        (tokens - (TOKENS - reservations as f64)).abs() < 0.01,
+        "{reservations} tokens taken, but the bucket holds {tokens} of {TOKENS}"
+    );
+}

@@ -90,3 +90,29 @@ fn a_closed_stdout_ends_a_plan_quietly() {
     assert!(output.status.success());
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }
+
+#[test]
+fn the_readmes_plan_examples_are_what_the_tool_prints() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut lines = readme.lines().peekable();
+    let mut checked = 0;
+    while let Some(line) = lines.next() {
+        let Some(command) = line.strip_prefix("    $ retry --plan ") else {
+            continue;
+        };
+        let mut shown = String::new();
+        while let Some(output) =
+            lines.next_if(|next| next.starts_with("    ") && !next.starts_with("    $"))
+        {
+            shown += &output[4..];
+            shown.push('\n');
+        }
+        let args: Vec<&str> = std::iter::once("--plan")
+            .chain(command.split_whitespace())
+            .collect();
+        retry(args).run().expect_stdout(&shown);
+        checked += 1;
+    }
+    assert!(checked >= 2, "the README's plan examples were not found");
+}

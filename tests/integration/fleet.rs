@@ -1,8 +1,6 @@
 //! Kind to the service: `--seed host`, `--splay`, and the shared retry budget.
 
-use std::process::{Command, Stdio};
-
-use crate::harness::{binary, retry, Scratch};
+use crate::harness::{retry, sharing_budget, Scratch};
 
 #[test]
 fn seed_host_repeats_for_a_job_and_differs_between_jobs() {
@@ -70,29 +68,10 @@ fn a_shared_budget_caps_the_retries_of_concurrent_runs() {
     let budgets = scratch.path("budgets");
     let runs: Vec<_> = (0..20)
         .map(|_| {
-            Command::new(binary())
-                .args([
-                    "--log-format",
-                    "json",
-                    "-n",
-                    "3",
-                    "--base",
-                    "10ms",
-                    "--max-time",
-                    "3s",
-                ])
-                .args([
-                    "--budget",
-                    "api.example.com",
-                    "--budget-rate",
-                    "5/1h",
-                    "--budget-dir",
-                ])
-                .arg(&budgets)
+            sharing_budget("api.example.com", "5/1h", &budgets)
+                .args(["-n", "3", "--base", "10ms", "--max-time", "3s"])
                 .args(["--", "sh", "-c", "echo x >> \"$COUNTER\"; exit 1"])
                 .env("COUNTER", scratch.path("count"))
-                .stdin(Stdio::null())
-                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })

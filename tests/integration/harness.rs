@@ -314,3 +314,22 @@ pub fn peak_rss_kib(mut command: Command) -> (std::process::ExitStatus, u64) {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// The tool as a plain `Command` (stdin closed, stderr piped for its events) sharing the budget
+/// `name` at `rate` in `dir`; the test adds its flags and command.
+pub fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Command {
+    let mut tool = Command::new(binary());
+    tool.args([
+        "--log-format",
+        "json",
+        "--budget",
+        name,
+        "--budget-rate",
+        rate,
+        "--budget-dir",
+    ])
+    .arg(dir)
+    .stdin(Stdio::null())
+    .stderr(Stdio::piped());
+    tool
+}

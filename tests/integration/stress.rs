@@ -1,12 +1,11 @@
 //! Stress: many concurrent runs sharing a budget, some stopped by SIGTERM at random moments.
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::harness::{binary, process_exists, Scratch};
+use crate::harness::{process_exists, sharing_budget, Scratch};
 
 const RUNS: usize = 100;
 const TOKENS: f64 = 1000.0;
@@ -18,30 +17,11 @@ fn concurrent_runs_leave_nothing_behind_and_lose_no_budget_update() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(2026);
     let tools: Vec<_> = (0..RUNS)
         .map(|_| {
-            Command::new(binary())
-                .args([
-                    "--log-format",
-                    "json",
-                    "-n",
-                    "5",
-                    "--base",
-                    "1ms",
-                    "--jitter",
-                    "none",
-                ])
-                // A period of 100000 hours: the bucket regains nothing measurable meanwhile.
-                .args([
-                    "--budget",
-                    "stress",
-                    "--budget-rate",
-                    "1000/100000h",
-                    "--budget-dir",
-                ])
-                .arg(&budgets)
+            // A period of 100000 hours: the bucket regains nothing measurable meanwhile.
+            sharing_budget("stress", "1000/100000h", &budgets)
+                .args(["-n", "5", "--base", "1ms", "--jitter", "none"])
                 .args(["--", "sh", "-c", "echo $$ >> \"$PIDS\"; sleep 0.02; exit 1"])
                 .env("PIDS", scratch.path("pids"))
-                .stdin(Stdio::null())
-                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })

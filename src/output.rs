@@ -77,14 +77,7 @@ fn compile(flag: &str, patterns: &[String]) -> Result<Option<Patterns>, PatternE
     }
     for pattern in patterns {
         if let Err(err) = regex::bytes::Regex::new(pattern) {
-            // The error's own text shows the pattern with a caret under the bad position; one
-            // line of it is kept, the rest folded.
-            let detail = err
-                .to_string()
-                .lines()
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join(" ");
+            let detail = position_of_error(pattern).unwrap_or_else(|| fold(&err.to_string()));
             return Err(PatternError(format!(
                 "{flag} '{pattern}' is not a valid regex: {detail}"
             )));
@@ -101,6 +94,29 @@ fn compile(flag: &str, patterns: &[String]) -> Result<Option<Patterns>, PatternE
         set,
         texts: patterns.to_vec(),
     }))
+}
+
+/// What is wrong with `pattern` and where, as "unclosed group at character 2", when the parser
+/// can say (it cannot for limits such as a pattern too large once compiled).
+fn position_of_error(pattern: &str) -> Option<String> {
+    let (kind, span) = match regex_syntax::Parser::new().parse(pattern).err()? {
+        regex_syntax::Error::Parse(err) => (err.kind().to_string(), *err.span()),
+        regex_syntax::Error::Translate(err) => (err.kind().to_string(), *err.span()),
+        _ => return None,
+    };
+    Some(match span.start.line {
+        1 => format!("{kind} at character {}", span.start.column),
+        line => format!("{kind} at line {line}, character {}", span.start.column),
+    })
+}
+
+/// An error text of several lines, on one.
+fn fold(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Matches a stream's lines against the conditions, holding at most one bounded line.
@@ -380,14 +396,21 @@ mod tests {
 
     #[test]
     fn invalid_patterns_name_the_flag_and_the_position() {
-        let err = OutputConditions::new(&[], &["a(b".to_string()]).unwrap_err();
-        assert!(
-            err.0
-                .starts_with("--stop-on-output 'a(b' is not a valid regex: "),
-            "{}",
-            err.0
+        let error = |pattern: &str| {
+            OutputConditions::new(&[], &[pattern.to_string()])
+                .unwrap_err()
+                .0
+        };
+        assert_eq!(
+            error("a(b"),
+            "--stop-on-output 'a(b' is not a valid regex: unclosed group at character 2"
         );
-        assert!(!err.0.contains('\n'));
+        assert!(error("ok|x{2,1}").ends_with("the start must be <= the end at character 5"));
+        assert!(
+            error("a\nb(").ends_with("at line 2, character 2"),
+            "{}",
+            error("a\nb(")
+        );
     }
 
     #[test]

@@ -412,3 +412,22 @@ fn a_closed_stderr_never_ends_the_run() {
         "the tool did not finish its run"
     );
 }
+
+#[test]
+fn a_command_whose_tool_is_killed_is_told_by_sigterm() {
+    let scratch = Scratch::new();
+    // The command lets go of the test's pipes, so that the test ends even if it is never told.
+    let trap = "exec >/dev/null 2>&1; trap 'echo told > \"$MARKER\"; exit 0' TERM; \
+                echo up > \"$UP\"; while :; do sleep 0.05; done";
+    let running = retry(["-n", "1", "--", "sh", "-c", trap])
+        .env("MARKER", scratch.path("marker"))
+        .env("UP", scratch.path("up"))
+        .spawn();
+    wait_for("the command to start", || scratch.lines("up") == 1);
+    running.signal(libc::SIGKILL);
+    let run = running.finish();
+    assert_eq!(run.signal(), Some(libc::SIGKILL));
+    wait_for("the parent-death signal", || {
+        scratch.read("marker") == "told\n"
+    });
+}

@@ -58,7 +58,6 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff')
-            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'retry;simulate' {
@@ -73,17 +72,6 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw work and completion time against clients to FILE as SVG')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            break
-        }
-        'retry;help' {
-            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff')
-            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
-            break
-        }
-        'retry;help;simulate' {
-            break
-        }
-        'retry;help;help' {
             break
         }
     })

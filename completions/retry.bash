@@ -16,17 +16,8 @@ _retry() {
             ",$1")
                 cmd="retry"
                 ;;
-            retry,help)
-                cmd="retry__subcmd__help"
-                ;;
             retry,simulate)
                 cmd="retry__subcmd__simulate"
-                ;;
-            retry__subcmd__help,help)
-                cmd="retry__subcmd__help__subcmd__help"
-                ;;
-            retry__subcmd__help,simulate)
-                cmd="retry__subcmd__help__subcmd__simulate"
                 ;;
             *)
                 ;;
@@ -35,7 +26,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --retry-on-output --stop-on-output --hold-output --reset-after --report --shell --seed --splay --budget --budget-rate --budget-dir --plan --log-format --quiet --verbose --help --version simulate help"
+            opts="-n -t -q -v -h -V --max-attempts --base --cap --multiplier --jitter --retry-on --stop-on --success-on --timeout --max-time --kill-after --foreground --replay-stdin --retry-on-output --stop-on-output --hold-output --reset-after --report --shell --seed --splay --budget --budget-rate --budget-dir --plan --log-format --quiet --verbose --help --version simulate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -133,48 +124,6 @@ _retry() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        retry__subcmd__help)
-            opts="simulate help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        retry__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        retry__subcmd__help__subcmd__simulate)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

@@ -55,7 +55,6 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand simulate 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff'
-            cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'retry;simulate'= {
             cand --clients 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'
@@ -69,14 +68,6 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --svg 'Also draw work and completion time against clients to FILE as SVG'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
-        }
-        &'retry;help'= {
-            cand simulate 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff'
-            cand help 'Print this message or the help of the given subcommand(s)'
-        }
-        &'retry;help;simulate'= {
-        }
-        &'retry;help;help'= {
         }
     ]
     $completions[$command]

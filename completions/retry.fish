@@ -59,7 +59,6 @@ complete -c retry -n "__fish_retry_needs_command" -s v -l verbose -d 'Also repor
 complete -c retry -n "__fish_retry_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n "__fish_retry_needs_command" -s V -l version -d 'Print version'
 complete -c retry -n "__fish_retry_needs_command" -a "simulate" -d 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool\'s own backoff'
-complete -c retry -n "__fish_retry_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c retry -n "__fish_retry_using_subcommand simulate" -l clients -d 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)' -r
 complete -c retry -n "__fish_retry_using_subcommand simulate" -l jitter -d 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown' -r -f -a "none\t'No randomness: wait exactly the exponential ceiling'
 full\t'Wait a uniform random time between 0 and the ceiling'
@@ -73,5 +72,3 @@ complete -c retry -n "__fish_retry_using_subcommand simulate" -l seed -d 'Seed t
 complete -c retry -n "__fish_retry_using_subcommand simulate" -l csv -d 'Also write every statistic to FILE as CSV, one row per strategy and client count' -r -F
 complete -c retry -n "__fish_retry_using_subcommand simulate" -l svg -d 'Also draw work and completion time against clients to FILE as SVG' -r -F
 complete -c retry -n "__fish_retry_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c retry -n "__fish_retry_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "simulate" -d 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool\'s own backoff'
-complete -c retry -n "__fish_retry_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -64,6 +64,8 @@ fn after_help() -> String {
     after_help = after_help(),
     args_override_self = true,
     args_conflicts_with_subcommands = true,
+    // `retry help` runs a program called help; only `simulate` is a word of the tool's own.
+    disable_help_subcommand = true,
     max_term_width = 100
 )]
 pub struct Cli {

@@ -83,6 +83,10 @@ fn simulate_is_the_subcommand_only_as_the_first_word() {
             .expect_code(127)
             .expect_stderr("command not found: simulate");
     }
+    retry(["help"])
+        .run()
+        .expect_code(127)
+        .expect_stderr("command not found: help");
 }
 
 #[test]

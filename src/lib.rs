@@ -5,6 +5,8 @@
 //! process runner, clock and reporter. Every module below has one job; the pure ones
 //! ([`backoff`], [`policy`], [`codes`], [`config`]) are tested without processes or sleeping.
 
+#![warn(missing_docs)]
+
 pub mod attempts;
 pub mod backoff;
 pub mod budget;

@@ -32,7 +32,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --max-time 'Limit the whole run, attempts and waits together, counted from the start (e.g. 10m); default: none'
             cand --kill-after 'Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the deadline or a passed-on signal)'
             cand --retry-on-output 'Retry a failure only if its stdout or stderr has a line matching REGEX (e.g. ''\b503\b''); may be repeated: any match counts'
-            cand --stop-on-output 'Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. ''HTTP 40[134]''); may be repeated'
+            cand --stop-on-output 'Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. ''HTTP 4\d\d''); may be repeated'
             cand --reset-after 'Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m)'
             cand --report 'Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json)'
             cand --seed 'Seed the jitter''s random numbers with N (0 to 2^64-1) to make the waits reproducible, or with ''host'' to derive it from the host name and the command; default: random'

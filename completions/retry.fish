@@ -39,7 +39,7 @@ complete -c retry -n "__fish_retry_needs_command" -s t -l timeout -d 'End an att
 complete -c retry -n "__fish_retry_needs_command" -l max-time -d 'Limit the whole run, attempts and waits together, counted from the start (e.g. 10m); default: none' -r
 complete -c retry -n "__fish_retry_needs_command" -l kill-after -d 'Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the deadline or a passed-on signal)' -r
 complete -c retry -n "__fish_retry_needs_command" -l retry-on-output -d 'Retry a failure only if its stdout or stderr has a line matching REGEX (e.g. \'\\b503\\b\'); may be repeated: any match counts' -r
-complete -c retry -n "__fish_retry_needs_command" -l stop-on-output -d 'Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. \'HTTP 40[134]\'); may be repeated' -r
+complete -c retry -n "__fish_retry_needs_command" -l stop-on-output -d 'Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. \'HTTP 4\\d\\d\'); may be repeated' -r
 complete -c retry -n "__fish_retry_needs_command" -l reset-after -d 'Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m)' -r
 complete -c retry -n "__fish_retry_needs_command" -l report -d 'Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json)' -r -F
 complete -c retry -n "__fish_retry_needs_command" -l seed -d 'Seed the jitter\'s random numbers with N (0 to 2^64-1) to make the waits reproducible, or with \'host\' to derive it from the host name and the command; default: random' -r

@@ -136,7 +136,7 @@ pub struct Cli {
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
     pub retry_on_output: Vec<String>,
 
-    /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP 40[134]'); may be repeated.
+    /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP 4\d\d'); may be repeated.
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
     pub stop_on_output: Vec<String>,
 

@@ -1,6 +1,6 @@
 //! `--replay-stdin`: read the tool's stdin to its end once, and give every attempt the same bytes.
 //!
-//! The input is held in a [`spill`](crate::spill) buffer. Input held in memory is written to each
+//! The input is held in a [`spill`] buffer. Input held in memory is written to each
 //! attempt through a pipe by a short-lived thread; spilled input is given to each attempt as the
 //! temporary file itself, read from the start. Without `--replay-stdin` none of this runs and
 //! stdin is never touched.

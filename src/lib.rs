@@ -114,15 +114,17 @@ fn run_command(
         Isolation::OwnGroup => Terminal::if_in_foreground(),
         Isolation::Foreground => None,
     };
-    let watch =
-        SignalWatch::install(terminal.is_some()).context("cannot set up signal handling")?;
-    reaper::adopt_orphans();
+    // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
+    // tool at once, before any attempt.
     let input = match config.replay_stdin {
         true => Some(
             HeldInput::read_all(io::stdin().lock()).context("cannot read stdin to replay it")?,
         ),
         false => None,
     };
+    let watch =
+        SignalWatch::install(terminal.is_some()).context("cannot set up signal handling")?;
+    reaper::adopt_orphans();
     let rules = Rules {
         limit: config.limit,
         policy: config.policy.clone(),

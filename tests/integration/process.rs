@@ -431,3 +431,38 @@ fn a_command_whose_tool_is_killed_is_told_by_sigterm() {
         scratch.read("marker") == "told\n"
     });
 }
+
+#[test]
+fn a_signal_while_stdin_is_read_for_replay_ends_the_run_before_any_attempt() {
+    let scratch = Scratch::new();
+    let mut tool = std::process::Command::new(crate::harness::binary())
+        .args(["--replay-stdin", "--", "sh", "-c", "echo ran > \"$MARKER\""])
+        .env("MARKER", scratch.path("marker"))
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The input never ends: the tool is still reading it when the signal comes.
+    let _input = tool.stdin.take();
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: kill has no memory-safety preconditions; the tool is not reaped yet.
+    unsafe { libc::kill(tool.id() as i32, libc::SIGTERM) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = tool.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "SIGTERM did not end the read"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM)
+    );
+    assert!(
+        !scratch.path("marker").exists(),
+        "an attempt ran after the signal"
+    );
+}

@@ -123,7 +123,7 @@ impl TryFrom<Cli> for Config {
             }
         }
         let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
-            .map_err(|err| backoff_error(err, &cli))?;
+            .map_err(|err| backoff_error(err, cli.base, cli.cap, cli.multiplier))?;
         if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time) {
             if splay >= max_time {
                 return Err(ConfigError(format!(
@@ -193,17 +193,22 @@ impl TryFrom<Cli> for Config {
     }
 }
 
-fn backoff_error(err: BackoffError, cli: &Cli) -> ConfigError {
+/// The error for backoff parameters that [`Backoff::new`] refused, naming the flags and values.
+pub fn backoff_error(
+    err: BackoffError,
+    base: Duration,
+    cap: Duration,
+    multiplier: f64,
+) -> ConfigError {
     ConfigError(match err {
         BackoffError::CapBelowBase => format!(
             "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
-            format_duration(cli.cap),
-            format_duration(cli.base)
+            format_duration(cap),
+            format_duration(base)
         ),
-        BackoffError::BadMultiplier => format!(
-            "--multiplier ({}) must be a finite number of at least 1",
-            cli.multiplier
-        ),
+        BackoffError::BadMultiplier => {
+            format!("--multiplier ({multiplier}) must be a finite number of at least 1")
+        }
     })
 }
 

@@ -372,27 +372,7 @@ fn json(event: &Event) -> Value {
             "max_attempts": limit_json(numbering.limit),
             "offset_ms": to_millis(*at),
         }),
-        Event::AttemptEnd(end) => {
-            let mut object = json!({
-                "event": "attempt_end",
-                "attempt": end.numbering.attempt,
-                "status": end.termination.status(),
-                "duration_ms": to_millis(end.duration),
-                "verdict": end.verdict.name(),
-                "timed_out": end.termination.time_limit().is_some(),
-                "matched": end.matched().map(|(condition, _)| condition),
-            });
-            if let Some((_, pattern)) = end.matched() {
-                object["pattern"] = json!(pattern);
-            }
-            if end.reset {
-                object["reset"] = json!(true);
-            }
-            if let Some(signal) = end.termination.signal() {
-                object["signal"] = json!(signals::name(signal));
-            }
-            object
-        }
+        Event::AttemptEnd(end) => attempt_end_json(end),
         Event::Wait {
             before_attempt,
             wait,
@@ -419,6 +399,30 @@ fn json(event: &Event) -> Value {
             object
         }
     }
+}
+
+/// The `attempt_end` event's object: the stable keys, with `pattern`, `signal` and `reset` only
+/// when they apply. The run report records its attempts from it too.
+pub fn attempt_end_json(end: &AttemptEnd) -> Value {
+    let mut object = json!({
+        "event": "attempt_end",
+        "attempt": end.numbering.attempt,
+        "status": end.termination.status(),
+        "duration_ms": to_millis(end.duration),
+        "verdict": end.verdict.name(),
+        "timed_out": end.termination.time_limit().is_some(),
+        "matched": end.matched().map(|(condition, _)| condition),
+    });
+    if let Some((_, pattern)) = end.matched() {
+        object["pattern"] = json!(pattern);
+    }
+    if end.reset {
+        object["reset"] = json!(true);
+    }
+    if let Some(signal) = end.termination.signal() {
+        object["signal"] = json!(signals::name(signal));
+    }
+    object
 }
 
 /// `--max-attempts` in JSON: a number, or the string "unlimited".

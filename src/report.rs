@@ -14,7 +14,7 @@ use tempfile::NamedTempFile;
 
 use crate::cli::Cli;
 use crate::duration::to_millis;
-use crate::events::{limit_json, Event, EventSink, Reason, WaitCause};
+use crate::events::{attempt_end_json, limit_json, Event, EventSink, Reason, WaitCause};
 use crate::signals;
 
 /// The report's format version, raised when a key changes meaning or goes away.
@@ -74,14 +74,15 @@ impl EventSink for ReportWriter {
                 let Some(attempt) = self.last_attempt() else {
                     return;
                 };
-                attempt["duration_ms"] = json!(to_millis(end.duration));
-                attempt["status"] = json!(end.termination.status());
-                attempt["signal"] = json!(end.termination.signal().map(signals::name));
-                attempt["timed_out"] = json!(end.termination.time_limit().is_some());
-                attempt["verdict"] = json!(end.verdict.name());
-                attempt["matched"] = json!(end.matched().map(|(condition, _)| condition));
-                attempt["pattern"] = json!(end.matched().map(|(_, pattern)| pattern));
-                attempt["reset"] = json!(end.reset);
+                // The event's keys, and the ones it leaves out when they do not apply.
+                attempt["signal"] = Value::Null;
+                attempt["pattern"] = Value::Null;
+                attempt["reset"] = json!(false);
+                if let Value::Object(facts) = attempt_end_json(&end) {
+                    for (key, value) in facts.into_iter().filter(|(key, _)| key != "event") {
+                        attempt[key.as_str()] = value;
+                    }
+                }
                 attempt["wait_after_ms"] = Value::Null;
                 attempt["wait_cause"] = Value::Null;
             }

@@ -6,27 +6,17 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::backoff::Backoff;
+use crate::backoff::{Backoff, Jitter};
 use crate::chart;
 use crate::cli::SimulateArgs;
+use crate::config::backoff_error;
 use crate::duration::format_duration;
 use crate::simulation::{Experiment, Point};
 
 /// Run the simulation `args` describe; `seed` is the one to use (given or drawn).
 pub fn run(args: SimulateArgs, seed: u64) -> anyhow::Result<()> {
-    let backoff = Backoff::new(
-        args.base,
-        args.cap,
-        args.multiplier,
-        crate::backoff::Jitter::None,
-    )
-    .map_err(|_| {
-        anyhow::anyhow!(
-            "--cap ({}) must not be below --base ({})",
-            format_duration(args.cap),
-            format_duration(args.base)
-        )
-    })?;
+    let backoff = Backoff::new(args.base, args.cap, args.multiplier, Jitter::None)
+        .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
     let experiment = Experiment {
         clients: args.clients.0,
         jitters: args.jitter,

@@ -67,8 +67,7 @@ impl<'a> Supervision<'a> {
         loop {
             let next = match self.escalation {
                 Escalation::Calm => limit.map(|(at, _)| at),
-                Escalation::Terminating(since) => since.checked_add(self.kill_after),
-                Escalation::Killed => None,
+                _ => self.kill_due(),
             };
             match self.watch.wait_until(next) {
                 Wake::Child => match reaper::reap_ended(Some(self.leader), self.terminal.is_some())
@@ -100,10 +99,7 @@ impl<'a> Supervision<'a> {
             if self.escalation == Escalation::Calm {
                 self.terminate(Signal::SIGTERM);
             }
-            let until = match self.escalation {
-                Escalation::Terminating(since) => since.checked_add(self.kill_after),
-                _ => None,
-            };
+            let until = self.kill_due();
             match self.watch.wait_until(until) {
                 Wake::Child => {
                     reaper::reap_ended(None, false);
@@ -134,6 +130,14 @@ impl<'a> Supervision<'a> {
             termination,
             interrupted_by: self.interrupted_by,
             output,
+        }
+    }
+
+    /// When SIGKILL is due: `kill_after` after SIGTERM went out, if it did and SIGKILL has not.
+    fn kill_due(&self) -> Option<Instant> {
+        match self.escalation {
+            Escalation::Terminating(since) => since.checked_add(self.kill_after),
+            _ => None,
         }
     }
 

@@ -418,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn every_client_succeeds_exactly_once() {
+    fn a_trial_runs_until_every_client_has_written() {
         for strategy in [Strategy::NoBackoff, Strategy::Backoff(Jitter::Decorrelated)] {
             let trial = simulate(strategy, backoff(5), 30, 1);
             assert!(trial.writes >= 30, "{strategy:?}: {trial:?}");

@@ -17,7 +17,8 @@ fn seed_host_repeats_for_a_job_and_differs_between_jobs() {
 
 #[test]
 fn splay_delays_the_first_attempt_within_its_bound() {
-    let run = retry([
+    // The same options, run and planned.
+    let splayed = [
         "--log-format",
         "json",
         "-n",
@@ -26,9 +27,8 @@ fn splay_delays_the_first_attempt_within_its_bound() {
         "300ms",
         "--seed",
         "3",
-        "true",
-    ])
-    .run();
+    ];
+    let run = retry(splayed).args(["true"]).run();
     run.expect_code(0);
     let wait = &run.events_named("wait")[0];
     assert_eq!(
@@ -44,18 +44,7 @@ fn splay_delays_the_first_attempt_within_its_bound() {
         start >= splay,
         "the first attempt started before its splay ended\n{run}"
     );
-    let plan = retry([
-        "--plan",
-        "--log-format",
-        "json",
-        "-n",
-        "1",
-        "--splay",
-        "300ms",
-        "--seed",
-        "3",
-    ])
-    .run();
+    let plan = retry(["--plan"]).args(splayed).run();
     assert!(
         plan.stdout().contains(&format!("\"wait_ms\":{splay}")),
         "the plan shows the same splay\n{plan}"

@@ -230,16 +230,9 @@ impl Running {
     pub fn finish(mut self) -> Run {
         let stdout = drain(self.child.stdout.take());
         let stderr = drain(self.child.stderr.take());
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait for the retry binary") {
-                break status;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = self.child.kill();
-                panic!("retry did not end within 20s: {:?}", self.argv);
-            }
-            std::thread::sleep(Duration::from_millis(2));
+        let Some(status) = wait_at_most(&mut self.child, Duration::from_secs(20)) else {
+            let _ = self.child.kill();
+            panic!("retry did not end within 20s: {:?}", self.argv);
         };
         let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
         Run {
@@ -262,6 +255,20 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Ve
         }
         bytes
     })
+}
+
+/// Wait for `child` to end, for at most `limit`; `None` if it is still running then.
+pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for a child process") {
+            return Some(status);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 /// Wait until `condition` holds, checking every few milliseconds; fails the test after 10 s.

@@ -446,17 +446,8 @@ fn a_signal_while_stdin_is_read_for_replay_ends_the_run_before_any_attempt() {
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: kill has no memory-safety preconditions; the tool is not reaped yet.
     unsafe { libc::kill(tool.id() as i32, libc::SIGTERM) };
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = tool.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "SIGTERM did not end the read"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = crate::harness::wait_at_most(&mut tool, Duration::from_secs(5))
+        .expect("SIGTERM did not end the read");
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(libc::SIGTERM)

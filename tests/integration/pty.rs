@@ -7,6 +7,8 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
+
+use crate::harness::wait_at_most;
 use std::time::{Duration, Instant};
 
 /// The tool running on the slave side of a pseudo-terminal; the test holds the master side.
@@ -86,17 +88,10 @@ impl Session {
 
     /// Wait for the tool to end; kills it and fails after 20 seconds.
     pub fn wait(&mut self) -> ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait for retry") {
-                return status;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = self.child.kill();
-                panic!("retry did not end; the terminal showed:\n{}", self.output());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_at_most(&mut self.child, Duration::from_secs(20)).unwrap_or_else(|| {
+            let _ = self.child.kill();
+            panic!("retry did not end; the terminal showed:\n{}", self.output())
+        })
     }
 }
 

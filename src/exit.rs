@@ -43,7 +43,7 @@ pub const TABLE: [(&str, &str); 7] = [
     ),
     (
         "125",
-        "retry itself failed: a bad flag or value, or no COMMAND",
+        "retry itself failed: bad usage, or a --report or --budget-dir it cannot use",
     ),
     ("126", "COMMAND was found but could not be executed"),
     ("127", "COMMAND was not found"),

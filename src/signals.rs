@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 /// What each signal does to a run, one `(signal, effect)` row each, for `--help` and the man page.
-pub const TABLE: [(&str, &str); 4] = [
+pub const TABLE: [(&str, &str); 5] = [
     (
         "SIGINT SIGTERM SIGHUP SIGQUIT",
         "passed on to the running attempt (its whole process group); no further attempt starts and \
@@ -31,6 +31,11 @@ pub const TABLE: [(&str, &str); 4] = [
          signal. One ignored when retry starts stays ignored.",
     ),
     ("SIGINT, again", "SIGKILL to the attempt at once."),
+    (
+        "Ctrl-Z",
+        "at the terminal, stops the attempt; retry stops along with it, so the shell gets the \
+         terminal back, and `fg` continues both.",
+    ),
     (
         "SIGKILL",
         "cannot be caught: on Linux the command gets SIGTERM (its parent-death signal), but other \

@@ -39,28 +39,51 @@ pub enum Reservation {
     Granted(Duration),
     /// No token would be there within the time allowed.
     Refused,
+    /// A signal that ends the run arrived while the budget was being consulted.
+    Interrupted(i32),
 }
+
+/// The deepest a bucket may go into debt, in periods: a retry whose token lies further ahead is
+/// refused. It bounds every stored value, so that a state below it can only be damage.
+pub const MAX_DEBT_PERIODS: u32 = 100;
 
 /// Where retry tokens come from.
 pub trait RetryBudget {
-    /// Take a token for a retry that must start within `latest` (no limit when `None`).
-    fn reserve(&mut self, latest: Option<Duration>) -> Reservation;
+    /// Take a token for a retry that must start within `latest` (no limit when `None`); what
+    /// the user should know about the budget goes to `warn`.
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation;
 }
 
 /// No budget: every retry may go at once.
 impl<B: RetryBudget> RetryBudget for Option<B> {
-    fn reserve(&mut self, latest: Option<Duration>) -> Reservation {
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
         match self {
-            Some(budget) => budget.reserve(latest),
+            Some(budget) => budget.reserve(latest, warn),
             None => Reservation::Granted(Duration::ZERO),
         }
     }
 }
 
 impl Rate {
+    fn capacity(&self) -> f64 {
+        f64::from(self.tokens)
+    }
+
+    /// Whether `state` could have come from this arithmetic by `now`: finite tokens within the
+    /// capacity and the debt bound, and a time no more than a period ahead (a clock that went
+    /// back a little). Anything else is damage, to be started over from a full bucket rather
+    /// than trusted: -1e308 tokens, or a time in the next century, would jam the bucket.
+    pub fn is_plausible(&self, state: &BucketState, now: Duration) -> bool {
+        let tokens = state.tokens;
+        tokens.is_finite()
+            && tokens <= self.capacity()
+            && tokens >= -self.capacity() * f64::from(MAX_DEBT_PERIODS)
+            && state.at <= now.saturating_add(self.period)
+    }
+
     /// The bucket `state` describes (full when there is none), as of `now`.
     pub fn refill(&self, state: Option<BucketState>, now: Duration) -> f64 {
-        let capacity = f64::from(self.tokens);
+        let capacity = self.capacity();
         let Some(state) = state else { return capacity };
         // A clock that went backwards gives nothing back, and takes nothing either.
         let elapsed = now.saturating_sub(state.at).as_secs_f64();
@@ -77,12 +100,13 @@ impl Rate {
         latest: Option<Duration>,
     ) -> (Reservation, Option<BucketState>) {
         let left = self.refill(state, now) - 1.0;
-        let delay = match left >= 0.0 {
-            true => Duration::ZERO,
-            false => self
-                .period
-                .mul_f64((-left / f64::from(self.tokens)).min(1e9)),
-        };
+        let debt_periods = (-left / self.capacity()).max(0.0);
+        if debt_periods > f64::from(MAX_DEBT_PERIODS) {
+            return (Reservation::Refused, None);
+        }
+        // A period of centuries times the debt may pass what a Duration holds: never, then.
+        let delay = Duration::try_from_secs_f64(self.period.as_secs_f64() * debt_periods)
+            .unwrap_or(Duration::MAX);
         if latest.is_some_and(|latest| delay >= latest) {
             return (Reservation::Refused, None);
         }
@@ -201,6 +225,70 @@ mod tests {
         assert_eq!((refused, untouched), (Reservation::Refused, None));
         let (granted, _) = one.reserve(state, Duration::ZERO, Some(Duration::from_secs(61)));
         assert_eq!(granted, Reservation::Granted(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn tokens_come_back_at_the_rate() {
+        let ten = rate("10/1m");
+        let empty = BucketState {
+            tokens: 0.0,
+            at: Duration::from_secs(600),
+        };
+        let at = |seconds: u64| ten.refill(Some(empty), Duration::from_secs(600 + seconds));
+        assert_eq!(at(0), 0.0);
+        assert_eq!(at(6), 1.0);
+        assert_eq!(at(30), 5.0);
+        assert_eq!(at(60), 10.0);
+        assert_eq!(at(6000), 10.0, "never past the capacity");
+    }
+
+    #[test]
+    fn debt_is_bounded_and_anything_beyond_it_is_damage() {
+        let one = rate("1/1m");
+        let now = Duration::from_secs(1_000_000);
+        let deep = BucketState {
+            tokens: -f64::from(MAX_DEBT_PERIODS),
+            at: now,
+        };
+        assert_eq!(one.reserve(Some(deep), now, None).0, Reservation::Refused);
+        assert!(one.is_plausible(&deep, now));
+        for absurd in [
+            BucketState {
+                tokens: -1e308,
+                at: now,
+            },
+            BucketState {
+                tokens: f64::NAN,
+                at: now,
+            },
+            BucketState {
+                tokens: 2.0,
+                at: now,
+            },
+            BucketState {
+                tokens: 0.0,
+                at: now * 1000,
+            },
+        ] {
+            assert!(!one.is_plausible(&absurd, now), "{absurd:?}");
+        }
+        let slightly_ahead = BucketState {
+            tokens: 0.0,
+            at: now + Duration::from_secs(30),
+        };
+        assert!(one.is_plausible(&slightly_ahead, now));
+    }
+
+    #[test]
+    fn centuries_long_periods_saturate_instead_of_overflowing() {
+        let slow: Rate = "1/500000000000y".parse().unwrap();
+        let (_, state) = slow.reserve(None, Duration::ZERO, None);
+        let (_, state) = slow.reserve(state, Duration::ZERO, None);
+        // Two periods of 500000000000 years pass what a Duration holds.
+        let (grant, _) = slow.reserve(state, Duration::ZERO, None);
+        assert_eq!(grant, Reservation::Granted(Duration::MAX));
+        let (refused, _) = slow.reserve(state, Duration::ZERO, Some(Duration::from_secs(1)));
+        assert_eq!(refused, Reservation::Refused);
     }
 
     #[test]

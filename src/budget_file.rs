@@ -1,123 +1,357 @@
 //! The retry budget kept in a file on this machine, shared by every run that names it.
 //!
 //! One small file per budget, `DIR/NAME`, read and rewritten under an exclusive `flock`, so that
-//! concurrent runs lose no update and never spend a token twice. The directory is created with
-//! mode 0700 and the file 0600; the file is opened with `O_NOFOLLOW`, so a symlink planted in its
-//! place is refused, and a [`BudgetName`] cannot name anything outside the directory. A missing
-//! file is a full bucket; a corrupt or unreadable one is reset to a full bucket with one warning.
-//! Should the file fail mid-run (the disk full, say), retries go on without the budget, with a
-//! warning: the budget is a courtesy to the service, and must not turn a retry into a failure.
+//! concurrent runs lose no update and never spend a token twice. What the store trusts, it checks
+//! before the first attempt, as ssh checks its keys:
+//! - The directory is created with mode 0700; one that is a symbolic link, not a directory, or
+//!   writable by every user is refused (anyone could replace the state and deny every retry). A
+//!   directory that a group may write (several service accounts sharing a budget) is fine, and
+//!   the files created in it are group-writable too.
+//! - The file is opened without following a symbolic link and without blocking (a FIFO would
+//!   block), and must be a regular file that not every user may write, and either empty or in
+//!   the store's own format: any other file (a Makefile, say) is refused, never overwritten.
+//!
+//! Each update is one write of a fixed-size record at the start of the file, within one page, so
+//! a run killed in the middle leaves the old state or the new, never an empty file. A record that
+//! is the store's but damaged, or whose values the arithmetic could not have produced, starts
+//! over from a full bucket with one warning. Waiting for the lock is bounded (by [`LOCK_PATIENCE`],
+//! and half the time left before `--max-time`, so that the retry still has time to run) and a
+//! signal ends it; a budget that cannot be used in time, or that fails
+//! mid-run (the disk full, say), lets the retry go without it, with a warning: the budget is a
+//! courtesy to the service and must not turn a retry into a failure.
 
+use std::fmt;
 use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::budget::{BucketState, BudgetName, Rate, Reservation, RetryBudget};
+use crate::signals::{SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
 const FORMAT: &str = "retry-budget-v1";
 
-/// A budget whose state lives in a file.
+/// What every state file starts with, whatever its version: a file that does not is not ours.
+const OWN_PREFIX: &str = "retry-budget-";
+
+/// The size of a state record: the format, the tokens and the time, padded with spaces.
+const RECORD: usize = 80;
+
+/// The longest wait for another run's lock before retrying without the budget. A healthy run
+/// holds it for microseconds, so a second means something is wrong with the holder.
+pub const LOCK_PATIENCE: Duration = Duration::from_secs(1);
+
+/// The budget's file, checked and ready to use.
 #[derive(Debug)]
-pub struct FileBudget {
+pub struct BudgetFile {
     path: PathBuf,
+    /// Device and inode of the file checked, so that a file put in its place mid-run is noticed.
+    identity: (u64, u64),
+}
+
+/// Why a budget directory or file cannot be used; the message names the path and the fix.
+#[derive(Debug)]
+pub struct Refused(String);
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl BudgetFile {
+    /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
+    /// trusted (see the module header), so that a bad budget fails before anything runs.
+    pub fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
+        let refused = |what: &Path, err: io::Error| Refused(format!("{}: {err}", what.display()));
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|err| refused(dir, err))?;
+        let shared = check_directory(dir)?;
+        let path = dir.join(name.as_str());
+        let file = open_state(&path, shared).map_err(|err| refused(&path, err))?;
+        let metadata = file.metadata().map_err(|err| refused(&path, err))?;
+        if !metadata.file_type().is_file() {
+            return Err(Refused(format!(
+                "{} is not a regular file, so not a retry budget state; choose another --budget \
+                 name or --budget-dir",
+                path.display()
+            )));
+        }
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o002 != 0 {
+            return Err(Refused(format!(
+                "{} has mode {mode:04o}: any user could change it and deny every retry; make it \
+                 0600, or 0660 for a group (chmod o-w)",
+                path.display()
+            )));
+        }
+        let content = read_record(&file).map_err(|err| refused(&path, err))?;
+        if !content.is_empty() && !content.starts_with(OWN_PREFIX.as_bytes()) {
+            return Err(Refused(format!(
+                "{} is not a retry budget state (it does not start with '{FORMAT}'), so it is \
+                 left alone; choose another --budget name or --budget-dir",
+                path.display()
+            )));
+        }
+        Ok(BudgetFile {
+            path,
+            identity: (metadata.dev(), metadata.ino()),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Refuse a directory that is a link, not a directory, or writable by all; returns whether a
+/// group may write it, so that files made in it are group-writable too.
+fn check_directory(dir: &Path) -> Result<bool, Refused> {
+    let metadata = std::fs::symlink_metadata(dir)
+        .map_err(|err| Refused(format!("{}: {err}", dir.display())))?;
+    if metadata.file_type().is_symlink() {
+        return Err(Refused(format!(
+            "--budget-dir {} is a symbolic link: whoever can change the link could redirect the \
+             budget; give the directory it points to",
+            dir.display()
+        )));
+    }
+    if !metadata.is_dir() {
+        return Err(Refused(format!(
+            "--budget-dir {} is not a directory",
+            dir.display()
+        )));
+    }
+    let mode = metadata.permissions().mode() & 0o7777;
+    if mode & 0o002 != 0 {
+        return Err(Refused(format!(
+            "--budget-dir {} has mode {mode:04o}: any user could replace its budgets and deny \
+             every retry; make it 0700, or 0770 for a group (chmod o-w)",
+            dir.display()
+        )));
+    }
+    Ok(mode & 0o020 != 0)
+}
+
+/// Open the state file for reading and writing, never through a link and never blocking (a FIFO
+/// would); one created here gets mode 0600, or 0660 in a group's directory, whatever the umask.
+fn open_state(path: &Path, shared: bool) -> io::Result<File> {
+    let mode = if shared { 0o660 } else { 0o600 };
+    let open = |create: bool| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+    };
+    match open(true) {
+        Ok(file) => {
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            Ok(file)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// The start of the file: a record, or what stands in its place.
+fn read_record(file: &File) -> io::Result<Vec<u8>> {
+    let mut buffer = vec![0; 4 * RECORD];
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read_at(&mut buffer[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(count) => filled += count,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    buffer.truncate(filled);
+    Ok(buffer)
+}
+
+/// A budget whose state lives in a file, consulted with the run's signals in view.
+pub struct FileBudget<'a> {
+    file: BudgetFile,
     rate: Rate,
+    watch: &'a SignalWatch,
     /// Warnings go out once per run; the first one tells the story.
     warned: bool,
 }
 
-impl FileBudget {
-    /// The budget `name` in `dir`, creating the directory if needed and checking that the file
-    /// can be opened, so that a bad `--budget-dir` fails before anything runs.
-    pub fn open(dir: &Path, name: &BudgetName, rate: Rate) -> io::Result<Self> {
-        DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        let budget = FileBudget {
-            path: dir.join(name.as_str()),
+/// What stopped a reservation from using the file.
+enum Trouble {
+    /// The file failed, or is no longer the budget's: retry without it.
+    Failed(String),
+    /// A signal that ends the run arrived while waiting for the lock.
+    Interrupted(i32),
+}
+
+impl From<io::Error> for Trouble {
+    fn from(err: io::Error) -> Self {
+        Trouble::Failed(err.to_string())
+    }
+}
+
+impl<'a> FileBudget<'a> {
+    /// The budget in `file`, at `rate`; lock waits end early on the signals `watch` takes.
+    pub fn new(file: BudgetFile, rate: Rate, watch: &'a SignalWatch) -> Self {
+        FileBudget {
+            file,
             rate,
+            watch,
             warned: false,
-        };
-        budget.open_file()?;
-        Ok(budget)
+        }
     }
 
-    fn open_file(&self) -> io::Result<File> {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&self.path)
-    }
-
-    /// Take a token under the lock; `Err` only when the file itself failed.
-    fn try_reserve(&mut self, latest: Option<Duration>) -> io::Result<Reservation> {
-        let mut file = Flock::lock(self.open_file()?, FlockArg::LockExclusive)
-            .map_err(|(_, errno)| io::Error::from(errno))?;
-        let mut text = String::new();
-        let state = match file.read_to_string(&mut text) {
-            Ok(_) if text.is_empty() => None,
-            Ok(_) => parse(&text).or_else(|| self.reset("its content is not a budget state")),
-            Err(err) => self.reset(&err.to_string()),
-        };
+    /// Take a token under the lock, waiting for the lock half of `latest` and [`LOCK_PATIENCE`]
+    /// at most.
+    fn try_reserve(
+        &mut self,
+        latest: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Reservation, Trouble> {
+        let file = self.lock(latest)?;
+        let record = read_record(&file)?;
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
+        let state = match parse(&record) {
+            _ if record.is_empty() => None,
+            Ok(state) if self.rate.is_plausible(&state, now) => Some(state),
+            Ok(_) => self.reset("it holds values no run could have stored", warn),
+            Err(Foreign) if !record.starts_with(OWN_PREFIX.as_bytes()) => {
+                return Err(Trouble::Failed(
+                    "it is no longer a retry budget state; leaving it alone".into(),
+                ))
+            }
+            Err(Foreign) => self.reset("its content is damaged", warn),
+        };
         let (reservation, next) = self.rate.reserve(state, now, latest);
         if let Some(next) = next {
-            file.rewind()?;
-            file.set_len(0)?;
-            file.write_all(
-                format!("{FORMAT} {} {}\n", next.tokens, next.at.as_nanos()).as_bytes(),
-            )?;
+            file.write_all_at(&record_of(next), 0)?;
+            if record.len() > RECORD {
+                file.set_len(RECORD as u64)?;
+            }
         }
         Ok(reservation)
     }
 
-    /// Say once that the state was unreadable and is starting over from a full bucket.
-    fn reset(&mut self, why: &str) -> Option<BucketState> {
-        self.warn(&format!("{why}; starting again from a full bucket"));
+    /// The state file, open and locked: at once if the lock is free, else after waiting for it
+    /// on a thread of its own, for half of `latest` or [`LOCK_PATIENCE`], or until a signal.
+    fn lock(&self, latest: Option<Duration>) -> Result<Flock<File>, Trouble> {
+        let path = self.file.path.clone();
+        let identity = self.file.identity;
+        let file = open_checked(&path, identity)?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => return Ok(locked),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {}
+            Err((_, errno)) => return Err(io::Error::from(errno).into()),
+        }
+        let patience = latest.map_or(LOCK_PATIENCE, |latest| (latest / 2).min(LOCK_PATIENCE));
+        let until = Instant::now().checked_add(patience);
+        // The thread opens the file anew: if nobody waits for it any more, the lock it gets
+        // goes away with the file when the thread ends.
+        let waited = self.watch.run_job(until, move || {
+            let file = open_checked(&path, identity)?;
+            Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| io::Error::from(errno))
+        })?;
+        match waited {
+            Waited::Done(locked) => Ok(locked?),
+            Waited::Stopped(signal) => Err(Trouble::Interrupted(signal)),
+            Waited::TimedOut => Err(Trouble::Failed(format!(
+                "another process held its lock for {}",
+                crate::duration::format_duration(patience)
+            ))),
+        }
+    }
+
+    /// Say once that the state was unusable and is starting over from a full bucket.
+    fn reset(&mut self, why: &str, warn: &mut dyn FnMut(String)) -> Option<BucketState> {
+        self.warn(&format!("{why}; starting again from a full bucket"), warn);
         None
     }
 
-    fn warn(&mut self, what: &str) {
+    fn warn(&mut self, what: &str, warn: &mut dyn FnMut(String)) {
         if !self.warned {
             self.warned = true;
-            let line = format!(
-                "retry: warning: retry budget {}: {what}\n",
-                self.path.display()
-            );
-            let _ = io::stderr().write_all(line.as_bytes());
+            warn(format!("retry budget {}: {what}", self.file.path.display()));
         }
     }
 }
 
-impl RetryBudget for FileBudget {
-    fn reserve(&mut self, latest: Option<Duration>) -> Reservation {
-        self.try_reserve(latest).unwrap_or_else(|err| {
-            self.warn(&format!("{err}; retrying without the budget"));
-            Reservation::Granted(Duration::ZERO)
-        })
+impl RetryBudget for FileBudget<'_> {
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        match self.try_reserve(latest, warn) {
+            Ok(reservation) => reservation,
+            Err(Trouble::Interrupted(signal)) => Reservation::Interrupted(signal),
+            Err(Trouble::Failed(why)) => {
+                self.warn(&format!("{why}; retrying without the budget"), warn);
+                Reservation::Granted(Duration::ZERO)
+            }
+        }
     }
 }
 
-/// A state file's content: `retry-budget-v1 TOKENS NANOS_SINCE_EPOCH`.
-fn parse(text: &str) -> Option<BucketState> {
-    let mut words = text.split_whitespace();
-    if words.next()? != FORMAT {
-        return None;
+/// Open the state file again, and make sure it is still the one checked at the start.
+fn open_checked(path: &Path, identity: (u64, u64)) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    match (metadata.dev(), metadata.ino()) == identity {
+        true => Ok(file),
+        false => Err(io::Error::other(
+            "another file was put in its place during the run",
+        )),
     }
-    let tokens: f64 = words.next()?.parse().ok().filter(|t: &f64| t.is_finite())?;
-    let nanos: u64 = words.next()?.parse().ok()?;
-    words.next().is_none().then_some(BucketState {
-        tokens,
-        at: Duration::from_nanos(nanos),
-    })
+}
+
+/// A record that is not a state of this format.
+#[derive(Debug, PartialEq, Eq)]
+struct Foreign;
+
+/// A state record: `retry-budget-v1 TOKENS NANOS_SINCE_EPOCH`, padded with spaces.
+fn parse(record: &[u8]) -> Result<BucketState, Foreign> {
+    let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
+    let mut words = text.split_whitespace();
+    if words.next() != Some(FORMAT) {
+        return Err(Foreign);
+    }
+    let tokens: f64 = words.next().and_then(|w| w.parse().ok()).ok_or(Foreign)?;
+    let nanos: u64 = words.next().and_then(|w| w.parse().ok()).ok_or(Foreign)?;
+    match words.next() {
+        None => Ok(BucketState {
+            tokens,
+            at: Duration::from_nanos(nanos),
+        }),
+        Some(_) => Err(Foreign),
+    }
+}
+
+/// The fixed-size record of `state`; the tokens in exponent notation, which round-trips and
+/// stays short whatever the value.
+fn record_of(state: BucketState) -> [u8; RECORD] {
+    let nanos = u64::try_from(state.at.as_nanos()).unwrap_or(u64::MAX);
+    let text = format!("{FORMAT} {:e} {nanos}", state.tokens);
+    let mut record = [b' '; RECORD];
+    record[..text.len()].copy_from_slice(text.as_bytes());
+    record[RECORD - 1] = b'\n';
+    record
 }
 
 /// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets`, or
@@ -135,64 +369,116 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn budget(dir: &Path, rate: &str) -> FileBudget {
-        FileBudget::open(dir, &"api".parse().unwrap(), rate.parse().unwrap()).unwrap()
+    fn name(text: &str) -> BudgetName {
+        text.parse().unwrap()
     }
 
-    #[test]
-    fn tokens_are_shared_through_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut first = budget(dir.path(), "2/1h");
-        let mut second = budget(dir.path(), "2/1h");
-        assert_eq!(first.reserve(None), Reservation::Granted(Duration::ZERO));
-        assert_eq!(second.reserve(None), Reservation::Granted(Duration::ZERO));
-        assert_eq!(
-            first.reserve(Some(Duration::from_secs(60))),
-            Reservation::Refused
-        );
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    fn refusal(dir: &Path) -> String {
+        BudgetFile::check(dir, &name("api"))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn creates_a_private_directory_and_file() {
         let dir = tempfile::tempdir().unwrap();
         let nested = dir.path().join("state/budgets");
-        budget(&nested, "1/1m");
-        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        BudgetFile::check(&nested, &name("api")).unwrap();
         assert_eq!(mode(&nested), 0o700);
         assert_eq!(mode(&nested.join("api")), 0o600);
     }
 
     #[test]
-    fn a_corrupt_file_is_a_full_bucket() {
+    fn a_group_directory_gets_group_files_whatever_the_umask() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("api"), "garbage\0\n").unwrap();
-        let mut budget = budget(dir.path(), "1/1h");
-        assert_eq!(budget.reserve(None), Reservation::Granted(Duration::ZERO));
-        assert!(budget.warned);
-        let text = std::fs::read_to_string(dir.path().join("api")).unwrap();
-        assert!(text.starts_with("retry-budget-v1 0 "), "{text}");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o2770)).unwrap();
+        BudgetFile::check(dir.path(), &name("api")).unwrap();
+        assert_eq!(mode(&dir.path().join("api")), 0o660);
     }
 
     #[test]
-    fn a_symlink_in_place_of_the_file_is_refused() {
+    fn refuses_what_any_user_could_change() {
         let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("api")).unwrap();
-        let opened = FileBudget::open(dir.path(), &"api".parse().unwrap(), "1/1m".parse().unwrap());
-        assert!(opened.is_err());
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let why = refusal(dir.path());
+        assert!(
+            why.contains("has mode 1777") && why.contains("0700"),
+            "{why}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("api");
+        std::fs::write(&file, "").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let why = refusal(dir.path());
+        assert!(
+            why.contains("has mode 0666") && why.contains("0600"),
+            "{why}"
+        );
+
+        let real = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(real.path(), &link).unwrap();
+        assert!(refusal(&link).contains("is a symbolic link"));
+    }
+
+    #[test]
+    fn refuses_links_fifos_and_files_that_are_not_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("api");
+        std::os::unix::fs::symlink("/etc/passwd", &file).unwrap();
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_err());
+        std::fs::remove_file(&file).unwrap();
+
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(refusal(dir.path()).contains("not a regular file"));
+        std::fs::remove_file(&file).unwrap();
+
+        std::fs::write(&file, "all:\n\tcc -o app app.c\n").unwrap();
+        assert!(refusal(dir.path()).contains("is not a retry budget state"));
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "all:\n\tcc -o app app.c\n",
+            "left alone"
+        );
+
+        std::fs::write(&file, "retry-budget-v1 garbage").unwrap();
+        assert!(
+            BudgetFile::check(dir.path(), &name("api")).is_ok(),
+            "its own, damaged"
+        );
+    }
+
+    #[test]
+    fn records_round_trip_at_a_fixed_size() {
+        for tokens in [2.5, -0.1 - 0.2, 4.9e-324, -4e11, 0.0] {
+            let state = BucketState {
+                tokens,
+                at: Duration::from_nanos(u64::MAX),
+            };
+            let record = record_of(state);
+            assert_eq!(record.len(), RECORD);
+            assert_eq!(parse(&record), Ok(state), "{tokens}");
+        }
     }
 
     #[test]
     fn parses_only_its_own_format() {
-        let state = parse("retry-budget-v1 2.5 1000000000\n").unwrap();
+        let state = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
         assert_eq!((state.tokens, state.at), (2.5, Duration::from_secs(1)));
         for bad in [
-            "",
-            "retry-budget-v1 NaN 1",
-            "retry-budget-v1 1",
-            "v0 1 1",
-            "retry-budget-v1 1 1 1",
+            &b""[..],
+            b"retry-budget-v1 NaNx 1",
+            b"retry-budget-v1 1",
+            b"v0 1 1",
+            b"retry-budget-v1 1 1 1",
+            b"retry-budget-v1 1 \xff",
         ] {
-            assert_eq!(parse(bad), None, "{bad}");
+            assert_eq!(parse(bad), Err(Foreign), "{bad:?}");
         }
     }
 }

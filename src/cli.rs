@@ -319,27 +319,131 @@ fn parse_multiplier(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A clap error as one line: its first paragraph (a value quoted in it may hold newlines of its
-/// own, escaped here), what would be accepted, and any suggestion.
-pub fn one_line_error(err: &clap::Error) -> String {
+/// Flags of other retry tools and their spellings here, with a word on the difference.
+const FAMILIAR_FLAGS: [(&[&str], &str, &str); 7] = [
+    (
+        &[
+            "--retries",
+            "--max-retries",
+            "--attempts",
+            "--tries",
+            "--times",
+            "--count",
+        ],
+        "--max-attempts",
+        "it counts attempts, the first included: 3 retries are --max-attempts 4",
+    ),
+    (
+        &[
+            "--delay",
+            "--interval",
+            "--wait",
+            "--sleep",
+            "--initial-delay",
+            "--min-delay",
+        ],
+        "--base",
+        "the first wait; later ones grow from it, up to --cap",
+    ),
+    (
+        &[
+            "--max-delay",
+            "--max-wait",
+            "--max-interval",
+            "--max-backoff",
+        ],
+        "--cap",
+        "the longest single wait",
+    ),
+    (
+        &["--until"],
+        "--success-on",
+        "the exit statuses that count as success",
+    ),
+    (
+        &["--while", "--retry-on-exit", "--on-exit-code"],
+        "--retry-on",
+        "the exit statuses worth another attempt",
+    ),
+    (
+        &["--fatal-exit-codes", "--abort-on"],
+        "--stop-on",
+        "the exit statuses never retried",
+    ),
+    (
+        &["--stagger", "--random-delay"],
+        "--splay",
+        "a random wait before the first attempt",
+    ),
+];
+
+/// A clap error as one line: its first paragraph without clap's own annotations (a value quoted
+/// in it may hold newlines of its own, escaped here), what would be accepted, and a suggestion;
+/// `args` are the arguments the tool was given, to find a value that is not UTF-8.
+pub fn one_line_error(err: &clap::Error, args: &[OsString]) -> String {
+    if err.kind() == clap::error::ErrorKind::InvalidUtf8 {
+        return printable(&format!("{} (see 'retry --help')", invalid_utf8(args)));
+    }
     let rendered = err.render().to_string();
     let first = rendered
         .trim_start()
         .split("\n\n")
         .next()
         .unwrap_or("bad usage");
+    // "  [possible values: ...]" is said below, from the error's context, once.
+    let first = first.split("\n  [").next().unwrap_or(first);
     let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
     if let Some(ContextValue::Strings(values)) = err.get(ContextKind::ValidValue) {
         if !values.is_empty() {
             message += &format!("; expected one of: {}", values.join(", "));
         }
     }
-    for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
-        if let Some(ContextValue::String(suggestion)) = err.get(kind) {
-            message += &format!("; did you mean '{suggestion}'?");
+    let familiar = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(flag)) => familiar_flag(flag),
+        _ => None,
+    };
+    match familiar {
+        Some((ours, note)) => message += &format!("; did you mean '{ours}'? ({note})"),
+        None => {
+            for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+                if let Some(ContextValue::String(suggestion)) = err.get(kind) {
+                    message += &format!("; did you mean '{suggestion}'?");
+                }
+            }
         }
     }
     printable(&format!("{message} (see 'retry --help')"))
+}
+
+/// This tool's flag for `flag` as other retry tools spell it, with a note.
+fn familiar_flag(flag: &str) -> Option<(&'static str, &'static str)> {
+    let name = flag.split('=').next().unwrap_or(flag);
+    FAMILIAR_FLAGS
+        .iter()
+        .find(|(theirs, _, _)| theirs.contains(&name))
+        .map(|&(_, ours, note)| (ours, note))
+}
+
+/// Which argument is not UTF-8, and the flag it is the value of.
+fn invalid_utf8(args: &[OsString]) -> String {
+    let Some(index) = args.iter().position(|arg| arg.to_str().is_none()) else {
+        return "an argument is not valid UTF-8".into();
+    };
+    let value = args[index].to_string_lossy();
+    let flag = match value.split_once('=') {
+        Some((flag, _)) if flag.starts_with("--") => Some(flag.to_string()),
+        _ => index
+            .checked_sub(1)
+            .and_then(|before| args[before].to_str())
+            .filter(|before| before.starts_with('-'))
+            .map(String::from),
+    };
+    match flag {
+        Some(flag) => format!(
+            "invalid value '{value}' for '{flag}': not valid UTF-8; the tool's own values are text"
+        ),
+        None => format!("argument '{value}' is not valid UTF-8"),
+    }
 }
 
 #[cfg(test)]
@@ -373,23 +477,59 @@ mod tests {
         }
     }
 
+    fn error_for(args: &[&str]) -> String {
+        let args: Vec<OsString> = std::iter::once("retry")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let err = Cli::try_parse_from(&args).unwrap_err();
+        one_line_error(&err, &args)
+    }
+
     #[test]
     fn errors_fit_on_one_line() {
-        let err = Cli::try_parse_from(["retry", "--frobnicate", "true"]).unwrap_err();
-        let line = one_line_error(&err);
+        let line = error_for(&["--frobnicate", "true"]);
         assert!(!line.contains('\n'));
         assert!(line.contains("--frobnicate"), "{line}");
     }
 
     #[test]
-    fn errors_say_what_is_accepted() {
-        let err = Cli::try_parse_from(["retry", "--jitter", "bogus", "true"]).unwrap_err();
-        let line = one_line_error(&err);
-        assert!(line.contains("'bogus'"), "{line}");
-        assert!(line.contains("none, full, equal, decorrelated"), "{line}");
-        let err = Cli::try_parse_from(["retry", "--bsae", "1s", "true"]).unwrap_err();
-        assert!(one_line_error(&err).contains("did you mean '--base'?"));
-        let err = Cli::try_parse_from(["retry", "--base"]).unwrap_err();
-        assert!(!one_line_error(&err).contains("expected one of"));
+    fn errors_say_what_is_accepted_once() {
+        let line = error_for(&["--jitter", "fulll", "true"]);
+        assert_eq!(
+            line,
+            "invalid value 'fulll' for '--jitter <STRATEGY>'; expected one of: none, full, \
+             equal, decorrelated; did you mean 'full'? (see 'retry --help')"
+        );
+        assert!(error_for(&["--bsae", "1s", "true"]).contains("did you mean '--base'?"));
+        assert!(!error_for(&["--base"]).contains("expected one of"));
+    }
+
+    #[test]
+    fn flags_of_other_tools_point_to_ours() {
+        let line = error_for(&["--delay", "1s", "true"]);
+        assert!(line.contains("did you mean '--base'?"), "{line}");
+        let line = error_for(&["--retries", "3", "true"]);
+        assert!(line.contains("did you mean '--max-attempts'?"), "{line}");
+        assert!(line.contains("--max-attempts 4"), "{line}");
+    }
+
+    #[test]
+    fn a_value_that_is_not_utf8_names_its_flag() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = OsString::from_vec(b"5\xffs".to_vec());
+        for args in [
+            vec!["retry".into(), "--base".into(), bad.clone(), "true".into()],
+            vec![
+                "retry".into(),
+                OsString::from_vec(b"--base=5\xffs".to_vec()),
+                "true".into(),
+            ],
+        ] {
+            let err = Cli::try_parse_from(&args).unwrap_err();
+            let line = one_line_error(&err, &args);
+            assert!(line.contains("for '--base': not valid UTF-8"), "{line}");
+            assert!(!line.contains('\n'), "{line}");
+        }
     }
 }

@@ -11,7 +11,8 @@ use crate::signals::{SignalWatch, Wake};
 pub trait Clock {
     /// The current instant.
     fn now(&self) -> Instant;
-    /// Wait for `duration`, unless a forwarded signal arrives first: then return it at once.
+    /// Wait for `duration`, unless a signal that ends the run arrives first: then return it at
+    /// once.
     fn sleep(&mut self, duration: Duration) -> Option<i32>;
 }
 
@@ -37,9 +38,11 @@ impl Clock for SignalClock<'_> {
         loop {
             match self.watch.wait_until(until) {
                 Wake::Timeout => return None,
-                Wake::Signal(signal) => return Some(signal),
+                Wake::Stop(signal) => return Some(signal),
+                // No attempt runs to pass it on to.
+                Wake::PassOn(_) => {}
                 // An orphan of an earlier attempt ended: reap it and wait on.
-                Wake::Child => {
+                Wake::Changed => {
                     reaper::reap_ended(None, false);
                 }
             }

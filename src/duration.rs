@@ -17,8 +17,38 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "a unit is needed; expected e.g. {trimmed}ms or {trimmed}s"
         ));
     }
+    if let Some(bare) = number_without_unit(trimmed) {
+        return Err(format!(
+            "'{bare}' has no unit, and each number needs its own; expected e.g. 250ms, 2s, \
+             1m30s or 1m 30s"
+        ));
+    }
     humantime::parse_duration(trimmed)
         .map_err(|err| format!("{err}; expected e.g. 250ms, 2s or 1m30s"))
+}
+
+/// The first number in `text` that is not followed at once by a unit, if any: humantime would
+/// glue `5 10m` into 510 minutes.
+fn number_without_unit(text: &str) -> Option<&str> {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        let number = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if number == 0 {
+            // Not a number: humantime says what is wrong with it.
+            return None;
+        }
+        let after = &rest[number..];
+        let unit = after
+            .find(|c: char| !c.is_alphabetic())
+            .unwrap_or(after.len());
+        if unit == 0 {
+            return Some(&rest[..number]);
+        }
+        rest = &after[unit..];
+    }
 }
 
 /// Format `duration` for a log line: `0s`, `850us`, `250ms`, `1.5s`, `2m30s`, `1h5m`, `3d2h`.
@@ -95,6 +125,16 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn each_number_needs_its_own_unit() {
+        assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h 2m 3s"), Ok(Duration::from_secs(3723)));
+        for glued in ["5 10m", "1 30m", "1m 30", "2 s"] {
+            let err = parse_duration(glued).unwrap_err();
+            assert!(err.contains("has no unit"), "{glued}: {err}");
+        }
     }
 
     #[test]

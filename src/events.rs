@@ -14,7 +14,7 @@ use crate::attempts::AttemptLimit;
 use crate::cli::LogFormat;
 use crate::config::{LogSettings, Verbosity};
 use crate::duration::{format_duration, to_millis};
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 use crate::message::printable;
 use crate::output::OutputMatch;
 use crate::policy::Refusal;
@@ -42,6 +42,8 @@ pub enum Event {
         /// What set the length of the wait.
         cause: WaitCause,
     },
+    /// Something the user should know that changes nothing in the run.
+    Warning(String),
     /// The run is over.
     Done(Done),
 }
@@ -141,6 +143,10 @@ pub enum Verdict {
 pub struct Done {
     /// The tool's exit status.
     pub status: u8,
+    /// The last attempt's status, if an attempt ran (or could not start).
+    pub last: Option<u8>,
+    /// Why `--report` could not be written, which makes the exit status 125.
+    pub report_error: Option<String>,
     /// How many attempts were made (a command that could not start counts as one).
     pub attempts: u64,
     /// Why the run ended.
@@ -162,10 +168,29 @@ pub enum Reason {
     SpawnFailed(String),
     /// `--max-time` ended the last attempt, or leaves no time for the next wait.
     Deadline,
-    /// The tool received this signal, passed it on, and stops.
-    Interrupted(i32),
+    /// The tool received this signal at this moment of the run, and stops.
+    Interrupted(i32, Moment),
     /// The retry budget has no token before `--max-time`.
     Budget,
+    /// Output that the tool could neither keep nor pass on; the text says why.
+    OutputLost(String),
+}
+
+/// When in a run a signal arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// During `--splay`, before the first attempt.
+    Splay,
+    /// While an attempt ran (the signal was passed on to it).
+    Attempt,
+    /// Typed at the terminal the attempt held, killing it; the tool's whole job got it too.
+    Keyboard,
+    /// While an attempt's held output was written.
+    Output,
+    /// During a wait between attempts.
+    Wait,
+    /// While the report was written, at the end.
+    Report,
 }
 
 impl Reason {
@@ -177,8 +202,33 @@ impl Reason {
             Reason::NotRetryable(_) => "not_retryable",
             Reason::SpawnFailed(_) => "spawn_failed",
             Reason::Deadline => "deadline",
-            Reason::Interrupted(_) => "interrupted",
+            Reason::Interrupted(..) => "interrupted",
             Reason::Budget => "budget",
+            Reason::OutputLost(_) => "output_lost",
+        }
+    }
+
+    /// The text of what went wrong, for a command that could not start or lost output.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Reason::SpawnFailed(error) | Reason::OutputLost(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The tool's exit status for a run that ended for this reason, after an attempt that ended
+    /// with `last` (none when no attempt ran). A run that gives up never exits 0: an attempt
+    /// whose 0 counted as a failure gives 1.
+    pub fn exit_status(&self, last: Option<u8>) -> u8 {
+        match self {
+            Reason::Success => exit::SUCCESS,
+            Reason::Interrupted(signal, _) => exit::signal_status(*signal),
+            Reason::OutputLost(_) => exit::USAGE,
+            Reason::SpawnFailed(_) => last.unwrap_or(exit::USAGE),
+            _ => match last {
+                Some(exit::SUCCESS) | None => exit::GAVE_UP_AFTER_ZERO,
+                Some(status) => status,
+            },
         }
     }
 }
@@ -187,7 +237,7 @@ impl Done {
     /// How the tool ends after this run: with the status, or by the signal that stopped it.
     pub fn exit(&self) -> Exit {
         match self.reason {
-            Reason::Interrupted(signal) => Exit::KilledBy(signal),
+            Reason::Interrupted(signal, _) => Exit::KilledBy(signal),
             _ => Exit::Status(self.status),
         }
     }
@@ -215,6 +265,13 @@ impl<A: EventSink, B: EventSink> EventSink for (A, B) {
     fn emit(&mut self, event: Event) {
         self.0.emit(event.clone());
         self.1.emit(event);
+    }
+}
+
+/// A sink borrowed for the run.
+impl<S: EventSink> EventSink for &mut S {
+    fn emit(&mut self, event: Event) {
+        (**self).emit(event);
     }
 }
 
@@ -289,7 +346,11 @@ impl<W: Write> Reporter<W> {
                 if let Some(line) = give_up_line(&done) {
                     self.write_line(&line);
                 }
+                if let Some(error) = &done.report_error {
+                    self.write_line(&format!("retry: {error}; so retry exits {}", done.status));
+                }
             }
+            Event::Warning(message) => self.write_line(&format!("retry: warning: {message}")),
             _ => {}
         }
     }
@@ -336,29 +397,60 @@ fn give_up_line(done: &Done) -> Option<String> {
         1 => "1 attempt".to_string(),
         n => format!("{n} attempts"),
     };
-    let status = done.status;
+    let last = done.last.unwrap_or(done.status);
+    let exits = match done.status == last {
+        true => String::new(),
+        false => format!(", so retry exits {}", done.status),
+    };
     Some(match &done.reason {
         Reason::Success => return None,
         Reason::SpawnFailed(error) => format!("retry: {error}"),
+        Reason::OutputLost(error) => {
+            format!(
+                "retry: {error}; stopping after {attempts}, as retry cannot vouch for the output"
+            )
+        }
         Reason::Exhausted => {
-            format!("retry: giving up after {attempts}, all failed; last exit status {status}")
+            format!("retry: giving up after {attempts}, all failed; last exit status {last}{exits}")
         }
         Reason::NotRetryable(refusal) => format!(
-            "retry: giving up after {attempts}: exit status {status} {}",
+            "retry: giving up after {attempts}: exit status {last} {}{exits}",
             refusal.explain()
         ),
         Reason::Deadline => format!(
             "retry: giving up after {attempts}: --max-time leaves no time for another; \
-             last exit status {status}"
+             last exit status {last}{exits}"
         ),
         Reason::Budget => format!(
             "retry: giving up after {attempts}: the retry budget has no token before --max-time; \
-             last exit status {status}"
+             last exit status {last}{exits}"
         ),
-        Reason::Interrupted(signal) => format!(
-            "retry: stopped by {} after {attempts}; passed it on to the command",
-            signals::name(*signal)
-        ),
+        Reason::Interrupted(signal, moment) => {
+            let signal = signals::name(*signal);
+            match moment {
+                Moment::Splay => {
+                    format!("retry: stopped by {signal} during --splay, before any attempt")
+                }
+                Moment::Attempt => {
+                    format!(
+                        "retry: stopped by {signal} after {attempts}; passed it on to the command"
+                    )
+                }
+                Moment::Keyboard => format!(
+                    "retry: stopped after {attempts}: the attempt died of {signal} typed at the \
+                     terminal, so retry's whole job stops too"
+                ),
+                Moment::Output => format!(
+                    "retry: stopped by {signal} after {attempts}, while writing the held output"
+                ),
+                Moment::Wait => {
+                    format!("retry: stopped by {signal} after {attempts}, while waiting to retry")
+                }
+                Moment::Report => {
+                    format!("retry: stopped by {signal} after {attempts}, while writing --report")
+                }
+            }
+        }
     })
 }
 
@@ -391,13 +483,22 @@ fn json(event: &Event) -> Value {
                 "reason": done.reason.name(),
                 "elapsed_ms": to_millis(done.elapsed),
             });
+            if let Some(error) = &done.report_error {
+                object["report_error"] = json!(error);
+            }
             match &done.reason {
-                Reason::SpawnFailed(error) => object["error"] = json!(error),
-                Reason::Interrupted(signal) => object["signal"] = json!(signals::name(*signal)),
+                Reason::SpawnFailed(error) | Reason::OutputLost(error) => {
+                    object["error"] = json!(error)
+                }
+                Reason::Interrupted(signal, _) => object["signal"] = json!(signals::name(*signal)),
                 _ => {}
             }
             object
         }
+        Event::Warning(message) => json!({
+            "event": "warning",
+            "message": message,
+        }),
     }
 }
 
@@ -434,19 +535,21 @@ pub fn limit_json(limit: AttemptLimit) -> Value {
 
 impl<W: Write> EventSink for Reporter<W> {
     fn emit(&mut self, event: Event) {
-        let spawn_failure = matches!(
+        // A command that cannot start, and output the tool could not keep, are failures to fix,
+        // so they are said even under --quiet.
+        let failure = matches!(
             &event,
             Event::Done(Done {
-                reason: Reason::SpawnFailed(_),
+                reason: Reason::SpawnFailed(_) | Reason::OutputLost(_),
                 ..
             })
         );
-        match (self.settings.verbosity, self.settings.format) {
-            // A command that cannot start is a mistake to fix, so it is said even under --quiet.
-            (Verbosity::Quiet, _) if spawn_failure => self.text(event),
-            (Verbosity::Quiet, _) => {}
-            (_, LogFormat::Text) => self.text(event),
-            (_, LogFormat::Json) => {
+        if self.settings.verbosity == Verbosity::Quiet && !failure {
+            return;
+        }
+        match self.settings.format {
+            LogFormat::Text => self.text(event),
+            LogFormat::Json => {
                 let line = json(&event).to_string();
                 self.write_line(&line);
             }
@@ -504,6 +607,8 @@ mod tests {
             start(2),
             Event::AttemptEnd(end(2, Termination::Exited(7), Verdict::Stop)),
             Event::Done(Done {
+                last: Some(7),
+                report_error: None,
                 status: 7,
                 attempts: 2,
                 reason: Reason::NotRetryable(Refusal::InStopOn),
@@ -568,9 +673,11 @@ mod tests {
     #[test]
     fn interrupted_runs_end_by_their_signal() {
         let done = Done {
+            last: Some(0),
+            report_error: None,
             status: 143,
             attempts: 1,
-            reason: Reason::Interrupted(15),
+            reason: Reason::Interrupted(15, Moment::Attempt),
             elapsed: Duration::ZERO,
         };
         assert_eq!(done.exit(), Exit::KilledBy(15));

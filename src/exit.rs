@@ -7,6 +7,8 @@
 
 /// The run ended in success.
 pub const SUCCESS: u8 = 0;
+/// The run gave up after an attempt whose status 0 counted as a failure: never exit 0 then.
+pub const GAVE_UP_AFTER_ZERO: u8 = 1;
 /// An attempt was ended by `--timeout` or `--max-time` (coreutils `timeout`'s status).
 pub const TIMED_OUT: u8 = 124;
 /// The tool's own error: bad flags, a missing COMMAND, or a failure of the tool itself.
@@ -31,11 +33,16 @@ pub fn signal_status(signal: i32) -> u8 {
 }
 
 /// The exit-status table, one `(status, meaning)` row each, for `--help` and the man page.
-pub const TABLE: [(&str, &str); 7] = [
+pub const TABLE: [(&str, &str); 8] = [
     ("0", "an attempt succeeded (its status is in --success-on)"),
     (
         "N",
         "otherwise: the last attempt's own status N, after giving up",
+    ),
+    (
+        "1",
+        "giving up after an attempt whose status 0 counted as a failure (--success-on without 0): \
+         a run that gives up never exits 0",
     ),
     (
         "124",
@@ -43,7 +50,8 @@ pub const TABLE: [(&str, &str); 7] = [
     ),
     (
         "125",
-        "retry itself failed: bad usage, or a --report or --budget-dir it cannot use",
+        "retry itself failed: bad usage; a --report, --budget or --budget-dir it cannot use; or \
+         output it could neither keep nor pass on (--hold-output with no room in TMPDIR)",
     ),
     ("126", "COMMAND was found but could not be executed"),
     ("127", "COMMAND was not found"),

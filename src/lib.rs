@@ -44,25 +44,29 @@ use anyhow::Context;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
 
-use crate::budget_file::FileBudget;
+use crate::budget_file::{BudgetFile, FileBudget};
 use crate::cli::{Cli, Subcommand};
 use crate::clock::SignalClock;
 use crate::command_line::CommandLine;
 use crate::config::{Action, Config};
-use crate::events::Reporter;
+use crate::events::{Event, EventSink, Moment, Reason, Reporter};
 use crate::exit::Exit;
+use crate::output::StdRelease;
 use crate::plan::PlanRequest;
-use crate::report::ReportWriter;
+use crate::report::{ReportError, ReportTarget, ReportWriter};
 use crate::retry_loop::Rules;
 use crate::runner::{Isolation, ProcessRunner};
 use crate::seed::Seed;
 use crate::signals::SignalWatch;
+use crate::spill::HoldError;
+use crate::startup::Inherited;
 use crate::stdin_replay::HeldInput;
 use crate::terminal::Terminal;
 
-/// Carry out the invocation `cli` describes; returns how the tool ends, or an error in the
-/// tool's own usage (exit 125).
-pub fn run(mut cli: Cli) -> anyhow::Result<Exit> {
+/// Carry out the invocation `cli` describes, in a process that `startup::prepare` prepared and
+/// that inherited `inherited`; returns how the tool ends, or an error in the tool's own usage
+/// (exit 125).
+pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
     if let Some(Subcommand::Simulate(args)) = cli.subcommand.take() {
         let seed = Seed::resolve(args.seed.map(Seed::Number), &[]);
         simulate::run(args, seed)?;
@@ -82,7 +86,9 @@ pub fn run(mut cli: Cli) -> anyhow::Result<Exit> {
             print_plan(&request, &config)?;
             Ok(Exit::Status(exit::SUCCESS))
         }
-        Action::Run(command) => run_command(command.clone(), &config, seed, report_options),
+        Action::Run(command) => {
+            run_command(command.clone(), &config, seed, report_options, inherited)
+        }
     }
 }
 
@@ -93,22 +99,23 @@ fn run_command(
     config: &Config,
     seed: u64,
     report_options: Option<serde_json::Value>,
+    inherited: Inherited,
 ) -> anyhow::Result<Exit> {
-    let mut budget = match &config.budget {
+    // Everything that can be checked is checked before anything runs.
+    let report = match (&config.report, report_options) {
+        (Some(path), Some(options)) => Some(ReportWriter::new(
+            ReportTarget::check(path).map_err(anyhow::Error::msg)?,
+            path,
+            options,
+        )),
+        _ => None,
+    };
+    let budget_file = match &config.budget {
         Some(settings) => Some(
-            FileBudget::open(&settings.dir, &settings.name, settings.rate).with_context(|| {
-                let path = settings.dir.join(settings.name.as_str());
-                format!("cannot use the retry budget at {}", path.display())
-            })?,
+            BudgetFile::check(&settings.dir, &settings.name)
+                .context(format!("cannot use --budget {}", settings.name.as_str()))?,
         ),
         None => None,
-    };
-    let report = match (&config.report, report_options) {
-        (Some(path), Some(options)) => Some(
-            ReportWriter::create(path, options)
-                .with_context(|| format!("cannot write --report {}", path.display()))?,
-        ),
-        _ => None,
     };
     let terminal = match config.process.isolation {
         Isolation::OwnGroup => Terminal::if_in_foreground(),
@@ -118,13 +125,24 @@ fn run_command(
     // tool at once, before any attempt.
     let input = match config.replay_stdin {
         true => Some(
-            HeldInput::read_all(io::stdin().lock()).context("cannot read stdin to replay it")?,
+            HeldInput::read_all(io::stdin().lock()).map_err(|err| match err {
+                HoldError::Transfer(err) => {
+                    anyhow::anyhow!("cannot read stdin for --replay-stdin: {err}")
+                }
+                HoldError::Spill(err) => {
+                    anyhow::anyhow!("cannot keep stdin for --replay-stdin beyond 1 MiB: {err}")
+                }
+            })?,
         ),
         false => None,
     };
-    let watch =
-        SignalWatch::install(terminal.is_some()).context("cannot set up signal handling")?;
+    let watch = SignalWatch::install(terminal.is_some(), inherited)
+        .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
+    let mut budget = match (budget_file, &config.budget) {
+        (Some(file), Some(settings)) => Some(FileBudget::new(file, settings.rate, &watch)),
+        _ => None,
+    };
     let rules = Rules {
         limit: config.limit,
         policy: config.policy.clone(),
@@ -143,18 +161,39 @@ fn run_command(
         terminal,
         input,
         output: config.output.clone(),
-        held: None,
     };
     let mut clock = SignalClock::new(&watch);
-    let mut sinks = (Reporter::new(io::stderr(), config.log), report);
-    let done = retry_loop::run(
-        &rules,
-        &mut waits,
-        &mut runner,
-        &mut clock,
-        &mut budget,
-        &mut sinks,
-    );
+    let mut release = StdRelease::new(&watch);
+    let mut reporter = Reporter::new(io::stderr(), config.log);
+    let (mut done, report) = {
+        let mut sinks = (&mut reporter, report);
+        let done = retry_loop::run(
+            &rules,
+            &mut waits,
+            &mut runner,
+            &mut clock,
+            &mut budget,
+            &mut release,
+            &mut sinks,
+        );
+        (done, sinks.1)
+    };
+    if let Some(report) = report {
+        match report.write(&done, &watch) {
+            Ok(()) => {}
+            Err(ReportError::Failed(error)) => {
+                if !matches!(done.reason, Reason::Interrupted(..)) {
+                    done.status = exit::USAGE;
+                }
+                done.report_error = Some(error);
+            }
+            Err(ReportError::Interrupted(signal)) => {
+                done.reason = Reason::Interrupted(signal, Moment::Report);
+                done.status = exit::signal_status(signal);
+            }
+        }
+    }
+    reporter.emit(Event::Done(done.clone()));
     Ok(done.exit())
 }
 
@@ -166,4 +205,15 @@ fn print_plan(request: &PlanRequest, config: &Config) -> anyhow::Result<()> {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write the plan to stdout"),
     }
+}
+
+/// What the fuzz target (`fuzz/`) drives: parsing, and the arithmetic of a run. Not part of the
+/// library's interface.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::budget::{BucketState, Rate};
+    pub use crate::cli::{one_line_error, Cli, Subcommand};
+    pub use crate::config::Config;
+    pub use crate::message::printable;
+    pub use crate::plan::PlanRequest;
 }

@@ -16,9 +16,10 @@ use retry::{signals, startup};
 
 #[no_mangle]
 extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
-    startup::prepare();
-    let outcome = match Cli::try_parse() {
-        Ok(cli) => retry::run(cli),
+    let inherited = startup::prepare();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let outcome = match Cli::try_parse_from(&args) {
+        Ok(cli) => retry::run(cli, inherited),
         Err(err)
             if matches!(
                 err.kind(),
@@ -29,7 +30,7 @@ extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
             let _ = err.print();
             Ok(Exit::Status(exit::SUCCESS))
         }
-        Err(err) => Err(anyhow::anyhow!(one_line_error(&err))),
+        Err(err) => Err(anyhow::anyhow!(one_line_error(&err, &args))),
     };
     // Without std's runtime nothing flushes stdout at exit.
     let _ = std::io::stdout().flush();

@@ -9,14 +9,14 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
-use std::sync::mpsc;
-use std::sync::Arc;
-use std::time::Instant;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use regex::bytes::{RegexSet, RegexSetBuilder};
 
-use crate::spill::SpillBuffer;
+use crate::signals::{SignalWatch, Waited};
+use crate::spill::{HoldError, SpillBuffer};
 
 /// The longest line matched as one; a longer line is matched in pieces of this size.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -235,93 +235,275 @@ pub enum Destination {
     PassOn(File),
     /// Into a buffer, to be released when the attempt is judged.
     Hold(SpillBuffer),
+    /// Nowhere: the tool's own stream is closed.
+    Nowhere,
 }
 
 impl Destination {
-    /// A duplicate of the tool's stdout, or `None` if it is closed.
-    pub fn stdout() -> Option<Destination> {
-        Some(Destination::PassOn(File::from(
-            io::stdout().as_fd().try_clone_to_owned().ok()?,
-        )))
+    /// A duplicate of the tool's stdout, or nowhere if it is closed.
+    pub fn stdout() -> Destination {
+        duplicate(io::stdout().as_fd()).map_or(Destination::Nowhere, Destination::PassOn)
     }
 
-    /// A duplicate of the tool's stderr, or `None` if it is closed.
-    pub fn stderr() -> Option<Destination> {
-        Some(Destination::PassOn(File::from(
-            io::stderr().as_fd().try_clone_to_owned().ok()?,
-        )))
+    /// A duplicate of the tool's stderr, or nowhere if it is closed.
+    pub fn stderr() -> Destination {
+        duplicate(io::stderr().as_fd()).map_or(Destination::Nowhere, Destination::PassOn)
     }
+}
 
-    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match self {
-            Destination::PassOn(file) => file.write_all(bytes),
-            Destination::Hold(buffer) => buffer.write_all(bytes),
+/// A file of its own on the same open stream as `fd`, to write without std's locks.
+fn duplicate(fd: BorrowedFd<'_>) -> Option<File> {
+    fd.try_clone_to_owned().ok().map(File::from)
+}
+
+/// An attempt's held stdout, until the attempt is judged (empty without `--hold-output`).
+#[derive(Debug, Default)]
+pub struct HeldOutput(Option<SpillBuffer>);
+
+/// What reading one attempt's piped output came to.
+#[derive(Debug, Default)]
+pub struct CopyOutcome {
+    /// What the output conditions found.
+    pub matched: OutputMatch,
+    /// The held stdout, with `--hold-output`.
+    pub held: HeldOutput,
+    /// Output the tool could neither keep nor pass on, and why: the run cannot vouch for it.
+    pub failure: Option<String>,
+    /// A stream was still open when the tool stopped reading it: a process that left the
+    /// attempt's group holds it.
+    pub cut_short: bool,
+}
+
+impl CopyOutcome {
+    /// Both streams' outcomes together.
+    pub fn merge(self, other: CopyOutcome) -> CopyOutcome {
+        CopyOutcome {
+            matched: self.matched.merge(other.matched),
+            held: HeldOutput(self.held.0.or(other.held.0)),
+            failure: self.failure.or(other.failure),
+            cut_short: self.cut_short || other.cut_short,
         }
     }
 }
 
-/// What a finished copy hands back: the matches, and the held bytes if it held them.
-pub type CopyResult = (OutputMatch, Option<SpillBuffer>);
+/// What a copy has done so far, shared between its thread and the tool.
+#[derive(Debug, Default)]
+struct Progress {
+    matcher: Option<LineMatcher>,
+    hold: Option<SpillBuffer>,
+    failure: Option<String>,
+    /// The stream reached its end.
+    ended: bool,
+    /// The thread is over.
+    finished: bool,
+    /// The tool asked the thread to stop reading.
+    stopped: bool,
+}
+
+impl Progress {
+    /// Take the next bytes read: match them, and hold them if holding.
+    fn take(&mut self, bytes: &[u8]) {
+        if let Some(matcher) = &mut self.matcher {
+            matcher.feed(bytes);
+        }
+        if let Some(hold) = &mut self.hold {
+            if let Err(err) = hold.write_all(bytes) {
+                self.fail(format!("cannot hold the command's stdout: {err}"));
+                self.hold = None;
+            }
+        }
+    }
+
+    fn fail(&mut self, message: String) {
+        self.failure.get_or_insert(message);
+    }
+}
 
 /// A stream being copied on a thread of its own.
 pub struct StreamCopy {
-    done: mpsc::Receiver<CopyResult>,
+    progress: Arc<Mutex<Progress>>,
+    /// The write end of a pipe the thread watches: closing it tells the thread to stop reading.
+    stop: Option<OwnedFd>,
 }
 
 impl StreamCopy {
-    /// Start copying `pipe` to `destination` (nowhere, when `None`), matching lines if
-    /// `conditions` has patterns.
+    /// Start copying `pipe` to `destination`, matching lines if `conditions` has patterns;
+    /// `on_end` is called on the copy's thread once it is over.
     pub fn start(
-        pipe: impl Read + Send + 'static,
-        destination: Option<Destination>,
+        pipe: OwnedFd,
+        destination: Destination,
         conditions: Arc<OutputConditions>,
-    ) -> StreamCopy {
-        let (sender, done) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = sender.send(copy(pipe, destination, conditions));
-        });
-        StreamCopy { done }
+        on_end: impl FnOnce() + Send + 'static,
+    ) -> io::Result<StreamCopy> {
+        let (pass_on, hold) = match destination {
+            Destination::PassOn(file) => (Some(file), None),
+            Destination::Hold(buffer) => (None, Some(buffer)),
+            Destination::Nowhere => (None, None),
+        };
+        let progress = Arc::new(Mutex::new(Progress {
+            matcher: conditions.any().then(|| LineMatcher::new(conditions)),
+            hold,
+            ..Progress::default()
+        }));
+        let (stop_read, stop) = nix::unistd::pipe()?;
+        let theirs = Arc::clone(&progress);
+        std::thread::Builder::new().spawn(move || {
+            copy(File::from(pipe), &stop_read, pass_on, &theirs);
+            lock(&theirs).finished = true;
+            on_end();
+        })?;
+        Ok(StreamCopy {
+            progress,
+            stop: Some(stop),
+        })
     }
 
-    /// The result, once the stream has ended; `None` if it is still open at `until` (a process
-    /// that left the attempt's group holds it).
-    pub fn finish(self, until: Instant) -> Option<CopyResult> {
-        let timeout = until.saturating_duration_since(Instant::now());
-        self.done.recv_timeout(timeout).ok()
+    /// Whether the stream has ended and everything read has been passed on.
+    pub fn is_finished(&self) -> bool {
+        lock(&self.progress).finished
+    }
+
+    /// Stop reading: the thread finishes the chunk in hand and ends.
+    pub fn stop(&mut self) {
+        lock(&self.progress).stopped = true;
+        self.stop = None;
+    }
+
+    /// What the copy found and kept so far.
+    pub fn outcome(self) -> CopyOutcome {
+        let mut progress = lock(&self.progress);
+        CopyOutcome {
+            matched: progress
+                .matcher
+                .take()
+                .map(LineMatcher::finish)
+                .unwrap_or_default(),
+            held: HeldOutput(progress.hold.take()),
+            failure: progress.failure.take(),
+            cut_short: progress.stopped && !progress.ended,
+        }
     }
 }
 
-fn copy(
-    mut pipe: impl Read,
-    mut destination: Option<Destination>,
-    conditions: Arc<OutputConditions>,
-) -> CopyResult {
-    let mut matcher = conditions.any().then(|| LineMatcher::new(conditions));
+fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
+    progress.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The copy thread: read `pipe` until it ends or `stop` closes, pass each chunk on at once, and
+/// give it to `progress`.
+fn copy(mut pipe: File, stop: &OwnedFd, mut pass_on: Option<File>, progress: &Mutex<Progress>) {
     let mut chunk = vec![0; CHUNK];
-    loop {
+    while readable(&pipe, stop) {
         let count = match pipe.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(count) => count,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        if let Some(out) = &mut destination {
-            if out.write_all(&chunk[..count]).is_err() {
-                // The tool's own reader is gone: drop the pipe too, so the command meets the
-                // broken pipe as it would without the tool in between.
+            Ok(0) => {
+                lock(progress).ended = true;
                 break;
             }
+            Ok(count) => count,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => {
+                lock(progress).fail(format!("cannot read the command's output: {err}"));
+                break;
+            }
+        };
+        if let Some(out) = &mut pass_on {
+            match out.write_all(&chunk[..count]) {
+                Ok(()) => {}
+                // The tool's own reader is gone: drop the pipe too, so the command meets the
+                // broken pipe as it would without the tool in between.
+                Err(err) if err.kind() == io::ErrorKind::BrokenPipe => break,
+                Err(err) => {
+                    lock(progress).fail(format!("cannot pass on the command's output: {err}"));
+                    pass_on = None;
+                }
+            }
         }
-        if let Some(matcher) = &mut matcher {
-            matcher.feed(&chunk[..count]);
+        let mut progress = lock(progress);
+        progress.take(&chunk[..count]);
+        if progress.stopped {
+            break;
         }
     }
-    let found = matcher.map(LineMatcher::finish).unwrap_or_default();
-    let held = match destination {
-        Some(Destination::Hold(buffer)) => Some(buffer),
-        _ => None,
-    };
-    (found, held)
+}
+
+/// Wait until `pipe` has something to read (or has ended); false once `stop` has closed.
+fn readable(pipe: &File, stop: &OwnedFd) -> bool {
+    let mut fds = [
+        PollFd::new(pipe.as_fd(), PollFlags::POLLIN),
+        PollFd::new(stop.as_fd(), PollFlags::POLLIN),
+    ];
+    loop {
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => return fds[1].revents().is_none_or(|events| events.is_empty()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Where held output goes once its attempt is judged.
+pub trait Release {
+    /// Write `held` to stdout if its attempt succeeded, to stderr otherwise.
+    fn release(&mut self, held: HeldOutput, success: bool) -> Released;
+}
+
+/// How a release went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// Written, or nothing to write, or its reader had gone (the reader's business).
+    Done,
+    /// A signal that ends the run arrived while a slow reader held the release up.
+    Interrupted(i32),
+    /// The output could not be written; the message says why.
+    Failed(String),
+}
+
+/// Releases held output to the tool's own stdout and stderr, awake to signals meanwhile.
+pub struct StdRelease<'a> {
+    watch: &'a SignalWatch,
+}
+
+impl<'a> StdRelease<'a> {
+    /// Release with `watch` taking the signals that end the run.
+    pub fn new(watch: &'a SignalWatch) -> Self {
+        StdRelease { watch }
+    }
+}
+
+impl Release for StdRelease<'_> {
+    fn release(&mut self, held: HeldOutput, success: bool) -> Released {
+        let Some(buffer) = held.0 else {
+            return Released::Done;
+        };
+        let (destination, name) = match success {
+            true => (Destination::stdout(), "stdout"),
+            false => (Destination::stderr(), "stderr"),
+        };
+        let Destination::PassOn(mut out) = destination else {
+            return Released::Done;
+        };
+        let written = match self
+            .watch
+            .run_job(None, move || buffer.drain_into(&mut out))
+        {
+            Ok(Waited::Done(written)) => written,
+            Ok(Waited::Stopped(signal)) => return Released::Interrupted(signal),
+            Ok(Waited::TimedOut) => Ok(()),
+            Err(err) => return Released::Failed(format!("cannot start a thread: {err}")),
+        };
+        match written {
+            Ok(()) => Released::Done,
+            Err(HoldError::Transfer(err)) if err.kind() == io::ErrorKind::BrokenPipe => {
+                Released::Done
+            }
+            Err(HoldError::Transfer(err)) => {
+                Released::Failed(format!("cannot write the held output to {name}: {err}"))
+            }
+            Err(HoldError::Spill(err)) => {
+                Released::Failed(format!("cannot read back the held output: {err}"))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -418,17 +600,48 @@ mod tests {
         let input: Vec<u8> = (0..300_000u32)
             .flat_map(|i| format!("{i}\n").into_bytes())
             .collect();
+        let mut source = tempfile::tempfile().unwrap();
+        source.write_all(&input).unwrap();
+        std::io::Seek::rewind(&mut source).unwrap();
+        let (ended, end) = std::sync::mpsc::channel();
         let copy = StreamCopy::start(
-            std::io::Cursor::new(input.clone()),
-            Some(Destination::Hold(SpillBuffer::default())),
+            OwnedFd::from(source),
+            Destination::Hold(SpillBuffer::default()),
             conditions(&["^299999$"], &[]),
-        );
-        let (found, held) = copy
-            .finish(Instant::now() + std::time::Duration::from_secs(10))
-            .unwrap();
-        assert_eq!(found.retry.as_deref(), Some("^299999$"));
+            move || ended.send(()).unwrap(),
+        )
+        .unwrap();
+        end.recv().unwrap();
+        assert!(copy.is_finished());
+        let outcome = copy.outcome();
+        assert_eq!(outcome.matched.retry.as_deref(), Some("^299999$"));
+        assert!(!outcome.cut_short && outcome.failure.is_none());
         let mut out = Vec::new();
-        held.unwrap().drain_into(&mut out).unwrap();
+        outcome.held.0.unwrap().drain_into(&mut out).unwrap();
         assert_eq!(out, input);
+    }
+
+    #[test]
+    fn a_stopped_copy_keeps_what_it_read() {
+        let (read, mut write) = std::io::pipe().unwrap();
+        let (mut passed, passed_on) = std::io::pipe().unwrap();
+        let (ended, end) = std::sync::mpsc::channel();
+        let mut copy = StreamCopy::start(
+            OwnedFd::from(read),
+            Destination::PassOn(File::from(OwnedFd::from(passed_on))),
+            conditions(&["^important$"], &[]),
+            move || ended.send(()).unwrap(),
+        )
+        .unwrap();
+        write.write_all(b"important\n").unwrap();
+        let mut seen = [0; 10];
+        passed.read_exact(&mut seen).unwrap();
+        // The writer stays open, as a process that left the attempt's group would hold it.
+        copy.stop();
+        end.recv().unwrap();
+        let outcome = copy.outcome();
+        assert_eq!(outcome.matched.retry.as_deref(), Some("^important$"));
+        assert!(outcome.cut_short, "the stream had not ended");
+        drop(write);
     }
 }

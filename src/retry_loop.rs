@@ -11,8 +11,10 @@ use crate::attempts::AttemptLimit;
 use crate::backoff::Schedule;
 use crate::budget::{Reservation, RetryBudget};
 use crate::clock::Clock;
-use crate::events::{AttemptEnd, Done, Event, EventSink, Numbering, Reason, Verdict, WaitCause};
-use crate::exit;
+use crate::events::{
+    AttemptEnd, Done, Event, EventSink, Moment, Numbering, Reason, Verdict, WaitCause,
+};
+use crate::output::{Release, Released};
 use crate::policy::{Classification, Policy};
 use crate::runner::{AttemptReport, Attempts};
 use crate::termination::TimeLimit;
@@ -50,18 +52,21 @@ impl<R: rand::Rng> Waits for Schedule<R> {
     }
 }
 
-/// Run attempts until success or giving up, waiting between them as `waits` says and taking a
-/// token from `budget` for each retry; returns the final [`Done`] (also emitted to `sink`).
+/// Run attempts until success or giving up, waiting between them as `waits` says, taking a
+/// token from `budget` for each retry and releasing each attempt's held output through
+/// `release`; returns how the run ended, for the caller to report and emit.
 pub fn run(
     rules: &Rules,
     waits: &mut impl Waits,
     attempts: &mut impl Attempts,
     clock: &mut impl Clock,
     budget: &mut impl RetryBudget,
+    release: &mut impl Release,
     sink: &mut impl EventSink,
 ) -> Done {
     let start = clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
+    let elapsed = |clock: &dyn Clock| clock.now().saturating_duration_since(start);
     if !rules.splay.is_zero() {
         sink.emit(Event::Wait {
             before_attempt: 1,
@@ -69,7 +74,8 @@ pub fn run(
             cause: WaitCause::Splay,
         });
         if let Some(signal) = clock.sleep(rules.splay) {
-            return interrupted(sink, signal, 0, clock.now() - start);
+            let reason = Reason::Interrupted(signal, Moment::Splay);
+            return finish(None, 0, reason, elapsed(clock));
         }
     }
     let (mut attempt, mut since_reset) = (0, 0);
@@ -83,47 +89,56 @@ pub fn run(
         };
         sink.emit(Event::AttemptStart {
             numbering,
-            at: clock.now() - start,
+            at: elapsed(clock),
         });
         let began = clock.now();
-        let report = match attempts.run(numbering, deadline) {
+        let mut report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
                 let reason = Reason::SpawnFailed(err.message);
-                return finish(sink, err.status, attempt, reason, clock.now() - start);
+                return finish(Some(err.status), attempt, reason, elapsed(clock));
             }
         };
-        let duration = clock.now() - began;
+        let duration = clock.now().saturating_duration_since(began);
+        warn_about_leftovers(sink, attempt, &report);
         let status = report.termination.status();
-        let classification = rules.policy.classify(status, &report.output);
+        let classification = rules.policy.classify(status, &report.output.matched);
         let reset = classification == Classification::Retryable
             && rules.reset_after.is_some_and(|after| duration >= after);
         if reset {
             since_reset = 0;
             waits.start_over();
         }
-        let judgement = match stop_reason(rules, since_reset, &report, classification) {
+        let mut judgement = match stop_reason(rules, since_reset, &mut report, classification) {
             Some(reason) => Judgement::Stop(reason),
-            None => schedule_retry(waits, budget, clock.now(), deadline),
+            None => schedule_retry(waits, budget, sink, clock.now(), deadline),
         };
-        attempts.conclude(judgement.verdict() == Verdict::Success);
+        let success = judgement.verdict() == Verdict::Success;
+        let held = std::mem::take(&mut report.output.held);
+        match release.release(held, success) {
+            Released::Done => {}
+            Released::Interrupted(signal) => {
+                judgement = Judgement::Stop(Reason::Interrupted(signal, Moment::Output));
+            }
+            Released::Failed(message) => judgement = Judgement::Stop(Reason::OutputLost(message)),
+        }
         let end = AttemptEnd {
             numbering,
             termination: report.termination,
             duration,
-            output: report.output,
+            output: report.output.matched,
             reset,
-            verdict: judgement.verdict(),
+            verdict: match &judgement {
+                Judgement::Stop(Reason::Interrupted(_, Moment::Output)) if success => {
+                    Verdict::Success
+                }
+                judgement => judgement.verdict(),
+            },
         };
         sink.emit(Event::AttemptEnd(end));
         let (wait, cause) = match judgement {
             Judgement::Stop(reason) => {
-                let status = match reason {
-                    Reason::Success => exit::SUCCESS,
-                    Reason::Interrupted(signal) => exit::signal_status(signal),
-                    _ => status,
-                };
-                return finish(sink, status, attempt, reason, clock.now() - start);
+                return finish(Some(status), attempt, reason, elapsed(clock));
             }
             Judgement::Wait(wait, cause) => (wait, cause),
         };
@@ -133,8 +148,26 @@ pub fn run(
             cause,
         });
         if let Some(signal) = clock.sleep(wait) {
-            return interrupted(sink, signal, attempt, clock.now() - start);
+            let reason = Reason::Interrupted(signal, Moment::Wait);
+            return finish(Some(status), attempt, reason, elapsed(clock));
         }
+    }
+}
+
+/// Say what an attempt left behind: output still held by a process that left its group, or
+/// members of its group that outlived SIGKILL.
+fn warn_about_leftovers(sink: &mut impl EventSink, attempt: u64, report: &AttemptReport) {
+    if report.output.cut_short {
+        sink.emit(Event::Warning(format!(
+            "attempt {attempt}: a process that left its process group still holds its output; \
+             stopped reading it --kill-after after the command ended, keeping what was read"
+        )));
+    }
+    if report.lingering {
+        sink.emit(Event::Warning(format!(
+            "attempt {attempt}: its process group still had members --kill-after after \
+             SIGKILL (a zombie whose parent left the group?); no longer waiting for them"
+        )));
     }
 }
 
@@ -144,6 +177,7 @@ pub fn run(
 fn schedule_retry(
     waits: &mut impl Waits,
     budget: &mut impl RetryBudget,
+    sink: &mut impl EventSink,
     now: Instant,
     deadline: Option<Instant>,
 ) -> Judgement {
@@ -152,17 +186,14 @@ fn schedule_retry(
     if room.is_some_and(|room| backoff >= room) {
         return Judgement::Stop(Reason::Deadline);
     }
-    match budget.reserve(room) {
+    match budget.reserve(room, &mut |message| sink.emit(Event::Warning(message))) {
         Reservation::Refused => Judgement::Stop(Reason::Budget),
+        Reservation::Interrupted(signal) => {
+            Judgement::Stop(Reason::Interrupted(signal, Moment::Wait))
+        }
         Reservation::Granted(delay) if delay > backoff => Judgement::Wait(delay, WaitCause::Budget),
         Reservation::Granted(_) => Judgement::Wait(backoff, WaitCause::Backoff),
     }
-}
-
-/// End the run: `signal` arrived after `attempts` attempts.
-fn interrupted(sink: &mut impl EventSink, signal: i32, attempts: u64, elapsed: Duration) -> Done {
-    let status = exit::signal_status(signal);
-    finish(sink, status, attempts, Reason::Interrupted(signal), elapsed)
 }
 
 /// What the run makes of one attempt.
@@ -184,16 +215,24 @@ impl Judgement {
     }
 }
 
-/// Why the run stops after this attempt, if it does, by how the run was stopped, the attempt's
-/// time limit, and its classification; `since_reset` attempts count against the limit.
+/// Why the run stops after this attempt, if it does, by how the run was stopped, what became of
+/// the output, the attempt's time limit, and its classification; `since_reset` attempts count
+/// against the limit.
 fn stop_reason(
     rules: &Rules,
     since_reset: u64,
-    report: &AttemptReport,
+    report: &mut AttemptReport,
     classification: Classification,
 ) -> Option<Reason> {
     if let Some(signal) = report.interrupted_by {
-        return Some(Reason::Interrupted(signal));
+        let moment = match report.from_keyboard {
+            true => Moment::Keyboard,
+            false => Moment::Attempt,
+        };
+        return Some(Reason::Interrupted(signal, moment));
+    }
+    if let Some(failure) = report.output.failure.take() {
+        return Some(Reason::OutputLost(failure));
     }
     if report.termination.time_limit() == Some(TimeLimit::Deadline) {
         return Some(Reason::Deadline);
@@ -208,28 +247,24 @@ fn stop_reason(
     }
 }
 
-fn finish(
-    sink: &mut impl EventSink,
-    status: u8,
-    attempts: u64,
-    reason: Reason,
-    elapsed: Duration,
-) -> Done {
-    let done = Done {
-        status,
+/// The end of the run after `attempts` attempts, the last of which ended with `last` (none
+/// when no attempt ran), for `reason`. The caller emits it, once the report is written.
+fn finish(last: Option<u8>, attempts: u64, reason: Reason, elapsed: Duration) -> Done {
+    Done {
+        status: reason.exit_status(last),
+        last,
         attempts,
         reason,
         elapsed,
-    };
-    sink.emit(Event::Done(done.clone()));
-    done
+        report_error: None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::codes::StatusSet;
-    use crate::output::OutputMatch;
+    use crate::output::{CopyOutcome, HeldOutput, OutputMatch};
     use crate::policy::Refusal;
     use crate::runner::SpawnError;
     use crate::termination::Termination;
@@ -269,7 +304,6 @@ mod tests {
         time: Time,
         numberings: Vec<Numbering>,
         deadlines: Vec<Option<Instant>>,
-        concluded: Vec<bool>,
     }
 
     impl Attempts for Scripted {
@@ -288,9 +322,16 @@ mod tests {
             self.time.set(self.time.get() + took);
             self.script.remove(0)
         }
+    }
 
-        fn conclude(&mut self, success: bool) {
-            self.concluded.push(success);
+    /// Records, for each attempt, whether its output was released as a success's.
+    #[derive(Default)]
+    struct Releases(Vec<bool>);
+
+    impl Release for Releases {
+        fn release(&mut self, _held: HeldOutput, success: bool) -> Released {
+            self.0.push(success);
+            Released::Done
         }
     }
 
@@ -317,7 +358,9 @@ mod tests {
         Ok(AttemptReport {
             termination,
             interrupted_by: None,
-            output: OutputMatch::default(),
+            from_keyboard: false,
+            lingering: false,
+            output: CopyOutcome::default(),
         })
     }
 
@@ -347,7 +390,11 @@ mod tests {
     }
 
     impl RetryBudget for ScriptedBudget {
-        fn reserve(&mut self, latest: Option<Duration>) -> Reservation {
+        fn reserve(
+            &mut self,
+            latest: Option<Duration>,
+            _warn: &mut dyn FnMut(String),
+        ) -> Reservation {
             self.asked.push(latest);
             if self.answers.is_empty() {
                 Reservation::Granted(Duration::ZERO)
@@ -363,6 +410,7 @@ mod tests {
         slept: Vec<Duration>,
         events: Vec<Event>,
         attempts: Scripted,
+        releases: Vec<bool>,
         start: Instant,
     }
 
@@ -402,15 +450,16 @@ mod tests {
             time,
             numberings: Vec::new(),
             deadlines: Vec::new(),
-            concluded: Vec::new(),
         };
         let mut events = Vec::new();
+        let mut releases = Releases::default();
         let done = run(
             rules,
             &mut Counting(0),
             &mut attempts,
             &mut clock,
             &mut budget,
+            &mut releases,
             &mut events,
         );
         assert!(
@@ -423,6 +472,7 @@ mod tests {
             slept: clock.slept,
             events,
             attempts,
+            releases: releases.0,
             start,
         }
     }
@@ -451,7 +501,7 @@ mod tests {
         let out = run_script(&rules("5", None), exits(&[1, 2, 0]));
         assert_eq!(summary(&out), (0, 3, Reason::Success));
         assert_eq!(out.slept, [Duration::from_secs(1), Duration::from_secs(2)]);
-        assert_eq!(out.attempts.concluded, [false, false, true]);
+        assert_eq!(out.releases, [false, false, true]);
     }
 
     #[test]
@@ -459,7 +509,7 @@ mod tests {
         let out = run_script(&rules("3", None), exits(&[1, 2, 3]));
         assert_eq!(summary(&out), (3, 3, Reason::Exhausted));
         assert_eq!(out.slept.len(), 2);
-        assert!(matches!(out.events.last(), Some(Event::Done(_))));
+        assert!(matches!(out.events.last(), Some(Event::AttemptEnd(_))));
         let waits = out
             .events
             .iter()
@@ -542,17 +592,25 @@ mod tests {
         let stopped = Ok(AttemptReport {
             termination: Termination::Exited(0),
             interrupted_by: Some(15),
-            output: OutputMatch::default(),
+            from_keyboard: false,
+            lingering: false,
+            output: CopyOutcome::default(),
         });
         let out = run_script(&rules("5", None), vec![stopped]);
-        assert_eq!(summary(&out), (143, 1, Reason::Interrupted(15)));
-        assert_eq!(out.done.exit(), exit::Exit::KilledBy(15));
+        assert_eq!(
+            summary(&out),
+            (143, 1, Reason::Interrupted(15, Moment::Attempt))
+        );
+        assert_eq!(out.done.exit(), crate::exit::Exit::KilledBy(15));
     }
 
     #[test]
     fn a_signal_during_a_wait_stops_the_run_before_another_attempt() {
         let out = run_with(&rules("5", None), exits(&[1]), Vec::new(), Some(2));
-        assert_eq!(summary(&out), (130, 1, Reason::Interrupted(2)));
+        assert_eq!(
+            summary(&out),
+            (130, 1, Reason::Interrupted(2, Moment::Wait))
+        );
     }
 
     #[test]
@@ -560,9 +618,14 @@ mod tests {
         let stop = Ok(AttemptReport {
             termination: Termination::Exited(22),
             interrupted_by: None,
-            output: OutputMatch {
-                retry: None,
-                stop: Some("404".into()),
+            from_keyboard: false,
+            lingering: false,
+            output: CopyOutcome {
+                matched: OutputMatch {
+                    retry: None,
+                    stop: Some("404".into()),
+                },
+                ..CopyOutcome::default()
             },
         });
         let out = run_script(&rules("5", None), vec![stop]);
@@ -674,6 +737,9 @@ mod tests {
         let mut rules = rules("2", None);
         rules.splay = Duration::from_millis(700);
         let out = run_with(&rules, Vec::new(), Vec::new(), Some(15));
-        assert_eq!(summary(&out), (143, 0, Reason::Interrupted(15)));
+        assert_eq!(
+            summary(&out),
+            (143, 0, Reason::Interrupted(15, Moment::Splay))
+        );
     }
 }

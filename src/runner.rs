@@ -11,7 +11,7 @@
 mod supervision;
 
 use std::io;
-use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -23,11 +23,12 @@ use crate::attempts::AttemptLimit;
 use crate::command_line::CommandLine;
 use crate::events::Numbering;
 use crate::exit;
-use crate::output::{Destination, OutputConditions, OutputMatch, StreamCopy};
-use crate::signals::SignalWatch;
+use crate::output::{CopyOutcome, Destination, OutputConditions, StreamCopy};
+use crate::reaper;
+use crate::signals::{SignalWatch, Wake};
 use crate::spill::SpillBuffer;
 use crate::stdin_replay::HeldInput;
-use crate::terminal::{self, Terminal};
+use crate::terminal::Terminal;
 use crate::termination::{Termination, TimeLimit};
 
 use supervision::Supervision;
@@ -53,19 +54,21 @@ pub trait Attempts {
         numbering: Numbering,
         deadline: Option<Instant>,
     ) -> Result<AttemptReport, SpawnError>;
-    /// Learn how the last attempt was judged (for `--hold-output`).
-    fn conclude(&mut self, success: bool);
 }
 
 /// How an attempt went.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct AttemptReport {
     /// How the command ended.
     pub termination: Termination,
-    /// The signal the tool received (and passed on) during the attempt, if any.
+    /// The signal that ends the run, if one arrived during the attempt (and was passed on).
     pub interrupted_by: Option<i32>,
-    /// What the output conditions found in its output.
-    pub output: OutputMatch,
+    /// That signal was typed at the terminal the attempt held, and killed it.
+    pub from_keyboard: bool,
+    /// Processes in the attempt's group outlived SIGKILL by `--kill-after` and were left.
+    pub lingering: bool,
+    /// What its piped output came to.
+    pub output: CopyOutcome,
 }
 
 /// The command could not be started, or not waited for.
@@ -113,8 +116,6 @@ pub struct ProcessRunner<'a> {
     pub input: Option<HeldInput>,
     /// The output conditions and `--hold-output`.
     pub output: OutputOptions,
-    /// The last attempt's held stdout, until it is judged.
-    pub held: Option<SpillBuffer>,
 }
 
 /// What to do with an attempt's output.
@@ -154,16 +155,17 @@ impl ProcessRunner<'_> {
             command.process_group(0);
         }
         let mask = self.watch.child_mask();
-        let tty = self.terminal.as_ref().map(Terminal::raw_fd);
+        let handover = self.terminal.as_ref().map(Terminal::handover);
         let parent = getpid();
         // SAFETY: the closure runs in the child between fork and exec, and calls only
-        // async-signal-safe functions (prctl, getppid, getpid, tcsetpgrp, pthread_sigmask); it
-        // allocates nothing, and the error it may return is built from a raw errno.
+        // async-signal-safe functions (prctl, getppid, getpid, tcgetpgrp, tcsetpgrp, signal,
+        // pthread_sigmask); it allocates nothing, and the error it may return is built from a
+        // raw errno.
         unsafe {
             command.pre_exec(move || {
                 set_parent_death_signal(parent)?;
-                if let Some(tty) = tty {
-                    terminal::give_to_own_group(tty);
+                if let Some(handover) = handover {
+                    handover.take_in_child();
                 }
                 mask.restore()
             });
@@ -173,20 +175,65 @@ impl ProcessRunner<'_> {
             .map_err(|err| spawn_error(&self.command, &err))
     }
 
-    /// Start copying the attempt's piped stdout and stderr on, or into the hold.
-    fn start_copies(&self, child: &mut Child) -> [Option<StreamCopy>; 2] {
-        let conditions = &self.output.conditions;
+    /// Start copying the attempt's piped stdout and stderr on, or into the hold; a copy that
+    /// cannot start is an output failure of the attempt.
+    fn start_copies(&self, child: &mut Child) -> (Vec<StreamCopy>, Option<String>) {
         let stdout = child.stdout.take().map(|pipe| {
             let destination = match self.output.hold {
-                true => Some(Destination::Hold(SpillBuffer::default())),
+                true => Destination::Hold(SpillBuffer::default()),
                 false => Destination::stdout(),
             };
-            StreamCopy::start(pipe, destination, Arc::clone(conditions))
+            (OwnedFd::from(pipe), destination)
         });
-        let stderr = child.stderr.take();
-        let stderr = stderr
-            .map(|pipe| StreamCopy::start(pipe, Destination::stderr(), Arc::clone(conditions)));
-        [stdout, stderr]
+        let stderr = child
+            .stderr
+            .take()
+            .map(|pipe| (OwnedFd::from(pipe), Destination::stderr()));
+        let mut failure = None;
+        let mut copies = Vec::new();
+        for (pipe, destination) in stdout.into_iter().chain(stderr) {
+            let doorbell = self.watch.doorbell();
+            let conditions = Arc::clone(&self.output.conditions);
+            match StreamCopy::start(pipe, destination, conditions, move || doorbell.ring()) {
+                Ok(copy) => copies.push(copy),
+                Err(err) => {
+                    failure.get_or_insert(format!("cannot read the command's output: {err}"));
+                }
+            }
+        }
+        (copies, failure)
+    }
+
+    /// Wait for the copies to reach the end of their streams, `--kill-after` at most (a process
+    /// that left the attempt's group may hold them open), and not at all once a signal that
+    /// ends the run has come; then stop them and collect what they found and kept.
+    fn finish_copies(
+        &self,
+        mut copies: Vec<StreamCopy>,
+        supervision: &mut Supervision,
+    ) -> CopyOutcome {
+        let mut until = Instant::now().checked_add(self.options.kill_after);
+        while supervision.interrupted_by().is_none() && !copies.iter().all(StreamCopy::is_finished)
+        {
+            match self.watch.wait_until(until) {
+                Wake::Changed => {
+                    reaper::reap_ended(None, false);
+                }
+                Wake::Stop(signal) => supervision.interrupt(signal),
+                Wake::PassOn(_) => {}
+                // Stop reading; each copy finishes the chunk in hand (a slow reader of the
+                // tool's own stdout may hold that up, but only until a signal).
+                Wake::Timeout => {
+                    copies.iter_mut().for_each(StreamCopy::stop);
+                    until = None;
+                }
+            }
+        }
+        copies.iter_mut().for_each(StreamCopy::stop);
+        copies
+            .into_iter()
+            .map(StreamCopy::outcome)
+            .fold(CopyOutcome::default(), CopyOutcome::merge)
     }
 
     fn failure(&self, what: &str, err: &io::Error) -> SpawnError {
@@ -214,9 +261,11 @@ impl Attempts for ProcessRunner<'_> {
             (None, run) => run.map(|run| (run, TimeLimit::Deadline)),
         };
         let mut child = self.spawn(numbering)?;
-        let copies = self.start_copies(&mut child);
+        let (copies, mut failure) = self.start_copies(&mut child);
         if let Some(input) = &self.input {
-            input.feed(child.stdin.take());
+            if let Err(err) = input.feed(child.stdin.take()) {
+                failure.get_or_insert(format!("cannot give stdin to the command: {err}"));
+            }
         }
         let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         let group = self.options.isolation == Isolation::OwnGroup;
@@ -224,44 +273,16 @@ impl Attempts for ProcessRunner<'_> {
         let kill_after = self.options.kill_after;
         let mut supervision = Supervision::new(self.watch, leader, group, terminal, kill_after);
         let status = supervision.await_leader(limit);
-        if let Some(terminal) = &self.terminal {
-            terminal.take_back();
+        let held_terminal = terminal.is_some_and(|terminal| terminal.is_held_by(leader));
+        if let Some(terminal) = terminal {
+            terminal.take_back_from(leader);
         }
+        supervision.keyboard_interrupt(status, held_terminal);
         supervision.clear_group();
-        let (output, held) = finish_copies(copies, Instant::now() + kill_after);
-        let report = supervision.report(status, output);
-        self.held = held;
-        Ok(report)
+        let mut output = self.finish_copies(copies, &mut supervision);
+        output.failure = failure.or(output.failure);
+        Ok(supervision.report(status, output))
     }
-
-    fn conclude(&mut self, success: bool) {
-        if let Some(held) = self.held.take() {
-            // Errors are the reader's business: a closed stdout must not end the run.
-            let _ = match success {
-                true => held
-                    .drain_into(&mut io::stdout().lock())
-                    .and_then(|()| io::stdout().flush()),
-                false => held.drain_into(&mut io::stderr().lock()),
-            };
-        }
-    }
-}
-
-/// Wait (until `until` at the latest) for the copies to reach the end of their streams; returns
-/// what the output conditions found and the held stdout, if it was held.
-fn finish_copies(
-    copies: [Option<StreamCopy>; 2],
-    until: Instant,
-) -> (OutputMatch, Option<SpillBuffer>) {
-    let mut found = OutputMatch::default();
-    let mut kept = None;
-    for copy in copies.into_iter().flatten() {
-        if let Some((matched, held)) = copy.finish(until) {
-            found = found.merge(matched);
-            kept = kept.or(held);
-        }
-    }
-    (found, kept)
 }
 
 /// On Linux, have the kernel send the child SIGTERM when the tool dies; if the tool is already

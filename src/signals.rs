@@ -1,40 +1,58 @@
-//! The tool's signal policy, and waiting for a signal, a child, or a moment, without polling.
+//! The tool's signal policy, and waiting for a signal, a child, a helper thread or a moment,
+//! without polling.
 //!
 //! Policy:
-//! - SIGINT, SIGTERM, SIGHUP and SIGQUIT are *caught*: blocked, and taken with `sigtimedwait`, so
-//!   the run loop decides what they mean (forward to the attempt, stop, re-raise). One that the
-//!   tool's parent set to be ignored (as shells do for `cmd &` in a script) stays ignored, and the
-//!   command inherits that.
-//! - SIGCHLD is blocked and taken the same way: it is how the end of an attempt wakes the tool.
+//! - SIGINT, SIGTERM, SIGHUP and SIGQUIT *end the run*: blocked, and taken with `sigtimedwait`, so
+//!   the run loop decides what they mean (forward to the attempt, stop, re-raise).
+//! - SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH are *passed on*: taken the same way, sent on to the
+//!   running attempt, and the run carries on, as init-style supervisors (tini, dumb-init) do.
+//! - A signal that the tool's parent set to be ignored (as shells do for `cmd &` in a script)
+//!   stays ignored, and the command inherits that; SIGPIPE too (see `startup`).
+//! - SIGCHLD is blocked and taken the same way: it is how the end of an attempt wakes the tool,
+//!   and how a helper thread rings the tool's [`Doorbell`].
 //! - SIGTTOU is blocked while the tool hands the terminal to attempts, so that it can take the
 //!   terminal back from the background.
-//! - SIGPIPE stays ignored (Rust's default), so a closed stdout or stderr is an error to handle,
-//!   never a death; commands get it back at its default, as std restores it before `exec`.
 //! - Every other signal keeps its default action.
 //!
 //! Blocked signals are inherited by `exec`, so every child restores the mask the tool started
-//! with ([`ChildMask::restore`]). Waiting is one `sigtimedwait` call: no handler, no
-//! thread, no CPU used while nothing happens.
+//! with ([`ChildMask::restore`]). Waiting is one `sigtimedwait` call: no handler, no polling, no
+//! CPU used while nothing happens. A blocking job that must not make the tool deaf to signals
+//! (writing held output to a slow reader, waiting for a lock) runs on a thread of its own while
+//! the tool waits here for it ([`SignalWatch::run_job`]).
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use crate::reaper;
+use crate::startup::Inherited;
+
 /// What each signal does to a run, one `(signal, effect)` row each, for `--help` and the man page.
-pub const TABLE: [(&str, &str); 5] = [
+pub const TABLE: [(&str, &str); 8] = [
     (
         "SIGINT SIGTERM SIGHUP SIGQUIT",
-        "passed on to the running attempt (its whole process group); no further attempt starts and \
-         a wait ends at once; SIGKILL follows after --kill-after; then retry dies of the same \
-         signal. One ignored when retry starts stays ignored.",
+        "end the run: passed on to the running attempt (its whole process group); no further \
+         attempt starts and a wait ends at once; SIGKILL follows after --kill-after; then retry \
+         dies of the same signal.",
     ),
     ("SIGINT, again", "SIGKILL to the attempt at once."),
     (
+        "SIGUSR1 SIGUSR2 SIGALRM SIGWINCH",
+        "passed on to the running attempt's process group; the run carries on (between \
+         attempts they change nothing).",
+    ),
+    (
+        "Ctrl-C, Ctrl-\\",
+        "typed at the terminal, reach the attempt that holds it; if it dies of them, retry sends \
+         the same signal to its own job, so that a whole pipeline stops, and dies of it too.",
+    ),
+    (
         "Ctrl-Z",
         "at the terminal, stops the attempt; retry stops along with it, so the shell gets the \
-         terminal back, and `fg` continues both.",
+         terminal back; `fg` continues both, `bg` continues both without the terminal.",
     ),
     (
         "SIGKILL",
@@ -43,36 +61,74 @@ pub const TABLE: [(&str, &str); 5] = [
     ),
     (
         "SIGPIPE",
-        "retry's own writes to a closed pipe fail quietly; the command gets SIGPIPE at its default.",
+        "retry's own writes to a closed pipe fail quietly; the command gets SIGPIPE as retry's \
+         parent left it.",
+    ),
+    (
+        "ignored ones",
+        "a signal ignored when retry starts stays ignored, for retry and for the command; but \
+         SIGCHLD is reset to its default, as coreutils timeout does.",
     ),
 ];
 
-/// The signals that stop a run and are forwarded to the running attempt.
-pub const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+/// The signals that end a run, after being passed on to the running attempt.
+pub const ENDING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// The signals only passed on to the running attempt.
+pub const PASSED_ON: [i32; 4] = [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM, libc::SIGWINCH];
 
 /// What ended a wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
-    /// A forwarded signal arrived (its number).
-    Signal(i32),
-    /// A child changed state.
-    Child,
+    /// A signal that ends the run arrived (its number).
+    Stop(i32),
+    /// A signal to pass on to the running attempt arrived (its number).
+    PassOn(i32),
+    /// A child changed state, or a helper thread rang the doorbell: look again.
+    Changed,
     /// The moment waited for came.
     Timeout,
 }
 
-/// The blocked signal set, and the mask to give back to children.
+/// How a job run with [`SignalWatch::run_job`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Waited<T> {
+    /// It finished with this result.
+    Done(T),
+    /// A signal that ends the run arrived first; the job is left to itself.
+    Stopped(i32),
+    /// The moment given came first; the job is left to itself.
+    TimedOut,
+}
+
+/// The blocked signal set, and what to give back to children.
 pub struct SignalWatch {
     waited: libc::sigset_t,
-    original: libc::sigset_t,
+    child_mask: ChildMask,
+}
+
+/// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread: it sends the
+/// tool SIGCHLD, which every thread has blocked, so the waiting thread takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Doorbell(libc::pid_t);
+
+impl Doorbell {
+    /// Wake the waiting thread; it sees [`Wake::Changed`].
+    pub fn ring(self) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is this process's own.
+        unsafe { libc::kill(self.0, libc::SIGCHLD) };
+    }
 }
 
 impl SignalWatch {
     /// Block the caught signals (and SIGTTOU when `terminal_handoff`) in this thread, which must be
-    /// the only one that spawns or waits.
-    pub fn install(terminal_handoff: bool) -> io::Result<Self> {
+    /// the only one that spawns or waits, and start no other thread before it.
+    pub fn install(terminal_handoff: bool, inherited: Inherited) -> io::Result<Self> {
         let mut waited = empty_set();
-        let caught = FORWARDED.into_iter().filter(|&signal| !is_ignored(signal));
+        let caught = ENDING
+            .into_iter()
+            .chain(PASSED_ON)
+            .filter(|&signal| !is_ignored(signal));
         for signal in caught.chain([libc::SIGCHLD]) {
             // SAFETY: `waited` is an initialised set and `signal` a valid signal number.
             unsafe { libc::sigaddset(&mut waited, signal) };
@@ -87,13 +143,19 @@ impl SignalWatch {
         // `original`.
         let result = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &blocked, &mut original) };
         match result {
-            0 => Ok(SignalWatch { waited, original }),
+            0 => Ok(SignalWatch {
+                waited,
+                child_mask: ChildMask {
+                    mask: original,
+                    sigpipe_ignored: inherited.sigpipe_ignored,
+                },
+            }),
             errno => Err(io::Error::from_raw_os_error(errno)),
         }
     }
 
-    /// Wait until a caught signal arrives, a child changes state, or `until` passes (never, when
-    /// `None`).
+    /// Wait until a caught signal arrives, a child changes state, the doorbell rings, or `until`
+    /// passes (never, when `None`).
     pub fn wait_until(&self, until: Option<Instant>) -> Wake {
         loop {
             let timeout = until.map(|at| timespec(at.saturating_duration_since(Instant::now())));
@@ -104,33 +166,80 @@ impl SignalWatch {
             let signal =
                 unsafe { libc::sigtimedwait(&self.waited, info.as_mut_ptr(), timeout_ptr) };
             match signal {
-                libc::SIGCHLD => return Wake::Child,
+                libc::SIGCHLD => return Wake::Changed,
                 -1 => match io::Error::last_os_error().raw_os_error() {
                     Some(libc::EAGAIN) => return Wake::Timeout,
                     // EINTR: a stop and continue, or a handled signal; wait for the rest.
                     _ => continue,
                 },
-                signal => return Wake::Signal(signal),
+                signal if PASSED_ON.contains(&signal) => return Wake::PassOn(signal),
+                signal => return Wake::Stop(signal),
             }
         }
     }
 
-    /// The signal mask the tool started with, for children to restore before `exec`.
+    /// The doorbell that wakes this watch from another thread.
+    pub fn doorbell(&self) -> Doorbell {
+        Doorbell(std::process::id() as libc::pid_t)
+    }
+
+    /// Run `job` on a thread of its own and wait for it, until `until` at the latest, while
+    /// staying awake to the signals that end a run. No attempt may be running: children that end
+    /// meanwhile are reaped as orphans, and signals to pass on have nobody to go to.
+    pub fn run_job<T: Send + 'static>(
+        &self,
+        until: Option<Instant>,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> io::Result<Waited<T>> {
+        let slot = Arc::new(Mutex::new(None));
+        let theirs = Arc::clone(&slot);
+        let doorbell = self.doorbell();
+        std::thread::Builder::new().spawn(move || {
+            let result = job();
+            *theirs.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+            doorbell.ring();
+        })?;
+        loop {
+            if let Some(result) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                return Ok(Waited::Done(result));
+            }
+            match self.wait_until(until) {
+                Wake::Stop(signal) => return Ok(Waited::Stopped(signal)),
+                Wake::Timeout => return Ok(Waited::TimedOut),
+                Wake::Changed => {
+                    reaper::reap_ended(None, false);
+                }
+                Wake::PassOn(_) => {}
+            }
+        }
+    }
+
+    /// What a child restores between fork and exec.
     pub fn child_mask(&self) -> ChildMask {
-        ChildMask(self.original)
+        self.child_mask
     }
 }
 
-/// The signal mask a child restores between fork and exec (see the module header).
+/// The signal mask and SIGPIPE disposition the tool started with, which a child restores
+/// between fork and exec (see the module header).
 #[derive(Clone, Copy)]
-pub struct ChildMask(libc::sigset_t);
+pub struct ChildMask {
+    mask: libc::sigset_t,
+    sigpipe_ignored: bool,
+}
 
 impl ChildMask {
-    /// Make this the calling thread's signal mask. Async-signal-safe: one `pthread_sigmask`
-    /// call, no allocation.
+    /// Make this the calling thread's signal mask, and ignore SIGPIPE again if the tool's parent
+    /// had it ignored (std resets it to its default before this runs). Async-signal-safe: one
+    /// `pthread_sigmask` and at most one `signal` call, no allocation.
     pub fn restore(&self) -> io::Result<()> {
+        if self.sigpipe_ignored {
+            // SAFETY: setting a signal to be ignored installs no handler.
+            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+        }
         // SAFETY: the set was initialised by `SignalWatch::install`.
-        match unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) } {
+        match unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.mask, std::ptr::null_mut()) }
+        {
             0 => Ok(()),
             errno => Err(io::Error::from_raw_os_error(errno)),
         }

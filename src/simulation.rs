@@ -327,13 +327,22 @@ impl Spread {
     }
 }
 
+/// The most clients one point may simulate.
+pub const MAX_CLIENTS: u32 = 100_000;
+
+/// The most client counts one run may simulate.
+pub const MAX_POINTS: usize = 1_000;
+
 /// `--clients`: a comma-separated list of counts and ranges with a step (`10-190/10`).
 pub fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
     const EXPECTED: &str = "expected client counts and ranges, e.g. 10,50,100 or 10-190/10";
     let count = |word: &str| match word.trim().parse::<u32>() {
-        Ok(count) if count > 0 => Ok(count),
-        _ => Err(format!(
+        Ok(count @ 1..=MAX_CLIENTS) => Ok(count),
+        Ok(0) | Err(_) => Err(format!(
             "'{word}' is not a client count of at least 1; {EXPECTED}"
+        )),
+        Ok(_) => Err(format!(
+            "'{word}' is more than {MAX_CLIENTS} clients, the most one point may simulate"
         )),
     };
     let mut counts = Vec::new();
@@ -348,6 +357,13 @@ pub fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
                 if from > to {
                     return Err(format!("range {range} runs backwards; {EXPECTED}"));
                 }
+                let points = ((to - from) / step) as usize + 1;
+                if counts.len() + points > MAX_POINTS {
+                    return Err(format!(
+                        "range {range} gives {points} client counts; at most {MAX_POINTS} are \
+                         simulated in one run"
+                    ));
+                }
                 counts.extend((from..=to).step_by(step as usize));
             }
             None if item.contains('/') => {
@@ -356,6 +372,11 @@ pub fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
                 ))
             }
             None => counts.push(count(range)?),
+        }
+        if counts.len() > MAX_POINTS {
+            return Err(format!(
+                "more than {MAX_POINTS} client counts; at most {MAX_POINTS} are simulated in one run"
+            ));
         }
     }
     Ok(counts)
@@ -447,7 +468,17 @@ mod tests {
         assert_eq!(parse_clients("10-50/20").unwrap(), [10, 30, 50]);
         assert_eq!(parse_clients("1,5,10-12").unwrap(), [1, 5, 10, 11, 12]);
         assert_eq!(parse_clients("10-190/10").unwrap().len(), 19);
-        for bad in ["", "0", "5-3", "x", "10/2", "10-20/0"] {
+        for bad in [
+            "",
+            "0",
+            "5-3",
+            "x",
+            "10/2",
+            "10-20/0",
+            "1-4294967295",
+            "100001",
+            "1-2000",
+        ] {
             assert!(parse_clients(bad).is_err(), "{bad}");
         }
     }

@@ -10,7 +10,7 @@ use std::io::{self, Read, Seek, Write};
 use std::process::{ChildStdin, Stdio};
 use std::sync::Arc;
 
-use crate::spill::{self, Held};
+use crate::spill::{self, Held, HoldError};
 
 /// The whole input, held for replay.
 #[derive(Debug)]
@@ -23,7 +23,7 @@ pub enum HeldInput {
 
 impl HeldInput {
     /// Read `input` to its end.
-    pub fn read_all(input: impl Read) -> io::Result<Self> {
+    pub fn read_all(input: impl Read) -> Result<Self, HoldError> {
         Ok(match spill::hold_all(input)? {
             Held::Memory(bytes) => HeldInput::Memory(bytes.into()),
             Held::Spilled(file) => HeldInput::Spilled(file),
@@ -44,14 +44,15 @@ impl HeldInput {
 
     /// Start writing held bytes into an attempt's stdin pipe, if the input lives in memory. The
     /// writer ends when all is written or the attempt closes its end.
-    pub fn feed(&self, pipe: Option<ChildStdin>) {
+    pub fn feed(&self, pipe: Option<ChildStdin>) -> io::Result<()> {
         if let (HeldInput::Memory(bytes), Some(mut pipe)) = (self, pipe) {
             let bytes = Arc::clone(bytes);
-            std::thread::spawn(move || {
+            std::thread::Builder::new().spawn(move || {
                 // An attempt that stops reading early is its own business.
                 let _ = pipe.write_all(&bytes);
-            });
+            })?;
         }
+        Ok(())
     }
 }
 

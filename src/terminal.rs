@@ -5,10 +5,14 @@
 //! can then read a password or answer a prompt, and Ctrl-C typed there reaches the command. The
 //! child takes the terminal itself, between fork and exec, so that it never runs a moment in the
 //! background; the tool takes it back when the attempt ends (with SIGTTOU blocked, see `signals`).
+//!
+//! Every hand-over checks first that the giver holds the terminal: a tool sent to the background
+//! (Ctrl-Z, then `bg`) must not take the terminal from the shell, for itself or for an attempt.
 
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
+use nix::sys::signal::{killpg, Signal};
 use nix::unistd::{getpgrp, getpid, tcgetpgrp, tcsetpgrp, Pid};
 
 /// The controlling terminal of a tool that is in its foreground.
@@ -16,6 +20,13 @@ use nix::unistd::{getpgrp, getpid, tcgetpgrp, tcsetpgrp, Pid};
 pub struct Terminal {
     tty: File,
     own_group: Pid,
+}
+
+/// What a child needs to take the terminal between fork and exec.
+#[derive(Clone, Copy, Debug)]
+pub struct Handover {
+    tty: RawFd,
+    from: Pid,
 }
 
 impl Terminal {
@@ -30,27 +41,49 @@ impl Terminal {
         (tcgetpgrp(&tty).ok()? == own_group).then_some(Terminal { tty, own_group })
     }
 
-    /// The terminal's file descriptor, for [`give_to_own_group`] in a child.
-    pub fn raw_fd(&self) -> RawFd {
-        self.tty.as_raw_fd()
+    /// What a child of the tool needs to take the terminal, if the tool holds it then.
+    pub fn handover(&self) -> Handover {
+        Handover {
+            tty: self.tty.as_raw_fd(),
+            from: self.own_group,
+        }
     }
 
-    /// Make the tool's own process group the foreground again; errors are ignored, as the
-    /// terminal may be gone.
-    pub fn take_back(&self) {
-        self.give_to(self.own_group);
+    /// Whether `group` is the terminal's foreground group.
+    pub fn is_held_by(&self, group: Pid) -> bool {
+        tcgetpgrp(&self.tty).ok() == Some(group)
     }
 
-    /// Make `group` the terminal's foreground group; errors are ignored, as above.
+    /// Make the tool's own group the foreground again, if `group` holds the terminal; errors are
+    /// ignored, as the terminal may be gone.
+    pub fn take_back_from(&self, group: Pid) {
+        if self.is_held_by(group) {
+            let _ = tcsetpgrp(&self.tty, self.own_group);
+        }
+    }
+
+    /// Make `group` the terminal's foreground, if the tool's own group holds it.
     pub fn give_to(&self, group: Pid) {
-        let _ = tcsetpgrp(&self.tty, group);
+        if self.is_held_by(self.own_group) {
+            let _ = tcsetpgrp(&self.tty, group);
+        }
+    }
+
+    /// Send `signal` to the tool's own process group: its job, as the shell sees it.
+    pub fn signal_own_job(&self, signal: Signal) {
+        let _ = killpg(self.own_group, signal);
     }
 }
 
-/// In a freshly forked child that leads its own process group: make that group the terminal's
-/// foreground. Async-signal-safe (`getpid` and `tcsetpgrp` only); SIGTTOU must be blocked.
-pub fn give_to_own_group(tty: RawFd) {
-    // SAFETY: `tty` stays open in the child until exec: the tool holds it for the whole run.
-    let tty = unsafe { BorrowedFd::borrow_raw(tty) };
-    let _ = tcsetpgrp(tty.as_fd(), getpid());
+impl Handover {
+    /// In a freshly forked child that leads its own process group: make that group the
+    /// terminal's foreground, if the tool's group holds it. Async-signal-safe (`tcgetpgrp`,
+    /// `getpid` and `tcsetpgrp` only); SIGTTOU must be blocked.
+    pub fn take_in_child(self) {
+        // SAFETY: `tty` stays open in the child until exec: the tool holds it for the whole run.
+        let tty = unsafe { BorrowedFd::borrow_raw(self.tty) };
+        if tcgetpgrp(tty.as_fd()).ok() == Some(self.from) {
+            let _ = tcsetpgrp(tty.as_fd(), getpid());
+        }
+    }
 }

@@ -2,7 +2,9 @@
 //! escalate from SIGTERM to SIGKILL, and clear its process group afterwards.
 //!
 //! Every wait is one [`SignalWatch::wait_until`] call with the next moment something must
-//! happen (a time limit, or the end of `--kill-after`), so nothing polls.
+//! happen (a time limit, or the end of `--kill-after`), so nothing polls, and every wait has a
+//! bound: clearing the group ends `--kill-after` after SIGKILL at the latest (a zombie whose
+//! parent left the group can never be reaped by the tool), and at once on a signal.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +13,7 @@ use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
 use super::AttemptReport;
-use crate::output::OutputMatch;
+use crate::output::CopyOutcome;
 use crate::reaper;
 use crate::signals::{SignalWatch, Wake};
 use crate::terminal::Terminal;
@@ -24,8 +26,8 @@ enum Escalation {
     Calm,
     /// SIGTERM (or a forwarded signal) sent at this moment; SIGKILL follows after `kill_after`.
     Terminating(Instant),
-    /// SIGKILL sent.
-    Killed,
+    /// SIGKILL sent at this moment.
+    Killed(Instant),
 }
 
 /// The state of one attempt under supervision.
@@ -40,6 +42,10 @@ pub(super) struct Supervision<'a> {
     escalation: Escalation,
     timed_out: Option<TimeLimit>,
     interrupted_by: Option<i32>,
+    /// The attempt died of a signal typed at the terminal it held.
+    from_keyboard: bool,
+    /// Members of the group outlived SIGKILL by `kill_after`, and were left.
+    lingering: bool,
 }
 
 impl<'a> Supervision<'a> {
@@ -59,6 +65,8 @@ impl<'a> Supervision<'a> {
             escalation: Escalation::Calm,
             timed_out: None,
             interrupted_by: None,
+            from_keyboard: false,
+            lingering: false,
         }
     }
 
@@ -70,13 +78,15 @@ impl<'a> Supervision<'a> {
                 _ => self.kill_due(),
             };
             match self.watch.wait_until(next) {
-                Wake::Child => match reaper::reap_ended(Some(self.leader), self.terminal.is_some())
-                {
-                    Some(WaitStatus::Stopped(..)) => self.stop_along(),
-                    Some(status) => return status,
-                    None => {}
-                },
-                Wake::Signal(signal) => self.pass_on(signal),
+                Wake::Changed => {
+                    match reaper::reap_ended(Some(self.leader), self.terminal.is_some()) {
+                        Some(WaitStatus::Stopped(..)) => self.stop_along(),
+                        Some(status) => return status,
+                        None => {}
+                    }
+                }
+                Wake::Stop(signal) => self.pass_on_ending(signal),
+                Wake::PassOn(signal) => self.send_number(signal),
                 Wake::Timeout => match self.escalation {
                     Escalation::Calm => {
                         self.timed_out = limit.map(|(_, kind)| kind);
@@ -88,8 +98,25 @@ impl<'a> Supervision<'a> {
         }
     }
 
+    /// The attempt's main process ended with `status`, holding the terminal or not. If it died
+    /// of Ctrl-C or Ctrl-\ typed there, do what a shell does for a job killed from the keyboard:
+    /// the same signal goes to the tool's own job (the rest of a pipeline), and the run ends.
+    pub(super) fn keyboard_interrupt(&mut self, status: WaitStatus, held_terminal: bool) {
+        let (WaitStatus::Signaled(_, signal, _), true, Some(terminal)) =
+            (status, held_terminal, self.terminal)
+        else {
+            return;
+        };
+        if matches!(signal, Signal::SIGINT | Signal::SIGQUIT) && self.interrupted_by.is_none() {
+            terminal.signal_own_job(signal);
+            self.interrupted_by = Some(signal as i32);
+            self.from_keyboard = true;
+        }
+    }
+
     /// After the main process ended: end whatever else is still running in its group, SIGTERM
-    /// first and SIGKILL `kill_after` later, and reap it all.
+    /// first and SIGKILL `kill_after` later, and reap it all; wait `kill_after` after SIGKILL at
+    /// most, and stop waiting at once when a signal that ends the run arrives.
     pub(super) fn clear_group(&mut self) {
         if !self.group {
             return;
@@ -99,14 +126,23 @@ impl<'a> Supervision<'a> {
             if self.escalation == Escalation::Calm {
                 self.terminate(Signal::SIGTERM);
             }
-            let until = self.kill_due();
+            let until = match self.escalation {
+                Escalation::Killed(at) => at.checked_add(self.kill_after),
+                _ => self.kill_due(),
+            };
             match self.watch.wait_until(until) {
-                Wake::Child => {
+                Wake::Changed => {
                     reaper::reap_ended(None, false);
                 }
-                Wake::Signal(signal) => {
+                Wake::Stop(signal) => {
                     self.interrupted_by.get_or_insert(signal);
                     self.kill();
+                    return;
+                }
+                Wake::PassOn(signal) => self.send_number(signal),
+                Wake::Timeout if matches!(self.escalation, Escalation::Killed(_)) => {
+                    self.lingering = true;
+                    return;
                 }
                 Wake::Timeout => self.kill(),
             }
@@ -114,7 +150,7 @@ impl<'a> Supervision<'a> {
     }
 
     /// The report of the attempt whose main process ended with `status`.
-    pub(super) fn report(&self, status: WaitStatus, output: OutputMatch) -> AttemptReport {
+    pub(super) fn report(&self, status: WaitStatus, output: CopyOutcome) -> AttemptReport {
         let signal = match status {
             WaitStatus::Signaled(_, signal, _) => Some(signal as i32),
             _ => None,
@@ -129,8 +165,20 @@ impl<'a> Supervision<'a> {
         AttemptReport {
             termination,
             interrupted_by: self.interrupted_by,
+            from_keyboard: self.from_keyboard,
+            lingering: self.lingering,
             output,
         }
+    }
+
+    /// The signal that ends the run, if one arrived.
+    pub(super) fn interrupted_by(&self) -> Option<i32> {
+        self.interrupted_by
+    }
+
+    /// Note a signal that ends the run, received while the attempt's output was being read.
+    pub(super) fn interrupt(&mut self, signal: i32) {
+        self.interrupted_by.get_or_insert(signal);
     }
 
     /// When SIGKILL is due: `kill_after` after SIGTERM went out, if it did and SIGKILL has not.
@@ -142,21 +190,22 @@ impl<'a> Supervision<'a> {
     }
 
     /// The attempt was stopped at the terminal (Ctrl-Z): take the terminal back and stop too, so
-    /// that the user's shell sees the job stopped; when the shell continues the tool (`fg`), give
-    /// the terminal back to the attempt and continue it.
+    /// that the user's shell sees the job stopped. When the shell continues the tool, continue
+    /// the attempt, and give it the terminal only if the tool was continued in the foreground
+    /// (`fg`, not `bg`).
     fn stop_along(&self) {
         let Some(terminal) = self.terminal else {
             return;
         };
-        terminal.take_back();
+        terminal.take_back_from(self.leader);
         let _ = nix::sys::signal::raise(Signal::SIGSTOP);
         terminal.give_to(self.leader);
         self.send(Signal::SIGCONT);
     }
 
-    /// A forwarded signal arrived: the first is passed on and starts the grace period; a second
-    /// SIGINT kills at once; others are passed on too.
-    fn pass_on(&mut self, signal: i32) {
+    /// A signal that ends the run arrived: the first is passed on and starts the grace period; a
+    /// second SIGINT kills at once; others are passed on too.
+    fn pass_on_ending(&mut self, signal: i32) {
         let first = self.interrupted_by.is_none();
         self.interrupted_by.get_or_insert(signal);
         match Signal::try_from(signal) {
@@ -178,7 +227,13 @@ impl<'a> Supervision<'a> {
 
     fn kill(&mut self) {
         self.send(Signal::SIGKILL);
-        self.escalation = Escalation::Killed;
+        self.escalation = Escalation::Killed(Instant::now());
+    }
+
+    fn send_number(&self, signal: i32) {
+        if let Ok(signal) = Signal::try_from(signal) {
+            self.send(signal);
+        }
     }
 
     /// Send `signal` to the attempt's group, or to its main process alone with `--foreground`.

@@ -1,6 +1,8 @@
 //! Kind to the service: `--seed host`, `--splay`, and the shared retry budget.
 
-use crate::harness::{retry, sharing_budget, Scratch};
+use std::os::unix::fs::PermissionsExt;
+
+use crate::harness::{fault_injector, program, retry, sharing_budget, wait_for, Scratch};
 
 #[test]
 fn seed_host_repeats_for_a_job_and_differs_between_jobs() {
@@ -62,21 +64,15 @@ fn a_shared_budget_caps_the_retries_of_concurrent_runs() {
                 .args(["--", "sh", "-c", "echo x >> \"$COUNTER\"; exit 1"])
                 .env("COUNTER", scratch.path("count"))
                 .spawn()
-                .unwrap()
         })
         .collect();
     let mut reasons = Vec::new();
-    for run in runs {
-        let output = run.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        let done = stderr
-            .lines()
-            .find(|line| line.contains("\"event\":\"done\""))
-            .unwrap_or_default();
-        let done: serde_json::Value = serde_json::from_str(done).unwrap();
+    for running in runs {
+        let run = running.finish();
+        let done = run.event("done");
         assert!(
             done["elapsed_ms"].as_f64().unwrap() < 3000.0,
-            "a run waited for a token: {done}"
+            "a run waited for a token\n{run}"
         );
         let attempts = done["attempts"].as_u64().unwrap();
         reasons.push((attempts, done["reason"].as_str().unwrap().to_string()));
@@ -96,31 +92,52 @@ fn a_shared_budget_caps_the_retries_of_concurrent_runs() {
 }
 
 #[test]
-fn a_corrupt_budget_file_is_recovered_with_one_warning() {
+fn a_damaged_budget_state_is_recovered_with_one_warning() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
     std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join("api"), "not a budget\n").unwrap();
-    let run = retry([
-        "--budget",
-        "api",
-        "--budget-dir",
-        dir.to_str().unwrap(),
-        "-n",
-        "2",
-        "--base",
-        "0s",
-    ])
-    .args(["sh", "-c", "[ $RETRY_ATTEMPT = 2 ]"])
-    .run();
-    run.expect_code(0)
-        .expect_stderr("starting again from a full bucket");
-    assert_eq!(run.stderr().matches("warning").count(), 1, "{run}");
-    let state = std::fs::read_to_string(dir.join("api")).unwrap();
-    assert!(
-        state.starts_with("retry-budget-v1 9 "),
-        "one token of 10 spent: {state}"
-    );
+    let far_future = format!("retry-budget-v1 0 {}\n", u64::MAX);
+    for damaged in [
+        "retry-budget-v1 garbage\n",
+        "retry-budget-v1 -1e308 1\n",
+        &far_future,
+    ] {
+        std::fs::write(dir.join("api"), damaged).unwrap();
+        let run = retry([
+            "--budget",
+            "api",
+            "--budget-dir",
+            dir.to_str().unwrap(),
+            "-n",
+            "2",
+            "--base",
+            "0s",
+        ])
+        .args(["sh", "-c", "[ $RETRY_ATTEMPT = 2 ]"])
+        .run();
+        run.expect_code(0)
+            .expect_stderr("starting again from a full bucket");
+        assert_eq!(run.stderr().matches("warning").count(), 1, "{run}");
+        let state = std::fs::read_to_string(dir.join("api")).unwrap();
+        let tokens: f64 = state.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert_eq!(tokens, 9.0, "one token of 10 spent: {state}");
+    }
+}
+
+#[test]
+fn a_file_that_is_not_a_budget_state_is_refused_and_left_alone() {
+    let scratch = Scratch::new();
+    let makefile = "all:\n\tcc -o app app.c\n";
+    std::fs::write(scratch.path("Makefile"), makefile).unwrap();
+    let run = retry(["--budget", "Makefile", "--budget-dir"])
+        .args([scratch.path("").as_os_str()])
+        .args(["sh", "-c", "echo ran > \"$MARKER\""])
+        .env("MARKER", scratch.path("marker"))
+        .run();
+    run.expect_code(125)
+        .expect_stderr("is not a retry budget state");
+    assert_eq!(scratch.read("Makefile"), makefile, "{run}");
+    assert!(!scratch.path("marker").exists(), "the command ran\n{run}");
 }
 
 #[test]
@@ -131,4 +148,159 @@ fn budget_names_that_could_leave_the_directory_are_refused() {
             .expect_code(125)
             .expect_stderr("--budget");
     }
+}
+
+#[test]
+fn budget_places_any_user_could_change_are_refused() {
+    let scratch = Scratch::new();
+    let open = scratch.path("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::os::unix::fs::symlink(scratch.path("real"), scratch.path("link")).unwrap();
+    std::fs::create_dir(scratch.path("real")).unwrap();
+    let cases = [
+        (open.clone(), "has mode 0777"),
+        (scratch.path("link"), "is a symbolic link"),
+    ];
+    for (dir, why) in cases {
+        retry(["--budget", "api", "--budget-dir"])
+            .args([&dir])
+            .args(["true"])
+            .run()
+            .expect_code(125)
+            .expect_stderr(why)
+            .expect_stderr(&dir.display().to_string());
+    }
+    let shared = scratch.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o770)).unwrap();
+    retry(["--budget", "api", "--budget-dir"])
+        .args([&shared])
+        .args(["-n", "2", "--base", "0s", "false"])
+        .run()
+        .expect_code(1);
+    let mode = std::fs::metadata(shared.join("api"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o660, "a group's budget is the group's");
+}
+
+#[test]
+fn a_run_killed_in_the_middle_of_an_update_leaves_a_whole_state() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    // The first update goes through; the run kills itself at the second, as SIGKILL would.
+    let run = retry(["--budget", "api", "--budget-dir"])
+        .args([&dir])
+        .args(["-n", "5", "--base", "0s", "false"])
+        .env("LD_PRELOAD", fault_injector())
+        .env("FAULT_PATH", dir.join("api"))
+        .env("FAULT", "kill-second")
+        .run();
+    run.expect_signal(libc::SIGKILL);
+    let state = std::fs::read_to_string(dir.join("api")).unwrap();
+    let tokens: f64 = state
+        .split_whitespace()
+        .nth(1)
+        .and_then(|tokens| tokens.parse().ok())
+        .unwrap_or_else(|| panic!("not a whole state: {state:?}\n{run}"));
+    assert!(tokens == 8.0 || tokens == 9.0, "{state:?}");
+}
+
+#[test]
+fn a_fifo_at_the_budget_path_is_refused_at_once() {
+    let scratch = Scratch::new();
+    nix::unistd::mkfifo(
+        &scratch.path("api"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    retry(["--budget", "api", "--budget-dir"])
+        .args([scratch.path("")])
+        .args(["--max-time", "2s", "false"])
+        .run()
+        .expect_code(125)
+        .expect_stderr("is not a regular file");
+}
+
+/// Hold the lock of the budget `api` in `dir` from another process until the test ends.
+fn hold_budget_lock(scratch: &Scratch, dir: &std::path::Path) -> crate::harness::Running {
+    retry(["--budget", "api", "--budget-dir"])
+        .args([dir])
+        .args(["true"])
+        .run()
+        .expect_code(0);
+    let holder = program("flock")
+        .args([dir.join("api")])
+        .args(["sh", "-c", "echo locked > \"$MARKER\"; exec sleep 60"])
+        .env("MARKER", scratch.path("locked"))
+        .spawn();
+    wait_for("the lock to be taken", || scratch.path("locked").exists());
+    holder
+}
+
+#[test]
+fn a_lock_held_too_long_means_retrying_without_the_budget() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    let holder = hold_budget_lock(&scratch, &dir);
+    let run = retry(["--log-format", "json", "--budget", "api", "--budget-dir"])
+        .args([&dir])
+        .args(["-n", "2", "--base", "0s", "--max-time", "5s", "false"])
+        .run();
+    holder.signal(libc::SIGKILL);
+    run.expect_code(1);
+    assert_eq!(run.event("done")["attempts"], 2, "{run}");
+    let warning = run.event("warning");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("another process held its lock"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_signal_ends_a_wait_for_the_budget_lock() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    let holder = hold_budget_lock(&scratch, &dir);
+    let running = retry(["--log-format", "json", "--budget", "api", "--budget-dir"])
+        .args([&dir])
+        .args(["-n", "2", "--base", "0s", "false"])
+        .spawn();
+    // A blocked request for the lock shows in /proc/locks as "-> FLOCK ... MAJ:MIN:INODE".
+    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(dir.join("api")).unwrap());
+    wait_for("the tool to wait for the lock", || {
+        std::fs::read_to_string("/proc/locks").is_ok_and(|locks| {
+            locks
+                .lines()
+                .any(|line| line.contains("->") && line.contains(&format!(":{inode} ")))
+        })
+    });
+    running.signal(libc::SIGTERM);
+    let run = running.finish();
+    holder.signal(libc::SIGKILL);
+    run.expect_signal(libc::SIGTERM);
+    assert_eq!(run.event("done")["attempts"], 1, "{run}");
+}
+
+#[test]
+fn a_budget_regaining_a_token_in_centuries_saturates() {
+    let scratch = Scratch::new();
+    // A bucket already a token in debt: the next token is two periods away.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    std::fs::write(scratch.path("api"), format!("retry-budget-v1 -1 {now}\n")).unwrap();
+    let run = retry(["--log-format", "json", "--budget", "api", "--budget-dir"])
+        .args([scratch.path("")])
+        .args(["--budget-rate", "1/500000000000y", "--max-time", "2s"])
+        .args(["-n", "4", "--base", "0s", "false"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(run.event("done")["reason"], "budget", "{run}");
 }

@@ -1,17 +1,45 @@
-//! A small harness around the real binary: run it with arguments, environment and stdin, and
-//! on a failed expectation print the argv, the exit status, stdout and stderr.
+//! A small harness around the real binary: run it (or a shell pipeline around it) with
+//! arguments, environment and stdin, under a time limit, and on a failed expectation print the
+//! argv, the exit status, stdout and stderr.
+//!
+//! Every run starts with the signal dispositions a test needs, whatever the test process got from
+//! its own parent: `cargo test &` in a script ignores SIGINT and SIGQUIT, and a tool that keeps
+//! what its parent ignored would then ignore them too. Tests that are about an ignored signal say
+//! so with [`Invocation::ignoring`].
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::io::{Read, Write};
-use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The binary under test.
-pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_retry")
+/// How long any run of the binary may take before the test fails.
+pub const TIME_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a test waits for something it expects to happen soon.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The signals a run starts with at their default action.
+const DEFAULTED: [i32; 10] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGWINCH,
+    libc::SIGPIPE,
+    libc::SIGCHLD,
+];
+
+/// The binary under test: the one cargo built, or the one `RETRY_TEST_BINARY` names (a
+/// packaged build, or an older one to see a new test fail against it).
+pub fn binary() -> String {
+    std::env::var("RETRY_TEST_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_retry").into())
 }
 
 /// A scratch directory for one test, removed when dropped.
@@ -41,9 +69,18 @@ impl Scratch {
     pub fn lines(&self, name: &str) -> usize {
         std::fs::read_to_string(self.path(name)).map_or(0, |text| text.lines().count())
     }
+
+    /// The process id written to the file `name`.
+    #[track_caller]
+    pub fn pid(&self, name: &str) -> i32 {
+        let text = self.read(name);
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no pid in {name}: {text:?}"))
+    }
 }
 
-/// One finished run of the binary.
+/// One finished run.
 pub struct Run {
     argv: Vec<String>,
     output: Output,
@@ -61,6 +98,7 @@ impl Run {
     }
 
     /// Assert the exit code.
+    #[track_caller]
     pub fn expect_code(&self, code: i32) -> &Self {
         assert_eq!(
             self.output.status.code(),
@@ -70,7 +108,19 @@ impl Run {
         self
     }
 
+    /// Assert that the run died of `signal`.
+    #[track_caller]
+    pub fn expect_signal(&self, signal: i32) -> &Self {
+        assert_eq!(
+            self.output.status.signal(),
+            Some(signal),
+            "it should have died of signal {signal}\n{self}"
+        );
+        self
+    }
+
     /// Assert that stderr contains `text`.
+    #[track_caller]
     pub fn expect_stderr(&self, text: &str) -> &Self {
         assert!(
             self.stderr().contains(text),
@@ -79,7 +129,18 @@ impl Run {
         self
     }
 
+    /// Assert that stderr does not contain `text`.
+    #[track_caller]
+    pub fn expect_no_stderr(&self, text: &str) -> &Self {
+        assert!(
+            !self.stderr().contains(text),
+            "stderr should not have {text:?}\n{self}"
+        );
+        self
+    }
+
     /// Assert that stdout contains `text`.
+    #[track_caller]
     pub fn expect_stdout_contains(&self, text: &str) -> &Self {
         assert!(
             self.stdout().contains(text),
@@ -89,18 +150,20 @@ impl Run {
     }
 
     /// Assert that stdout is exactly `text`.
+    #[track_caller]
     pub fn expect_stdout(&self, text: &str) -> &Self {
         assert_eq!(self.stdout(), text, "unexpected stdout\n{self}");
         self
     }
 
-    /// The signal the tool died of, if it did.
+    /// The signal the run died of, if it did.
     pub fn signal(&self) -> Option<i32> {
         self.output.status.signal()
     }
 
     /// The tool's JSON events: every stderr line that is one (the command's own stderr may be
     /// mixed in).
+    #[track_caller]
     pub fn events(&self) -> Vec<serde_json::Value> {
         self.stderr()
             .lines()
@@ -113,11 +176,20 @@ impl Run {
     }
 
     /// The events named `name`.
+    #[track_caller]
     pub fn events_named(&self, name: &str) -> Vec<serde_json::Value> {
         self.events()
             .into_iter()
             .filter(|event| event["event"] == name)
             .collect()
+    }
+
+    /// The one event named `name`.
+    #[track_caller]
+    pub fn event(&self, name: &str) -> serde_json::Value {
+        let mut events = self.events_named(name);
+        assert_eq!(events.len(), 1, "not one {name:?} event\n{self}");
+        events.remove(0)
     }
 }
 
@@ -134,7 +206,19 @@ impl fmt::Display for Run {
 pub struct Invocation {
     command: Command,
     argv: Vec<String>,
-    stdin: Option<Vec<u8>>,
+    stdin: Input,
+    ignored: Vec<i32>,
+    stdout: Option<Stdio>,
+}
+
+/// What a run reads on stdin.
+enum Input {
+    /// Nothing: /dev/null.
+    Nothing,
+    /// These bytes, through a pipe.
+    Bytes(Vec<u8>),
+    /// This file or pipe.
+    From(Stdio),
 }
 
 /// Start setting up a run of the binary with `args`.
@@ -143,21 +227,34 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut command = Command::new(binary());
-    let mut argv = vec!["retry".to_string()];
-    for arg in args {
-        argv.push(arg.as_ref().to_string_lossy().into_owned());
-        command.arg(arg);
-    }
-    Invocation {
-        command,
-        argv,
-        stdin: None,
-    }
+    Invocation::of(&binary(), "retry").args(args)
+}
+
+/// Start setting up a run of `program` (which runs the tool in its turn).
+pub fn program(program: &str) -> Invocation {
+    Invocation::of(program, program)
+}
+
+/// Start setting up `sh -c script`, where `$RETRY` names the binary under test: for pipelines
+/// and redirections around the tool.
+pub fn shell(script: &str) -> Invocation {
+    Invocation::of("sh", "sh")
+        .args(["-c", script])
+        .env("RETRY", binary())
 }
 
 impl Invocation {
-    /// Set an environment variable for the tool and so for the command.
+    fn of(program: &str, name: &str) -> Invocation {
+        Invocation {
+            command: Command::new(program),
+            argv: vec![name.to_string()],
+            stdin: Input::Nothing,
+            ignored: Vec::new(),
+            stdout: None,
+        }
+    }
+
+    /// Set an environment variable for the run and so for the command.
     pub fn env(mut self, name: &str, value: impl AsRef<OsStr>) -> Self {
         self.command.env(name, value);
         self
@@ -176,89 +273,232 @@ impl Invocation {
         self
     }
 
-    /// Give the tool these bytes on stdin (default: none, stdin is /dev/null).
+    /// Give the run these bytes on stdin (default: none, stdin is /dev/null).
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
-        self.stdin = Some(bytes.into());
+        self.stdin = Input::Bytes(bytes.into());
+        self
+    }
+
+    /// Give the run this file or pipe as stdin.
+    pub fn stdin_from(mut self, input: impl Into<Stdio>) -> Self {
+        self.stdin = Input::From(input.into());
+        self
+    }
+
+    /// Send the run's stdout here instead of collecting it.
+    pub fn stdout(mut self, stdout: impl Into<Stdio>) -> Self {
+        self.stdout = Some(stdout.into());
+        self
+    }
+
+    /// Start the run with `signal` ignored, as a parent that ignores it would leave it.
+    pub fn ignoring(mut self, signal: i32) -> Self {
+        self.ignored.push(signal);
         self
     }
 
     /// Run to the end and collect the output.
+    #[track_caller]
     pub fn run(self) -> Run {
         self.spawn().finish()
     }
 
-    /// Start the tool and return at once.
+    /// Start the run and return at once.
     pub fn spawn(mut self) -> Running {
-        let stdin = match self.stdin {
-            Some(_) => Stdio::piped(),
-            None => Stdio::null(),
+        let (stdin, bytes) = match std::mem::replace(&mut self.stdin, Input::Nothing) {
+            Input::Nothing => (Stdio::null(), None),
+            Input::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
+            Input::From(input) => (input, None),
         };
+        let stdout = self.stdout.take().unwrap_or_else(Stdio::piped);
         self.command
             .stdin(stdin)
-            .stdout(Stdio::piped())
+            .stdout(stdout)
             .stderr(Stdio::piped());
-        let mut child = self.command.spawn().expect("spawn the retry binary");
-        if let Some(bytes) = self.stdin {
+        let ignored = self.ignored.clone();
+        // SAFETY: `signal` is async-signal-safe, and the closure allocates nothing.
+        unsafe {
+            self.command.pre_exec(move || {
+                for signal in DEFAULTED {
+                    let disposition = match ignored.contains(&signal) {
+                        true => libc::SIG_IGN,
+                        false => libc::SIG_DFL,
+                    };
+                    libc::signal(signal, disposition);
+                }
+                Ok(())
+            });
+        }
+        let mut child = self.command.spawn().expect("spawn the run");
+        if let Some(bytes) = bytes {
             let mut pipe = child.stdin.take().expect("piped stdin");
             // A writer thread, so that input larger than a pipe cannot block the test.
             std::thread::spawn(move || {
                 let _ = pipe.write_all(&bytes);
             });
         }
+        let stdout = drain(child.stdout.take());
+        let stderr = StderrLines::follow(child.stderr.take().expect("piped stderr"));
         Running {
             child,
             argv: self.argv,
+            stdout,
+            stderr,
+            started: Instant::now(),
         }
     }
 }
 
-/// A tool process still running.
+/// A run still going.
 pub struct Running {
     child: Child,
     argv: Vec<String>,
+    stdout: std::sync::mpsc::Receiver<Vec<u8>>,
+    stderr: StderrLines,
+    started: Instant,
 }
 
 impl Running {
-    /// Send `signal` to the tool.
+    /// The process id of the run.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Send `signal` to the run.
     pub fn signal(&self, signal: i32) {
         // SAFETY: kill has no memory-safety preconditions; the child is not reaped yet, so its
         // pid still names it.
-        unsafe { libc::kill(self.child.id() as i32, signal) };
+        unsafe { libc::kill(self.pid(), signal) };
     }
 
-    /// Wait for the tool to end and collect its output; kills it and fails after 20 seconds.
+    /// Wait until the run has written a JSON event named `name` on stderr; returns it.
+    #[track_caller]
+    pub fn await_event(&self, name: &str) -> serde_json::Value {
+        let marker = format!("{{\"event\":\"{name}\"");
+        let line = self
+            .stderr
+            .await_line(|line| line.starts_with(&marker))
+            .unwrap_or_else(|| panic!("no {name:?} event within {PATIENCE:?}: {:?}", self.argv));
+        serde_json::from_str(&line).expect("an event is JSON")
+    }
+
+    /// Wait until the run has written a stderr line containing `text`.
+    #[track_caller]
+    pub fn await_stderr(&self, text: &str) {
+        if self.stderr.await_line(|line| line.contains(text)).is_none() {
+            panic!("stderr never showed {text:?}: {:?}", self.argv);
+        }
+    }
+
+    /// Wait for the run to end and collect its output; kills it and fails after [`TIME_LIMIT`].
+    #[track_caller]
     pub fn finish(mut self) -> Run {
-        let stdout = drain(self.child.stdout.take());
-        let stderr = drain(self.child.stderr.take());
-        let Some(status) = wait_at_most(&mut self.child, Duration::from_secs(20)) else {
+        let left = TIME_LIMIT.saturating_sub(self.started.elapsed());
+        let Some(status) = wait_at_most(&mut self.child, left) else {
             let _ = self.child.kill();
-            panic!("retry did not end within 20s: {:?}", self.argv);
+            let _ = self.child.wait();
+            panic!(
+                "the run did not end within {TIME_LIMIT:?}: {:?}\n--- stderr so far ---\n{}",
+                self.argv,
+                self.stderr.text()
+            );
         };
-        let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+        let left = TIME_LIMIT.saturating_sub(self.started.elapsed());
+        let (Ok(stdout), Some(stderr)) = (self.stdout.recv_timeout(left), self.stderr.finish(left))
+        else {
+            panic!(
+                "the run ended ({status}), but a process it left behind still holds its stdout \
+                 or stderr after {TIME_LIMIT:?}: {:?}",
+                self.argv
+            );
+        };
         Run {
             argv: self.argv,
             output: Output {
                 status,
                 stdout,
-                stderr,
+                stderr: stderr.into_bytes(),
             },
         }
     }
 }
 
-/// Read a pipe to its end on a thread of its own.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+/// A run's stderr, read line by line as it comes, so that a test can wait for a line.
+struct StderrLines {
+    seen: Arc<(Mutex<(String, bool)>, Condvar)>,
+}
+
+impl StderrLines {
+    fn follow(pipe: impl Read + Send + 'static) -> StderrLines {
+        let seen = Arc::new((Mutex::new((String::new(), false)), Condvar::new()));
+        let theirs = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(pipe);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                let ended = !matches!(lines.read_until(b'\n', &mut line), Ok(1..));
+                let (text, done) = &mut *theirs.0.lock().unwrap();
+                text.push_str(&String::from_utf8_lossy(&line));
+                *done = ended;
+                theirs.1.notify_all();
+                if ended {
+                    return;
+                }
+            }
+        });
+        StderrLines { seen }
+    }
+
+    /// The first complete line that satisfies `wanted`, waiting for it up to [`PATIENCE`].
+    fn await_line(&self, wanted: impl Fn(&str) -> bool) -> Option<String> {
+        let (lock, changed) = &*self.seen;
+        let deadline = Instant::now() + PATIENCE;
+        let mut seen = lock.lock().unwrap();
+        loop {
+            let (text, done) = &*seen;
+            if let Some(line) = text.lines().find(|line| wanted(line)) {
+                return Some(line.to_string());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if *done || left.is_zero() {
+                return None;
+            }
+            seen = changed.wait_timeout(seen, left).unwrap().0;
+        }
+    }
+
+    fn text(&self) -> String {
+        self.seen.0.lock().unwrap().0.clone()
+    }
+
+    /// Everything, once the stream has ended; `None` if it is still open after `limit`.
+    fn finish(self, limit: Duration) -> Option<String> {
+        let (lock, changed) = &*self.seen;
+        let seen = lock.lock().unwrap();
+        let (seen, _) = changed
+            .wait_timeout_while(seen, limit, |(_, done)| !*done)
+            .unwrap();
+        let (text, done) = &*seen;
+        done.then(|| text.clone())
+    }
+}
+
+/// Read a pipe to its end on a thread of its own; the bytes come on the channel.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         if let Some(mut pipe) = pipe {
             let _ = pipe.read_to_end(&mut bytes);
         }
-        bytes
-    })
+        let _ = sender.send(bytes);
+    });
+    receiver
 }
 
 /// Wait for `child` to end, for at most `limit`; `None` if it is still running then.
-pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("wait for a child process") {
@@ -271,14 +511,13 @@ pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<std::process::
     }
 }
 
-/// Wait until `condition` holds, checking every few milliseconds; fails the test after 10 s.
+/// Wait until `condition` holds, looking every few milliseconds; fails the test after
+/// [`PATIENCE`]. For states that announce themselves no other way (a process stopped, gone).
+#[track_caller]
 pub fn wait_for(what: &str, condition: impl Fn() -> bool) {
     let start = Instant::now();
     while !condition() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "timed out waiting for {what}"
-        );
+        assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -300,33 +539,51 @@ pub fn process_state(pid: i32) -> Option<char> {
         .next()
 }
 
-/// Run `command` to its end and return the peak resident set of that process alone, in KiB: its
-/// `VmHWM`, sampled until it exits. (The `ru_maxrss` of a child also counts the parent's memory
-/// at the moment of the spawn, so it cannot tell the tool's own peak.)
-pub fn peak_rss_kib(mut command: Command) -> (std::process::ExitStatus, u64) {
-    let mut child = command.spawn().expect("spawn the command to measure");
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    loop {
-        let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-        let hwm = status.lines().find_map(|line| line.strip_prefix("VmHWM:"));
-        if let Some(kib) =
-            hwm.and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        {
-            peak = peak.max(kib);
+/// Wait until process `pid` is blocked reading its stdin, as `/proc/PID/syscall` shows it.
+#[track_caller]
+pub fn wait_until_reading_stdin(pid: i32) {
+    let reading = format!("{} 0x0 ", libc::SYS_read);
+    wait_for("the process to read its stdin", || {
+        std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+            .is_ok_and(|call| call.starts_with(&reading))
+    });
+}
+
+/// Kill process `pid` if it is still there (a test's own leftover).
+pub fn kill_leftover(pid: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+impl Invocation {
+    /// Run to the end, and also return the peak resident set of the run's own process, in KiB:
+    /// its `VmHWM`, sampled until it exits. (The `ru_maxrss` of a child also counts the parent's
+    /// memory at the moment of the spawn, so it cannot tell the tool's own peak.)
+    #[track_caller]
+    pub fn run_measuring_peak_rss(self) -> (Run, u64) {
+        let running = self.spawn();
+        let status_file = format!("/proc/{}/status", running.pid());
+        let mut peak = 0;
+        while let Ok(status) = std::fs::read_to_string(&status_file) {
+            let hwm = status.lines().find_map(|line| line.strip_prefix("VmHWM:"));
+            match hwm.and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok()) {
+                Some(kib) => peak = peak.max(kib),
+                // A zombie has no memory left to measure.
+                None => break,
+            }
+            if running.started.elapsed() > TIME_LIMIT {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
-        if let Some(status) = child.try_wait().expect("wait for the measured command") {
-            return (status, peak);
-        }
-        std::thread::sleep(Duration::from_millis(5));
+        (running.finish(), peak)
     }
 }
 
-/// The tool as a plain `Command` (stdin closed, stderr piped for its events) sharing the budget
-/// `name` at `rate` in `dir`; the test adds its flags and command.
-pub fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Command {
-    let mut tool = Command::new(binary());
-    tool.args([
+/// The tool sharing the budget `name` at `rate` in `dir`, with JSON events; the test adds its
+/// flags and command.
+pub fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
+    retry([
         "--log-format",
         "json",
         "--budget",
@@ -335,8 +592,29 @@ pub fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Command 
         rate,
         "--budget-dir",
     ])
-    .arg(dir)
-    .stdin(Stdio::null())
-    .stderr(Stdio::piped());
-    tool
+    .args([dir])
+}
+
+/// The fault injector (`fault/inject.c`), built once per test run with the system's C compiler;
+/// load it into a run with `LD_PRELOAD` and steer it with `FAULT_PATH` and `FAULT`.
+pub fn fault_injector() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let source = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/integration/fault/inject.c"
+            );
+            let library = Path::new(env!("CARGO_TARGET_TMPDIR")).join("retry-inject.so");
+            let built = Command::new("cc")
+                .args(["-shared", "-fPIC", "-o"])
+                .arg(&library)
+                .arg(source)
+                .arg("-ldl")
+                .status()
+                .expect("a C compiler (cc) to build the fault injector: apt-get install gcc");
+            assert!(built.success(), "building the fault injector failed");
+            library
+        })
+        .clone()
 }

@@ -7,6 +7,7 @@ mod output;
 mod plan;
 mod process;
 mod pty;
+mod report;
 mod run;
 mod simulate;
 mod stress;

@@ -1,9 +1,8 @@
-//! Conditions on output, held output, the backoff reset, and the run report.
+//! Conditions on output, held output and the backoff reset.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
 
-use crate::harness::{binary, retry, Scratch};
+use crate::harness::{fault_injector, kill_leftover, retry, shell, Scratch};
 
 /// An `sh -c` command that counts its attempts in `$COUNTER`, prints `line`, and exits `code`.
 fn prints(line: &str, code: u8) -> [String; 3] {
@@ -96,12 +95,10 @@ fn output_reaches_the_reader_while_the_command_runs() {
         "echo first; while [ ! -e '{}' ]; do sleep 0.01; done; echo second",
         go.display()
     );
-    let mut child = Command::new(binary())
-        .args(["--retry-on-output", "x", "--", "sh", "-c", &wait_for_go])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let (mut stdout, writer) = std::io::pipe().unwrap();
+    let running = retry(["--retry-on-output", "x", "--", "sh", "-c", &wait_for_go])
+        .stdout(writer)
+        .spawn();
     let mut seen = [0; 6];
     // Blocks until the tool passes "first" on; the command is still waiting for `go`.
     stdout.read_exact(&mut seen).unwrap();
@@ -110,7 +107,7 @@ fn output_reaches_the_reader_while_the_command_runs() {
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     assert_eq!(rest, "second\n");
-    assert!(child.wait().unwrap().success());
+    running.finish().expect_code(0);
 }
 
 #[test]
@@ -124,15 +121,11 @@ fn without_conditions_the_command_writes_to_the_tools_own_stdout() {
 
 #[test]
 fn a_gigabyte_through_an_output_condition_costs_constant_memory() {
-    let mut tool = Command::new(binary());
-    tool.args(["-n", "1", "--retry-on-output", "needle", "--", "sh", "-c"])
-        .arg("yes | head -c 1073741824")
-        .stdout(std::fs::File::create("/dev/null").unwrap());
-    let (status, peak) = crate::harness::peak_rss_kib(tool);
-    assert!(
-        status.success(),
-        "the output conditions never fail a success"
-    );
+    let (run, peak) = retry(["-n", "1", "--retry-on-output", "needle", "--", "sh", "-c"])
+        .args(["yes | head -c 1073741824"])
+        .stdout(std::fs::File::create("/dev/null").unwrap())
+        .run_measuring_peak_rss();
+    run.expect_code(0);
     assert!(peak < 20 * 1024, "peak RSS {peak} KiB");
 }
 
@@ -205,56 +198,106 @@ fn reset_after_starts_the_backoff_and_the_count_over() {
 }
 
 #[test]
-fn report_writes_a_summary_a_ci_job_can_archive() {
+fn held_output_that_cannot_be_kept_fails_loudly_and_never_in_part() {
     let scratch = Scratch::new();
-    let path = scratch.path("report.json");
-    let run = retry([
-        "--report",
-        path.to_str().unwrap(),
-        "-n",
-        "3",
-        "--base",
-        "1ms",
-        "--seed",
-        "7",
-    ])
-    .args(["sh", "-c", "exit 3"])
-    .run();
-    run.expect_code(3);
-    let report: serde_json::Value = serde_json::from_str(&scratch.read("report.json")).unwrap();
-    assert_eq!(report["version"], 1);
-    assert_eq!(report["exit_code"], 3);
-    assert_eq!(report["reason"], "exhausted");
-    assert_eq!(report["options"]["seed"], 7);
-    assert_eq!(report["options"]["command"][2], "exit 3");
-    let attempts = report["attempts"].as_array().unwrap();
-    assert_eq!(attempts.len(), 3);
-    for (index, attempt) in attempts.iter().enumerate() {
-        assert_eq!(attempt["attempt"], index as u64 + 1);
-        assert_eq!(attempt["status"], 3);
-        assert_eq!(attempt["timed_out"], false);
-        assert!(attempt["start_offset_ms"].is_number() && attempt["duration_ms"].is_number());
+    std::fs::write(scratch.path("a-file"), "").unwrap();
+    let two_mib = "head -c 2097152 /dev/zero; exit 0";
+    for tmpdir in [scratch.path("missing"), scratch.path("a-file")] {
+        let run = retry(["--hold-output", "-n", "1", "--", "sh", "-c", two_mib])
+            .env("TMPDIR", &tmpdir)
+            .run();
+        run.expect_code(125)
+            .expect_stdout("")
+            .expect_stderr("cannot hold the command's stdout: a temporary file in ")
+            .expect_stderr(&format!("{} (TMPDIR)", tmpdir.display()))
+            .expect_no_stderr("SIGPIPE");
     }
-    assert!(attempts[0]["wait_after_ms"].is_number());
-    assert!(
-        attempts[2]["wait_after_ms"].is_null(),
-        "no wait after the last attempt"
-    );
+    // A full disk: every write to the temporary file fails.
+    let run = retry(["--hold-output", "-n", "1", "--", "sh", "-c", two_mib])
+        .env("TMPDIR", scratch.path(""))
+        .env("LD_PRELOAD", fault_injector())
+        .env("FAULT_PATH", scratch.path(""))
+        .run();
+    run.expect_code(125)
+        .expect_stdout("")
+        .expect_stderr("No space left on device");
 }
 
 #[test]
-fn an_unwritable_report_fails_before_anything_runs() {
+fn held_output_goes_out_whole_through_the_temporary_file() {
+    let run = retry(["--hold-output", "-n", "1", "--", "sh", "-c"])
+        .args(["head -c 3000000 /dev/zero | tr '\\0' x"])
+        .run();
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "x".repeat(3_000_000));
+}
+
+/// An attempt that prints `important`, then leaves behind a process of another session holding
+/// its stdout, and exits with `$STATUS` once that process has left; the process writes its pid
+/// to a file in `$PIDS`.
+const DETACHED_HOLDER: &str = "echo important; pid=\"$PIDS/$RETRY_ATTEMPT\"; \
+     setsid sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$pid\" 2>/dev/null & \
+     while [ ! -s \"$pid\" ]; do sleep 0.01; done; exit $STATUS";
+
+/// Kill what [`DETACHED_HOLDER`] left behind.
+fn kill_detached(scratch: &Scratch) {
+    for entry in std::fs::read_dir(scratch.path("")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
+        if let Ok(pid) = text.trim().parse() {
+            kill_leftover(pid);
+        }
+    }
+}
+
+#[test]
+fn held_output_is_kept_when_a_detached_process_holds_the_pipe() {
     let scratch = Scratch::new();
-    let run = retry([
-        "--report",
-        "/nonexistent-dir/report.json",
-        "sh",
-        "-c",
-        "echo x >> \"$COUNTER\"",
-    ])
-    .env("COUNTER", scratch.path("count"))
+    let run = shell(
+        "x=$(\"$RETRY\" --hold-output -n 1 --kill-after 200ms -- sh -c \"$SCRIPT\"); \
+                     echo \"x=$x\"",
+    )
+    .env("SCRIPT", DETACHED_HOLDER)
+    .env("STATUS", "0")
+    .env("PIDS", scratch.path(""))
     .run();
-    run.expect_code(125)
-        .expect_stderr("cannot write --report /nonexistent-dir/report.json");
-    assert_eq!(scratch.lines("count"), 0);
+    kill_detached(&scratch);
+    run.expect_code(0)
+        .expect_stdout("x=important\n")
+        .expect_stderr("a process that left its process group still holds its output");
+}
+
+#[test]
+fn a_match_seen_before_a_detached_process_is_left_still_counts() {
+    let scratch = Scratch::new();
+    let run = retry(["--log-format", "json", "--retry-on-output", "important"])
+        .args(["-n", "2", "--base", "0s", "--kill-after", "200ms"])
+        .args(["sh", "-c", DETACHED_HOLDER])
+        .env("STATUS", "1")
+        .env("PIDS", scratch.path(""))
+        .stdout(std::fs::File::create("/dev/null").unwrap())
+        .run();
+    kill_detached(&scratch);
+    run.expect_code(1);
+    let matched: Vec<_> = run
+        .events_named("attempt_end")
+        .iter()
+        .map(|end| end["matched"].clone())
+        .collect();
+    assert_eq!(matched, ["retry_on_output", "retry_on_output"], "{run}");
+    assert_eq!(run.events_named("warning").len(), 2, "{run}");
+}
+
+#[test]
+fn sigterm_ends_a_run_whose_held_output_waits_for_a_slow_reader() {
+    let scratch = Scratch::new();
+    // Nobody reads this pipe: the held output can go no further than its buffer.
+    let (_reader, writer) = std::io::pipe().unwrap();
+    let running = retry(["--hold-output", "-n", "1", "--", "sh", "-c"])
+        .args(["head -c 2000000 /dev/zero; echo > \"$MARKER\""])
+        .env("MARKER", scratch.path("marker"))
+        .stdout(writer)
+        .spawn();
+    crate::harness::wait_for("the command to end", || scratch.path("marker").exists());
+    running.signal(libc::SIGTERM);
+    running.finish().expect_signal(libc::SIGTERM);
 }

@@ -1,6 +1,6 @@
 //! `--plan`: the printed schedule, without running anything.
 
-use crate::harness::{retry, Scratch};
+use crate::harness::{retry, shell, Scratch};
 
 #[test]
 fn prints_one_row_per_attempt_and_runs_nothing() {
@@ -82,13 +82,9 @@ fn json_plans_give_rows_and_a_total() {
 
 #[test]
 fn a_closed_stdout_ends_a_plan_quietly() {
-    let script = format!("{} --plan -n 100000 | head -n 1", crate::harness::binary());
-    let output = std::process::Command::new("sh")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    let run = shell("\"$RETRY\" --plan -n 100000 | head -n 1").run();
+    run.expect_code(0);
+    assert_eq!(run.stderr(), "", "{run}");
 }
 
 #[test]

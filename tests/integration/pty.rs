@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::harness::wait_at_most;
+use crate::harness::{wait_at_most, PATIENCE, TIME_LIMIT};
 use std::time::{Duration, Instant};
 
 /// The tool running on the slave side of a pseudo-terminal; the test holds the master side.
@@ -21,19 +21,40 @@ pub struct Session {
 impl Session {
     /// Start the tool with `args` as the session leader of a new terminal.
     pub fn start(args: &[&str]) -> Session {
+        let mut command = Command::new(crate::harness::binary());
+        command.args(args);
+        Session::start_command(command)
+    }
+
+    /// Start an interactive bash, with job control, as the session leader of a new terminal;
+    /// `$RETRY` names the tool, and the prompt is `$ `.
+    pub fn shell() -> Session {
+        let mut command = Command::new("bash");
+        command
+            .args(["--norc", "--noprofile", "-i"])
+            .env("PS1", "$ ")
+            .env("RETRY", crate::harness::binary());
+        let session = Session::start_command(command);
+        session.expect("$ ");
+        session
+    }
+
+    fn start_command(mut command: Command) -> Session {
         let pty = nix::pty::openpty(None, None).expect("open a pseudo-terminal");
         let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("duplicate the slave"));
-        let mut command = Command::new(crate::harness::binary());
         command
-            .args(args)
             .stdin(stdio(&pty.slave))
             .stdout(stdio(&pty.slave))
             .stderr(stdio(&pty.slave));
-        // SAFETY: setsid and ioctl are async-signal-safe, and nothing is allocated.
+        // SAFETY: setsid, ioctl and signal are async-signal-safe, and nothing is allocated.
         unsafe {
             command.pre_exec(|| {
                 if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // A terminal's session starts with the signals a person's would have.
+                for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGCHLD] {
+                    libc::signal(signal, libc::SIG_DFL);
                 }
                 Ok(())
             });
@@ -73,24 +94,36 @@ impl Session {
         String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
     }
 
-    /// Wait until the terminal shows `text`; fails after 10 seconds.
+    /// Wait until the terminal shows `text`; fails after [`PATIENCE`].
+    #[track_caller]
     pub fn expect(&self, text: &str) {
+        self.expect_within(text, PATIENCE);
+    }
+
+    /// Wait until the terminal shows `text`; fails after
+    /// `limit`.
+    #[track_caller]
+    pub fn expect_within(&self, text: &str, limit: Duration) {
         let start = Instant::now();
         while !self.output().contains(text) {
             let shown = self.output();
             assert!(
-                start.elapsed() < Duration::from_secs(10),
+                start.elapsed() < limit,
                 "the terminal never showed {text:?}:\n{shown}"
             );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 
-    /// Wait for the tool to end; kills it and fails after 20 seconds.
+    /// Wait for the session leader to end; kills it and fails after [`TIME_LIMIT`].
+    #[track_caller]
     pub fn wait(&mut self) -> ExitStatus {
-        wait_at_most(&mut self.child, Duration::from_secs(20)).unwrap_or_else(|| {
+        wait_at_most(&mut self.child, TIME_LIMIT).unwrap_or_else(|| {
             let _ = self.child.kill();
-            panic!("retry did not end; the terminal showed:\n{}", self.output())
+            panic!(
+                "the session did not end; the terminal showed:\n{}",
+                self.output()
+            )
         })
     }
 }

@@ -308,26 +308,27 @@ fn a_seed_repeats_the_waits() {
 }
 
 #[test]
-fn a_closed_stdout_never_sends_the_commands_output_into_the_tools_files() {
-    let scratch = Scratch::new();
-    let report = scratch.path("report.json");
-    let script = format!(
-        "{} --report {} -- sh -c 'echo $((6 * 7))-from-the-command' >&-",
-        crate::harness::binary(),
-        report.display()
+fn giving_up_after_a_zero_that_counted_as_failure_never_exits_zero() {
+    let run = retry([
+        "--log-format",
+        "json",
+        "--success-on",
+        "3",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+    ])
+    .args(["true"])
+    .run();
+    run.expect_code(1);
+    let done = run.event("done");
+    assert_eq!(
+        (done["status"].as_u64(), done["reason"].as_str()),
+        (Some(1), Some("exhausted"))
     );
-    let status = std::process::Command::new("sh")
-        .args(["-c", &script])
-        .status()
-        .unwrap();
-    assert!(status.success(), "echo to /dev/null succeeds");
-    let text = scratch.read("report.json");
-    assert!(
-        !text.contains("into-stdout"),
-        "the command wrote into the report: {text}"
-    );
-    assert!(
-        serde_json::from_str::<serde_json::Value>(&text).is_ok(),
-        "{text}"
-    );
+    retry(["--success-on", "3", "-n", "2", "--base", "0s", "true"])
+        .run()
+        .expect_code(1)
+        .expect_stderr("last exit status 0, so retry exits 1");
 }

@@ -95,6 +95,7 @@ fn bad_simulator_input_exits_125() {
         &["simulate", "--clients", "0"][..],
         &["simulate", "--trials", "0"],
         &["simulate", "--jitter", "some"],
+        &["simulate", "--clients", "1-4294967295"],
     ] {
         retry(args).run().expect_code(125).expect_stderr(args[1]);
     }

@@ -23,28 +23,21 @@ fn concurrent_runs_leave_nothing_behind_and_lose_no_budget_update() {
                 .args(["--", "sh", "-c", "echo $$ >> \"$PIDS\"; sleep 0.02; exit 1"])
                 .env("PIDS", scratch.path("pids"))
                 .spawn()
-                .unwrap()
         })
         .collect();
     // SIGTERM every third run, one after another at random intervals of a few milliseconds.
+    // The random pauses set the moments of the signals; nothing waits on them.
     for tool in tools.iter().step_by(3) {
         std::thread::sleep(Duration::from_millis(rng.random_range(0..5)));
-        // SAFETY: kill has no memory-safety preconditions; the tool is not reaped yet.
-        unsafe { libc::kill(tool.id() as i32, libc::SIGTERM) };
+        tool.signal(libc::SIGTERM);
     }
     let (mut reservations, mut stopped) = (0, 0);
     for tool in tools {
-        let output = tool.wait_with_output().unwrap();
-        stopped += usize::from(
-            std::os::unix::process::ExitStatusExt::signal(&output.status) == Some(libc::SIGTERM),
-        );
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let run = tool.finish();
+        stopped += usize::from(run.signal() == Some(libc::SIGTERM));
         // A token is reserved exactly when a retry's wait is announced, and it is announced
         // before any signal is acted on.
-        reservations += stderr
-            .lines()
-            .filter(|line| line.contains("\"event\":\"wait\""))
-            .count();
+        reservations += run.events_named("wait").len();
     }
     for pid in scratch.read("pids").lines() {
         let pid: i32 = pid.parse().unwrap();

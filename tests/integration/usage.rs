@@ -75,6 +75,26 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
         &["--stop-on-output", "a\\n("],
     ),
     (&["-q", "-v", "true"], &["--quiet", "--verbose"]),
+    (
+        &["--base", "5 10m", "true"],
+        &["--base", "'5 10m'", "has no unit"],
+    ),
+    (
+        &["--timeout", "1 30m", "true"],
+        &["--timeout", "'1 30m'", "has no unit"],
+    ),
+    (
+        &["--jitter", "fulll", "true"],
+        &["--jitter", "'fulll'", "did you mean 'full'"],
+    ),
+    (
+        &["--delay", "1s", "true"],
+        &["'--delay'", "did you mean '--base'"],
+    ),
+    (
+        &["--retries", "3", "true"],
+        &["'--retries'", "did you mean '--max-attempts'"],
+    ),
     (&[], &["no COMMAND"]),
     (&["-n", "3"], &["no COMMAND"]),
 ];
@@ -110,4 +130,23 @@ fn extreme_values_that_parse_run_without_panic() {
     retry(huge.iter().chain(&["--jitter", "none", "-n", "3", "false"]))
         .run()
         .expect_code(1);
+}
+
+#[test]
+fn the_accepted_values_are_listed_once_on_one_line() {
+    let run = retry(["--jitter", "fulll", "true"]).run();
+    run.expect_code(125);
+    let stderr = run.stderr();
+    assert_eq!(stderr.matches("decorrelated").count(), 1, "{run}");
+    assert!(!stderr.contains("\\n"), "{run}");
+}
+
+#[test]
+fn a_value_that_is_not_utf8_names_its_flag() {
+    use std::os::unix::ffi::OsStringExt;
+    let bad = std::ffi::OsString::from_vec(b"5\xffs".to_vec());
+    let run = retry([std::ffi::OsString::from("--cap"), bad, "true".into()]).run();
+    run.expect_code(125)
+        .expect_stderr("for '--cap': not valid UTF-8");
+    assert_eq!(run.stderr().lines().count(), 1, "{run}");
 }

@@ -14,11 +14,11 @@ use crate::budget::{BudgetName, Rate};
 use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::exit;
-use crate::message::printable;
-use crate::runner::ENVIRONMENT;
+use crate::process::signals;
+use crate::process::ENVIRONMENT;
+use crate::report::message::printable;
 use crate::seed::Seed;
-use crate::signals;
-use crate::simulation::parse_clients;
+use crate::simulate::contention::parse_clients;
 
 const ABOUT: &str = "Run a command again when it fails, waiting longer each time.";
 

@@ -10,15 +10,15 @@ use std::time::Duration;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::{Backoff, BackoffError};
+use crate::budget::file::default_dir;
 use crate::budget::{BudgetName, Rate};
-use crate::budget_file::default_dir;
 use crate::cli::{Cli, LogFormat};
 use crate::codes::StatusSet;
-use crate::command_line::CommandLine;
 use crate::duration::format_duration;
 use crate::output::{OutputConditions, PatternError};
 use crate::policy::{Overlap, Policy};
-use crate::runner::{Isolation, OutputOptions, ProcessOptions};
+use crate::process::command_line::CommandLine;
+use crate::process::{Isolation, OutputOptions, ProcessOptions};
 use crate::seed::Seed;
 
 /// Everything a run needs, checked for consistency.

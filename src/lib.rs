@@ -10,33 +10,20 @@
 pub mod attempts;
 pub mod backoff;
 pub mod budget;
-pub mod budget_file;
-pub mod chart;
 pub mod cli;
-pub mod clock;
 pub mod codes;
-pub mod command_line;
 pub mod config;
 pub mod duration;
-pub mod events;
 pub mod exit;
-pub mod message;
 pub mod output;
 pub mod plan;
 pub mod policy;
-pub mod reaper;
+pub mod process;
 pub mod report;
 pub mod retry_loop;
-pub mod runner;
 pub mod seed;
-pub mod signals;
 pub mod simulate;
-pub mod simulation;
 pub mod spill;
-pub mod startup;
-pub mod stdin_replay;
-pub mod terminal;
-pub mod termination;
 
 use std::io::{self, Write};
 
@@ -44,24 +31,24 @@ use anyhow::Context;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
 
-use crate::budget_file::{BudgetFile, FileBudget};
+use crate::budget::file::{BudgetFile, FileBudget};
 use crate::cli::{Cli, Subcommand};
-use crate::clock::SignalClock;
-use crate::command_line::CommandLine;
 use crate::config::{Action, Config};
-use crate::events::{Event, EventSink, Moment, Reason, Reporter};
 use crate::exit::Exit;
 use crate::output::StdRelease;
 use crate::plan::PlanRequest;
-use crate::report::{ReportError, ReportTarget, ReportWriter};
+use crate::process::clock::SignalClock;
+use crate::process::command_line::CommandLine;
+use crate::process::signals::SignalWatch;
+use crate::process::startup::Inherited;
+use crate::process::stdin_replay::HeldInput;
+use crate::process::terminal::Terminal;
+use crate::process::{Isolation, ProcessRunner};
+use crate::report::events::{Event, EventSink, Moment, Reason, Reporter};
+use crate::report::file::{ReportError, ReportTarget, ReportWriter};
 use crate::retry_loop::Rules;
-use crate::runner::{Isolation, ProcessRunner};
 use crate::seed::Seed;
-use crate::signals::SignalWatch;
 use crate::spill::HoldError;
-use crate::startup::Inherited;
-use crate::stdin_replay::HeldInput;
-use crate::terminal::Terminal;
 
 /// Carry out the invocation `cli` describes, in a process that `startup::prepare` prepared and
 /// that inherited `inherited`; returns how the tool ends, or an error in the tool's own usage
@@ -73,7 +60,10 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
         return Ok(Exit::Status(exit::SUCCESS));
     }
     let seed = Seed::resolve(cli.seed, &cli.command);
-    let report_options = cli.report.is_some().then(|| report::options(&cli, seed));
+    let report_options = cli
+        .report
+        .is_some()
+        .then(|| report::file::options(&cli, seed));
     let config = Config::try_from(cli)?;
     match &config.action {
         Action::Plan => {
@@ -138,7 +128,7 @@ fn run_command(
     };
     let watch = SignalWatch::install(terminal.is_some(), inherited)
         .context("cannot set up signal handling")?;
-    reaper::adopt_orphans();
+    process::reaper::adopt_orphans();
     let mut budget = match (budget_file, &config.budget) {
         (Some(file), Some(settings)) => Some(FileBudget::new(file, settings.rate, &watch)),
         _ => None,
@@ -214,6 +204,6 @@ pub mod fuzzing {
     pub use crate::budget::{BucketState, Rate};
     pub use crate::cli::{one_line_error, Cli, Subcommand};
     pub use crate::config::Config;
-    pub use crate::message::printable;
     pub use crate::plan::PlanRequest;
+    pub use crate::report::message::printable;
 }

@@ -11,8 +11,8 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use retry::cli::{one_line_error, Cli};
 use retry::exit::{self, Exit};
-use retry::message::printable;
-use retry::{signals, startup};
+use retry::process::{signals, startup};
+use retry::report::message::printable;
 
 #[no_mangle]
 extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {

@@ -16,7 +16,7 @@ use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, Draw, Jitter};
 use crate::cli::LogFormat;
 use crate::duration::{format_duration, to_millis};
-use crate::events::limit_json;
+use crate::report::events::limit_json;
 
 /// Rows shown for an unlimited run at the least and at the most.
 const UNLIMITED_ROWS: (u64, u64) = (10, 100);

@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use crate::attempts::AttemptLimit;
 use crate::backoff::Schedule;
 use crate::budget::{Reservation, RetryBudget};
-use crate::clock::Clock;
-use crate::events::{
-    AttemptEnd, Done, Event, EventSink, Moment, Numbering, Reason, Verdict, WaitCause,
-};
 use crate::output::{Release, Released};
 use crate::policy::{Classification, Policy};
-use crate::runner::{AttemptReport, Attempts};
-use crate::termination::TimeLimit;
+use crate::process::clock::Clock;
+use crate::process::termination::TimeLimit;
+use crate::process::{AttemptReport, Attempts};
+use crate::report::events::{
+    AttemptEnd, Done, Event, EventSink, Moment, Numbering, Reason, Verdict, WaitCause,
+};
 
 /// The fixed rules of one run.
 #[derive(Clone, Debug)]
@@ -266,8 +266,8 @@ mod tests {
     use crate::codes::StatusSet;
     use crate::output::{CopyOutcome, HeldOutput, OutputMatch};
     use crate::policy::Refusal;
-    use crate::runner::SpawnError;
-    use crate::termination::Termination;
+    use crate::process::termination::Termination;
+    use crate::process::SpawnError;
     use std::cell::Cell;
     use std::rc::Rc;
     use std::time::Instant;

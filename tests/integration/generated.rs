@@ -8,8 +8,8 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 use retry::cli::Cli;
 use retry::exit;
-use retry::runner::ENVIRONMENT;
-use retry::signals;
+use retry::process::signals;
+use retry::process::ENVIRONMENT;
 use roff::{bold, roman, Roff};
 
 /// Every generated file: its path in the repository and its content.

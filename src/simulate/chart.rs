@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::simulation::{Point, Strategy};
+use crate::simulate::contention::{Point, Strategy};
 
 /// The size of one panel, and the margins around its plot area.
 const PANEL: (f64, f64) = (520.0, 400.0);
@@ -274,7 +274,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::backoff::Jitter;
-    use crate::simulation::Spread;
+    use crate::simulate::contention::Spread;
 
     fn point(strategy: Strategy, clients: u32, work: f64) -> Point {
         let spread = |value| Spread {

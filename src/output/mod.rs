@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use regex::bytes::{RegexSet, RegexSetBuilder};
 
-use crate::signals::{SignalWatch, Waited};
+use crate::process::signals::{SignalWatch, Waited};
 use crate::spill::{HoldError, SpillBuffer};
 
 /// The longest line matched as one; a longer line is matched in pieces of this size.

@@ -14,10 +14,10 @@ use nix::unistd::Pid;
 
 use super::AttemptReport;
 use crate::output::CopyOutcome;
-use crate::reaper;
-use crate::signals::{SignalWatch, Wake};
-use crate::terminal::Terminal;
-use crate::termination::{Termination, TimeLimit};
+use crate::process::reaper;
+use crate::process::signals::{SignalWatch, Wake};
+use crate::process::terminal::Terminal;
+use crate::process::termination::{Termination, TimeLimit};
 
 /// How far the tool has gone in ending the attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,6 +8,8 @@
 //! in as an argument); where the bucket lives is a [`RetryBudget`] implementation's business
 //! (a file on this machine today, something shared by a fleet tomorrow).
 
+pub mod file;
+
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;

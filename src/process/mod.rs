@@ -8,7 +8,15 @@
 //! by SIGKILL only as long as it ignores SIGTERM. A command that cannot be started is reported
 //! with the status coreutils `env` and `timeout` use: 127 when it is not found, 126 otherwise.
 
+pub mod clock;
+pub mod command_line;
+pub mod reaper;
+pub mod signals;
+pub mod startup;
+pub mod stdin_replay;
 mod supervision;
+pub mod terminal;
+pub mod termination;
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -20,16 +28,15 @@ use std::time::{Duration, Instant};
 use nix::unistd::{getpid, Pid};
 
 use crate::attempts::AttemptLimit;
-use crate::command_line::CommandLine;
-use crate::events::Numbering;
 use crate::exit;
 use crate::output::{CopyOutcome, Destination, OutputConditions, StreamCopy};
-use crate::reaper;
-use crate::signals::{SignalWatch, Wake};
+use crate::process::command_line::CommandLine;
+use crate::process::signals::{SignalWatch, Wake};
+use crate::process::stdin_replay::HeldInput;
+use crate::process::terminal::Terminal;
+use crate::process::termination::{Termination, TimeLimit};
+use crate::report::events::Numbering;
 use crate::spill::SpillBuffer;
-use crate::stdin_replay::HeldInput;
-use crate::terminal::Terminal;
-use crate::termination::{Termination, TimeLimit};
 
 use supervision::Supervision;
 

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::reaper;
-use crate::signals::{SignalWatch, Wake};
+use crate::process::reaper;
+use crate::process::signals::{SignalWatch, Wake};
 
 /// A monotonic clock that can also wait.
 pub trait Clock {

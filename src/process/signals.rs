@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use crate::reaper;
-use crate::startup::Inherited;
+use crate::process::reaper;
+use crate::process::startup::Inherited;
 
 /// What each signal does to a run, one `(signal, effect)` row each, for `--help` and the man page.
 pub const TABLE: [(&str, &str); 8] = [

@@ -21,8 +21,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::duration::to_millis;
-use crate::events::{AttemptEnd, Done, Event, EventSink, Reason, WaitCause};
-use crate::signals::{self, SignalWatch, Waited};
+use crate::process::signals::{self, SignalWatch, Waited};
+use crate::report::events::{AttemptEnd, Done, Event, EventSink, Reason, WaitCause};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -374,7 +374,7 @@ pub fn options(cli: &crate::cli::Cli, seed: u64) -> Value {
     serde_json::json!({
         "command": cli.command.iter().map(|word| word.to_string_lossy()).collect::<Vec<_>>(),
         "shell": cli.shell,
-        "max_attempts": crate::events::limit_json(cli.max_attempts),
+        "max_attempts": crate::report::events::limit_json(cli.max_attempts),
         "base_ms": to_millis(cli.base),
         "cap_ms": to_millis(cli.cap),
         "multiplier": cli.multiplier,

@@ -1,5 +1,8 @@
 //! The `retry simulate` command: run the experiment, print the table, write the CSV and the SVG.
 
+pub mod chart;
+pub mod contention;
+
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
@@ -7,11 +10,10 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::backoff::{Backoff, Jitter};
-use crate::chart;
 use crate::cli::SimulateArgs;
 use crate::config::backoff_error;
 use crate::duration::format_duration;
-use crate::simulation::{Experiment, Point};
+use crate::simulate::contention::{Experiment, Point};
 
 /// Run the simulation `args` describe; `seed` is the one to use (given or drawn).
 pub fn run(args: SimulateArgs, seed: u64) -> anyhow::Result<()> {

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::budget::{BucketState, BudgetName, Rate, Reservation, RetryBudget};
-use crate::signals::{SignalWatch, Waited};
+use super::{BucketState, BudgetName, Rate, Reservation, RetryBudget};
+use crate::process::signals::{SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
 const FORMAT: &str = "retry-budget-v1";

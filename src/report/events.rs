@@ -15,11 +15,11 @@ use crate::cli::LogFormat;
 use crate::config::{LogSettings, Verbosity};
 use crate::duration::{format_duration, to_millis};
 use crate::exit::{self, Exit};
-use crate::message::printable;
 use crate::output::OutputMatch;
 use crate::policy::Refusal;
-use crate::signals;
-use crate::termination::{Termination, TimeLimit};
+use crate::process::signals;
+use crate::process::termination::{Termination, TimeLimit};
+use crate::report::message::printable;
 
 /// Something that happened during a run.
 #[derive(Clone, Debug, PartialEq)]

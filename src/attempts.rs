@@ -1,4 +1,5 @@
-//! How many attempts a run may make: a positive number, or `unlimited`.
+//! How many attempts a run may make (a positive number, or `unlimited`), and which attempt is
+//! which.
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -6,7 +7,7 @@ use std::str::FromStr;
 
 /// The `--max-attempts` value: total attempts, the first included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AttemptLimit {
+pub(crate) enum AttemptLimit {
     /// At most this many attempts.
     AtMost(NonZeroU64),
     /// Attempts continue until success, a stop, or an outside limit.
@@ -15,7 +16,7 @@ pub enum AttemptLimit {
 
 impl AttemptLimit {
     /// Whether another attempt may start after `made` attempts.
-    pub fn allows_another(self, made: u64) -> bool {
+    pub(crate) fn allows_another(self, made: u64) -> bool {
         match self {
             AttemptLimit::AtMost(limit) => made < limit.get(),
             AttemptLimit::Unlimited => true,
@@ -23,7 +24,7 @@ impl AttemptLimit {
     }
 
     /// The limit as a number, when there is one.
-    pub fn count(self) -> Option<u64> {
+    pub(crate) fn count(self) -> Option<u64> {
         match self {
             AttemptLimit::AtMost(limit) => Some(limit.get()),
             AttemptLimit::Unlimited => None,
@@ -52,6 +53,45 @@ impl FromStr for AttemptLimit {
             Err(_) => Err(format!(
                 "too large; {EXPECTED} (a limit this high is 'unlimited')"
             )),
+        }
+    }
+}
+
+/// Which attempt: its number, its number since the backoff last started over, and the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Numbering {
+    /// The attempt's number, from 1, over the whole run.
+    pub(crate) attempt: u64,
+    /// Its number since the last `--reset-after` reset (the same as `attempt` before any).
+    pub(crate) since_reset: u64,
+    /// The attempt limit, which counts from the last reset.
+    pub(crate) limit: AttemptLimit,
+}
+
+impl fmt::Display for Numbering {
+    /// "3/5", or "7 (2/5 since the backoff started over)" after a reset.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Numbering {
+            attempt,
+            since_reset,
+            limit,
+        } = self;
+        match attempt == since_reset {
+            true => write!(f, "{attempt}/{limit}"),
+            false => write!(
+                f,
+                "{attempt} ({since_reset}/{limit} since the backoff started over)"
+            ),
+        }
+    }
+}
+
+/// In JSON, a limit is a number, or the string "unlimited".
+impl serde::Serialize for AttemptLimit {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.count() {
+            Some(count) => serializer.serialize_u64(count),
+            None => serializer.serialize_str("unlimited"),
         }
     }
 }

@@ -21,7 +21,7 @@ use rand::{Rng, RngExt, SeedableRng};
 
 /// How randomness spreads the waits (Marc Brooker, "Exponential Backoff And Jitter").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Jitter {
+pub(crate) enum Jitter {
     /// No randomness: wait exactly the exponential ceiling.
     None,
     /// Wait a uniform random time between 0 and the ceiling.
@@ -34,7 +34,7 @@ pub enum Jitter {
 
 impl Jitter {
     /// The name the command line uses for this strategy.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Jitter::None => "none",
             Jitter::Full => "full",
@@ -46,7 +46,7 @@ impl Jitter {
 
 /// Validated backoff parameters; [`Backoff::schedule`] turns them into waits.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     base: u64,
     cap: u64,
     multiplier: f64,
@@ -55,7 +55,7 @@ pub struct Backoff {
 
 /// Why parameters cannot make a schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BackoffError {
+pub(crate) enum BackoffError {
     /// The cap is below the base.
     CapBelowBase,
     /// The multiplier is NaN, infinite, or below 1.
@@ -65,7 +65,7 @@ pub enum BackoffError {
 impl Backoff {
     /// Parameters for a schedule; the cap must not be below the base, and the multiplier must be a
     /// finite number of at least 1.
-    pub fn new(
+    pub(crate) fn new(
         base: Duration,
         cap: Duration,
         multiplier: f64,
@@ -86,32 +86,31 @@ impl Backoff {
     }
 
     /// The same parameters with another jitter strategy.
-    pub fn with_jitter(self, jitter: Jitter) -> Self {
+    pub(crate) fn with_jitter(self, jitter: Jitter) -> Self {
         Backoff { jitter, ..self }
     }
 
-    /// The jitter strategy.
-    pub fn jitter(&self) -> Jitter {
+    pub(crate) fn jitter(&self) -> Jitter {
         self.jitter
     }
 
     /// The first wait, and the scale of the others.
-    pub fn base(&self) -> Duration {
+    pub(crate) fn base(&self) -> Duration {
         Duration::from_nanos(self.base)
     }
 
     /// The growth of the ceiling per retry.
-    pub fn multiplier(&self) -> f64 {
+    pub(crate) fn multiplier(&self) -> f64 {
         self.multiplier
     }
 
     /// The longest single wait.
-    pub fn cap(&self) -> Duration {
+    pub(crate) fn cap(&self) -> Duration {
         Duration::from_nanos(self.cap)
     }
 
     /// The waits these parameters give, drawing randomness from `rng`.
-    pub fn schedule<R: Rng>(&self, rng: R) -> Schedule<R> {
+    pub(crate) fn schedule<R: Rng>(&self, rng: R) -> Schedule<R> {
         Schedule {
             backoff: *self,
             rng,
@@ -123,18 +122,17 @@ impl Backoff {
 
 /// One wait and the interval it was drawn from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Draw {
-    /// The wait itself.
-    pub wait: Duration,
+pub(crate) struct Draw {
+    pub(crate) wait: Duration,
     /// The shortest wait this step could have given.
-    pub low: Duration,
+    pub(crate) low: Duration,
     /// The longest wait this step could have given.
-    pub high: Duration,
+    pub(crate) high: Duration,
 }
 
 /// The endless sequence of waits of one run; see the module header for the formulas.
 #[derive(Clone, Debug)]
-pub struct Schedule<R> {
+pub(crate) struct Schedule<R> {
     backoff: Backoff,
     rng: R,
     /// `min(cap, base * multiplier^retry)` in nanoseconds, kept as a float so it saturates at cap.
@@ -145,13 +143,13 @@ pub struct Schedule<R> {
 
 impl<R: Rng> Schedule<R> {
     /// Start over: the next wait is the first wait again; the random numbers go on.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.ceiling = self.backoff.base as f64;
         self.previous = self.backoff.base;
     }
 
     /// The next wait together with the interval it was drawn from.
-    pub fn draw(&mut self) -> Draw {
+    pub(crate) fn draw(&mut self) -> Draw {
         let Backoff { base, cap, .. } = self.backoff;
         // `as` saturates; the `min` guards against the float rounding cap upwards.
         let ceiling = (self.ceiling as u64).min(cap);
@@ -182,7 +180,7 @@ impl<R: Rng> Iterator for Schedule<R> {
 
 /// The `--splay` wait before the first attempt: uniform in `[0, bound)`, from a stream of its own
 /// derived from `seed`, so that adding a splay leaves the backoff's waits as they were.
-pub fn splay(seed: u64, bound: Duration) -> Duration {
+pub(crate) fn splay(seed: u64, bound: Duration) -> Duration {
     let bound = saturating_nanos(bound);
     if bound == 0 {
         return Duration::ZERO;

@@ -6,17 +6,18 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::Jitter;
 use crate::budget::{BudgetName, Rate};
 use crate::codes::StatusSet;
 use crate::duration::parse_duration;
+use crate::environment;
 use crate::exit;
 use crate::process::signals;
-use crate::process::ENVIRONMENT;
 use crate::report::message::printable;
+use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
 use crate::simulate::contention::parse_clients;
 
@@ -40,7 +41,7 @@ Examples:
 /// The text after the options in `--help`: exit statuses, the command's environment, examples.
 fn after_help() -> String {
     let mut text = String::from("Exit status:\n");
-    for (status, meaning) in exit::TABLE {
+    for (status, meaning) in exit::table() {
         text += &format!("  {status:<6} {meaning}\n");
     }
     text += "\nSignals:\n";
@@ -48,8 +49,8 @@ fn after_help() -> String {
         text += &format!("  {signal}\n      {effect}\n");
     }
     text += "\nEnvironment of COMMAND:\n";
-    for (name, meaning) in ENVIRONMENT {
-        text += &format!("  {name:<19} {meaning}\n");
+    for variable in environment::ALL {
+        text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
     }
     text + "\n" + EXAMPLES
 }
@@ -77,31 +78,31 @@ pub struct Cli {
         default_value = "5",
         allow_hyphen_values = true
     )]
-    pub max_attempts: AttemptLimit,
+    pub(crate) max_attempts: AttemptLimit,
 
     /// Wait this long after the first failure; the scale of every later wait (e.g. 250ms, 2s; 0s: never wait).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub base: Duration,
+    pub(crate) base: Duration,
 
     /// Never wait longer than this between two attempts (e.g. 30s, 5m).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub cap: Duration,
+    pub(crate) cap: Duration,
 
     /// Multiply the longest possible wait by FACTOR after each retry; a number of at least 1 (e.g. 1.5).
     #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
-    pub multiplier: f64,
+    pub(crate) multiplier: f64,
 
     /// Spread the waits with this strategy, so that clients failing together retry apart.
     #[arg(long, value_name = "STRATEGY", default_value = "full")]
-    pub jitter: Jitter,
+    pub(crate) jitter: Jitter,
 
     /// Retry only when the exit status is in CODES (e.g. 1,75-78); default: any failure.
     #[arg(long, value_name = "CODES", allow_hyphen_values = true)]
-    pub retry_on: Option<StatusSet>,
+    pub(crate) retry_on: Option<StatusSet>,
 
     /// Never retry when the exit status is in CODES (e.g. 2,64-78); default: none.
     #[arg(long, value_name = "CODES", allow_hyphen_values = true)]
-    pub stop_on: Option<StatusSet>,
+    pub(crate) stop_on: Option<StatusSet>,
 
     /// Count these exit statuses as success (e.g. 0,3).
     #[arg(
@@ -110,63 +111,63 @@ pub struct Cli {
         default_value = "0",
         allow_hyphen_values = true
     )]
-    pub success_on: StatusSet,
+    pub(crate) success_on: StatusSet,
 
     /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it counts as status 124 (e.g. 30s).
     #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
 
     /// Limit the whole run, attempts and waits together, counted from the start (e.g. 10m); default: none.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub max_time: Option<Duration>,
+    pub(crate) max_time: Option<Duration>,
 
     /// Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the deadline or a passed-on signal).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub kill_after: Duration,
+    pub(crate) kill_after: Duration,
 
     /// Keep COMMAND in retry's own process group, like `timeout --foreground`: timeouts and signals then reach only COMMAND, not its children.
     #[arg(long)]
-    pub foreground: bool,
+    pub(crate) foreground: bool,
 
     /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
     #[arg(long)]
-    pub replay_stdin: bool,
+    pub(crate) replay_stdin: bool,
 
     /// Retry a failure only if its stdout or stderr has a line matching REGEX (e.g. '\b503\b'); may be repeated: any match counts.
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
-    pub retry_on_output: Vec<String>,
+    pub(crate) retry_on_output: Vec<String>,
 
     /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP 4\d\d'); may be repeated.
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
-    pub stop_on_output: Vec<String>,
+    pub(crate) stop_on_output: Vec<String>,
 
     /// Hold each attempt's stdout: write it to stdout only for the attempt that succeeds, to stderr for the others.
     #[arg(long)]
-    pub hold_output: bool,
+    pub(crate) hold_output: bool,
 
     /// Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub reset_after: Option<Duration>,
+    pub(crate) reset_after: Option<Duration>,
 
     /// Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json).
     #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
 
     /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
     #[arg(long)]
-    pub shell: bool,
+    pub(crate) shell: bool,
 
     /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible, or with 'host' to derive it from the host name and the command; default: random.
     #[arg(long, value_name = "N|host", allow_hyphen_values = true)]
-    pub seed: Option<Seed>,
+    pub(crate) seed: Option<Seed>,
 
     /// Wait a random time below DURATION before the first attempt, drawn from the seed, so that a fleet's cron jobs spread out (e.g. 5m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub splay: Option<Duration>,
+    pub(crate) splay: Option<Duration>,
 
     /// Share a retry budget with every other run on this machine naming the same budget (e.g. the API host they call).
     #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
-    pub budget: Option<BudgetName>,
+    pub(crate) budget: Option<BudgetName>,
 
     /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
     #[arg(
@@ -176,40 +177,40 @@ pub struct Cli {
         requires = "budget",
         allow_hyphen_values = true
     )]
-    pub budget_rate: Rate,
+    pub(crate) budget_rate: Rate,
 
     /// Keep budget state in DIR [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets].
     #[arg(long, value_name = "DIR", requires = "budget")]
-    pub budget_dir: Option<PathBuf>,
+    pub(crate) budget_dir: Option<PathBuf>,
 
     /// Print the waits these options give, and exit without running COMMAND.
     #[arg(long)]
-    pub plan: bool,
+    pub(crate) plan: bool,
 
     /// Write the tool's own messages on stderr in this form (json: one object per line).
     #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub log_format: LogFormat,
+    pub(crate) log_format: LogFormat,
 
     /// Print none of the tool's own messages (errors in its own usage still print).
     #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Also report each attempt's start and a success.
     #[arg(short, long)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 
     /// Instead of running a command, run the built-in contention simulator.
     #[command(subcommand)]
-    pub subcommand: Option<Subcommand>,
+    pub(crate) subcommand: Option<Subcommand>,
 
     /// The command to run, then its arguments, passed on untouched.
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
-    pub command: Vec<OsString>,
+    pub(crate) command: Vec<OsString>,
 }
 
 /// What `retry` can do besides running a command.
 #[derive(clap::Subcommand, Debug)]
-pub enum Subcommand {
+pub(crate) enum Subcommand {
     /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool's own backoff.
     #[command(long_about = SIMULATE_ABOUT, after_help = SIMULATE_AFTER_HELP)]
     Simulate(SimulateArgs),
@@ -240,7 +241,7 @@ Reproduce the original's figures:
 
 /// The `retry simulate` options.
 #[derive(clap::Args, Debug)]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     /// Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10).
     #[arg(
         long,
@@ -248,7 +249,7 @@ pub struct SimulateArgs {
         default_value = "10-190/10",
         allow_hyphen_values = true
     )]
-    pub clients: ClientCounts,
+    pub(crate) clients: ClientCounts,
 
     /// Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown.
     #[arg(
@@ -257,40 +258,40 @@ pub struct SimulateArgs {
         value_delimiter = ',',
         default_value = "none,full,equal,decorrelated"
     )]
-    pub jitter: Vec<Jitter>,
+    pub(crate) jitter: Vec<Jitter>,
 
     /// The first wait, and the scale of the others (e.g. 5ms).
     #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub base: Duration,
+    pub(crate) base: Duration,
 
     /// The longest single wait.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub cap: Duration,
+    pub(crate) cap: Duration,
 
     /// Growth of the longest possible wait per retry; a number of at least 1.
     #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
-    pub multiplier: f64,
+    pub(crate) multiplier: f64,
 
     /// Run N trials per strategy and client count; the table reports their mean and spread.
     #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..))]
-    pub trials: u32,
+    pub(crate) trials: u32,
 
     /// Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random.
     #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
 
     /// Also write every statistic to FILE as CSV, one row per strategy and client count.
     #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
+    pub(crate) csv: Option<PathBuf>,
 
     /// Also draw work and completion time against clients to FILE as SVG.
     #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
 }
 
 /// `--clients`: the client counts to simulate.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClientCounts(pub Vec<u32>);
+pub(crate) struct ClientCounts(pub(crate) Vec<u32>);
 
 impl std::str::FromStr for ClientCounts {
     type Err = String;
@@ -298,15 +299,6 @@ impl std::str::FromStr for ClientCounts {
     fn from_str(text: &str) -> Result<Self, String> {
         parse_clients(text).map(ClientCounts)
     }
-}
-
-/// The form of the tool's own messages on stderr.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// One line of prose per event, prefixed `retry:`.
-    Text,
-    /// One JSON object per line, with an `event` key.
-    Json,
 }
 
 /// Parse `--multiplier`: a finite number of at least 1.

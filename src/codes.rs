@@ -8,25 +8,18 @@ use std::str::FromStr;
 
 /// A set of exit statuses in 0-255.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
-pub struct StatusSet {
+pub(crate) struct StatusSet {
     bits: [u64; 4],
 }
 
 impl StatusSet {
-    /// The set holding just `status`.
-    pub fn single(status: u8) -> Self {
-        let mut set = Self::default();
-        set.insert(status);
-        set
-    }
-
     /// Whether `status` is in the set.
-    pub fn contains(&self, status: u8) -> bool {
+    pub(crate) fn contains(&self, status: u8) -> bool {
         self.bits[usize::from(status / 64)] & (1 << (status % 64)) != 0
     }
 
     /// The smallest status in both sets, if any.
-    pub fn first_shared(&self, other: &StatusSet) -> Option<u8> {
+    pub(crate) fn first_shared(&self, other: &StatusSet) -> Option<u8> {
         (0..=u8::MAX).find(|&status| self.contains(status) && other.contains(status))
     }
 

@@ -1,102 +1,115 @@
-//! Resolving the parsed command line into one consistent run: every cross-flag check lives here.
+//! Resolving the parsed command line into one consistent run, and building the run's parts.
 //!
-//! Pure: [`Config::try_from`] takes a [`Cli`] and either returns a [`Config`] or an error that names
-//! the flags and values involved and says what would be accepted.
+//! [`Config`] is the only reader of [`Cli`]: every cross-flag check lives here, and the one read
+//! of the environment (the default budget directory) and the one draw of a random seed. Its
+//! fields are private; it hands out the parts a run is made of (the loop's rules, the waits, the
+//! process runner, the budget, the reporter, the report), as ripgrep's `HiArgs` hands out its
+//! matcher. A new flag touches `cli.rs`, this file, the module that uses it, and the README.
 
+use std::ffi::OsString;
 use std::fmt;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::SeedableRng;
+use serde::Serialize;
+
 use crate::attempts::AttemptLimit;
-use crate::backoff::{Backoff, BackoffError};
-use crate::budget::file::default_dir;
+use crate::backoff::{self, Backoff, BackoffError, Schedule};
+use crate::budget::file::{BudgetFile, Refused};
 use crate::budget::{BudgetName, Rate};
-use crate::cli::{Cli, LogFormat};
-use crate::codes::StatusSet;
-use crate::duration::format_duration;
-use crate::output::{OutputConditions, PatternError};
+use crate::cli::{Cli, SimulateArgs, Subcommand};
+use crate::duration::{format_duration, to_millis};
+use crate::output::conditions::{OutputConditions, PatternError};
+use crate::output::OutputOptions;
+use crate::plan::PlanRequest;
 use crate::policy::{Overlap, Policy};
 use crate::process::command_line::CommandLine;
-use crate::process::{Isolation, OutputOptions, ProcessOptions};
+use crate::process::signals::SignalWatch;
+use crate::process::stdin_replay::HeldInput;
+use crate::process::terminal::Terminal;
+use crate::process::{Isolation, ProcessOptions, ProcessRunner};
+use crate::report::file::{ReportTarget, ReportWriter};
+use crate::report::reporter::Reporter;
+use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
+use crate::retry_loop::Rules;
 use crate::seed::Seed;
+use crate::simulate;
 
-/// Everything a run needs, checked for consistency.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Run the command, or only print the plan of waits.
-    pub action: Action,
-    /// How many attempts may be made.
-    pub limit: AttemptLimit,
-    /// The wait schedule's parameters.
-    pub backoff: Backoff,
-    /// What each exit status means.
-    pub policy: Policy,
-    /// The jitter seed, when the user gave one.
-    pub seed: Option<Seed>,
-    /// `--splay`: the bound of the random wait before the first attempt (zero: none).
-    pub splay: Duration,
-    /// `--budget` and its rate and directory.
-    pub budget: Option<BudgetSettings>,
-    /// How the tool's own messages are written.
-    pub log: LogSettings,
-    /// `--max-time`: the limit of the whole run.
-    pub max_time: Option<Duration>,
-    /// Timeout, kill-after and process-group options.
-    pub process: ProcessOptions,
-    /// `--replay-stdin`: hold stdin and give it to every attempt.
-    pub replay_stdin: bool,
-    /// The output conditions and `--hold-output`.
-    pub output: OutputOptions,
-    /// `--reset-after`: a failed attempt this long starts the backoff over.
-    pub reset_after: Option<Duration>,
-    /// `--report`: where to write the run's JSON summary.
-    pub report: Option<PathBuf>,
-}
-
-/// A shared retry budget.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BudgetSettings {
-    /// Which budget.
-    pub name: BudgetName,
-    /// Its token rate.
-    pub rate: Rate,
-    /// Where its state lives.
-    pub dir: PathBuf,
+/// Everything an invocation needs, checked for consistency.
+#[derive(Debug)]
+pub(crate) struct Config {
+    action: Action,
+    limit: AttemptLimit,
+    backoff: Backoff,
+    policy: Policy,
+    /// The jitter's seed: given, derived from the host, or drawn.
+    seed: u64,
+    splay: Option<Duration>,
+    budget: Option<BudgetSettings>,
+    log: LogSettings,
+    max_time: Option<Duration>,
+    process: ProcessOptions,
+    replay_stdin: bool,
+    output: OutputOptions,
+    reset_after: Option<Duration>,
+    report: Option<PathBuf>,
+    recorded: ReportOptions,
 }
 
 /// What the invocation asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
+#[derive(Debug)]
+pub(crate) enum Action {
     /// Run this command until it succeeds or the run gives up.
     Run(CommandLine),
     /// Print the schedule of waits and exit.
     Plan,
+    /// Run the simulator.
+    Simulate(simulate::Settings),
 }
 
-/// The form and amount of the tool's own messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogSettings {
-    /// Text lines or JSON objects.
-    pub format: LogFormat,
-    /// How much to say.
-    pub verbosity: Verbosity,
+/// A shared retry budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct BudgetSettings {
+    name: BudgetName,
+    rate: Rate,
+    dir: PathBuf,
 }
 
-/// How much the tool says about a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verbosity {
-    /// Nothing.
-    Quiet,
-    /// Retries and giving up.
-    Normal,
-    /// Also each attempt's start and a success.
-    Verbose,
+/// The options in force, as `--report` records them: the report's `options` object.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ReportOptions {
+    command: Vec<String>,
+    shell: bool,
+    max_attempts: AttemptLimit,
+    base_ms: f64,
+    cap_ms: f64,
+    multiplier: f64,
+    jitter: &'static str,
+    seed: u64,
+    splay_ms: Option<f64>,
+    budget: Option<String>,
+    budget_rate: Option<String>,
+    success_on: String,
+    retry_on: Option<String>,
+    stop_on: Option<String>,
+    retry_on_output: Vec<String>,
+    stop_on_output: Vec<String>,
+    hold_output: bool,
+    timeout_ms: Option<f64>,
+    max_time_ms: Option<f64>,
+    kill_after_ms: f64,
+    reset_after_ms: Option<f64>,
+    foreground: bool,
+    replay_stdin: bool,
 }
 
 /// A combination of flags that cannot make a run; the message says which and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError(String);
+pub(crate) struct ConfigError(String);
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -110,12 +123,18 @@ impl TryFrom<Cli> for Config {
     type Error = ConfigError;
 
     fn try_from(cli: Cli) -> Result<Self, ConfigError> {
-        let positive = [
+        Config::resolve(cli, |name| std::env::var_os(name))
+    }
+}
+
+impl Config {
+    /// Resolve `cli`, reading the environment through `env`.
+    fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+        for (flag, value) in [
             ("--timeout", cli.timeout),
             ("--max-time", cli.max_time),
             ("--reset-after", cli.reset_after),
-        ];
-        for (flag, value) in positive {
+        ] {
             if value == Some(Duration::ZERO) {
                 return Err(ConfigError(format!(
                     "{flag} (0s) must be more than 0s; leave it out for no limit"
@@ -138,9 +157,15 @@ impl TryFrom<Cli> for Config {
             Some(name) => Some(BudgetSettings {
                 name,
                 rate: cli.budget_rate,
-                dir: cli.budget_dir.clone().or_else(default_dir).ok_or_else(|| {
-                    ConfigError("--budget needs a directory: give --budget-dir, or set HOME".into())
-                })?,
+                dir: cli
+                    .budget_dir
+                    .clone()
+                    .or_else(|| default_budget_dir(&env))
+                    .ok_or_else(|| {
+                        ConfigError(
+                            "--budget needs a directory: give --budget-dir, or set HOME".into(),
+                        )
+                    })?,
             }),
         };
         let conditions = OutputConditions::new(&cli.retry_on_output, &cli.stop_on_output)
@@ -148,22 +173,20 @@ impl TryFrom<Cli> for Config {
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
             .map_err(|overlap| overlap_error(overlap, &cli))?
             .requiring_retry_match(conditions.requires_retry_match());
-        let action = if cli.plan {
-            Action::Plan
-        } else {
-            let command = match cli.shell {
-                true => CommandLine::shell(cli.command),
-                false => CommandLine::direct(cli.command),
-            };
-            Action::Run(command.ok_or_else(missing_command)?)
+        let seed = Seed::resolve(cli.seed, &cli.command);
+        let recorded = ReportOptions::of(&cli, seed);
+        let action = match (cli.subcommand.take(), cli.plan) {
+            (Some(Subcommand::Simulate(args)), _) => Action::Simulate(simulate_settings(args)?),
+            (None, true) => Action::Plan,
+            (None, false) => Action::Run(command_line(&cli)?),
         };
         Ok(Config {
             action,
             limit: cli.max_attempts,
             backoff,
             policy,
-            seed: cli.seed,
-            splay: cli.splay.unwrap_or_default(),
+            seed,
+            splay: cli.splay,
             budget,
             max_time: cli.max_time,
             process: ProcessOptions {
@@ -189,17 +212,184 @@ impl TryFrom<Cli> for Config {
                     (false, false) => Verbosity::Normal,
                 },
             },
+            recorded,
         })
+    }
+
+    /// What the invocation asks for.
+    pub(crate) fn action(&self) -> &Action {
+        &self.action
+    }
+
+    /// The form of the tool's own output.
+    pub(crate) fn log_format(&self) -> LogFormat {
+        self.log.format
+    }
+
+    /// What `--plan` shows.
+    pub(crate) fn plan(&self) -> PlanRequest {
+        PlanRequest {
+            limit: self.limit,
+            backoff: self.backoff,
+            seed: self.seed,
+            splay: self.splay.unwrap_or_default(),
+        }
+    }
+
+    /// The fixed rules of the run loop, the splay drawn from the seed.
+    pub(crate) fn rules(&self) -> Rules {
+        Rules {
+            limit: self.limit,
+            policy: self.policy.clone(),
+            max_time: self.max_time,
+            reset_after: self.reset_after,
+            splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
+        }
+    }
+
+    /// The waits between attempts, drawn from the seed.
+    pub(crate) fn waits(&self) -> Schedule<Xoshiro256PlusPlus> {
+        self.backoff
+            .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
+    }
+
+    /// The terminal to hand to attempts: the controlling terminal when the tool is in its
+    /// foreground, and never with `--foreground`.
+    pub(crate) fn terminal(&self) -> Option<Terminal> {
+        match self.process.isolation {
+            Isolation::OwnGroup => Terminal::if_in_foreground(),
+            Isolation::Foreground => None,
+        }
+    }
+
+    /// Whether stdin is read to its end and given to every attempt.
+    pub(crate) fn replay_stdin(&self) -> bool {
+        self.replay_stdin
+    }
+
+    /// The runner of `command`'s attempts, taking signals from `watch`.
+    pub(crate) fn runner<'a>(
+        &self,
+        command: CommandLine,
+        watch: &'a SignalWatch,
+        terminal: Option<Terminal>,
+        input: Option<HeldInput>,
+    ) -> ProcessRunner<'a> {
+        ProcessRunner {
+            command,
+            limit: self.limit,
+            options: self.process,
+            watch,
+            terminal,
+            input,
+            output: self.output.clone(),
+        }
+    }
+
+    /// The `--report` writer, its path checked; the error is the message.
+    pub(crate) fn report_writer(&self) -> Result<Option<ReportWriter>, String> {
+        let Some(path) = &self.report else {
+            return Ok(None);
+        };
+        let target = ReportTarget::check(path)?;
+        Ok(Some(ReportWriter::new(target, path, &self.recorded)))
+    }
+
+    /// The `--budget` file, checked; the error names the budget and what is wrong.
+    pub(crate) fn budget_file(&self) -> Result<Option<BudgetFile>, Refused> {
+        self.budget
+            .as_ref()
+            .map(|budget| BudgetFile::check(&budget.dir, &budget.name, budget.rate))
+            .transpose()
+    }
+
+    /// The reporter of the tool's own messages on stderr.
+    pub(crate) fn reporter(&self) -> Reporter<io::Stderr> {
+        Reporter::new(io::stderr(), self.log)
     }
 }
 
+impl ReportOptions {
+    fn of(cli: &Cli, seed: u64) -> Self {
+        let millis = |duration: Option<Duration>| duration.map(to_millis);
+        let text = |words: &[String]| words.to_vec();
+        ReportOptions {
+            command: cli
+                .command
+                .iter()
+                .map(|word| word.to_string_lossy().into_owned())
+                .collect(),
+            shell: cli.shell,
+            max_attempts: cli.max_attempts,
+            base_ms: to_millis(cli.base),
+            cap_ms: to_millis(cli.cap),
+            multiplier: cli.multiplier,
+            jitter: cli.jitter.name(),
+            seed,
+            splay_ms: millis(cli.splay),
+            budget: cli.budget.as_ref().map(|name| name.as_str().to_string()),
+            budget_rate: cli.budget.as_ref().map(|_| cli.budget_rate.to_string()),
+            success_on: cli.success_on.to_string(),
+            retry_on: cli.retry_on.map(|set| set.to_string()),
+            stop_on: cli.stop_on.map(|set| set.to_string()),
+            retry_on_output: text(&cli.retry_on_output),
+            stop_on_output: text(&cli.stop_on_output),
+            hold_output: cli.hold_output,
+            timeout_ms: millis(cli.timeout),
+            max_time_ms: millis(cli.max_time),
+            kill_after_ms: to_millis(cli.kill_after),
+            reset_after_ms: millis(cli.reset_after),
+            foreground: cli.foreground,
+            replay_stdin: cli.replay_stdin,
+        }
+    }
+}
+
+/// The command to run: the words, or with `--shell` one line for `sh -c`.
+fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
+    let words = cli.command.clone();
+    let command = match cli.shell {
+        true => CommandLine::shell(words),
+        false => CommandLine::direct(words),
+    };
+    command.ok_or_else(|| {
+        ConfigError(
+            "no COMMAND given; put the command after the options, e.g. retry -- curl -fsS \
+             https://example.com"
+                .into(),
+        )
+    })
+}
+
+/// The simulator's settings; its backoff comes from its own flags.
+fn simulate_settings(args: SimulateArgs) -> Result<simulate::Settings, ConfigError> {
+    let backoff = Backoff::new(args.base, args.cap, args.multiplier, backoff::Jitter::None)
+        .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
+    Ok(simulate::Settings {
+        experiment: simulate::contention::Experiment {
+            clients: args.clients.0,
+            jitters: args.jitter,
+            backoff,
+            trials: args.trials,
+            seed: Seed::resolve(args.seed.map(Seed::Number), &[]),
+        },
+        csv: args.csv,
+        svg: args.svg,
+    })
+}
+
+/// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets`, or
+/// `$HOME/.local/state/retry/budgets`.
+fn default_budget_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let state_home = env("XDG_STATE_HOME")
+        .filter(|dir| Path::new(dir).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))?;
+    Some(state_home.join("retry/budgets"))
+}
+
 /// The error for backoff parameters that [`Backoff::new`] refused, naming the flags and values.
-pub fn backoff_error(
-    err: BackoffError,
-    base: Duration,
-    cap: Duration,
-    multiplier: f64,
-) -> ConfigError {
+fn backoff_error(err: BackoffError, base: Duration, cap: Duration, multiplier: f64) -> ConfigError {
     ConfigError(match err {
         BackoffError::CapBelowBase => format!(
             "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
@@ -213,7 +403,7 @@ pub fn backoff_error(
 }
 
 fn overlap_error(overlap: Overlap, cli: &Cli) -> ConfigError {
-    let failures: Option<StatusSet> = match overlap.flag {
+    let failures = match overlap.flag {
         "--retry-on" => cli.retry_on,
         _ => cli.stop_on,
     };
@@ -226,32 +416,38 @@ fn overlap_error(overlap: Overlap, cli: &Cli) -> ConfigError {
     ))
 }
 
-fn missing_command() -> ConfigError {
-    ConfigError(
-        "no COMMAND given; put the command after the options, e.g. retry -- curl -fsS https://example.com"
-            .into(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
 
-    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+    fn resolve(args: &[&str], env: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let cli = Cli::try_parse_from(std::iter::once("retry").chain(args.iter().copied()));
-        Config::try_from(cli.unwrap())
+        let env: Vec<(String, OsString)> = env
+            .iter()
+            .map(|(name, value)| (name.to_string(), OsString::from(value)))
+            .collect();
+        Config::resolve(cli.unwrap(), move |name| {
+            env.iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+        })
+    }
+
+    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+        resolve(args, &[("HOME", "/home/someone")])
     }
 
     #[test]
     fn resolves_a_plain_run() {
         let config = config(&["--", "true"]).unwrap();
-        assert_eq!(
-            config.action,
-            Action::Run(CommandLine::direct(vec!["true".into()]).unwrap())
-        );
+        let Action::Run(command) = config.action() else {
+            panic!("not a run")
+        };
+        assert_eq!(command, &CommandLine::direct(vec!["true".into()]).unwrap());
         assert_eq!(config.limit.count(), Some(5));
         assert_eq!(config.log.verbosity, Verbosity::Normal);
+        assert_eq!(config.rules().splay, Duration::ZERO);
     }
 
     #[test]
@@ -282,8 +478,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("no COMMAND given"));
-        assert_eq!(config(&["--plan"]).unwrap().action, Action::Plan);
-        assert_eq!(config(&["--plan", "true"]).unwrap().action, Action::Plan);
+        assert!(matches!(
+            config(&["--plan"]).unwrap().action(),
+            Action::Plan
+        ));
+        assert!(matches!(
+            config(&["--plan", "true"]).unwrap().action(),
+            Action::Plan
+        ));
     }
 
     #[test]
@@ -301,7 +503,7 @@ mod tests {
         assert_eq!(config.process.timeout, Some(Duration::from_secs(2)));
         assert_eq!(config.process.kill_after, Duration::from_secs(10));
         assert_eq!(config.process.isolation, Isolation::Foreground);
-        assert_eq!(config.max_time, Some(Duration::from_secs(60)));
+        assert_eq!(config.rules().max_time, Some(Duration::from_secs(60)));
     }
 
     #[test]
@@ -337,6 +539,14 @@ mod tests {
     }
 
     #[test]
+    fn the_splay_is_drawn_from_the_seed() {
+        let config = config(&["--splay", "1m", "--seed", "5", "true"]).unwrap();
+        let splay = config.rules().splay;
+        assert_eq!(splay, backoff::splay(5, Duration::from_secs(60)));
+        assert_eq!(config.plan().splay, Duration::from_secs(60));
+    }
+
+    #[test]
     fn budget_flags_need_a_budget_and_resolve_a_directory() {
         let cli = Cli::try_parse_from(["retry", "--budget-rate", "5/1h", "true"]);
         assert!(cli.is_err(), "--budget-rate without --budget");
@@ -350,11 +560,64 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_directory_comes_from_the_environment() {
+        let dir = |env: &[(&str, &str)]| {
+            resolve(&["--budget", "api", "true"], env).map(|config| config.budget.unwrap().dir)
+        };
+        assert_eq!(
+            dir(&[("HOME", "/h")]).unwrap(),
+            PathBuf::from("/h/.local/state/retry/budgets")
+        );
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("XDG_STATE_HOME", "/state")]).unwrap(),
+            PathBuf::from("/state/retry/budgets")
+        );
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("XDG_STATE_HOME", "relative")]).unwrap(),
+            PathBuf::from("/h/.local/state/retry/budgets"),
+            "a relative XDG_STATE_HOME is ignored, as the spec says"
+        );
+        assert!(dir(&[]).unwrap_err().to_string().contains("set HOME"));
+    }
+
+    #[test]
     fn shell_wraps_the_words() {
         let config = config(&["--shell", "echo", "a"]).unwrap();
-        let Action::Run(line) = config.action else {
+        let Action::Run(line) = config.action() else {
             panic!("not a run")
         };
         assert_eq!(line.program(), "sh");
+    }
+
+    #[test]
+    fn the_report_records_the_options_in_force() {
+        let recorded = config(&["--seed", "9", "-n", "unlimited", "--", "a", "b"])
+            .unwrap()
+            .recorded;
+        let json = serde_json::to_value(&recorded).unwrap();
+        assert_eq!(json["seed"], 9);
+        assert_eq!(json["max_attempts"], "unlimited");
+        assert_eq!(json["command"], serde_json::json!(["a", "b"]));
+        assert_eq!(json["budget_rate"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_readme_lists_every_option_the_report_records() {
+        let recorded = config(&["true"]).unwrap().recorded;
+        let keys = crate::readme::object_keys(&serde_json::to_value(&recorded).unwrap(), &[]);
+        assert_eq!(keys, crate::readme::row_keys("options"));
+    }
+
+    #[test]
+    fn simulate_gets_its_own_settings() {
+        let simulation =
+            config(&["simulate", "--clients", "3", "--trials", "2", "--seed", "4"]).unwrap();
+        let Action::Simulate(settings) = simulation.action() else {
+            panic!("not a simulation")
+        };
+        assert_eq!(settings.experiment.clients, [3]);
+        assert_eq!(settings.experiment.seed, 4);
+        let err = config(&["simulate", "--base", "5s", "--cap", "1s"]).unwrap_err();
+        assert!(err.to_string().contains("--cap (1s)"));
     }
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 /// Parse a DURATION flag value, explaining what is accepted when `text` is not one.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     if trimmed.starts_with('-') {
         return Err("a duration must not be negative; expected e.g. 250ms, 2s or 1m30s".into());
@@ -52,7 +52,7 @@ fn number_without_unit(text: &str) -> Option<&str> {
 }
 
 /// Format `duration` for a log line: `0s`, `850us`, `250ms`, `1.5s`, `2m30s`, `1h5m`, `3d2h`.
-pub fn format_duration(duration: Duration) -> String {
+pub(crate) fn format_duration(duration: Duration) -> String {
     let nanos = duration.as_nanos();
     const MICRO: u128 = 1_000;
     const MILLI: u128 = 1_000_000;
@@ -98,7 +98,7 @@ fn with_remainder(major: u128, major_unit: &str, minor: u128, minor_unit: &str) 
 }
 
 /// `duration` in milliseconds with microsecond precision, as the JSON events write it.
-pub fn to_millis(duration: Duration) -> f64 {
+pub(crate) fn to_millis(duration: Duration) -> f64 {
     (duration.as_nanos() as f64 / 1_000.0).round() / 1_000.0
 }
 

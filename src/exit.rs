@@ -1,74 +1,200 @@
-//! The one place where the tool's exit numbers are written down.
+//! The one place where the tool's exit status is decided, and the numbers written down.
 //!
 //! They follow coreutils `timeout` and `env`: the tool's own errors are 125, a command that cannot
 //! be found 127, one that cannot be executed 126, and death by signal N is 128+N, as shells report
-//! it. Otherwise the tool exits with the last attempt's status. The table below is what `--help`
-//! and the man page print.
+//! it. Otherwise the tool exits with the last attempt's status, and a run that gives up never
+//! exits 0. [`Exit::of`] turns how a run ended into an [`Exit`]; [`table`] is what `--help` and
+//! the man page print, from the same variants.
 
-/// The run ended in success.
-pub const SUCCESS: u8 = 0;
-/// The run gave up after an attempt whose status 0 counted as a failure: never exit 0 then.
-pub const GAVE_UP_AFTER_ZERO: u8 = 1;
-/// An attempt was ended by `--timeout` or `--max-time` (coreutils `timeout`'s status).
-pub const TIMED_OUT: u8 = 124;
-/// The tool's own error: bad flags, a missing COMMAND, or a failure of the tool itself.
-pub const USAGE: u8 = 125;
-/// The command was found but could not be executed.
-pub const CANNOT_EXECUTE: u8 = 126;
-/// The command could not be found.
-pub const NOT_FOUND: u8 = 127;
+use crate::outcome::{Reason, RunEnd, SpawnFailure};
+use crate::process::termination::{signal_status, TIMED_OUT};
 
 /// How the tool ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
-    /// Exit with this status.
-    Status(u8),
-    /// Die of this signal (re-raised after forwarding it), so the parent sees death by signal.
-    KilledBy(i32),
+    /// An attempt succeeded.
+    Success,
+    /// The run gave up; the last attempt's own status.
+    GaveUp(u8),
+    /// The run gave up after an attempt whose status 0 counted as a failure.
+    GaveUpAfterZero,
+    /// The run gave up after an attempt that a time limit ended.
+    TimedOut,
+    /// The tool itself failed.
+    ToolFailed,
+    /// The command was found but could not be executed.
+    CannotExecute,
+    /// The command was not found.
+    NotFound,
+    /// The run gave up after an attempt that died of this signal.
+    AttemptKilled(i32),
+    /// The tool received this signal, passed it on, and dies of it too.
+    Stopped(i32),
 }
 
-/// The status of death by `signal`, 128+N as shells report it, saturating at 255.
-pub fn signal_status(signal: i32) -> u8 {
-    u8::try_from(128 + signal.clamp(0, 127)).unwrap_or(u8::MAX)
-}
-
-/// The exit-status table, one `(status, meaning)` row each, for `--help` and the man page.
-pub const TABLE: [(&str, &str); 8] = [
-    ("0", "an attempt succeeded (its status is in --success-on)"),
-    (
-        "N",
-        "otherwise: the last attempt's own status N, after giving up",
-    ),
-    (
-        "1",
-        "giving up after an attempt whose status 0 counted as a failure (--success-on without 0): \
-         a run that gives up never exits 0",
-    ),
-    (
-        "124",
-        "the last attempt was ended by --timeout or --max-time",
-    ),
-    (
-        "125",
-        "retry itself failed: bad usage; a --report, --budget or --budget-dir it cannot use; or \
-         output it could neither keep nor pass on (--hold-output with no room in TMPDIR)",
-    ),
-    ("126", "COMMAND was found but could not be executed"),
-    ("127", "COMMAND was not found"),
-    (
-        "128+N",
-        "the last attempt died of signal N, or retry was stopped by signal N",
-    ),
+/// Every variant, with an example value, in the order of the table.
+const VARIANTS: [Exit; 9] = [
+    Exit::Success,
+    Exit::GaveUp(2),
+    Exit::GaveUpAfterZero,
+    Exit::TimedOut,
+    Exit::ToolFailed,
+    Exit::CannotExecute,
+    Exit::NotFound,
+    Exit::AttemptKilled(9),
+    Exit::Stopped(15),
 ];
+
+impl Exit {
+    /// How a run that ended as `end` ends the tool.
+    pub(crate) fn of(end: &RunEnd) -> Exit {
+        let exit = match &end.reason {
+            Reason::Success => Exit::Success,
+            Reason::Interrupted(signal, _) => return Exit::Stopped(*signal),
+            Reason::SpawnFailed(failure, _) => Exit::from(*failure),
+            Reason::OutputLost(_) => Exit::ToolFailed,
+            _ => Exit::after_giving_up(end.last.unwrap_or(0)),
+        };
+        match end.report_error {
+            Some(_) => Exit::ToolFailed,
+            None => exit,
+        }
+    }
+
+    /// How a run that gave up after an attempt with `status` ends.
+    fn after_giving_up(status: u8) -> Exit {
+        match status {
+            0 => Exit::GaveUpAfterZero,
+            TIMED_OUT => Exit::TimedOut,
+            129..=255 => Exit::AttemptKilled(i32::from(status) - 128),
+            status => Exit::GaveUp(status),
+        }
+    }
+
+    /// The exit status, 128+N for a signal N.
+    pub fn status(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::GaveUp(status) => status,
+            Exit::GaveUpAfterZero => 1,
+            Exit::TimedOut => TIMED_OUT,
+            Exit::ToolFailed => 125,
+            Exit::CannotExecute => 126,
+            Exit::NotFound => 127,
+            Exit::AttemptKilled(signal) | Exit::Stopped(signal) => signal_status(signal),
+        }
+    }
+
+    /// The status as the help writes it, and what it means.
+    fn row(self) -> (&'static str, &'static str) {
+        match self {
+            Exit::Success => ("0", "an attempt succeeded (its status is in --success-on)"),
+            Exit::GaveUp(_) => (
+                "N",
+                "otherwise: the last attempt's own status N, after giving up",
+            ),
+            Exit::GaveUpAfterZero => (
+                "1",
+                "giving up after an attempt whose status 0 counted as a failure (--success-on \
+                 without 0): a run that gives up never exits 0",
+            ),
+            Exit::TimedOut => (
+                "124",
+                "the last attempt was ended by --timeout or --max-time",
+            ),
+            Exit::ToolFailed => (
+                "125",
+                "retry itself failed: bad usage; a --report, --budget or --budget-dir it cannot \
+                 use; or output it could neither keep nor pass on (--hold-output with no room in \
+                 TMPDIR)",
+            ),
+            Exit::CannotExecute => ("126", "COMMAND was found but could not be executed"),
+            Exit::NotFound => ("127", "COMMAND was not found"),
+            Exit::AttemptKilled(_) => ("128+N", "the last attempt died of signal N"),
+            Exit::Stopped(_) => (
+                "128+N",
+                "or retry was stopped by signal N, passed it on, and died of it too",
+            ),
+        }
+    }
+}
+
+impl From<SpawnFailure> for Exit {
+    fn from(failure: SpawnFailure) -> Exit {
+        match failure {
+            SpawnFailure::NotFound => Exit::NotFound,
+            SpawnFailure::CannotExecute => Exit::CannotExecute,
+            SpawnFailure::ToolFailed => Exit::ToolFailed,
+        }
+    }
+}
+
+/// The exit-status table, one `(status, meaning)` row per status, for `--help` and the man page;
+/// variants that share a status share a row.
+pub(crate) fn table() -> Vec<(&'static str, String)> {
+    let mut rows: Vec<(&'static str, String)> = Vec::new();
+    for (status, meaning) in VARIANTS.map(Exit::row) {
+        match rows.last_mut() {
+            Some((last, text)) if *last == status => *text = format!("{text}, {meaning}"),
+            _ => rows.push((status, meaning.to_string())),
+        }
+    }
+    rows
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Moment;
+    use std::time::Duration;
+
+    fn end(reason: Reason, last: Option<u8>) -> RunEnd {
+        RunEnd {
+            attempts: 1,
+            last,
+            reason,
+            elapsed: Duration::ZERO,
+            report_error: None,
+        }
+    }
 
     #[test]
-    fn signal_statuses_follow_shells() {
-        assert_eq!(signal_status(9), 137);
-        assert_eq!(signal_status(2), 130);
-        assert_eq!(signal_status(200), 255);
+    fn a_run_ends_with_the_status_of_how_it_ended() {
+        let cases = [
+            (end(Reason::Success, Some(0)), 0),
+            (end(Reason::Exhausted, Some(7)), 7),
+            (end(Reason::Exhausted, Some(0)), 1),
+            (end(Reason::Deadline, Some(124)), 124),
+            (end(Reason::Budget, Some(137)), 137),
+            (end(Reason::OutputLost("x".into()), Some(0)), 125),
+            (
+                end(
+                    Reason::SpawnFailed(SpawnFailure::NotFound, "x".into()),
+                    Some(127),
+                ),
+                127,
+            ),
+            (end(Reason::Interrupted(15, Moment::Wait), Some(1)), 143),
+        ];
+        for (end, status) in cases {
+            assert_eq!(Exit::of(&end).status(), status, "{end:?}");
+        }
+        let mut failed_report = end(Reason::Success, Some(0));
+        failed_report.report_error = Some("disk full".into());
+        assert_eq!(Exit::of(&failed_report), Exit::ToolFailed);
+        assert_eq!(
+            Exit::of(&end(Reason::Interrupted(2, Moment::Attempt), None)),
+            Exit::Stopped(2)
+        );
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_status() {
+        let statuses: Vec<&str> = table().iter().map(|(status, _)| *status).collect();
+        assert_eq!(
+            statuses,
+            ["0", "N", "1", "124", "125", "126", "127", "128+N"]
+        );
+        assert!(table()[7].1.contains("or retry was stopped by signal N"));
     }
 }

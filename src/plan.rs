@@ -10,13 +10,12 @@ use std::time::Duration;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, Draw, Jitter};
-use crate::cli::LogFormat;
 use crate::duration::{format_duration, to_millis};
-use crate::report::events::limit_json;
+use crate::report::verbosity::LogFormat;
 
 /// Rows shown for an unlimited run at the least and at the most.
 const UNLIMITED_ROWS: (u64, u64) = (10, 100);
@@ -31,47 +30,40 @@ const SAMPLES: (u64, u64) = (200, 10_000);
 
 /// What to plan.
 #[derive(Clone, Copy, Debug)]
-pub struct PlanRequest {
-    /// The attempt limit.
-    pub limit: AttemptLimit,
-    /// The wait parameters.
-    pub backoff: Backoff,
-    /// The jitter seed.
-    pub seed: u64,
+pub(crate) struct PlanRequest {
+    pub(crate) limit: AttemptLimit,
+    pub(crate) backoff: Backoff,
+    pub(crate) seed: u64,
     /// The `--splay` bound (zero: none).
-    pub splay: Duration,
+    pub(crate) splay: Duration,
 }
 
 /// One attempt of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Row {
+pub(crate) struct Row {
     /// The attempt's number, from 1.
-    pub attempt: u64,
+    pub(crate) attempt: u64,
     /// The wait before it, with the interval it was drawn from; `None` for the first attempt.
-    pub draw: Option<Draw>,
+    pub(crate) draw: Option<Draw>,
     /// The total waited by the time it starts.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 /// The spread of the total wait over sampled schedules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TotalWait {
-    /// The shortest sampled total.
-    pub min: Duration,
-    /// The median total.
-    pub median: Duration,
-    /// The 99th percentile.
-    pub p99: Duration,
-    /// The longest sampled total.
-    pub max: Duration,
+pub(crate) struct TotalWait {
+    pub(crate) min: Duration,
+    pub(crate) median: Duration,
+    pub(crate) p99: Duration,
+    pub(crate) max: Duration,
     /// How many schedules were sampled.
-    pub samples: u64,
+    pub(crate) samples: u64,
 }
 
 impl PlanRequest {
     /// The rows of the plan: every attempt of a finite run, or enough of an unlimited one to see
     /// the waits reach the cap.
-    pub fn rows(&self) -> impl Iterator<Item = Row> {
+    pub(crate) fn rows(&self) -> impl Iterator<Item = Row> {
         let mut schedule = self
             .backoff
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed));
@@ -120,7 +112,7 @@ impl PlanRequest {
     }
 
     /// The spread of the total wait, for a finite run with random jitter.
-    pub fn total_wait(&self) -> Option<TotalWait> {
+    pub(crate) fn total_wait(&self) -> Option<TotalWait> {
         let retries = self
             .limit
             .count()
@@ -156,7 +148,11 @@ impl PlanRequest {
 }
 
 /// Print the plan for `request` in `format`.
-pub fn print(out: &mut impl Write, request: &PlanRequest, format: LogFormat) -> io::Result<()> {
+pub(crate) fn print(
+    out: &mut impl Write,
+    request: &PlanRequest,
+    format: LogFormat,
+) -> io::Result<()> {
     match format {
         LogFormat::Text => print_text(out, request),
         LogFormat::Json => print_json(out, request),
@@ -262,38 +258,67 @@ fn write_text_row(out: &mut impl Write, row: &Row, random: bool) -> io::Result<(
     }
 }
 
+/// One attempt of the JSON plan.
+#[derive(Serialize)]
+struct PlanAttempt {
+    event: &'static str,
+    attempt: u64,
+    wait_ms: f64,
+    elapsed_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_wait_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_wait_ms: Option<f64>,
+}
+
+/// The last line of the JSON plan.
+#[derive(Serialize)]
+struct PlanTotal {
+    event: &'static str,
+    seed: u64,
+    max_attempts: AttemptLimit,
+    jitter: &'static str,
+    planned_attempts: u64,
+    total_wait: Option<TotalWaitJson>,
+}
+
+/// The spread of the total wait, in JSON.
+#[derive(Serialize)]
+struct TotalWaitJson {
+    min_ms: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    samples: u64,
+}
+
 fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
     for row in request.rows() {
-        let mut object = json!({
-            "event": "plan_attempt",
-            "attempt": row.attempt,
-            "wait_ms": to_millis(row.draw.map_or(Duration::ZERO, |d| d.wait)),
-            "elapsed_ms": to_millis(row.elapsed),
-        });
-        if let Some(draw) = row.draw {
-            object["min_wait_ms"] = json!(to_millis(draw.low));
-            object["max_wait_ms"] = json!(to_millis(draw.high));
-        }
-        writeln!(out, "{object}")?;
+        let attempt = PlanAttempt {
+            event: "plan_attempt",
+            attempt: row.attempt,
+            wait_ms: to_millis(row.draw.map_or(Duration::ZERO, |d| d.wait)),
+            elapsed_ms: to_millis(row.elapsed),
+            min_wait_ms: row.draw.map(|draw| to_millis(draw.low)),
+            max_wait_ms: row.draw.map(|draw| to_millis(draw.high)),
+        };
+        writeln!(out, "{}", serde_json::to_string(&attempt)?)?;
     }
-    let total = request.total_wait().map(|total| {
-        json!({
-            "min_ms": to_millis(total.min),
-            "p50_ms": to_millis(total.median),
-            "p99_ms": to_millis(total.p99),
-            "max_ms": to_millis(total.max),
-            "samples": total.samples,
-        })
-    });
-    let summary = json!({
-        "event": "plan_total",
-        "seed": request.seed,
-        "max_attempts": limit_json(request.limit),
-        "jitter": request.backoff.jitter().name(),
-        "planned_attempts": request.shown_attempts(),
-        "total_wait": total,
-    });
-    writeln!(out, "{summary}")
+    let total = PlanTotal {
+        event: "plan_total",
+        seed: request.seed,
+        max_attempts: request.limit,
+        jitter: request.backoff.jitter().name(),
+        planned_attempts: request.shown_attempts(),
+        total_wait: request.total_wait().map(|total| TotalWaitJson {
+            min_ms: to_millis(total.min),
+            p50_ms: to_millis(total.median),
+            p99_ms: to_millis(total.p99),
+            max_ms: to_millis(total.max),
+            samples: total.samples,
+        }),
+    };
+    writeln!(out, "{}", serde_json::to_string(&total)?)
 }
 
 #[cfg(test)]
@@ -403,20 +428,30 @@ mod tests {
         );
     }
 
+    /// The JSON plan of `request`, one value a line.
+    fn json_lines(request: &PlanRequest) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        print(&mut out, request, LogFormat::Json).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        text.lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_lists_every_key_of_the_json_plan() {
+        let lines = json_lines(&request("3", 100, 1_000, Jitter::Equal));
+        use crate::readme::{object_keys, row_keys};
+        assert_eq!(object_keys(&lines[1], &[]), row_keys("plan_attempt"));
+        assert_eq!(
+            object_keys(&lines[3], &["total_wait"]),
+            row_keys("plan_total")
+        );
+    }
+
     #[test]
     fn json_rows_then_a_total() {
-        let mut out = Vec::new();
-        print(
-            &mut out,
-            &request("3", 100, 1_000, Jitter::Equal),
-            LogFormat::Json,
-        )
-        .unwrap();
-        let lines: Vec<serde_json::Value> = String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect();
+        let lines = json_lines(&request("3", 100, 1_000, Jitter::Equal));
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[0]["wait_ms"], 0.0);
         assert_eq!(lines[2]["attempt"], 3);

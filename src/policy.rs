@@ -11,7 +11,7 @@ use crate::output::OutputMatch;
 
 /// The exit-status options: `--success-on`, `--retry-on` and `--stop-on`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Policy {
+pub(crate) struct Policy {
     success_on: StatusSet,
     retry_on: Option<StatusSet>,
     stop_on: StatusSet,
@@ -21,7 +21,7 @@ pub struct Policy {
 
 /// What one attempt's status says about the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Classification {
+pub(crate) enum Classification {
     /// The status counts as success: stop and exit 0.
     Success,
     /// A failure that another attempt could mend.
@@ -32,7 +32,7 @@ pub enum Classification {
 
 /// Why a failure is not retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The status is in `--stop-on`.
     InStopOn,
     /// `--retry-on` was given and the status is not in it.
@@ -49,7 +49,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The reason in words, for a message after "exit status N".
-    pub fn explain(self) -> &'static str {
+    pub(crate) fn explain(self) -> &'static str {
         match self {
             Refusal::InStopOn => "is in --stop-on",
             Refusal::NotInRetryOn => "is not in --retry-on",
@@ -69,21 +69,21 @@ impl Refusal {
 
 /// Which exit-status option makes a policy contradict itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Overlap {
+pub(crate) struct Overlap {
     /// The status that is both success and failure.
-    pub status: u8,
+    pub(crate) status: u8,
     /// The flag that lists it as a failure: `--retry-on` or `--stop-on`.
-    pub flag: &'static str,
+    pub(crate) flag: &'static str,
 }
 
 /// 128+SIGINT: the user asked the command to stop.
-const INTERRUPTED: u8 = 130;
+const INTERRUPTED: u8 = 128 + libc::SIGINT as u8;
 /// 128+SIGPIPE: the command's reader is gone, and would be gone for another attempt too.
-const BROKEN_PIPE: u8 = 141;
+const BROKEN_PIPE: u8 = 128 + libc::SIGPIPE as u8;
 
 impl Policy {
     /// A policy from the three option values; a status may not be both success and failure.
-    pub fn new(
+    pub(crate) fn new(
         success_on: StatusSet,
         retry_on: Option<StatusSet>,
         stop_on: Option<StatusSet>,
@@ -107,7 +107,7 @@ impl Policy {
     }
 
     /// The same policy, retrying a failure only when its output matched `--retry-on-output`.
-    pub fn requiring_retry_match(self, required: bool) -> Self {
+    pub(crate) fn requiring_retry_match(self, required: bool) -> Self {
         Policy {
             requires_retry_match: required,
             ..self
@@ -121,7 +121,7 @@ impl Policy {
 
     /// Classify an attempt that ended with `status` after printing output that matched `output`.
     /// The output conditions apply only to failures, and only where the status allows a retry.
-    pub fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
+    pub(crate) fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
         match self.classify_status(status) {
             Classification::Retryable if output.stop.is_some() => {
                 Classification::NotRetryable(Refusal::StopOnOutput)

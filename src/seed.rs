@@ -15,7 +15,7 @@ use rand::TryRng;
 
 /// The `--seed` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Seed {
+pub(crate) enum Seed {
     /// This number.
     Number(u64),
     /// Derived from the host name and the command line.
@@ -25,7 +25,7 @@ pub enum Seed {
 impl Seed {
     /// The number to seed the generator with, for a run of `command`; `None` draws one from the
     /// operating system.
-    pub fn resolve(seed: Option<Seed>, command: &[OsString]) -> u64 {
+    pub(crate) fn resolve(seed: Option<Seed>, command: &[OsString]) -> u64 {
         match seed {
             Some(Seed::Number(number)) => number,
             Some(Seed::Host) => host_seed(&host_name(), command),
@@ -80,7 +80,7 @@ fn host_seed(host: &[u8], command: &[OsString]) -> u64 {
 }
 
 /// SplitMix64's finaliser: spreads every input bit over the whole output.
-pub fn split_mix(mut value: u64) -> u64 {
+pub(crate) fn split_mix(mut value: u64) -> u64 {
     value = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
     value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

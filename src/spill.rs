@@ -10,21 +10,21 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
 /// The most bytes held in memory; more go to the temporary file.
-pub const MEMORY_BOUND: usize = 1 << 20;
+pub(crate) const MEMORY_BOUND: usize = 1 << 20;
 
 /// Bytes read at a time by [`hold_all`].
 const CHUNK: usize = 64 * 1024;
 
 /// A growing sequence of bytes, in memory or spilled to a file.
 #[derive(Debug, Default)]
-pub struct SpillBuffer {
+pub(crate) struct SpillBuffer {
     memory: Vec<u8>,
     file: Option<File>,
 }
 
 /// Where the bytes ended up.
 #[derive(Debug)]
-pub enum Held {
+pub(crate) enum Held {
     /// All of them fit in memory.
     Memory(Vec<u8>),
     /// They are in this file, which is rewound to its start.
@@ -33,7 +33,7 @@ pub enum Held {
 
 /// Why [`hold_all`] or [`SpillBuffer::drain_into`] failed.
 #[derive(Debug)]
-pub enum HoldError {
+pub(crate) enum HoldError {
     /// Reading the input (or writing the output) failed.
     Transfer(io::Error),
     /// The temporary file failed; the message names its directory.
@@ -50,7 +50,7 @@ impl fmt::Display for HoldError {
 
 impl SpillBuffer {
     /// The bytes written so far, rewound for reading.
-    pub fn finish(self) -> io::Result<Held> {
+    pub(crate) fn finish(self) -> io::Result<Held> {
         match self.file {
             None => Ok(Held::Memory(self.memory)),
             Some(mut file) => {
@@ -61,7 +61,7 @@ impl SpillBuffer {
     }
 
     /// Copy everything written so far into `out`.
-    pub fn drain_into(self, out: &mut impl Write) -> Result<(), HoldError> {
+    pub(crate) fn drain_into(self, out: &mut impl Write) -> Result<(), HoldError> {
         match self.finish().map_err(HoldError::Spill)? {
             Held::Memory(bytes) => out.write_all(&bytes).map_err(HoldError::Transfer),
             Held::Spilled(mut file) => {
@@ -119,7 +119,7 @@ fn in_temporary_file(err: io::Error) -> io::Error {
 }
 
 /// Read `input` to its end into a [`SpillBuffer`].
-pub fn hold_all(mut input: impl Read) -> Result<Held, HoldError> {
+pub(crate) fn hold_all(mut input: impl Read) -> Result<Held, HoldError> {
     let mut buffer = SpillBuffer::default();
     let mut chunk = vec![0; CHUNK];
     loop {

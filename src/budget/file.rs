@@ -29,7 +29,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::{BucketState, BudgetName, Rate, Reservation, RetryBudget};
+use super::model::BucketState;
+use super::{BudgetName, Rate, Reservation, RetryBudget};
 use crate::process::signals::{SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
@@ -43,19 +44,20 @@ const RECORD: usize = 80;
 
 /// The longest wait for another run's lock before retrying without the budget. A healthy run
 /// holds it for microseconds, so a second means something is wrong with the holder.
-pub const LOCK_PATIENCE: Duration = Duration::from_secs(1);
+pub(crate) const LOCK_PATIENCE: Duration = Duration::from_secs(1);
 
 /// The budget's file, checked and ready to use.
 #[derive(Debug)]
-pub struct BudgetFile {
+pub(crate) struct BudgetFile {
     path: PathBuf,
+    rate: Rate,
     /// Device and inode of the file checked, so that a file put in its place mid-run is noticed.
     identity: (u64, u64),
 }
 
 /// Why a budget directory or file cannot be used; the message names the path and the fix.
 #[derive(Debug)]
-pub struct Refused(String);
+pub(crate) struct Refused(String);
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -68,7 +70,7 @@ impl std::error::Error for Refused {}
 impl BudgetFile {
     /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
     /// trusted (see the module header), so that a bad budget fails before anything runs.
-    pub fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
+    pub(crate) fn check(dir: &Path, name: &BudgetName, rate: Rate) -> Result<Self, Refused> {
         let refused = |what: &Path, err: io::Error| Refused(format!("{}: {err}", what.display()));
         DirBuilder::new()
             .recursive(true)
@@ -104,13 +106,9 @@ impl BudgetFile {
         }
         Ok(BudgetFile {
             path,
+            rate,
             identity: (metadata.dev(), metadata.ino()),
         })
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 
@@ -183,9 +181,8 @@ fn read_record(file: &File) -> io::Result<Vec<u8>> {
 }
 
 /// A budget whose state lives in a file, consulted with the run's signals in view.
-pub struct FileBudget<'a> {
+pub(crate) struct FileBudget<'a> {
     file: BudgetFile,
-    rate: Rate,
     watch: &'a SignalWatch,
     /// Warnings go out once per run; the first one tells the story.
     warned: bool,
@@ -206,11 +203,10 @@ impl From<io::Error> for Trouble {
 }
 
 impl<'a> FileBudget<'a> {
-    /// The budget in `file`, at `rate`; lock waits end early on the signals `watch` takes.
-    pub fn new(file: BudgetFile, rate: Rate, watch: &'a SignalWatch) -> Self {
+    /// The budget in `file`; lock waits end early on the signals `watch` takes.
+    pub(crate) fn new(file: BudgetFile, watch: &'a SignalWatch) -> Self {
         FileBudget {
             file,
-            rate,
             watch,
             warned: false,
         }
@@ -230,7 +226,7 @@ impl<'a> FileBudget<'a> {
             .unwrap_or_default();
         let state = match parse(&record) {
             _ if record.is_empty() => None,
-            Ok(state) if self.rate.is_plausible(&state, now) => Some(state),
+            Ok(state) if self.file.rate.is_plausible(&state, now) => Some(state),
             Ok(_) => self.reset("it holds values no run could have stored", warn),
             Err(Foreign) if !record.starts_with(OWN_PREFIX.as_bytes()) => {
                 return Err(Trouble::Failed(
@@ -239,7 +235,7 @@ impl<'a> FileBudget<'a> {
             }
             Err(Foreign) => self.reset("its content is damaged", warn),
         };
-        let (reservation, next) = self.rate.reserve(state, now, latest);
+        let (reservation, next) = self.file.rate.reserve(state, now, latest);
         if let Some(next) = next {
             file.write_all_at(&record_of(next), 0)?;
             if record.len() > RECORD {
@@ -354,16 +350,6 @@ fn record_of(state: BucketState) -> [u8; RECORD] {
     record
 }
 
-/// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets`, or
-/// `$HOME/.local/state/retry/budgets`.
-pub fn default_dir() -> Option<PathBuf> {
-    let state_home = std::env::var_os("XDG_STATE_HOME")
-        .filter(|dir| Path::new(dir).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".local/state")))?;
-    Some(state_home.join("retry/budgets"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,12 +359,16 @@ mod tests {
         text.parse().unwrap()
     }
 
+    fn rate() -> Rate {
+        "10/1m".parse().unwrap()
+    }
+
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
     fn refusal(dir: &Path) -> String {
-        BudgetFile::check(dir, &name("api"))
+        BudgetFile::check(dir, &name("api"), rate())
             .unwrap_err()
             .to_string()
     }
@@ -387,7 +377,7 @@ mod tests {
     fn creates_a_private_directory_and_file() {
         let dir = tempfile::tempdir().unwrap();
         let nested = dir.path().join("state/budgets");
-        BudgetFile::check(&nested, &name("api")).unwrap();
+        BudgetFile::check(&nested, &name("api"), rate()).unwrap();
         assert_eq!(mode(&nested), 0o700);
         assert_eq!(mode(&nested.join("api")), 0o600);
     }
@@ -396,7 +386,7 @@ mod tests {
     fn a_group_directory_gets_group_files_whatever_the_umask() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o2770)).unwrap();
-        BudgetFile::check(dir.path(), &name("api")).unwrap();
+        BudgetFile::check(dir.path(), &name("api"), rate()).unwrap();
         assert_eq!(mode(&dir.path().join("api")), 0o660);
     }
 
@@ -431,7 +421,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("api");
         std::os::unix::fs::symlink("/etc/passwd", &file).unwrap();
-        assert!(BudgetFile::check(dir.path(), &name("api")).is_err());
+        assert!(BudgetFile::check(dir.path(), &name("api"), rate()).is_err());
         std::fs::remove_file(&file).unwrap();
 
         nix::unistd::mkfifo(&file, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
@@ -448,7 +438,7 @@ mod tests {
 
         std::fs::write(&file, "retry-budget-v1 garbage").unwrap();
         assert!(
-            BudgetFile::check(dir.path(), &name("api")).is_ok(),
+            BudgetFile::check(dir.path(), &name("api"), rate()).is_ok(),
             "its own, damaged"
         );
     }

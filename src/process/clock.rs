@@ -1,29 +1,19 @@
-//! The run loop's view of time: reading a monotonic clock, and waiting in a way a signal can cut.
-//!
-//! Behind a trait so that the loop is tested with a fake clock that advances instantly.
+//! The real clock of the run loop: the monotonic clock, and waits that a signal can cut.
 
 use std::time::{Duration, Instant};
 
 use crate::process::reaper;
 use crate::process::signals::{SignalWatch, Wake};
-
-/// A monotonic clock that can also wait.
-pub trait Clock {
-    /// The current instant.
-    fn now(&self) -> Instant;
-    /// Wait for `duration`, unless a signal that ends the run arrives first: then return it at
-    /// once.
-    fn sleep(&mut self, duration: Duration) -> Option<i32>;
-}
+use crate::retry_loop::Clock;
 
 /// The real monotonic clock, waiting with [`SignalWatch::wait_until`].
-pub struct SignalClock<'a> {
+pub(crate) struct SignalClock<'a> {
     watch: &'a SignalWatch,
 }
 
 impl<'a> SignalClock<'a> {
     /// A clock whose waits end early when `watch` sees a forwarded signal.
-    pub fn new(watch: &'a SignalWatch) -> Self {
+    pub(crate) fn new(watch: &'a SignalWatch) -> Self {
         SignalClock { watch }
     }
 }

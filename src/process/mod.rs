@@ -2,21 +2,21 @@
 //!
 //! Each attempt runs in a process group of its own (unless `--foreground`), so a timeout or a
 //! forwarded signal reaches everything the command started, and when the attempt ends nothing
-//! it started is left running in that group. The child gets `RETRY_ATTEMPT` and
-//! `RETRY_MAX_ATTEMPTS`, the terminal when the tool has it, the signal mask the tool started
+//! it started is left running in that group. The child gets the variables of `environment`, the
+//! terminal when the tool has it, the signal mask the tool started
 //! with, and (on Linux) SIGTERM as its parent-death signal, so a command outlives a tool killed
 //! by SIGKILL only as long as it ignores SIGTERM. A command that cannot be started is reported
 //! with the status coreutils `env` and `timeout` use: 127 when it is not found, 126 otherwise.
 
-pub mod clock;
-pub mod command_line;
-pub mod reaper;
-pub mod signals;
-pub mod startup;
-pub mod stdin_replay;
+pub(crate) mod clock;
+pub(crate) mod command_line;
+pub(crate) mod reaper;
+pub(crate) mod signals;
+pub(crate) mod startup;
+pub(crate) mod stdin_replay;
 mod supervision;
-pub mod terminal;
-pub mod termination;
+pub(crate) mod terminal;
+pub(crate) mod termination;
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -27,69 +27,24 @@ use std::time::{Duration, Instant};
 
 use nix::unistd::{getpid, Pid};
 
-use crate::attempts::AttemptLimit;
-use crate::exit;
-use crate::output::{CopyOutcome, Destination, OutputConditions, StreamCopy};
+use crate::attempts::{AttemptLimit, Numbering};
+use crate::environment;
+use crate::outcome::SpawnFailure;
+use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
+use crate::output::OutputOptions;
 use crate::process::command_line::CommandLine;
 use crate::process::signals::{SignalWatch, Wake};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
-use crate::process::termination::{Termination, TimeLimit};
-use crate::report::events::Numbering;
+use crate::process::termination::TimeLimit;
+use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
 use crate::spill::SpillBuffer;
 
 use supervision::Supervision;
 
-/// The variables every attempt finds in its environment, with what they hold.
-pub const ENVIRONMENT: [(&str, &str); 3] = [
-    ("RETRY_ATTEMPT", "this attempt's number, counting from 1"),
-    (
-        "RETRY_ATTEMPT_SINCE_RESET",
-        "its number since --reset-after last started the count over (as RETRY_ATTEMPT before)",
-    ),
-    (
-        "RETRY_MAX_ATTEMPTS",
-        "the --max-attempts value: a number, or 'unlimited'",
-    ),
-];
-
-/// Runs numbered attempts; the run loop's only way to start the command.
-pub trait Attempts {
-    /// Run the attempt `numbering` names to its end, cutting it at `deadline` if given.
-    fn run(
-        &mut self,
-        numbering: Numbering,
-        deadline: Option<Instant>,
-    ) -> Result<AttemptReport, SpawnError>;
-}
-
-/// How an attempt went.
-#[derive(Debug)]
-pub struct AttemptReport {
-    /// How the command ended.
-    pub termination: Termination,
-    /// The signal that ends the run, if one arrived during the attempt (and was passed on).
-    pub interrupted_by: Option<i32>,
-    /// That signal was typed at the terminal the attempt held, and killed it.
-    pub from_keyboard: bool,
-    /// Processes in the attempt's group outlived SIGKILL by `--kill-after` and were left.
-    pub lingering: bool,
-    /// What its piped output came to.
-    pub output: CopyOutcome,
-}
-
-/// The command could not be started, or not waited for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpawnError {
-    /// The status the tool exits with.
-    pub status: u8,
-    /// What went wrong, naming the command.
-    pub message: String,
-}
-
 /// How attempts are isolated from the tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isolation {
+pub(crate) enum Isolation {
     /// Each attempt leads a process group of its own; signals and timeouts reach the group.
     OwnGroup,
     /// `--foreground`: the command stays in the tool's group; signals reach only the command.
@@ -98,40 +53,31 @@ pub enum Isolation {
 
 /// The process-control options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProcessOptions {
+pub(crate) struct ProcessOptions {
     /// `--timeout`: the limit of one attempt.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// `--kill-after`: how long after SIGTERM to send SIGKILL.
-    pub kill_after: Duration,
+    pub(crate) kill_after: Duration,
     /// Process group or `--foreground`.
-    pub isolation: Isolation,
+    pub(crate) isolation: Isolation,
 }
 
 /// Runs the command as a child process of this one.
-pub struct ProcessRunner<'a> {
+pub(crate) struct ProcessRunner<'a> {
     /// What each attempt runs.
-    pub command: CommandLine,
+    pub(crate) command: CommandLine,
     /// The attempt limit, passed on in `RETRY_MAX_ATTEMPTS`.
-    pub limit: AttemptLimit,
+    pub(crate) limit: AttemptLimit,
     /// Timeout, kill-after and process-group options.
-    pub options: ProcessOptions,
+    pub(crate) options: ProcessOptions,
     /// The signal watch, installed on the thread that runs attempts.
-    pub watch: &'a SignalWatch,
+    pub(crate) watch: &'a SignalWatch,
     /// The controlling terminal to hand to attempts (never with `--foreground`).
-    pub terminal: Option<Terminal>,
+    pub(crate) terminal: Option<Terminal>,
     /// The held stdin, for `--replay-stdin`.
-    pub input: Option<HeldInput>,
+    pub(crate) input: Option<HeldInput>,
     /// The output conditions and `--hold-output`.
-    pub output: OutputOptions,
-}
-
-/// What to do with an attempt's output.
-#[derive(Clone, Debug, Default)]
-pub struct OutputOptions {
-    /// `--retry-on-output` and `--stop-on-output`.
-    pub conditions: Arc<OutputConditions>,
-    /// `--hold-output`.
-    pub hold: bool,
+    pub(crate) output: OutputOptions,
 }
 
 impl ProcessRunner<'_> {
@@ -140,15 +86,16 @@ impl ProcessRunner<'_> {
         // giving them to the Command would make std copy the whole environment for every
         // attempt. No other thread reads the environment while an attempt is spawned, and std
         // serialises its own reads and writes.
-        std::env::set_var(ENVIRONMENT[0].0, numbering.attempt.to_string());
-        std::env::set_var(ENVIRONMENT[1].0, numbering.since_reset.to_string());
-        std::env::set_var(ENVIRONMENT[2].0, self.limit.to_string());
+        std::env::set_var(environment::ATTEMPT.name, numbering.attempt.to_string());
+        let since_reset = numbering.since_reset.to_string();
+        std::env::set_var(environment::ATTEMPT_SINCE_RESET.name, since_reset);
+        std::env::set_var(environment::MAX_ATTEMPTS.name, self.limit.to_string());
         let mut command = Command::new(self.command.program());
         command.args(self.command.args());
-        if self.output.conditions.any() || self.output.hold {
+        if self.output.pipes_stdout() {
             command.stdout(Stdio::piped());
         }
-        if self.output.conditions.any() {
+        if self.output.pipes_stderr() {
             command.stderr(Stdio::piped());
         }
         if let Some(input) = &self.input {
@@ -245,7 +192,7 @@ impl ProcessRunner<'_> {
 
     fn failure(&self, what: &str, err: &io::Error) -> SpawnError {
         SpawnError {
-            status: exit::USAGE,
+            failure: SpawnFailure::ToolFailed,
             message: format!("cannot {what} {}: {err}", self.command),
         }
     }
@@ -310,11 +257,11 @@ fn set_parent_death_signal(parent: Pid) -> io::Result<()> {
 fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
     match err.kind() {
         io::ErrorKind::NotFound => SpawnError {
-            status: exit::NOT_FOUND,
+            failure: SpawnFailure::NotFound,
             message: format!("command not found: {command}"),
         },
         _ => SpawnError {
-            status: exit::CANNOT_EXECUTE,
+            failure: SpawnFailure::CannotExecute,
             message: format!("cannot execute {command}: {err}"),
         },
     }

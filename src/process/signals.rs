@@ -31,7 +31,7 @@ use crate::process::reaper;
 use crate::process::startup::Inherited;
 
 /// What each signal does to a run, one `(signal, effect)` row each, for `--help` and the man page.
-pub const TABLE: [(&str, &str); 8] = [
+pub(crate) const TABLE: [(&str, &str); 8] = [
     (
         "SIGINT SIGTERM SIGHUP SIGQUIT",
         "end the run: passed on to the running attempt (its whole process group); no further \
@@ -72,14 +72,15 @@ pub const TABLE: [(&str, &str); 8] = [
 ];
 
 /// The signals that end a run, after being passed on to the running attempt.
-pub const ENDING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+pub(crate) const ENDING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// The signals only passed on to the running attempt.
-pub const PASSED_ON: [i32; 4] = [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM, libc::SIGWINCH];
+pub(crate) const PASSED_ON: [i32; 4] =
+    [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM, libc::SIGWINCH];
 
 /// What ended a wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wake {
+pub(crate) enum Wake {
     /// A signal that ends the run arrived (its number).
     Stop(i32),
     /// A signal to pass on to the running attempt arrived (its number).
@@ -92,7 +93,7 @@ pub enum Wake {
 
 /// How a job run with [`SignalWatch::run_job`] ended.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Waited<T> {
+pub(crate) enum Waited<T> {
     /// It finished with this result.
     Done(T),
     /// A signal that ends the run arrived first; the job is left to itself.
@@ -102,7 +103,7 @@ pub enum Waited<T> {
 }
 
 /// The blocked signal set, and what to give back to children.
-pub struct SignalWatch {
+pub(crate) struct SignalWatch {
     waited: libc::sigset_t,
     child_mask: ChildMask,
 }
@@ -110,11 +111,11 @@ pub struct SignalWatch {
 /// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread: it sends the
 /// tool SIGCHLD, which every thread has blocked, so the waiting thread takes it.
 #[derive(Clone, Copy, Debug)]
-pub struct Doorbell(libc::pid_t);
+pub(crate) struct Doorbell(libc::pid_t);
 
 impl Doorbell {
     /// Wake the waiting thread; it sees [`Wake::Changed`].
-    pub fn ring(self) {
+    pub(crate) fn ring(self) {
         // SAFETY: kill has no memory-safety preconditions; the pid is this process's own.
         unsafe { libc::kill(self.0, libc::SIGCHLD) };
     }
@@ -123,7 +124,7 @@ impl Doorbell {
 impl SignalWatch {
     /// Block the caught signals (and SIGTTOU when `terminal_handoff`) in this thread, which must be
     /// the only one that spawns or waits, and start no other thread before it.
-    pub fn install(terminal_handoff: bool, inherited: Inherited) -> io::Result<Self> {
+    pub(crate) fn install(terminal_handoff: bool, inherited: Inherited) -> io::Result<Self> {
         let mut waited = empty_set();
         let caught = ENDING
             .into_iter()
@@ -156,7 +157,7 @@ impl SignalWatch {
 
     /// Wait until a caught signal arrives, a child changes state, the doorbell rings, or `until`
     /// passes (never, when `None`).
-    pub fn wait_until(&self, until: Option<Instant>) -> Wake {
+    pub(crate) fn wait_until(&self, until: Option<Instant>) -> Wake {
         loop {
             let timeout = until.map(|at| timespec(at.saturating_duration_since(Instant::now())));
             let timeout_ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _);
@@ -179,14 +180,14 @@ impl SignalWatch {
     }
 
     /// The doorbell that wakes this watch from another thread.
-    pub fn doorbell(&self) -> Doorbell {
+    pub(crate) fn doorbell(&self) -> Doorbell {
         Doorbell(std::process::id() as libc::pid_t)
     }
 
     /// Run `job` on a thread of its own and wait for it, until `until` at the latest, while
     /// staying awake to the signals that end a run. No attempt may be running: children that end
     /// meanwhile are reaped as orphans, and signals to pass on have nobody to go to.
-    pub fn run_job<T: Send + 'static>(
+    pub(crate) fn run_job<T: Send + 'static>(
         &self,
         until: Option<Instant>,
         job: impl FnOnce() -> T + Send + 'static,
@@ -215,7 +216,7 @@ impl SignalWatch {
     }
 
     /// What a child restores between fork and exec.
-    pub fn child_mask(&self) -> ChildMask {
+    pub(crate) fn child_mask(&self) -> ChildMask {
         self.child_mask
     }
 }
@@ -223,7 +224,7 @@ impl SignalWatch {
 /// The signal mask and SIGPIPE disposition the tool started with, which a child restores
 /// between fork and exec (see the module header).
 #[derive(Clone, Copy)]
-pub struct ChildMask {
+pub(crate) struct ChildMask {
     mask: libc::sigset_t,
     sigpipe_ignored: bool,
 }
@@ -232,7 +233,7 @@ impl ChildMask {
     /// Make this the calling thread's signal mask, and ignore SIGPIPE again if the tool's parent
     /// had it ignored (std resets it to its default before this runs). Async-signal-safe: one
     /// `pthread_sigmask` and at most one `signal` call, no allocation.
-    pub fn restore(&self) -> io::Result<()> {
+    pub(crate) fn restore(&self) -> io::Result<()> {
         if self.sigpipe_ignored {
             // SAFETY: setting a signal to be ignored installs no handler.
             unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
@@ -273,7 +274,7 @@ fn timespec(duration: Duration) -> libc::timespec {
 }
 
 /// The conventional name of `signal`, such as `SIGTERM`, or `signal N` when it has none.
-pub fn name(signal: i32) -> String {
+pub(crate) fn name(signal: i32) -> String {
     Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string())
 }
 
@@ -295,7 +296,9 @@ pub fn die_of(signal: i32) -> ! {
         // The signal is pending while blocked; unblocking it delivers it and ends the process.
         let _ = only.thread_unblock();
     }
-    std::process::exit(i32::from(crate::exit::signal_status(signal)))
+    std::process::exit(i32::from(crate::process::termination::signal_status(
+        signal,
+    )))
 }
 
 #[cfg(test)]

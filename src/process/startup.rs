@@ -18,7 +18,7 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Inherited {
     /// SIGPIPE was set to be ignored.
-    pub sigpipe_ignored: bool,
+    pub(crate) sigpipe_ignored: bool,
 }
 
 /// Prepare the process; call first thing in `main`.

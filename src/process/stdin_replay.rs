@@ -14,7 +14,7 @@ use crate::spill::{self, Held, HoldError};
 
 /// The whole input, held for replay.
 #[derive(Debug)]
-pub enum HeldInput {
+pub(crate) enum HeldInput {
     /// Input short enough to keep in memory.
     Memory(Arc<[u8]>),
     /// Longer input, in an unnamed temporary file.
@@ -23,7 +23,7 @@ pub enum HeldInput {
 
 impl HeldInput {
     /// Read `input` to its end.
-    pub fn read_all(input: impl Read) -> Result<Self, HoldError> {
+    pub(crate) fn read_all(input: impl Read) -> Result<Self, HoldError> {
         Ok(match spill::hold_all(input)? {
             Held::Memory(bytes) => HeldInput::Memory(bytes.into()),
             Held::Spilled(file) => HeldInput::Spilled(file),
@@ -31,7 +31,7 @@ impl HeldInput {
     }
 
     /// The stdin to give the next attempt.
-    pub fn stdin(&self) -> io::Result<Stdio> {
+    pub(crate) fn stdin(&self) -> io::Result<Stdio> {
         match self {
             HeldInput::Memory(_) => Ok(Stdio::piped()),
             HeldInput::Spilled(file) => {
@@ -44,7 +44,7 @@ impl HeldInput {
 
     /// Start writing held bytes into an attempt's stdin pipe, if the input lives in memory. The
     /// writer ends when all is written or the attempt closes its end.
-    pub fn feed(&self, pipe: Option<ChildStdin>) -> io::Result<()> {
+    pub(crate) fn feed(&self, pipe: Option<ChildStdin>) -> io::Result<()> {
         if let (HeldInput::Memory(bytes), Some(mut pipe)) = (self, pipe) {
             let bytes = Arc::clone(bytes);
             std::thread::Builder::new().spawn(move || {

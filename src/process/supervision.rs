@@ -12,12 +12,12 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
-use super::AttemptReport;
-use crate::output::CopyOutcome;
+use crate::output::copy::CopyOutcome;
 use crate::process::reaper;
 use crate::process::signals::{SignalWatch, Wake};
 use crate::process::terminal::Terminal;
 use crate::process::termination::{Termination, TimeLimit};
+use crate::retry_loop::AttemptReport;
 
 /// How far the tool has gone in ending the attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,21 +17,21 @@ use nix::unistd::{getpgrp, getpid, tcgetpgrp, tcsetpgrp, Pid};
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]
-pub struct Terminal {
+pub(crate) struct Terminal {
     tty: File,
     own_group: Pid,
 }
 
 /// What a child needs to take the terminal between fork and exec.
 #[derive(Clone, Copy, Debug)]
-pub struct Handover {
+pub(crate) struct Handover {
     tty: RawFd,
     from: Pid,
 }
 
 impl Terminal {
     /// The controlling terminal, if there is one and this process's group is its foreground.
-    pub fn if_in_foreground() -> Option<Terminal> {
+    pub(crate) fn if_in_foreground() -> Option<Terminal> {
         let tty = File::options()
             .read(true)
             .write(true)
@@ -42,7 +42,7 @@ impl Terminal {
     }
 
     /// What a child of the tool needs to take the terminal, if the tool holds it then.
-    pub fn handover(&self) -> Handover {
+    pub(crate) fn handover(&self) -> Handover {
         Handover {
             tty: self.tty.as_raw_fd(),
             from: self.own_group,
@@ -50,27 +50,27 @@ impl Terminal {
     }
 
     /// Whether `group` is the terminal's foreground group.
-    pub fn is_held_by(&self, group: Pid) -> bool {
+    pub(crate) fn is_held_by(&self, group: Pid) -> bool {
         tcgetpgrp(&self.tty).ok() == Some(group)
     }
 
     /// Make the tool's own group the foreground again, if `group` holds the terminal; errors are
     /// ignored, as the terminal may be gone.
-    pub fn take_back_from(&self, group: Pid) {
+    pub(crate) fn take_back_from(&self, group: Pid) {
         if self.is_held_by(group) {
             let _ = tcsetpgrp(&self.tty, self.own_group);
         }
     }
 
     /// Make `group` the terminal's foreground, if the tool's own group holds it.
-    pub fn give_to(&self, group: Pid) {
+    pub(crate) fn give_to(&self, group: Pid) {
         if self.is_held_by(self.own_group) {
             let _ = tcsetpgrp(&self.tty, group);
         }
     }
 
     /// Send `signal` to the tool's own process group: its job, as the shell sees it.
-    pub fn signal_own_job(&self, signal: Signal) {
+    pub(crate) fn signal_own_job(&self, signal: Signal) {
         let _ = killpg(self.own_group, signal);
     }
 }
@@ -79,7 +79,7 @@ impl Handover {
     /// In a freshly forked child that leads its own process group: make that group the
     /// terminal's foreground, if the tool's group holds it. Async-signal-safe (`tcgetpgrp`,
     /// `getpid` and `tcsetpgrp` only); SIGTTOU must be blocked.
-    pub fn take_in_child(self) {
+    pub(crate) fn take_in_child(self) {
         // SAFETY: `tty` stays open in the child until exec: the tool holds it for the whole run.
         let tty = unsafe { BorrowedFd::borrow_raw(self.tty) };
         if tcgetpgrp(tty.as_fd()).ok() == Some(self.from) {

@@ -7,7 +7,7 @@
 //! replaced. A regular file (or a new one) is written beside its target under a temporary name
 //! and renamed into place at the end, so a reader never sees half a report; it gets the mode the
 //! umask gives any new file. A write that fails at the end changes the exit status to 125. The
-//! schema is the [`Report`] and [`AttemptRecord`] types, and the table in the README.
+//! schema is the `Report` and `AttemptRecord` types, and the table in the README.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -21,8 +21,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::duration::to_millis;
+use crate::exit::Exit;
+use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
 use crate::process::signals::{self, SignalWatch, Waited};
-use crate::report::events::{AttemptEnd, Done, Event, EventSink, Reason, WaitCause};
+use crate::report::events::{Event, EventSink};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -32,7 +34,7 @@ const MAX_LINKS: usize = 40;
 
 /// Where the report goes, checked before the run.
 #[derive(Debug)]
-pub enum ReportTarget {
+pub(crate) enum ReportTarget {
     /// A regular file, or none yet: written beside it and renamed into place.
     Replace {
         /// The file itself, links resolved.
@@ -44,7 +46,7 @@ pub enum ReportTarget {
 
 impl ReportTarget {
     /// Check that `path` can take the report, as the user gave it; the error is the message.
-    pub fn check(path: &Path) -> Result<Self, String> {
+    pub(crate) fn check(path: &Path) -> Result<Self, String> {
         let cannot = |why: String| format!("cannot write --report {}: {why}", path.display());
         if path.as_os_str().as_bytes().ends_with(b"/") {
             return Err(cannot(
@@ -157,62 +159,46 @@ fn open_in_place(path: &Path) -> io::Result<File> {
 
 /// The report: one object, written when the run ends.
 #[derive(Debug, Serialize)]
-pub struct Report<'a> {
-    /// The format version.
-    pub version: u32,
+struct Report<'a> {
+    version: u32,
     /// The options in force.
-    pub options: &'a Value,
+    options: &'a Value,
     /// The `--splay` wait before the first attempt, if there was one.
-    pub splay_ms: Option<f64>,
-    /// One record per attempt.
-    pub attempts: &'a [AttemptRecord],
-    /// The tool's exit status.
-    pub exit_code: u8,
+    splay_ms: Option<f64>,
+    attempts: &'a [AttemptRecord],
+    exit_code: u8,
     /// Why the run ended, as in the `done` event.
-    pub reason: &'static str,
+    reason: &'static str,
     /// The signal that stopped the run, if one did.
-    pub signal: Option<String>,
+    signal: Option<String>,
     /// What went wrong, for a command that could not start or output that was lost.
-    pub error: Option<String>,
-    /// The whole run, in milliseconds.
-    pub elapsed_ms: f64,
+    error: Option<&'a str>,
+    elapsed_ms: f64,
 }
 
 /// One attempt in the report: every key is always there, `null` when it does not apply.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct AttemptRecord {
-    /// Its number, from 1.
-    pub attempt: u64,
-    /// Its number since `--reset-after` last started the count over.
-    pub attempt_since_reset: u64,
-    /// When it started, from the start of the run.
-    pub start_offset_ms: f64,
-    /// How long it ran.
-    pub duration_ms: Option<f64>,
-    /// Its status (128+N for signal N, 124 for a time limit, 126 or 127 if it could not start).
-    pub status: Option<u8>,
-    /// The signal it died of, if it did.
-    pub signal: Option<String>,
-    /// Whether `--timeout` or `--max-time` ended it.
-    pub timed_out: bool,
-    /// `success`, `retry` or `stop`.
-    pub verdict: Option<&'static str>,
-    /// The output condition that matched, if one did.
-    pub matched: Option<&'static str>,
-    /// Its pattern.
-    pub pattern: Option<String>,
-    /// Whether it started the backoff over.
-    pub reset: bool,
-    /// The wait after it, if another attempt followed.
-    pub wait_after_ms: Option<f64>,
-    /// What set that wait.
-    pub wait_cause: Option<&'static str>,
+struct AttemptRecord {
+    attempt: u64,
+    attempt_since_reset: u64,
+    start_offset_ms: f64,
+    duration_ms: Option<f64>,
+    /// 128+N for signal N, 124 for a time limit, 126 or 127 if it could not start.
+    status: Option<u8>,
+    signal: Option<String>,
+    timed_out: bool,
+    verdict: Option<&'static str>,
+    matched: Option<&'static str>,
+    pattern: Option<String>,
+    reset: bool,
+    wait_after_ms: Option<f64>,
+    wait_cause: Option<&'static str>,
     /// Why the command could not start, if it could not.
-    pub error: Option<String>,
+    error: Option<String>,
 }
 
 /// Collects a run's attempts and writes the report when the run ends.
-pub struct ReportWriter {
+pub(crate) struct ReportWriter {
     target: ReportTarget,
     shown: PathBuf,
     options: Value,
@@ -223,7 +209,7 @@ pub struct ReportWriter {
 
 /// Why the report was not written.
 #[derive(Debug, PartialEq, Eq)]
-pub enum ReportError {
+pub(crate) enum ReportError {
     /// The write failed; the message says where and why.
     Failed(String),
     /// A signal that ends the run arrived while a slow reader held the report up.
@@ -231,23 +217,25 @@ pub enum ReportError {
 }
 
 impl ReportWriter {
-    /// Prepare to write the report to `target` (`shown` as the user named it); `options` is what
-    /// [`options`] returned.
-    pub fn new(target: ReportTarget, shown: &Path, options: Value) -> Self {
+    /// Prepare to write the report to `target` (`shown` as the user named it), recording
+    /// `options` as the options in force.
+    pub(crate) fn new(target: ReportTarget, shown: &Path, options: &impl Serialize) -> Self {
         ReportWriter {
             target,
             shown: shown.to_path_buf(),
-            options,
+            options: serde_json::to_value(options).expect("the options serialise"),
             splay: None,
             attempts: Vec::new(),
         }
     }
 
-    /// Write the report of the run that ended with `done`, its reader's pace allowing, and
-    /// awake to the signals that end a run.
-    pub fn write(mut self, done: &Done, watch: &SignalWatch) -> Result<(), ReportError> {
-        if let (Reason::SpawnFailed(error), Some(record)) = (&done.reason, self.last_attempt()) {
-            record.status = done.last;
+    /// Write the report of the run that ended as `end`, its reader's pace allowing, and awake
+    /// to the signals that end a run.
+    pub(crate) fn write(mut self, end: &RunEnd, watch: &SignalWatch) -> Result<(), ReportError> {
+        if let (Reason::SpawnFailed(_, error), Some(record)) =
+            (&end.reason, self.attempts.last_mut())
+        {
+            record.status = end.last;
             record.duration_ms = Some(0.0);
             record.verdict = Some("stop");
             record.error = Some(error.clone());
@@ -257,14 +245,14 @@ impl ReportWriter {
             options: &self.options,
             splay_ms: self.splay.map(to_millis),
             attempts: &self.attempts,
-            exit_code: done.status,
-            reason: done.reason.name(),
-            signal: match done.reason {
+            exit_code: Exit::of(end).status(),
+            reason: end.reason.name(),
+            signal: match end.reason {
                 Reason::Interrupted(signal, _) => Some(signals::name(signal)),
                 _ => None,
             },
-            error: done.reason.error().map(String::from),
-            elapsed_ms: to_millis(done.elapsed),
+            error: end.reason.error(),
+            elapsed_ms: to_millis(end.elapsed),
         };
         let mut text = serde_json::to_vec_pretty(&report).expect("a report serialises");
         text.push(b'\n');
@@ -285,10 +273,6 @@ impl ReportWriter {
                 }
             }
         }
-    }
-
-    fn last_attempt(&mut self) -> Option<&mut AttemptRecord> {
-        self.attempts.last_mut()
     }
 }
 
@@ -326,74 +310,77 @@ fn create_beside(file: &Path) -> io::Result<(File, PathBuf)> {
 }
 
 impl EventSink for ReportWriter {
-    fn emit(&mut self, event: Event) {
+    fn emit(&mut self, event: &Event) {
         match event {
             Event::AttemptStart { numbering, at } => self.attempts.push(AttemptRecord {
                 attempt: numbering.attempt,
                 attempt_since_reset: numbering.since_reset,
-                start_offset_ms: to_millis(at),
+                start_offset_ms: to_millis(*at),
                 ..AttemptRecord::default()
             }),
-            Event::AttemptEnd(end) => {
-                if let Some(record) = self.last_attempt() {
-                    record.record_end(&end);
+            Event::AttemptEnd(outcome) => {
+                if let Some(record) = self.attempts.last_mut() {
+                    record.record(outcome);
                 }
             }
-            Event::Wait {
-                wait,
-                cause: WaitCause::Splay,
-                ..
-            } => self.splay = Some(wait),
-            Event::Wait { wait, cause, .. } => {
-                if let Some(record) = self.last_attempt() {
-                    record.wait_after_ms = Some(to_millis(wait));
-                    record.wait_cause = Some(cause.name());
-                }
-            }
+            Event::Splay(wait) => self.splay = Some(*wait),
             Event::Done(_) | Event::Warning(_) => {}
         }
     }
 }
 
 impl AttemptRecord {
-    fn record_end(&mut self, end: &AttemptEnd) {
-        self.duration_ms = Some(to_millis(end.duration));
-        self.status = Some(end.termination.status());
-        self.signal = end.termination.signal().map(signals::name);
-        self.timed_out = end.termination.time_limit().is_some();
-        self.verdict = Some(end.verdict.name());
-        self.matched = end.matched().map(|(condition, _)| condition);
-        self.pattern = end.matched().map(|(_, pattern)| pattern.to_string());
-        self.reset = end.reset;
+    fn record(&mut self, outcome: &AttemptOutcome) {
+        self.duration_ms = Some(to_millis(outcome.duration));
+        self.status = Some(outcome.termination.status());
+        self.signal = outcome.termination.signal().map(signals::name);
+        self.timed_out = outcome.termination.time_limit().is_some();
+        self.verdict = Some(outcome.next.verdict());
+        self.matched = outcome.matched().map(|(condition, _)| condition);
+        self.pattern = outcome.matched().map(|(_, pattern)| pattern.to_string());
+        self.reset = outcome.reset;
+        if let Next::Retry { wait, cause } = outcome.next {
+            self.wait_after_ms = Some(to_millis(wait));
+            self.wait_cause = Some(cause.name());
+        }
     }
 }
 
-/// The options in force, as the report records them; `seed` is the seed actually used.
-pub fn options(cli: &crate::cli::Cli, seed: u64) -> Value {
-    let millis = |duration: Option<Duration>| duration.map(to_millis);
-    serde_json::json!({
-        "command": cli.command.iter().map(|word| word.to_string_lossy()).collect::<Vec<_>>(),
-        "shell": cli.shell,
-        "max_attempts": crate::report::events::limit_json(cli.max_attempts),
-        "base_ms": to_millis(cli.base),
-        "cap_ms": to_millis(cli.cap),
-        "multiplier": cli.multiplier,
-        "jitter": cli.jitter.name(),
-        "seed": seed,
-        "splay_ms": millis(cli.splay),
-        "budget": cli.budget.as_ref().map(|name| name.as_str()),
-        "budget_rate": cli.budget.as_ref().map(|_| cli.budget_rate.to_string()),
-        "success_on": cli.success_on.to_string(),
-        "retry_on": cli.retry_on.map(|set| set.to_string()),
-        "stop_on": cli.stop_on.map(|set| set.to_string()),
-        "retry_on_output": cli.retry_on_output,
-        "stop_on_output": cli.stop_on_output,
-        "hold_output": cli.hold_output,
-        "timeout_ms": millis(cli.timeout),
-        "max_time_ms": millis(cli.max_time),
-        "kill_after_ms": to_millis(cli.kill_after),
-        "reset_after_ms": millis(cli.reset_after),
-        "foreground": cli.foreground,
-        "replay_stdin": cli.replay_stdin,
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readme::{object_keys, row_keys, table_labels};
+
+    #[test]
+    fn the_readme_lists_every_key_of_the_report() {
+        let end = RunEnd {
+            attempts: 0,
+            last: None,
+            reason: Reason::Exhausted,
+            elapsed: Duration::ZERO,
+            report_error: None,
+        };
+        let options = serde_json::json!({});
+        let attempt = AttemptRecord::default();
+        let report = Report {
+            version: VERSION,
+            options: &options,
+            splay_ms: None,
+            attempts: std::slice::from_ref(&attempt),
+            exit_code: Exit::of(&end).status(),
+            reason: end.reason.name(),
+            signal: None,
+            error: None,
+            elapsed_ms: 0.0,
+        };
+        let report = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            object_keys(&report, &[]),
+            table_labels("### The run report")
+        );
+        assert_eq!(
+            object_keys(&serde_json::to_value(&attempt).unwrap(), &[]),
+            row_keys("attempts")
+        );
+    }
 }

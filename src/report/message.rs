@@ -6,7 +6,7 @@
 //! `\u{1b}`), as Rust's `escape_debug` writes them.
 
 /// `text` with every control character escaped, so that it prints as one line.
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     let mut line = String::with_capacity(text.len());
     for c in text.chars() {
         match c.is_control() {

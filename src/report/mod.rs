@@ -1,6 +1,11 @@
-//! What a run says about itself: the events, the text and JSON reporter on stderr, the
-//! `--report` file, and the escaping that keeps every message on one line.
+//! What a run says about itself: the events, their text and JSON views, the reporter that
+//! writes them on stderr, the `--report` file, and the escaping that keeps every message on one
+//! line.
 
-pub mod events;
-pub mod file;
-pub mod message;
+pub(crate) mod events;
+pub(crate) mod file;
+mod json;
+pub(crate) mod message;
+pub(crate) mod reporter;
+mod text;
+pub(crate) mod verbosity;

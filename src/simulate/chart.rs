@@ -13,7 +13,7 @@ const LEGEND_HEIGHT: f64 = 40.0;
 const COLOURS: [&str; 5] = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7"];
 
 /// The SVG document for `points`; `title` heads it.
-pub fn render(points: &[Point], title: &str) -> String {
+pub(crate) fn render(points: &[Point], title: &str) -> String {
     let strategies = strategies_in_order(points);
     let width = 2.0 * PANEL.0;
     let height = PANEL.1 + LEGEND_HEIGHT + 30.0;

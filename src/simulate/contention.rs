@@ -30,7 +30,7 @@ const NETWORK_MS: (f64, f64) = (10.0, 2.0);
 
 /// A way of waiting between a client's attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     /// Retry at once.
     NoBackoff,
     /// The tool's backoff with this jitter.
@@ -39,7 +39,7 @@ pub enum Strategy {
 
 impl Strategy {
     /// The strategy's name in tables and charts.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Strategy::NoBackoff => "no backoff",
             Strategy::Backoff(jitter) => jitter.name(),
@@ -49,57 +49,51 @@ impl Strategy {
 
 /// What to simulate.
 #[derive(Clone, Debug)]
-pub struct Experiment {
+pub(crate) struct Experiment {
     /// The client counts, one point each.
-    pub clients: Vec<u32>,
+    pub(crate) clients: Vec<u32>,
     /// The strategies to compare; the "no backoff" baseline is always added first.
-    pub jitters: Vec<Jitter>,
+    pub(crate) jitters: Vec<Jitter>,
     /// Base, cap and multiplier (the jitter is set per strategy).
-    pub backoff: Backoff,
+    pub(crate) backoff: Backoff,
     /// Trials per point.
-    pub trials: u32,
+    pub(crate) trials: u32,
     /// The seed every trial's own seed is derived from.
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// One trial's outcome.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Trial {
+pub(crate) struct Trial {
     /// Writes made, failed and successful.
-    pub writes: u64,
+    pub(crate) writes: u64,
     /// When the last successful write's answer arrived, in milliseconds.
-    pub completion_ms: f64,
+    pub(crate) completion_ms: f64,
 }
 
 /// Mean and spread of one measure over the trials of a point.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Spread {
-    /// The mean.
-    pub mean: f64,
-    /// The 5th percentile.
-    pub p5: f64,
-    /// The median.
-    pub p50: f64,
-    /// The 95th percentile.
-    pub p95: f64,
+pub(crate) struct Spread {
+    pub(crate) mean: f64,
+    pub(crate) p5: f64,
+    pub(crate) p50: f64,
+    pub(crate) p95: f64,
 }
 
 /// The result for one strategy and client count.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Point {
-    /// The strategy.
-    pub strategy: Strategy,
-    /// The client count.
-    pub clients: u32,
+pub(crate) struct Point {
+    pub(crate) strategy: Strategy,
+    pub(crate) clients: u32,
     /// Writes per trial.
-    pub work: Spread,
+    pub(crate) work: Spread,
     /// Completion time per trial, in milliseconds.
-    pub completion_ms: Spread,
+    pub(crate) completion_ms: Spread,
 }
 
 impl Experiment {
     /// The strategies compared, the baseline first.
-    pub fn strategies(&self) -> Vec<Strategy> {
+    pub(crate) fn strategies(&self) -> Vec<Strategy> {
         let backoffs = self.jitters.iter().map(|&jitter| Strategy::Backoff(jitter));
         std::iter::once(Strategy::NoBackoff)
             .chain(backoffs)
@@ -107,7 +101,7 @@ impl Experiment {
     }
 
     /// Run every trial, spread over `threads` threads, and summarise each point.
-    pub fn run(&self, threads: usize) -> Vec<Point> {
+    pub(crate) fn run(&self, threads: usize) -> Vec<Point> {
         let strategies = self.strategies();
         let points: Vec<(Strategy, u32)> = strategies
             .iter()
@@ -264,7 +258,7 @@ fn standard_normal_pair(rng: &mut impl Rng) -> (f64, f64) {
 }
 
 /// One trial: `clients` clients updating one row with `strategy`, from `seed`.
-pub fn simulate(strategy: Strategy, backoff: Backoff, clients: u32, seed: u64) -> Trial {
+pub(crate) fn simulate(strategy: Strategy, backoff: Backoff, clients: u32, seed: u64) -> Trial {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut schedules: Vec<Option<Schedule<Xoshiro256PlusPlus>>> = (0..clients)
         .map(|_| match strategy {
@@ -313,7 +307,7 @@ pub fn simulate(strategy: Strategy, backoff: Backoff, clients: u32, seed: u64) -
 
 impl Spread {
     /// The spread of `values` (at least one).
-    pub fn of(values: impl Iterator<Item = f64>) -> Spread {
+    pub(crate) fn of(values: impl Iterator<Item = f64>) -> Spread {
         let mut sorted: Vec<f64> = values.collect();
         sorted.sort_by(f64::total_cmp);
         let rank =
@@ -328,13 +322,13 @@ impl Spread {
 }
 
 /// The most clients one point may simulate.
-pub const MAX_CLIENTS: u32 = 100_000;
+pub(crate) const MAX_CLIENTS: u32 = 100_000;
 
 /// The most client counts one run may simulate.
-pub const MAX_POINTS: usize = 1_000;
+pub(crate) const MAX_POINTS: usize = 1_000;
 
 /// `--clients`: a comma-separated list of counts and ranges with a step (`10-190/10`).
-pub fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
+pub(crate) fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
     const EXPECTED: &str = "expected client counts and ranges, e.g. 10,50,100 or 10-190/10";
     let count = |word: &str| match word.trim().parse::<u32>() {
         Ok(count @ 1..=MAX_CLIENTS) => Ok(count),

@@ -1,37 +1,36 @@
-//! The `retry simulate` command: run the experiment, print the table, write the CSV and the SVG.
+//! `retry simulate`: rerun the contention experiment with this tool's own backoff, print the
+//! table, and write the CSV and the SVG. The model is in `contention`, the picture in `chart`.
 
-pub mod chart;
-pub mod contention;
+mod chart;
+pub(crate) mod contention;
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::backoff::{Backoff, Jitter};
-use crate::cli::SimulateArgs;
-use crate::config::backoff_error;
 use crate::duration::format_duration;
 use crate::simulate::contention::{Experiment, Point};
 
-/// Run the simulation `args` describe; `seed` is the one to use (given or drawn).
-pub fn run(args: SimulateArgs, seed: u64) -> anyhow::Result<()> {
-    let backoff = Backoff::new(args.base, args.cap, args.multiplier, Jitter::None)
-        .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
-    let experiment = Experiment {
-        clients: args.clients.0,
-        jitters: args.jitter,
-        backoff,
-        trials: args.trials,
-        seed,
-    };
+/// What to simulate, and where to write the results besides stdout.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) experiment: Experiment,
+    pub(crate) csv: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
+}
+
+/// Run the simulation `settings` describe.
+pub(crate) fn run(settings: &Settings) -> anyhow::Result<()> {
+    let experiment = &settings.experiment;
+    let (backoff, seed) = (experiment.backoff, experiment.seed);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let started = Instant::now();
     let points = experiment.run(threads);
     let took = started.elapsed();
     let mut out = io::BufWriter::new(io::stdout().lock());
-    print_table(&mut out, &experiment, &points)?;
+    print_table(&mut out, experiment, &points)?;
     let trials = points.len() * experiment.trials as usize;
     writeln!(
         out,
@@ -39,10 +38,10 @@ pub fn run(args: SimulateArgs, seed: u64) -> anyhow::Result<()> {
         format_duration(took)
     )?;
     out.flush()?;
-    if let Some(path) = &args.csv {
+    if let Some(path) = &settings.csv {
         write_file(path, &csv(&points, experiment.trials))?;
     }
-    if let Some(path) = &args.svg {
+    if let Some(path) = &settings.svg {
         let title = format!(
             "Contention for one row: base {}, cap {}, multiplier {}, {} trials a point",
             format_duration(backoff.base()),

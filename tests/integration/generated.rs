@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use clap_complete::Shell;
-use retry::cli::Cli;
-use retry::exit;
-use retry::process::signals;
-use retry::process::ENVIRONMENT;
+use retry::{docs, Cli};
 use roff::{bold, roman, Roff};
 
 /// Every generated file: its path in the repository and its content.
@@ -54,9 +51,9 @@ fn man_page() -> Vec<u8> {
     man.render_description_section(&mut page).unwrap();
     man.render_options_section(&mut page).unwrap();
     let mut extra = Roff::new();
-    table_section(&mut extra, "EXIT STATUS", &exit::TABLE);
-    table_section(&mut extra, "SIGNALS", &signals::TABLE);
-    table_section(&mut extra, "ENVIRONMENT", &ENVIRONMENT);
+    table_section(&mut extra, "EXIT STATUS", &docs::exit_statuses());
+    table_section(&mut extra, "SIGNALS", &docs::signals());
+    table_section(&mut extra, "ENVIRONMENT", &docs::environment());
     extra.to_writer(&mut page).unwrap();
     man.render_version_section(&mut page).unwrap();
     page
@@ -76,12 +73,12 @@ fn simulate_man_page() -> Vec<u8> {
     page
 }
 
-fn table_section(roff: &mut Roff, title: &str, rows: &[(&str, &str)]) {
+fn table_section(roff: &mut Roff, title: &str, rows: &[(&str, impl AsRef<str>)]) {
     roff.control("SH", [title]);
     for (term, meaning) in rows {
         roff.control("TP", []);
         roff.text([bold(*term)]);
-        roff.text([roman(*meaning)]);
+        roff.text([roman(meaning.as_ref())]);
     }
 }
 

@@ -17,10 +17,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long any run of the binary may take before the test fails.
-pub const TIME_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
 
 /// How long a test waits for something it expects to happen soon.
-pub const PATIENCE: Duration = Duration::from_secs(10);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The signals a run starts with at their default action.
 const DEFAULTED: [i32; 10] = [
@@ -38,41 +38,41 @@ const DEFAULTED: [i32; 10] = [
 
 /// The binary under test: the one cargo built, or the one `RETRY_TEST_BINARY` names (a
 /// packaged build, or an older one to see a new test fail against it).
-pub fn binary() -> String {
+pub(crate) fn binary() -> String {
     std::env::var("RETRY_TEST_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_retry").into())
 }
 
 /// A scratch directory for one test, removed when dropped.
-pub struct Scratch {
+pub(crate) struct Scratch {
     dir: tempfile::TempDir,
 }
 
 impl Scratch {
     /// A new empty directory.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Scratch {
             dir: tempfile::tempdir().expect("create a temporary directory"),
         }
     }
 
     /// A path inside the directory.
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// The file `name` as text; empty when it does not exist.
-    pub fn read(&self, name: &str) -> String {
+    pub(crate) fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.path(name)).unwrap_or_default()
     }
 
     /// How many lines the file `name` has; 0 when it does not exist.
-    pub fn lines(&self, name: &str) -> usize {
+    pub(crate) fn lines(&self, name: &str) -> usize {
         std::fs::read_to_string(self.path(name)).map_or(0, |text| text.lines().count())
     }
 
     /// The process id written to the file `name`.
     #[track_caller]
-    pub fn pid(&self, name: &str) -> i32 {
+    pub(crate) fn pid(&self, name: &str) -> i32 {
         let text = self.read(name);
         text.trim()
             .parse()
@@ -81,25 +81,25 @@ impl Scratch {
 }
 
 /// One finished run.
-pub struct Run {
+pub(crate) struct Run {
     argv: Vec<String>,
     output: Output,
 }
 
 impl Run {
     /// Standard output as text.
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.output.stdout).into_owned()
     }
 
     /// Standard error as text.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
     /// Assert the exit code.
     #[track_caller]
-    pub fn expect_code(&self, code: i32) -> &Self {
+    pub(crate) fn expect_code(&self, code: i32) -> &Self {
         assert_eq!(
             self.output.status.code(),
             Some(code),
@@ -110,7 +110,7 @@ impl Run {
 
     /// Assert that the run died of `signal`.
     #[track_caller]
-    pub fn expect_signal(&self, signal: i32) -> &Self {
+    pub(crate) fn expect_signal(&self, signal: i32) -> &Self {
         assert_eq!(
             self.output.status.signal(),
             Some(signal),
@@ -121,7 +121,7 @@ impl Run {
 
     /// Assert that stderr contains `text`.
     #[track_caller]
-    pub fn expect_stderr(&self, text: &str) -> &Self {
+    pub(crate) fn expect_stderr(&self, text: &str) -> &Self {
         assert!(
             self.stderr().contains(text),
             "stderr lacks {text:?}\n{self}"
@@ -131,7 +131,7 @@ impl Run {
 
     /// Assert that stderr does not contain `text`.
     #[track_caller]
-    pub fn expect_no_stderr(&self, text: &str) -> &Self {
+    pub(crate) fn expect_no_stderr(&self, text: &str) -> &Self {
         assert!(
             !self.stderr().contains(text),
             "stderr should not have {text:?}\n{self}"
@@ -141,7 +141,7 @@ impl Run {
 
     /// Assert that stdout contains `text`.
     #[track_caller]
-    pub fn expect_stdout_contains(&self, text: &str) -> &Self {
+    pub(crate) fn expect_stdout_contains(&self, text: &str) -> &Self {
         assert!(
             self.stdout().contains(text),
             "stdout lacks {text:?}\n{self}"
@@ -151,20 +151,20 @@ impl Run {
 
     /// Assert that stdout is exactly `text`.
     #[track_caller]
-    pub fn expect_stdout(&self, text: &str) -> &Self {
+    pub(crate) fn expect_stdout(&self, text: &str) -> &Self {
         assert_eq!(self.stdout(), text, "unexpected stdout\n{self}");
         self
     }
 
     /// The signal the run died of, if it did.
-    pub fn signal(&self) -> Option<i32> {
+    pub(crate) fn signal(&self) -> Option<i32> {
         self.output.status.signal()
     }
 
     /// The tool's JSON events: every stderr line that is one (the command's own stderr may be
     /// mixed in).
     #[track_caller]
-    pub fn events(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn events(&self) -> Vec<serde_json::Value> {
         self.stderr()
             .lines()
             .filter(|line| line.starts_with("{\"event\""))
@@ -177,7 +177,7 @@ impl Run {
 
     /// The events named `name`.
     #[track_caller]
-    pub fn events_named(&self, name: &str) -> Vec<serde_json::Value> {
+    pub(crate) fn events_named(&self, name: &str) -> Vec<serde_json::Value> {
         self.events()
             .into_iter()
             .filter(|event| event["event"] == name)
@@ -186,7 +186,7 @@ impl Run {
 
     /// The one event named `name`.
     #[track_caller]
-    pub fn event(&self, name: &str) -> serde_json::Value {
+    pub(crate) fn event(&self, name: &str) -> serde_json::Value {
         let mut events = self.events_named(name);
         assert_eq!(events.len(), 1, "not one {name:?} event\n{self}");
         events.remove(0)
@@ -203,7 +203,7 @@ impl fmt::Display for Run {
 }
 
 /// A run being set up.
-pub struct Invocation {
+pub(crate) struct Invocation {
     command: Command,
     argv: Vec<String>,
     stdin: Input,
@@ -222,7 +222,7 @@ enum Input {
 }
 
 /// Start setting up a run of the binary with `args`.
-pub fn retry<I, S>(args: I) -> Invocation
+pub(crate) fn retry<I, S>(args: I) -> Invocation
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -231,13 +231,13 @@ where
 }
 
 /// Start setting up a run of `program` (which runs the tool in its turn).
-pub fn program(program: &str) -> Invocation {
+pub(crate) fn program(program: &str) -> Invocation {
     Invocation::of(program, program)
 }
 
 /// Start setting up `sh -c script`, where `$RETRY` names the binary under test: for pipelines
 /// and redirections around the tool.
-pub fn shell(script: &str) -> Invocation {
+pub(crate) fn shell(script: &str) -> Invocation {
     Invocation::of("sh", "sh")
         .args(["-c", script])
         .env("RETRY", binary())
@@ -255,13 +255,13 @@ impl Invocation {
     }
 
     /// Set an environment variable for the run and so for the command.
-    pub fn env(mut self, name: &str, value: impl AsRef<OsStr>) -> Self {
+    pub(crate) fn env(mut self, name: &str, value: impl AsRef<OsStr>) -> Self {
         self.command.env(name, value);
         self
     }
 
     /// Add more arguments.
-    pub fn args<I, S>(mut self, args: I) -> Self
+    pub(crate) fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -274,37 +274,37 @@ impl Invocation {
     }
 
     /// Give the run these bytes on stdin (default: none, stdin is /dev/null).
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+    pub(crate) fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Input::Bytes(bytes.into());
         self
     }
 
     /// Give the run this file or pipe as stdin.
-    pub fn stdin_from(mut self, input: impl Into<Stdio>) -> Self {
+    pub(crate) fn stdin_from(mut self, input: impl Into<Stdio>) -> Self {
         self.stdin = Input::From(input.into());
         self
     }
 
     /// Send the run's stdout here instead of collecting it.
-    pub fn stdout(mut self, stdout: impl Into<Stdio>) -> Self {
+    pub(crate) fn stdout(mut self, stdout: impl Into<Stdio>) -> Self {
         self.stdout = Some(stdout.into());
         self
     }
 
     /// Start the run with `signal` ignored, as a parent that ignores it would leave it.
-    pub fn ignoring(mut self, signal: i32) -> Self {
+    pub(crate) fn ignoring(mut self, signal: i32) -> Self {
         self.ignored.push(signal);
         self
     }
 
     /// Run to the end and collect the output.
     #[track_caller]
-    pub fn run(self) -> Run {
+    pub(crate) fn run(self) -> Run {
         self.spawn().finish()
     }
 
     /// Start the run and return at once.
-    pub fn spawn(mut self) -> Running {
+    pub(crate) fn spawn(mut self) -> Running {
         let (stdin, bytes) = match std::mem::replace(&mut self.stdin, Input::Nothing) {
             Input::Nothing => (Stdio::null(), None),
             Input::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
@@ -350,7 +350,7 @@ impl Invocation {
 }
 
 /// A run still going.
-pub struct Running {
+pub(crate) struct Running {
     child: Child,
     argv: Vec<String>,
     stdout: std::sync::mpsc::Receiver<Vec<u8>>,
@@ -360,12 +360,12 @@ pub struct Running {
 
 impl Running {
     /// The process id of the run.
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
     /// Send `signal` to the run.
-    pub fn signal(&self, signal: i32) {
+    pub(crate) fn signal(&self, signal: i32) {
         // SAFETY: kill has no memory-safety preconditions; the child is not reaped yet, so its
         // pid still names it.
         unsafe { libc::kill(self.pid(), signal) };
@@ -373,7 +373,7 @@ impl Running {
 
     /// Wait until the run has written a JSON event named `name` on stderr; returns it.
     #[track_caller]
-    pub fn await_event(&self, name: &str) -> serde_json::Value {
+    pub(crate) fn await_event(&self, name: &str) -> serde_json::Value {
         let marker = format!("{{\"event\":\"{name}\"");
         let line = self
             .stderr
@@ -384,7 +384,7 @@ impl Running {
 
     /// Wait until the run has written a stderr line containing `text`.
     #[track_caller]
-    pub fn await_stderr(&self, text: &str) {
+    pub(crate) fn await_stderr(&self, text: &str) {
         if self.stderr.await_line(|line| line.contains(text)).is_none() {
             panic!("stderr never showed {text:?}: {:?}", self.argv);
         }
@@ -392,7 +392,7 @@ impl Running {
 
     /// Wait for the run to end and collect its output; kills it and fails after [`TIME_LIMIT`].
     #[track_caller]
-    pub fn finish(mut self) -> Run {
+    pub(crate) fn finish(mut self) -> Run {
         let left = TIME_LIMIT.saturating_sub(self.started.elapsed());
         let Some(status) = wait_at_most(&mut self.child, left) else {
             let _ = self.child.kill();
@@ -498,7 +498,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<
 }
 
 /// Wait for `child` to end, for at most `limit`; `None` if it is still running then.
-pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+pub(crate) fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("wait for a child process") {
@@ -514,7 +514,7 @@ pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
 /// Wait until `condition` holds, looking every few milliseconds; fails the test after
 /// [`PATIENCE`]. For states that announce themselves no other way (a process stopped, gone).
 #[track_caller]
-pub fn wait_for(what: &str, condition: impl Fn() -> bool) {
+pub(crate) fn wait_for(what: &str, condition: impl Fn() -> bool) {
     let start = Instant::now();
     while !condition() {
         assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
@@ -523,12 +523,12 @@ pub fn wait_for(what: &str, condition: impl Fn() -> bool) {
 }
 
 /// Whether process `pid` exists and is not a zombie.
-pub fn process_exists(pid: i32) -> bool {
+pub(crate) fn process_exists(pid: i32) -> bool {
     matches!(process_state(pid), Some(state) if state != 'Z' && state != 'X')
 }
 
 /// The state letter of process `pid` (`S`, `R`, `T` for stopped, `Z`...), if it exists.
-pub fn process_state(pid: i32) -> Option<char> {
+pub(crate) fn process_state(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The state follows the command name, which is in parentheses.
     stat.rsplit(')')
@@ -541,7 +541,7 @@ pub fn process_state(pid: i32) -> Option<char> {
 
 /// Wait until process `pid` is blocked reading its stdin, as `/proc/PID/syscall` shows it.
 #[track_caller]
-pub fn wait_until_reading_stdin(pid: i32) {
+pub(crate) fn wait_until_reading_stdin(pid: i32) {
     let reading = format!("{} 0x0 ", libc::SYS_read);
     wait_for("the process to read its stdin", || {
         std::fs::read_to_string(format!("/proc/{pid}/syscall"))
@@ -549,8 +549,14 @@ pub fn wait_until_reading_stdin(pid: i32) {
     });
 }
 
+/// Whether the tests run as root (as CI does), which some need.
+pub(crate) fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Kill process `pid` if it is still there (a test's own leftover).
-pub fn kill_leftover(pid: i32) {
+pub(crate) fn kill_leftover(pid: i32) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(pid, libc::SIGKILL) };
 }
@@ -560,7 +566,7 @@ impl Invocation {
     /// its `VmHWM`, sampled until it exits. (The `ru_maxrss` of a child also counts the parent's
     /// memory at the moment of the spawn, so it cannot tell the tool's own peak.)
     #[track_caller]
-    pub fn run_measuring_peak_rss(self) -> (Run, u64) {
+    pub(crate) fn run_measuring_peak_rss(self) -> (Run, u64) {
         let running = self.spawn();
         let status_file = format!("/proc/{}/status", running.pid());
         let mut peak = 0;
@@ -582,7 +588,7 @@ impl Invocation {
 
 /// The tool sharing the budget `name` at `rate` in `dir`, with JSON events; the test adds its
 /// flags and command.
-pub fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
+pub(crate) fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
     retry([
         "--log-format",
         "json",
@@ -597,7 +603,7 @@ pub fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Invocati
 
 /// The fault injector (`fault/inject.c`), built once per test run with the system's C compiler;
 /// load it into a run with `LD_PRELOAD` and steer it with `FAULT_PATH` and `FAULT`.
-pub fn fault_injector() -> PathBuf {
+pub(crate) fn fault_injector() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {

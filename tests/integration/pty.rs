@@ -12,7 +12,7 @@ use crate::harness::{wait_at_most, PATIENCE, TIME_LIMIT};
 use std::time::{Duration, Instant};
 
 /// The tool running on the slave side of a pseudo-terminal; the test holds the master side.
-pub struct Session {
+pub(crate) struct Session {
     child: Child,
     master: File,
     output: Arc<Mutex<Vec<u8>>>,
@@ -20,7 +20,7 @@ pub struct Session {
 
 impl Session {
     /// Start the tool with `args` as the session leader of a new terminal.
-    pub fn start(args: &[&str]) -> Session {
+    pub(crate) fn start(args: &[&str]) -> Session {
         let mut command = Command::new(crate::harness::binary());
         command.args(args);
         Session::start_command(command)
@@ -28,7 +28,7 @@ impl Session {
 
     /// Start an interactive bash, with job control, as the session leader of a new terminal;
     /// `$RETRY` names the tool, and the prompt is `$ `.
-    pub fn shell() -> Session {
+    pub(crate) fn shell() -> Session {
         let mut command = Command::new("bash");
         command
             .args(["--norc", "--noprofile", "-i"])
@@ -80,30 +80,30 @@ impl Session {
     }
 
     /// The tool's process id.
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
     /// Type `bytes` at the terminal.
-    pub fn write(&mut self, bytes: &[u8]) {
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).expect("write to the terminal");
     }
 
     /// Everything the terminal showed so far.
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
     }
 
     /// Wait until the terminal shows `text`; fails after [`PATIENCE`].
     #[track_caller]
-    pub fn expect(&self, text: &str) {
+    pub(crate) fn expect(&self, text: &str) {
         self.expect_within(text, PATIENCE);
     }
 
     /// Wait until the terminal shows `text`; fails after
     /// `limit`.
     #[track_caller]
-    pub fn expect_within(&self, text: &str, limit: Duration) {
+    pub(crate) fn expect_within(&self, text: &str, limit: Duration) {
         let start = Instant::now();
         while !self.output().contains(text) {
             let shown = self.output();
@@ -117,7 +117,7 @@ impl Session {
 
     /// Wait for the session leader to end; kills it and fails after [`TIME_LIMIT`].
     #[track_caller]
-    pub fn wait(&mut self) -> ExitStatus {
+    pub(crate) fn wait(&mut self) -> ExitStatus {
         wait_at_most(&mut self.child, TIME_LIMIT).unwrap_or_else(|| {
             let _ = self.child.kill();
             panic!(

@@ -104,3 +104,15 @@ fn bad_simulator_input_exits_125() {
         .expect_code(125)
         .expect_stderr("--cap (1s)");
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_simulator_quietly() {
+    // 5000 rows, more than a pipe holds: the writes after head has gone meet a broken pipe.
+    let clients = vec!["1"; 1000].join(",");
+    let run =
+        crate::harness::shell("\"$RETRY\" simulate --clients $CLIENTS --trials 1 | head -n 1")
+            .env("CLIENTS", clients)
+            .run();
+    run.expect_code(0);
+    assert_eq!(run.stderr(), "", "{run}");
+}

@@ -1,0 +1,86 @@
+//! The fuzz target's body, inside the crate so that it reaches what a run does without making it
+//! public: any command line either parses or gets a one-line message (exit 125), never a panic;
+//! and whatever parses, the run's arithmetic takes without a panic.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::time::{Duration, Instant};
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+use crate::budget::model::{BucketState, Rate};
+use crate::cli::{one_line_error, Cli};
+use crate::config::{Action, Config};
+use crate::report::message::printable;
+use crate::retry_loop::Waits;
+
+/// Parse `data`, split at NUL bytes into arguments (raw bytes, not necessarily UTF-8), as the
+/// binary would; then do with the values what a run does with them: draw waits, turn the time
+/// limits into instants, take budget tokens at moments drawn from `data`, plan, and size a
+/// simulation.
+pub fn arguments(data: &[u8]) {
+    let words: Vec<OsString> = std::iter::once(OsString::from("retry"))
+        .chain(
+            data.split(|&byte| byte == 0)
+                .map(|word| OsString::from_vec(word.to_vec())),
+        )
+        .collect();
+    let cli = match Cli::try_parse_from(&words) {
+        Ok(cli) => cli,
+        Err(err)
+            if matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+            ) =>
+        {
+            return
+        }
+        Err(err) => return assert_one_line(&one_line_error(&err, &words)),
+    };
+    let rate = cli.budget_rate;
+    let config = match Config::try_from(cli) {
+        Ok(config) => config,
+        Err(err) => return assert_one_line(&printable(&err.to_string())),
+    };
+    if let Action::Simulate(settings) = config.action() {
+        let experiment = &settings.experiment;
+        let points = experiment.clients.len() * (experiment.jitters.len() + 1);
+        assert!(points <= 5 * 1000, "{points} points");
+        return;
+    }
+    let rules = config.rules();
+    let now = Instant::now();
+    let _ = rules.max_time.and_then(|limit| now.checked_add(limit));
+    let mut waits = config.waits();
+    let cap = config.plan().backoff.cap();
+    for _ in 0..200 {
+        assert!(waits.next_wait() <= cap);
+    }
+    budget(rate, data, rules.max_time);
+    config.plan().rows().take(200).for_each(drop);
+}
+
+/// Take tokens at moments drawn from `data`, as runs sharing the budget would.
+fn budget(rate: Rate, data: &[u8], latest: Option<Duration>) {
+    let mut state: Option<BucketState> = None;
+    let mut now = Duration::ZERO;
+    for &step in data.iter().take(64) {
+        now = now.saturating_add(Duration::from_millis(u64::from(step) << (step % 48)));
+        if state.is_some_and(|state| !rate.is_plausible(&state, now)) {
+            state = None;
+        }
+        let (_, next) = rate.reserve(state, now, latest);
+        if next.is_some() {
+            state = next;
+        }
+    }
+}
+
+fn assert_one_line(message: &str) {
+    assert!(!message.trim().is_empty(), "an empty message");
+    assert!(
+        !message.contains(['\n', '\r']),
+        "a message of several lines: {message:?}"
+    );
+}

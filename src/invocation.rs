@@ -1,0 +1,108 @@
+//! Carrying out one invocation of the tool: simulate, plan, or run a command, in the order that
+//! keeps every promise: check everything checkable before the first attempt, read stdin before
+//! signals are blocked, report the run once its report is written, and decide the exit status
+//! from how it ended.
+
+use std::io::{self, Write};
+
+use anyhow::Context;
+
+use crate::budget::file::FileBudget;
+use crate::cli::Cli;
+use crate::config::{Action, Config};
+use crate::exit::Exit;
+use crate::outcome::{Moment, Reason, RunEnd};
+use crate::output::held::StdRelease;
+use crate::plan;
+use crate::process::clock::SignalClock;
+use crate::process::command_line::CommandLine;
+use crate::process::reaper;
+use crate::process::signals::SignalWatch;
+use crate::process::startup::Inherited;
+use crate::process::stdin_replay::HeldInput;
+use crate::report::events::{Event, EventSink};
+use crate::report::file::{ReportError, ReportWriter};
+use crate::retry_loop::{self, Parts};
+use crate::simulate;
+use crate::spill::HoldError;
+
+/// Carry out the invocation `cli` describes, in a process that `startup::prepare` prepared and
+/// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
+pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
+    let config = Config::try_from(cli)?;
+    match config.action() {
+        Action::Simulate(settings) => {
+            simulate::run(settings)?;
+            Ok(Exit::Success)
+        }
+        Action::Plan => {
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            plan::print(&mut out, &config.plan(), config.log_format())
+                .and_then(|()| out.flush())
+                .context("cannot write the plan to stdout")?;
+            Ok(Exit::Success)
+        }
+        Action::Run(command) => run_command(&config, command.clone(), inherited),
+    }
+}
+
+/// Run `command` under `config` until it succeeds or the run gives up.
+fn run_command(
+    config: &Config,
+    command: CommandLine,
+    inherited: Inherited,
+) -> anyhow::Result<Exit> {
+    let report = config.report_writer().map_err(anyhow::Error::msg)?;
+    let budget_file = config.budget_file()?;
+    let terminal = config.terminal();
+    // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
+    // tool at once, before any attempt.
+    let input = match config.replay_stdin() {
+        true => Some(read_stdin()?),
+        false => None,
+    };
+    let watch = SignalWatch::install(terminal.is_some(), inherited)
+        .context("cannot set up signal handling")?;
+    reaper::adopt_orphans();
+    let mut budget = budget_file.map(|file| FileBudget::new(file, &watch));
+    let mut runner = config.runner(command, &watch, terminal, input);
+    let mut reporter = config.reporter();
+    let mut report = report;
+    let mut end = retry_loop::run(
+        &config.rules(),
+        Parts {
+            waits: &mut config.waits(),
+            attempts: &mut runner,
+            clock: &mut SignalClock::new(&watch),
+            budget: &mut budget,
+            release: &mut StdRelease::new(&watch),
+            sink: &mut (&mut reporter, &mut report),
+        },
+    );
+    if let Some(report) = report {
+        write_report(report, &mut end, &watch);
+    }
+    reporter.emit(&Event::Done(end.clone()));
+    Ok(Exit::of(&end))
+}
+
+/// Read stdin to its end for `--replay-stdin`.
+fn read_stdin() -> anyhow::Result<HeldInput> {
+    HeldInput::read_all(io::stdin().lock()).map_err(|err| match err {
+        HoldError::Transfer(err) => anyhow::anyhow!("cannot read stdin for --replay-stdin: {err}"),
+        HoldError::Spill(err) => {
+            anyhow::anyhow!("cannot keep stdin for --replay-stdin beyond 1 MiB: {err}")
+        }
+    })
+}
+
+/// Write the report of the run that ended as `end`, and make its failure part of how it ended.
+fn write_report(report: ReportWriter, end: &mut RunEnd, watch: &SignalWatch) {
+    match report.write(end, watch) {
+        Ok(()) => {}
+        Err(ReportError::Failed(error)) => end.report_error = Some(error),
+        Err(ReportError::Interrupted(signal)) => {
+            end.reason = Reason::Interrupted(signal, Moment::Report);
+        }
+    }
+}

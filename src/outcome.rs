@@ -1,0 +1,167 @@
+//! What the run makes of each attempt, and how the run ends: the values the loop decides, which
+//! the text reporter, the JSON events and the report each render in their own way.
+//!
+//! One attempt's outcome is one [`AttemptOutcome`], emitted once: how the command ended, what its
+//! output matched, and [`Next`], the run's decision, which carries the wait before the next
+//! attempt (and what set its length) or the [`Reason`] the run stops.
+
+use std::time::Duration;
+
+use crate::attempts::Numbering;
+use crate::output::OutputMatch;
+use crate::policy::Refusal;
+use crate::process::termination::Termination;
+
+/// One attempt, ended, and what the run does next.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct AttemptOutcome {
+    pub(crate) numbering: Numbering,
+    pub(crate) termination: Termination,
+    /// How long the attempt ran.
+    pub(crate) duration: Duration,
+    /// What the output conditions found in its output.
+    pub(crate) matched: OutputMatch,
+    /// It ran long enough (`--reset-after`) to start the backoff and the count over.
+    pub(crate) reset: bool,
+    pub(crate) next: Next,
+}
+
+/// The run's decision after an attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Another attempt, after this wait, whose length `cause` set.
+    Retry { wait: Duration, cause: WaitCause },
+    /// No further attempt, for this reason (success among them).
+    Stop(Reason),
+}
+
+impl Next {
+    /// The decision's name in JSON: `success`, `retry` or `stop`.
+    pub(crate) fn verdict(&self) -> &'static str {
+        match self {
+            Next::Retry { .. } => "retry",
+            Next::Stop(Reason::Success) => "success",
+            Next::Stop(_) => "stop",
+        }
+    }
+}
+
+impl AttemptOutcome {
+    /// The output condition that decided, and its pattern: a stop match wins.
+    pub(crate) fn matched(&self) -> Option<(&'static str, &str)> {
+        match (&self.matched.stop, &self.matched.retry) {
+            (Some(pattern), _) => Some(("stop_on_output", pattern)),
+            (None, Some(pattern)) => Some(("retry_on_output", pattern)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// What set the length of a wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitCause {
+    /// `--splay`, before the first attempt.
+    Splay,
+    /// The backoff schedule.
+    Backoff,
+    /// The retry budget had no token sooner.
+    Budget,
+}
+
+impl WaitCause {
+    /// The stable name used in JSON.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            WaitCause::Splay => "splay",
+            WaitCause::Backoff => "backoff",
+            WaitCause::Budget => "budget",
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// An attempt's status was in `--success-on`.
+    Success,
+    /// Every allowed attempt failed.
+    Exhausted,
+    /// The last status was one not to retry, for this reason.
+    NotRetryable(Refusal),
+    /// The command could not be started: how, and why in words.
+    SpawnFailed(SpawnFailure, String),
+    /// `--max-time` ended the last attempt, or leaves no time for the next wait.
+    Deadline,
+    /// The tool received this signal at this moment of the run, and stops.
+    Interrupted(i32, Moment),
+    /// The retry budget has no token before `--max-time`.
+    Budget,
+    /// Output that the tool could neither keep nor pass on; the text says why.
+    OutputLost(String),
+}
+
+impl Reason {
+    /// The stable name used in JSON.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Reason::Success => "success",
+            Reason::Exhausted => "exhausted",
+            Reason::NotRetryable(_) => "not_retryable",
+            Reason::SpawnFailed(..) => "spawn_failed",
+            Reason::Deadline => "deadline",
+            Reason::Interrupted(..) => "interrupted",
+            Reason::Budget => "budget",
+            Reason::OutputLost(_) => "output_lost",
+        }
+    }
+
+    /// What went wrong, in words, for a command that could not start or output that was lost.
+    pub(crate) fn error(&self) -> Option<&str> {
+        match self {
+            Reason::SpawnFailed(_, error) | Reason::OutputLost(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// Why a command could not be started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpawnFailure {
+    /// There is no such program.
+    NotFound,
+    /// The program is there but cannot be executed.
+    CannotExecute,
+    /// The tool failed to set the attempt up (its stdin, say).
+    ToolFailed,
+}
+
+/// When in a run a signal arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Moment {
+    /// During `--splay`, before the first attempt.
+    Splay,
+    /// While an attempt ran (the signal was passed on to it).
+    Attempt,
+    /// Typed at the terminal the attempt held, killing it; the tool's whole job got it too.
+    Keyboard,
+    /// While an attempt's held output was written.
+    Output,
+    /// During a wait between attempts.
+    Wait,
+    /// While the report was written, at the end.
+    Report,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RunEnd {
+    /// Attempts made (a command that could not start counts as one).
+    pub(crate) attempts: u64,
+    /// The last attempt's status, if an attempt ran.
+    pub(crate) last: Option<u8>,
+    pub(crate) reason: Reason,
+    /// From the start of the run to its end.
+    pub(crate) elapsed: Duration,
+    /// Why `--report` could not be written, which makes the tool's own exit 125.
+    pub(crate) report_error: Option<String>,
+}

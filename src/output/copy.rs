@@ -1,0 +1,293 @@
+//! An attempt's piped stdout or stderr, copied on a thread of its own: passed on at once, matched
+//! line by line, or held.
+//!
+//! Each chunk is written on as soon as it is read, so bytes keep their order within the stream
+//! and nothing waits for a line to end. The thread watches a second pipe too: when the tool closes
+//! it, the thread stops reading (a process that left the attempt's group may hold the stream open
+//! for ever), and what was read so far is kept.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
+use crate::output::conditions::{LineMatcher, OutputConditions, OutputMatch};
+use crate::spill::SpillBuffer;
+
+/// Bytes read from a pipe at a time.
+const CHUNK: usize = 64 * 1024;
+/// Where a piped stream goes.
+pub(crate) enum Destination {
+    /// Straight on to this file (a duplicate of the tool's stdout or stderr).
+    PassOn(File),
+    /// Into a buffer, to be released when the attempt is judged.
+    Hold(SpillBuffer),
+    /// Nowhere: the tool's own stream is closed.
+    Nowhere,
+}
+
+impl Destination {
+    /// A duplicate of the tool's stdout, or nowhere if it is closed.
+    pub(crate) fn stdout() -> Destination {
+        duplicate(io::stdout().as_fd()).map_or(Destination::Nowhere, Destination::PassOn)
+    }
+
+    /// A duplicate of the tool's stderr, or nowhere if it is closed.
+    pub(crate) fn stderr() -> Destination {
+        duplicate(io::stderr().as_fd()).map_or(Destination::Nowhere, Destination::PassOn)
+    }
+}
+
+/// A file of its own on the same open stream as `fd`, to write without std's locks.
+fn duplicate(fd: BorrowedFd<'_>) -> Option<File> {
+    fd.try_clone_to_owned().ok().map(File::from)
+}
+
+/// An attempt's held stdout, until the attempt is judged (empty without `--hold-output`).
+#[derive(Debug, Default)]
+pub(crate) struct HeldOutput(pub(crate) Option<SpillBuffer>);
+
+/// What reading one attempt's piped output came to.
+#[derive(Debug, Default)]
+pub(crate) struct CopyOutcome {
+    /// What the output conditions found.
+    pub(crate) matched: OutputMatch,
+    /// The held stdout, with `--hold-output`.
+    pub(crate) held: HeldOutput,
+    /// Output the tool could neither keep nor pass on, and why: the run cannot vouch for it.
+    pub(crate) failure: Option<String>,
+    /// A stream was still open when the tool stopped reading it: a process that left the
+    /// attempt's group holds it.
+    pub(crate) cut_short: bool,
+}
+
+impl CopyOutcome {
+    /// Both streams' outcomes together.
+    pub(crate) fn merge(self, other: CopyOutcome) -> CopyOutcome {
+        CopyOutcome {
+            matched: self.matched.merge(other.matched),
+            held: HeldOutput(self.held.0.or(other.held.0)),
+            failure: self.failure.or(other.failure),
+            cut_short: self.cut_short || other.cut_short,
+        }
+    }
+}
+
+/// What a copy has done so far, shared between its thread and the tool.
+#[derive(Debug, Default)]
+struct Progress {
+    matcher: Option<LineMatcher>,
+    hold: Option<SpillBuffer>,
+    failure: Option<String>,
+    /// The stream reached its end.
+    ended: bool,
+    /// The thread is over.
+    finished: bool,
+    /// The tool asked the thread to stop reading.
+    stopped: bool,
+}
+
+impl Progress {
+    /// Take the next bytes read: match them, and hold them if holding.
+    fn take(&mut self, bytes: &[u8]) {
+        if let Some(matcher) = &mut self.matcher {
+            matcher.feed(bytes);
+        }
+        if let Some(hold) = &mut self.hold {
+            if let Err(err) = hold.write_all(bytes) {
+                self.fail(format!("cannot hold the command's stdout: {err}"));
+                self.hold = None;
+            }
+        }
+    }
+
+    fn fail(&mut self, message: String) {
+        self.failure.get_or_insert(message);
+    }
+}
+
+/// A stream being copied on a thread of its own.
+pub(crate) struct StreamCopy {
+    progress: Arc<Mutex<Progress>>,
+    /// The write end of a pipe the thread watches: closing it tells the thread to stop reading.
+    stop: Option<OwnedFd>,
+}
+
+impl StreamCopy {
+    /// Start copying `pipe` to `destination`, matching lines if `conditions` has patterns;
+    /// `on_end` is called on the copy's thread once it is over.
+    pub(crate) fn start(
+        pipe: OwnedFd,
+        destination: Destination,
+        conditions: Arc<OutputConditions>,
+        on_end: impl FnOnce() + Send + 'static,
+    ) -> io::Result<StreamCopy> {
+        let (pass_on, hold) = match destination {
+            Destination::PassOn(file) => (Some(file), None),
+            Destination::Hold(buffer) => (None, Some(buffer)),
+            Destination::Nowhere => (None, None),
+        };
+        let progress = Arc::new(Mutex::new(Progress {
+            matcher: conditions.any().then(|| LineMatcher::new(conditions)),
+            hold,
+            ..Progress::default()
+        }));
+        let (stop_read, stop) = nix::unistd::pipe()?;
+        let theirs = Arc::clone(&progress);
+        std::thread::Builder::new().spawn(move || {
+            copy(File::from(pipe), &stop_read, pass_on, &theirs);
+            lock(&theirs).finished = true;
+            on_end();
+        })?;
+        Ok(StreamCopy {
+            progress,
+            stop: Some(stop),
+        })
+    }
+
+    /// Whether the stream has ended and everything read has been passed on.
+    pub(crate) fn is_finished(&self) -> bool {
+        lock(&self.progress).finished
+    }
+
+    /// Stop reading: the thread finishes the chunk in hand and ends.
+    pub(crate) fn stop(&mut self) {
+        lock(&self.progress).stopped = true;
+        self.stop = None;
+    }
+
+    /// What the copy found and kept so far.
+    pub(crate) fn outcome(self) -> CopyOutcome {
+        let mut progress = lock(&self.progress);
+        CopyOutcome {
+            matched: progress
+                .matcher
+                .take()
+                .map(LineMatcher::finish)
+                .unwrap_or_default(),
+            held: HeldOutput(progress.hold.take()),
+            failure: progress.failure.take(),
+            cut_short: progress.stopped && !progress.ended,
+        }
+    }
+}
+
+fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
+    progress.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The copy thread: read `pipe` until it ends or `stop` closes, pass each chunk on at once, and
+/// give it to `progress`.
+fn copy(mut pipe: File, stop: &OwnedFd, mut pass_on: Option<File>, progress: &Mutex<Progress>) {
+    let mut chunk = vec![0; CHUNK];
+    while readable(&pipe, stop) {
+        let count = match pipe.read(&mut chunk) {
+            Ok(0) => {
+                lock(progress).ended = true;
+                break;
+            }
+            Ok(count) => count,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => {
+                lock(progress).fail(format!("cannot read the command's output: {err}"));
+                break;
+            }
+        };
+        if let Some(out) = &mut pass_on {
+            match out.write_all(&chunk[..count]) {
+                Ok(()) => {}
+                // The tool's own reader is gone: drop the pipe too, so the command meets the
+                // broken pipe as it would without the tool in between.
+                Err(err) if err.kind() == io::ErrorKind::BrokenPipe => break,
+                Err(err) => {
+                    lock(progress).fail(format!("cannot pass on the command's output: {err}"));
+                    pass_on = None;
+                }
+            }
+        }
+        let mut progress = lock(progress);
+        progress.take(&chunk[..count]);
+        if progress.stopped {
+            break;
+        }
+    }
+}
+
+/// Wait until `pipe` has something to read (or has ended); false once `stop` has closed.
+fn readable(pipe: &File, stop: &OwnedFd) -> bool {
+    let mut fds = [
+        PollFd::new(pipe.as_fd(), PollFlags::POLLIN),
+        PollFd::new(stop.as_fd(), PollFlags::POLLIN),
+    ];
+    loop {
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => return fds[1].revents().is_none_or(|events| events.is_empty()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::conditions::OutputConditions;
+    use std::io::{Read, Write};
+
+    fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
+        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        Arc::new(OutputConditions::new(&owned(retry), &owned(stop)).unwrap())
+    }
+
+    #[test]
+    fn copies_every_byte_in_order_while_matching() {
+        let input: Vec<u8> = (0..300_000u32)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let mut source = tempfile::tempfile().unwrap();
+        source.write_all(&input).unwrap();
+        std::io::Seek::rewind(&mut source).unwrap();
+        let (ended, end) = std::sync::mpsc::channel();
+        let copy = StreamCopy::start(
+            OwnedFd::from(source),
+            Destination::Hold(SpillBuffer::default()),
+            conditions(&["^299999$"], &[]),
+            move || ended.send(()).unwrap(),
+        )
+        .unwrap();
+        end.recv().unwrap();
+        assert!(copy.is_finished());
+        let outcome = copy.outcome();
+        assert_eq!(outcome.matched.retry.as_deref(), Some("^299999$"));
+        assert!(!outcome.cut_short && outcome.failure.is_none());
+        let mut out = Vec::new();
+        outcome.held.0.unwrap().drain_into(&mut out).unwrap();
+        assert_eq!(out, input);
+    }
+
+    #[test]
+    fn a_stopped_copy_keeps_what_it_read() {
+        let (read, mut write) = std::io::pipe().unwrap();
+        let (mut passed, passed_on) = std::io::pipe().unwrap();
+        let (ended, end) = std::sync::mpsc::channel();
+        let mut copy = StreamCopy::start(
+            OwnedFd::from(read),
+            Destination::PassOn(File::from(OwnedFd::from(passed_on))),
+            conditions(&["^important$"], &[]),
+            move || ended.send(()).unwrap(),
+        )
+        .unwrap();
+        write.write_all(b"important\n").unwrap();
+        let mut seen = [0; 10];
+        passed.read_exact(&mut seen).unwrap();
+        // The writer stays open, as a process that left the attempt's group would hold it.
+        copy.stop();
+        end.recv().unwrap();
+        let outcome = copy.outcome();
+        assert_eq!(outcome.matched.retry.as_deref(), Some("^important$"));
+        assert!(outcome.cut_short, "the stream had not ended");
+        drop(write);
+    }
+}

@@ -1,0 +1,76 @@
+//! `--hold-output`: an attempt's stdout kept until the attempt is judged, then released to stdout
+//! for a success and to stderr otherwise, awake to the signals that end a run while a slow reader
+//! holds the release up.
+
+use std::io;
+
+use crate::outcome::{Next, Reason};
+use crate::output::copy::{Destination, HeldOutput};
+use crate::process::signals::{SignalWatch, Waited};
+use crate::spill::HoldError;
+
+/// Where held output goes once its attempt is judged.
+pub(crate) trait Release {
+    /// Write `held` where the run's decision `next` sends it: to stdout after a success, to
+    /// stderr otherwise.
+    fn release(&mut self, held: HeldOutput, next: &Next) -> Released;
+}
+
+/// How a release went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Released {
+    /// Written, or nothing to write, or its reader had gone (the reader's business).
+    Done,
+    /// A signal that ends the run arrived while a slow reader held the release up.
+    Interrupted(i32),
+    /// The output could not be written; the message says why.
+    Failed(String),
+}
+
+/// Releases held output to the tool's own stdout and stderr, awake to signals meanwhile.
+pub(crate) struct StdRelease<'a> {
+    watch: &'a SignalWatch,
+}
+
+impl<'a> StdRelease<'a> {
+    /// Release with `watch` taking the signals that end the run.
+    pub(crate) fn new(watch: &'a SignalWatch) -> Self {
+        StdRelease { watch }
+    }
+}
+
+impl Release for StdRelease<'_> {
+    fn release(&mut self, held: HeldOutput, next: &Next) -> Released {
+        let Some(buffer) = held.0 else {
+            return Released::Done;
+        };
+        let (destination, name) = match next {
+            Next::Stop(Reason::Success) => (Destination::stdout(), "stdout"),
+            _ => (Destination::stderr(), "stderr"),
+        };
+        let Destination::PassOn(mut out) = destination else {
+            return Released::Done;
+        };
+        let written = match self
+            .watch
+            .run_job(None, move || buffer.drain_into(&mut out))
+        {
+            Ok(Waited::Done(written)) => written,
+            Ok(Waited::Stopped(signal)) => return Released::Interrupted(signal),
+            Ok(Waited::TimedOut) => Ok(()),
+            Err(err) => return Released::Failed(format!("cannot start a thread: {err}")),
+        };
+        match written {
+            Ok(()) => Released::Done,
+            Err(HoldError::Transfer(err)) if err.kind() == io::ErrorKind::BrokenPipe => {
+                Released::Done
+            }
+            Err(HoldError::Transfer(err)) => {
+                Released::Failed(format!("cannot write the held output to {name}: {err}"))
+            }
+            Err(HoldError::Spill(err)) => {
+                Released::Failed(format!("cannot read back the held output: {err}"))
+            }
+        }
+    }
+}

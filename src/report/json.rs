@@ -1,0 +1,195 @@
+//! The JSON view of a run: one object per line, with an `event` key. These types are the stable
+//! schema the README documents (a test holds the two together); keys that do not apply are left
+//! out, except `matched`, which is `null` without a match.
+
+use serde::Serialize;
+
+use crate::attempts::AttemptLimit;
+use crate::duration::to_millis;
+use crate::exit::Exit;
+use crate::outcome::{AttemptOutcome, Next, Reason, WaitCause};
+use crate::process::signals;
+use crate::report::events::Event;
+
+/// One line of the JSON event stream.
+#[derive(Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum JsonEvent<'a> {
+    AttemptStart {
+        attempt: u64,
+        attempt_since_reset: u64,
+        max_attempts: AttemptLimit,
+        offset_ms: f64,
+    },
+    AttemptEnd {
+        attempt: u64,
+        status: u8,
+        duration_ms: f64,
+        verdict: &'static str,
+        timed_out: bool,
+        matched: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pattern: Option<&'a str>,
+        #[serde(skip_serializing_if = "is_false")]
+        reset: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signal: Option<String>,
+    },
+    Wait {
+        before_attempt: u64,
+        wait_ms: f64,
+        cause: &'static str,
+    },
+    Warning {
+        message: &'a str,
+    },
+    Done {
+        status: u8,
+        attempts: u64,
+        reason: &'static str,
+        elapsed_ms: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signal: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        report_error: Option<&'a str>,
+    },
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
+/// The objects for `event`: an attempt that will be retried gives its `attempt_end`, then the
+/// `wait` before the next attempt.
+pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
+    match event {
+        Event::AttemptStart { numbering, at } => vec![JsonEvent::AttemptStart {
+            attempt: numbering.attempt,
+            attempt_since_reset: numbering.since_reset,
+            max_attempts: numbering.limit,
+            offset_ms: to_millis(*at),
+        }],
+        Event::AttemptEnd(outcome) => {
+            let mut objects = vec![attempt_end(outcome)];
+            if let Next::Retry { wait, cause } = outcome.next {
+                objects.push(JsonEvent::Wait {
+                    before_attempt: outcome.numbering.attempt + 1,
+                    wait_ms: to_millis(wait),
+                    cause: cause.name(),
+                });
+            }
+            objects
+        }
+        Event::Splay(wait) => vec![JsonEvent::Wait {
+            before_attempt: 1,
+            wait_ms: to_millis(*wait),
+            cause: WaitCause::Splay.name(),
+        }],
+        Event::Warning(message) => vec![JsonEvent::Warning { message }],
+        Event::Done(end) => vec![JsonEvent::Done {
+            status: Exit::of(end).status(),
+            attempts: end.attempts,
+            reason: end.reason.name(),
+            elapsed_ms: to_millis(end.elapsed),
+            error: end.reason.error(),
+            signal: match end.reason {
+                Reason::Interrupted(signal, _) => Some(signals::name(signal)),
+                _ => None,
+            },
+            report_error: end.report_error.as_deref(),
+        }],
+    }
+}
+
+fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
+    JsonEvent::AttemptEnd {
+        attempt: outcome.numbering.attempt,
+        status: outcome.termination.status(),
+        duration_ms: to_millis(outcome.duration),
+        verdict: outcome.next.verdict(),
+        timed_out: outcome.termination.time_limit().is_some(),
+        matched: outcome.matched().map(|(condition, _)| condition),
+        pattern: outcome.matched().map(|(_, pattern)| pattern),
+        reset: outcome.reset,
+        signal: outcome.termination.signal().map(signals::name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attempts::Numbering;
+    use crate::outcome::{Moment, RunEnd, WaitCause};
+    use crate::output::OutputMatch;
+    use crate::process::termination::{Termination, TimeLimit};
+    use crate::readme::{object_keys, row_keys};
+    use std::time::Duration;
+
+    /// Every event, with every key it can have.
+    fn every_event() -> Vec<Event> {
+        let numbering = Numbering {
+            attempt: 1,
+            since_reset: 1,
+            limit: AttemptLimit::Unlimited,
+        };
+        let outcome = AttemptOutcome {
+            numbering,
+            termination: Termination::TimedOut {
+                limit: TimeLimit::Attempt,
+                signal: Some(9),
+            },
+            duration: Duration::from_millis(3),
+            matched: OutputMatch {
+                retry: Some("503".into()),
+                stop: None,
+            },
+            reset: true,
+            next: Next::Retry {
+                wait: Duration::from_secs(1),
+                cause: WaitCause::Backoff,
+            },
+        };
+        let end = RunEnd {
+            attempts: 1,
+            last: Some(0),
+            reason: Reason::Interrupted(15, Moment::Attempt),
+            elapsed: Duration::ZERO,
+            report_error: Some("disk full".into()),
+        };
+        let lost = RunEnd {
+            reason: Reason::OutputLost("no room".into()),
+            ..end.clone()
+        };
+        vec![
+            Event::AttemptStart {
+                numbering,
+                at: Duration::ZERO,
+            },
+            Event::AttemptEnd(outcome),
+            Event::Warning("careful".into()),
+            Event::Done(end),
+            Event::Done(lost),
+        ]
+    }
+
+    #[test]
+    fn the_readme_lists_every_key_of_every_event() {
+        let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for event in every_event() {
+            for object in objects(&event) {
+                let value = serde_json::to_value(&object).unwrap();
+                let name = value["event"].as_str().unwrap().to_string();
+                let keys = seen.entry(name).or_default();
+                keys.extend(object_keys(&value, &[]));
+                keys.sort();
+                keys.dedup();
+            }
+        }
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        for (event, keys) in seen {
+            assert_eq!(keys, row_keys(&event), "the README's row for {event}");
+        }
+    }
+}

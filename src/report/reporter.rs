@@ -1,0 +1,312 @@
+//! The one path of the tool's own messages to stderr: every event, warning and error goes
+//! through here, in text or JSON, honouring `-q`.
+//!
+//! Write errors (a closed stderr) are ignored: reporting must never end or change a run.
+
+use std::io::{self, Write};
+
+use crate::outcome::Reason;
+use crate::report::events::{Event, EventSink};
+use crate::report::json;
+use crate::report::message::printable;
+use crate::report::text;
+use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
+
+/// Renders events on a writer (stderr in the binary) in the configured format.
+pub(crate) struct Reporter<W: Write> {
+    out: W,
+    settings: LogSettings,
+}
+
+impl<W: Write> Reporter<W> {
+    /// A reporter writing to `out`.
+    pub(crate) fn new(out: W, settings: LogSettings) -> Self {
+        Reporter { out, settings }
+    }
+
+    fn write_line(&mut self, line: &str) {
+        // One write per line, so that a line is not split by the command's own output.
+        let _ = self
+            .out
+            .write_all(format!("{}\n", printable(line)).as_bytes());
+    }
+}
+
+impl<W: Write> EventSink for Reporter<W> {
+    fn emit(&mut self, event: &Event) {
+        // A command that cannot start, and output the tool could not keep, are failures to fix,
+        // so they are said even under --quiet.
+        let failure = matches!(
+            event,
+            Event::Done(end) if matches!(end.reason, Reason::SpawnFailed(..) | Reason::OutputLost(_))
+        );
+        if self.settings.verbosity == Verbosity::Quiet && !failure {
+            return;
+        }
+        match self.settings.format {
+            LogFormat::Text => {
+                let verbose = self.settings.verbosity == Verbosity::Verbose;
+                for line in text::lines(event, verbose) {
+                    self.write_line(&line);
+                }
+            }
+            LogFormat::Json => {
+                for object in json::objects(event) {
+                    let line = serde_json::to_string(&object).expect("an event serialises");
+                    self.write_line(&line);
+                }
+            }
+        }
+    }
+}
+
+/// Say that the tool itself failed: one line on stderr, `retry: ` and the message, printable.
+pub fn say_error(message: &str) {
+    let _ = io::stderr().write_all(format!("retry: {}\n", printable(message)).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attempts::Numbering;
+    use crate::outcome::{AttemptOutcome, Moment, Next, RunEnd, WaitCause};
+    use crate::output::OutputMatch;
+    use crate::policy::Refusal;
+    use crate::process::termination::{Termination, TimeLimit};
+    use serde_json::Value;
+    use std::time::Duration;
+
+    fn render(settings: LogSettings, events: &[Event]) -> String {
+        let mut reporter = Reporter::new(Vec::new(), settings);
+        events.iter().for_each(|event| reporter.emit(event));
+        String::from_utf8(reporter.out).unwrap()
+    }
+
+    fn settings(format: LogFormat, verbosity: Verbosity) -> LogSettings {
+        LogSettings { format, verbosity }
+    }
+
+    fn numbering(attempt: u64) -> Numbering {
+        Numbering {
+            attempt,
+            since_reset: attempt,
+            limit: "3".parse().unwrap(),
+        }
+    }
+
+    fn end(attempt: u64, termination: Termination, next: Next) -> AttemptOutcome {
+        AttemptOutcome {
+            numbering: numbering(attempt),
+            termination,
+            duration: Duration::from_millis(12),
+            matched: OutputMatch::default(),
+            reset: false,
+            next,
+        }
+    }
+
+    fn retry_in(millis: u64) -> Next {
+        Next::Retry {
+            wait: Duration::from_millis(millis),
+            cause: WaitCause::Backoff,
+        }
+    }
+
+    fn failed_then_gave_up() -> Vec<Event> {
+        let start = |attempt| Event::AttemptStart {
+            numbering: numbering(attempt),
+            at: Duration::ZERO,
+        };
+        let refused = Reason::NotRetryable(Refusal::InStopOn);
+        vec![
+            start(1),
+            Event::AttemptEnd(end(1, Termination::Exited(7), retry_in(1500))),
+            start(2),
+            Event::AttemptEnd(end(2, Termination::Exited(7), Next::Stop(refused.clone()))),
+            Event::Done(RunEnd {
+                attempts: 2,
+                last: Some(7),
+                reason: refused,
+                elapsed: Duration::from_millis(1530),
+                report_error: None,
+            }),
+        ]
+    }
+
+    fn text_of(outcome: AttemptOutcome) -> String {
+        render(
+            settings(LogFormat::Text, Verbosity::Normal),
+            &[Event::AttemptEnd(outcome)],
+        )
+    }
+
+    #[test]
+    fn text_says_one_line_per_retry_and_one_when_giving_up() {
+        let text = render(
+            settings(LogFormat::Text, Verbosity::Normal),
+            &failed_then_gave_up(),
+        );
+        assert_eq!(
+            text,
+            "retry: attempt 1/3 failed with exit status 7; retrying in 1.5s\n\
+             retry: giving up after 2 attempts: exit status 7 is in --stop-on\n"
+        );
+    }
+
+    #[test]
+    fn text_describes_signals_timeouts_and_deadlines() {
+        let cases = [
+            (
+                Termination::Signaled(9),
+                "attempt 2/3 died of SIGKILL (status 137)",
+            ),
+            (
+                Termination::TimedOut {
+                    limit: TimeLimit::Attempt,
+                    signal: Some(15),
+                },
+                "attempt 2/3 timed out after 12ms (status 124)",
+            ),
+            (
+                Termination::TimedOut {
+                    limit: TimeLimit::Deadline,
+                    signal: None,
+                },
+                "attempt 2/3 was stopped at the --max-time deadline (status 124)",
+            ),
+        ];
+        for (termination, text) in cases {
+            assert_eq!(
+                text_of(end(2, termination, retry_in(0))),
+                format!("retry: {text}; retrying in 0s\n")
+            );
+        }
+    }
+
+    #[test]
+    fn text_tells_when_the_backoff_starts_over_or_waits_for_the_budget() {
+        let mut long = end(7, Termination::Exited(1), retry_in(1000));
+        long.reset = true;
+        long.numbering.since_reset = 0;
+        assert_eq!(
+            text_of(long),
+            "retry: attempt 7 (0/3 since the backoff started over) failed with exit status 1 \
+             after running 12ms, so the backoff starts over; retrying in 1s\n"
+        );
+        let budget = Next::Retry {
+            wait: Duration::from_secs(30),
+            cause: WaitCause::Budget,
+        };
+        assert!(text_of(end(1, Termination::Exited(1), budget))
+            .ends_with("retrying in 30s, when the retry budget has a token\n"));
+    }
+
+    #[test]
+    fn interrupted_runs_say_where_the_signal_caught_them() {
+        let done = |moment| {
+            let end = RunEnd {
+                attempts: 1,
+                last: Some(0),
+                reason: Reason::Interrupted(15, moment),
+                elapsed: Duration::ZERO,
+                report_error: None,
+            };
+            render(
+                settings(LogFormat::Text, Verbosity::Normal),
+                &[Event::Done(end)],
+            )
+        };
+        assert_eq!(
+            done(Moment::Attempt),
+            "retry: stopped by SIGTERM after 1 attempt; passed it on to the command\n"
+        );
+        assert_eq!(
+            done(Moment::Wait),
+            "retry: stopped by SIGTERM after 1 attempt, while waiting to retry\n"
+        );
+    }
+
+    #[test]
+    fn verbose_text_adds_attempt_starts() {
+        let text = render(
+            settings(LogFormat::Text, Verbosity::Verbose),
+            &failed_then_gave_up(),
+        );
+        assert!(text.starts_with("retry: attempt 1/3 starting\n"), "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+    }
+
+    #[test]
+    fn quiet_says_nothing_but_failures_to_fix() {
+        for format in [LogFormat::Text, LogFormat::Json] {
+            let quiet = settings(format, Verbosity::Quiet);
+            assert_eq!(render(quiet, &failed_then_gave_up()), "");
+            let not_found = RunEnd {
+                attempts: 1,
+                last: Some(127),
+                reason: Reason::SpawnFailed(
+                    crate::outcome::SpawnFailure::NotFound,
+                    "command not found: x".into(),
+                ),
+                elapsed: Duration::ZERO,
+                report_error: None,
+            };
+            let said = render(quiet, &[Event::Done(not_found)]);
+            assert!(said.contains("command not found: x"), "{said}");
+        }
+    }
+
+    #[test]
+    fn json_writes_one_object_per_event_and_the_wait_after_a_retry() {
+        let text = render(
+            settings(LogFormat::Json, Verbosity::Normal),
+            &failed_then_gave_up(),
+        );
+        let objects: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let names: Vec<&str> = objects
+            .iter()
+            .map(|o| o["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "attempt_start",
+                "attempt_end",
+                "wait",
+                "attempt_start",
+                "attempt_end",
+                "done"
+            ]
+        );
+        assert_eq!(objects[0]["offset_ms"], 0.0);
+        assert_eq!(objects[1]["verdict"], "retry");
+        assert_eq!(objects[1]["duration_ms"], 12.0);
+        assert_eq!(objects[1]["timed_out"], false);
+        assert_eq!(objects[1]["matched"], Value::Null);
+        assert_eq!(objects[2]["wait_ms"], 1500.0);
+        assert_eq!(objects[2]["before_attempt"], 2);
+        assert_eq!(objects[5]["reason"], "not_retryable");
+        assert_eq!(objects[5]["status"], 7);
+    }
+
+    #[test]
+    fn json_names_the_output_condition_that_matched() {
+        let mut matched = end(1, Termination::Exited(22), Next::Stop(Reason::Exhausted));
+        matched.matched = OutputMatch {
+            retry: Some("503".into()),
+            stop: Some("404".into()),
+        };
+        let text = render(
+            settings(LogFormat::Json, Verbosity::Normal),
+            &[Event::AttemptEnd(matched)],
+        );
+        let object: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(
+            (object["matched"].as_str(), object["pattern"].as_str()),
+            (Some("stop_on_output"), Some("404"))
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! The text view of a run: one line of prose, prefixed `retry:`, for each event worth a line.
+//!
+//! By default a line for each failed attempt that will be retried, one for each warning, and one
+//! when giving up; `-v` adds each attempt's start and a success.
+
+use crate::duration::format_duration;
+use crate::exit::Exit;
+use crate::outcome::{AttemptOutcome, Moment, Next, Reason, RunEnd, WaitCause};
+use crate::process::signals;
+use crate::process::termination::{Termination, TimeLimit};
+use crate::report::events::Event;
+
+/// The lines for `event` (none, one, or for an end with a failed report, two).
+pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
+    let line = match event {
+        Event::AttemptStart { numbering, .. } if verbose => {
+            format!("retry: attempt {numbering} starting")
+        }
+        Event::AttemptEnd(outcome) => match &outcome.next {
+            Next::Retry { wait, cause } => {
+                let when = match cause {
+                    WaitCause::Budget => ", when the retry budget has a token",
+                    _ => "",
+                };
+                let wait = format_duration(*wait);
+                format!("retry: {}; retrying in {wait}{when}", describe(outcome))
+            }
+            Next::Stop(Reason::Success) if verbose => format!(
+                "retry: attempt {} succeeded after {}",
+                outcome.numbering,
+                format_duration(outcome.duration)
+            ),
+            Next::Stop(_) => return Vec::new(),
+        },
+        Event::Splay(wait) if verbose => format!(
+            "retry: waiting {} (--splay) before the first attempt",
+            format_duration(*wait)
+        ),
+        Event::Warning(message) => format!("retry: warning: {message}"),
+        Event::Done(end) => return end_lines(end),
+        _ => return Vec::new(),
+    };
+    vec![line]
+}
+
+/// What happened to an attempt, in words: "attempt 2/5 died of SIGKILL (status 137)".
+fn describe(outcome: &AttemptOutcome) -> String {
+    let attempt = format!("attempt {}", outcome.numbering);
+    let status = outcome.termination.status();
+    let what = match outcome.termination {
+        Termination::Exited(code) => format!("{attempt} failed with exit status {code}"),
+        Termination::Signaled(signal) => {
+            let signal = signals::name(signal);
+            format!("{attempt} died of {signal} (status {status})")
+        }
+        Termination::TimedOut {
+            limit: TimeLimit::Attempt,
+            ..
+        } => {
+            let took = format_duration(outcome.duration);
+            format!("{attempt} timed out after {took} (status {status})")
+        }
+        Termination::TimedOut {
+            limit: TimeLimit::Deadline,
+            ..
+        } => format!("{attempt} was stopped at the --max-time deadline (status {status})"),
+    };
+    match outcome.reset {
+        true => format!(
+            "{what} after running {}, so the backoff starts over",
+            format_duration(outcome.duration)
+        ),
+        false => what,
+    }
+}
+
+/// The lines for the end of a run: why it gave up (nothing after a success), and a report that
+/// could not be written.
+fn end_lines(end: &RunEnd) -> Vec<String> {
+    let status = Exit::of(end).status();
+    let mut lines: Vec<String> = give_up_line(end, status).into_iter().collect();
+    if let Some(error) = &end.report_error {
+        lines.push(format!("retry: {error}; so retry exits {status}"));
+    }
+    lines
+}
+
+fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
+    let attempts = match end.attempts {
+        1 => "1 attempt".to_string(),
+        n => format!("{n} attempts"),
+    };
+    let last = end.last.unwrap_or(status);
+    let exits = match (status == last, &end.report_error) {
+        (false, None) => format!(", so retry exits {status}"),
+        _ => String::new(),
+    };
+    Some(match &end.reason {
+        Reason::Success => return None,
+        Reason::SpawnFailed(_, error) => format!("retry: {error}"),
+        Reason::OutputLost(error) => format!(
+            "retry: {error}; stopping after {attempts}, as retry cannot vouch for the output"
+        ),
+        Reason::Exhausted => {
+            format!("retry: giving up after {attempts}, all failed; last exit status {last}{exits}")
+        }
+        Reason::NotRetryable(refusal) => format!(
+            "retry: giving up after {attempts}: exit status {last} {}{exits}",
+            refusal.explain()
+        ),
+        Reason::Deadline => format!(
+            "retry: giving up after {attempts}: --max-time leaves no time for another; \
+             last exit status {last}{exits}"
+        ),
+        Reason::Budget => format!(
+            "retry: giving up after {attempts}: the retry budget has no token before --max-time; \
+             last exit status {last}{exits}"
+        ),
+        Reason::Interrupted(signal, moment) => interrupted_line(*signal, *moment, &attempts),
+    })
+}
+
+fn interrupted_line(signal: i32, moment: Moment, attempts: &str) -> String {
+    let signal = signals::name(signal);
+    match moment {
+        Moment::Splay => format!("retry: stopped by {signal} during --splay, before any attempt"),
+        Moment::Attempt => {
+            format!("retry: stopped by {signal} after {attempts}; passed it on to the command")
+        }
+        Moment::Keyboard => format!(
+            "retry: stopped after {attempts}: the attempt died of {signal} typed at the \
+             terminal, so retry's whole job stops too"
+        ),
+        Moment::Output => {
+            format!("retry: stopped by {signal} after {attempts}, while writing the held output")
+        }
+        Moment::Wait => {
+            format!("retry: stopped by {signal} after {attempts}, while waiting to retry")
+        }
+        Moment::Report => {
+            format!("retry: stopped by {signal} after {attempts}, while writing --report")
+        }
+    }
+}

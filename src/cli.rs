@@ -21,8 +21,6 @@ use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
 use crate::simulate::contention::parse_clients;
 
-const ABOUT: &str = "Run a command again when it fails, waiting longer each time.";
-
 const LONG_ABOUT: &str = "\
 Run COMMAND; when it fails, wait and run it again, until it succeeds, a status says not to \
 retry, or the attempts run out. The waits grow exponentially from --base up to --cap and are \
@@ -32,14 +30,63 @@ COMMAND runs directly, never through a shell (unless --shell), and everything af
 passed to it untouched: in `retry -n 3 curl -n`, curl gets -n. Put -- before a COMMAND that \
 starts with a dash.";
 
-const EXAMPLES: &str = "\
-Examples:
-  retry -- curl -fsS https://example.com/health
-  retry --jitter decorrelated --base 200ms --cap 30s -n 6 -- ./deploy.sh
-  retry --plan --base 500ms --cap 1m -n 8";
+/// Examples for `--help` and the man page, each with a word on what it does; the README has
+/// every one of them (a test checks).
+pub(crate) const EXAMPLES: [(&str, &str); 7] = [
+    (
+        "Try a flaky health check up to 5 times, with jittered waits between:",
+        "retry -- curl -fsS https://example.com/health",
+    ),
+    (
+        "Retry only the curl statuses that mean \"try later\":",
+        "retry --retry-on 6,7,28,35,52,55,56 -- curl -fsS https://example.com/health",
+    ),
+    (
+        "See the waits before trusting them in cron; nothing is run:",
+        "retry --plan --base 500ms --cap 1m -n 8",
+    ),
+    (
+        "Bound a CI step by time, each attempt too, and keep a report:",
+        "retry --max-time 10m --timeout 4m --report retry-report.json -- npm ci",
+    ),
+    (
+        "Retry curl's HTTP errors too, but not a 4xx other than 429:",
+        "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on-output 'error: 4(0[0-8]|1[0-7])' -- curl -fsS https://example.com/api",
+    ),
+    (
+        "Capture the one answer of the attempt that succeeds:",
+        "token=$(retry --hold-output -- vault read -field=token secret/ci)",
+    ),
+    (
+        "Spread a fleet's hourly job and share a budget of retries on each host:",
+        "retry --seed host --splay 10m --budget inventory-api -- curl -fsS https://inventory.example.com/sync",
+    ),
+];
 
-/// The text after the options in `--help`: exit statuses, the command's environment, examples.
-fn after_help() -> String {
+/// Examples of `retry simulate`, as for [`EXAMPLES`].
+pub(crate) const SIMULATE_EXAMPLES: [(&str, &str); 2] = [
+    (
+        "Reproduce the original's figures for exponential backoff:",
+        "retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg",
+    ),
+    (
+        "and for decorrelated jitter:",
+        "retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg",
+    ),
+];
+
+/// An "Examples:" block of help text.
+fn examples_text(examples: &[(&str, &str)]) -> String {
+    let mut text = String::from("Examples:\n");
+    for (what, command) in examples {
+        text += &format!("  {what}\n    {command}\n");
+    }
+    text
+}
+
+/// The text after the options in `--help`: exit statuses, signals, the command's environment,
+/// examples.
+fn after_long_help() -> String {
     let mut text = String::from("Exit status:\n");
     for (status, meaning) in exit::table() {
         text += &format!("  {status:<6} {meaning}\n");
@@ -52,17 +99,29 @@ fn after_help() -> String {
     for variable in environment::ALL {
         text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
     }
-    text + "\n" + EXAMPLES
+    text + "\n" + &examples_text(&EXAMPLES)
 }
+
+/// The usage lines: COMMAND is the user's, after the options; `simulate` is the tool's own.
+const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...\n       retry simulate [OPTIONS]";
+
+/// The headings `-h` and `--help` group the options under.
+const WAITS: &str = "Attempts and waits";
+const DECIDING: &str = "Deciding whether to retry";
+const LIMITS: &str = "Time limits and processes";
+const OUTPUT: &str = "Output and reports";
+const FLEET: &str = "Fleets";
 
 /// The parsed command line, before any cross-flag check.
 #[derive(Parser, Debug)]
 #[command(
     name = "retry",
     version,
-    about = ABOUT,
+    about = None,
     long_about = LONG_ABOUT,
-    after_help = after_help(),
+    override_usage = USAGE,
+    after_help = "Exit statuses, signals, the command's environment and examples: retry --help",
+    after_long_help = after_long_help(),
     args_override_self = true,
     args_conflicts_with_subcommands = true,
     // `retry help` runs a program called help; only `simulate` is a word of the tool's own.
@@ -70,141 +129,200 @@ fn after_help() -> String {
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Make at most N attempts in total, the first included; a whole number or 'unlimited'.
-    #[arg(
-        short = 'n',
-        long,
-        value_name = "N",
-        default_value = "5",
-        allow_hyphen_values = true
-    )]
+    /// Make at most N attempts in total, the first included
+    ///
+    /// Make at most N attempts in total, the first included: a whole number, or 'unlimited'.
+    #[arg(short = 'n', long, value_name = "N", default_value = "5", allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) max_attempts: AttemptLimit,
 
-    /// Wait this long after the first failure; the scale of every later wait (e.g. 250ms, 2s; 0s: never wait).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// The first wait; later ones grow from it
+    ///
+    /// Wait this long after the first failure; every later wait grows from it (e.g. 250ms, 2s;
+    /// 0s: never wait).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) base: Duration,
 
+    /// The longest single wait
+    ///
     /// Never wait longer than this between two attempts (e.g. 30s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) cap: Duration,
 
-    /// Multiply the longest possible wait by FACTOR after each retry; a number of at least 1 (e.g. 1.5).
-    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
-    pub(crate) multiplier: f64,
+    /// Growth of the longest wait per retry [default: 2]
+    ///
+    /// Multiply the longest possible wait by FACTOR after each retry: a number of at least 1
+    /// (e.g. 1.5) [default: 2]. Decorrelated jitter grows its waits from the previous wait
+    /// instead, so it refuses --multiplier.
+    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) multiplier: Option<f64>,
 
-    /// Spread the waits with this strategy, so that clients failing together retry apart.
-    #[arg(long, value_name = "STRATEGY", default_value = "full")]
+    /// How the waits are spread
+    ///
+    /// Spread the waits with this strategy, so that clients failing together retry apart: none
+    /// (exactly the exponential ceiling), full (uniform between 0 and the ceiling), equal (half
+    /// the ceiling plus a uniform half), decorrelated (uniform between --base and three times the
+    /// previous wait).
+    #[arg(long, value_name = "STRATEGY", default_value = "full", hide_possible_values = true, help_heading = WAITS)]
     pub(crate) jitter: Jitter,
 
-    /// Retry only when the exit status is in CODES (e.g. 1,75-78); default: any failure.
-    #[arg(long, value_name = "CODES", allow_hyphen_values = true)]
-    pub(crate) retry_on: Option<StatusSet>,
-
-    /// Never retry when the exit status is in CODES (e.g. 2,64-78); default: none.
-    #[arg(long, value_name = "CODES", allow_hyphen_values = true)]
-    pub(crate) stop_on: Option<StatusSet>,
-
-    /// Count these exit statuses as success (e.g. 0,3).
-    #[arg(
-        long,
-        value_name = "CODES",
-        default_value = "0",
-        allow_hyphen_values = true
-    )]
-    pub(crate) success_on: StatusSet,
-
-    /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it counts as status 124 (e.g. 30s).
-    #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) timeout: Option<Duration>,
-
-    /// Limit the whole run, attempts and waits together, counted from the start (e.g. 10m); default: none.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) max_time: Option<Duration>,
-
-    /// Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the deadline or a passed-on signal).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) kill_after: Duration,
-
-    /// Keep COMMAND in retry's own process group, like `timeout --foreground`: timeouts and signals then reach only COMMAND, not its children.
-    #[arg(long)]
-    pub(crate) foreground: bool,
-
-    /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
-    #[arg(long)]
-    pub(crate) replay_stdin: bool,
-
-    /// Retry a failure only if its stdout or stderr has a line matching REGEX (e.g. '\b503\b'); may be repeated: any match counts.
-    #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
-    pub(crate) retry_on_output: Vec<String>,
-
-    /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP 4\d\d'); may be repeated.
-    #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
-    pub(crate) stop_on_output: Vec<String>,
-
-    /// Hold each attempt's stdout: write it to stdout only for the attempt that succeeds, to stderr for the others.
-    #[arg(long)]
-    pub(crate) hold_output: bool,
-
-    /// Start the backoff and the attempt count over after a failed attempt that ran at least this long (e.g. 10m).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// Start over after a failure this long
+    ///
+    /// Start the backoff and the attempt count over after a failed attempt that ran at least
+    /// this long (e.g. 10m), as a supervisor does for a server that ran well for a while.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) reset_after: Option<Duration>,
 
-    /// Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) report: Option<PathBuf>,
-
-    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
-    #[arg(long)]
-    pub(crate) shell: bool,
-
-    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible, or with 'host' to derive it from the host name and the command; default: random.
-    #[arg(long, value_name = "N|host", allow_hyphen_values = true)]
+    /// Seed the jitter: a number, or 'host'
+    ///
+    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible, or
+    /// with 'host' to derive it from the host name and the command. Default: random.
+    #[arg(long, value_name = "N|host", allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) seed: Option<Seed>,
 
-    /// Wait a random time below DURATION before the first attempt, drawn from the seed, so that a fleet's cron jobs spread out (e.g. 5m).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) splay: Option<Duration>,
-
-    /// Share a retry budget with every other run on this machine naming the same budget (e.g. the API host they call).
-    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
-    pub(crate) budget: Option<BudgetName>,
-
-    /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
-    #[arg(
-        long,
-        value_name = "N/DURATION",
-        default_value = "10/1m",
-        requires = "budget",
-        allow_hyphen_values = true
-    )]
-    pub(crate) budget_rate: Rate,
-
-    /// Keep budget state in DIR [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets].
-    #[arg(long, value_name = "DIR", requires = "budget")]
-    pub(crate) budget_dir: Option<PathBuf>,
-
+    /// Print the waits, and run nothing
+    ///
     /// Print the waits these options give, and exit without running COMMAND.
-    #[arg(long)]
+    #[arg(long, help_heading = WAITS)]
     pub(crate) plan: bool,
 
-    /// Write the tool's own messages on stderr in this form (json: one object per line).
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    /// Retry only these exit statuses
+    ///
+    /// Retry only when the exit status is in CODES (e.g. 1,75-78). Default: any failure.
+    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) retry_on: Option<StatusSet>,
+
+    /// Never retry these exit statuses
+    ///
+    /// Never retry when the exit status is in CODES (e.g. 2,64-78). Default: none.
+    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) stop_on: Option<StatusSet>,
+
+    /// Exit statuses that count as success
+    ///
+    /// Count these exit statuses as success (e.g. 0,3).
+    #[arg(long, value_name = "CODES", default_value = "0", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) success_on: StatusSet,
+
+    /// Retry only if a line of output matches
+    ///
+    /// Retry a failure only if a line of its stdout or stderr matches REGEX (e.g. '\b503\b').
+    /// May be repeated: any match counts.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) retry_on_output: Vec<String>,
+
+    /// Never retry if a line of output matches
+    ///
+    /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP
+    /// 4\d\d'). May be repeated.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) stop_on_output: Vec<String>,
+
+    /// Time limit of one attempt (status 124)
+    ///
+    /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it
+    /// counts as status 124 (e.g. 30s). 0s: no limit, as for coreutils timeout.
+    #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
+    pub(crate) timeout: Option<Duration>,
+
+    /// Time limit of the whole run
+    ///
+    /// Limit the whole run, attempts and waits together, counted from the start (e.g. 10m).
+    /// Default, and 0s: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
+    pub(crate) max_time: Option<Duration>,
+
+    /// SIGKILL this long after SIGTERM
+    ///
+    /// Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the
+    /// deadline or a passed-on signal); also the longest wait for what an attempt leaves behind.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
+    pub(crate) kill_after: Duration,
+
+    /// Keep COMMAND in retry's process group
+    ///
+    /// Keep COMMAND in retry's own process group, like `timeout --foreground`: timeouts and
+    /// signals then reach only COMMAND, not its children.
+    #[arg(long, help_heading = LIMITS)]
+    pub(crate) foreground: bool,
+
+    /// Give every attempt the same stdin
+    ///
+    /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
+    #[arg(long, help_heading = LIMITS)]
+    pub(crate) replay_stdin: bool,
+
+    /// Run COMMAND and ARGs as one `sh -c` line
+    ///
+    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
+    #[arg(long, help_heading = LIMITS)]
+    pub(crate) shell: bool,
+
+    /// Write only the successful attempt's stdout
+    ///
+    /// Hold each attempt's stdout: write it to stdout only for the attempt that succeeds, to
+    /// stderr for the others.
+    #[arg(long, help_heading = OUTPUT)]
+    pub(crate) hold_output: bool,
+
+    /// Write a JSON summary of the run to FILE
+    ///
+    /// Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json).
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub(crate) report: Option<PathBuf>,
+
+    /// text, or json: one object a line
+    ///
+    /// Write the tool's own messages on stderr in this form: text, or json (one object per
+    /// line).
+    #[arg(long, value_name = "FORMAT", default_value = "text", hide_possible_values = true, help_heading = OUTPUT)]
     pub(crate) log_format: LogFormat,
 
-    /// Print none of the tool's own messages (errors in its own usage still print).
-    #[arg(short, long, conflicts_with = "verbose")]
+    /// Say nothing of the tool's own
+    ///
+    /// Print none of the tool's own messages (errors in its own usage, a command that cannot
+    /// start, and output that could not be kept still print).
+    #[arg(short, long, conflicts_with = "verbose", help_heading = OUTPUT)]
     pub(crate) quiet: bool,
 
+    /// Also say each attempt's start and a success
+    ///
     /// Also report each attempt's start and a success.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = OUTPUT)]
     pub(crate) verbose: bool,
+
+    /// A random wait below DURATION before the first attempt
+    ///
+    /// Wait a random time below DURATION before the first attempt, drawn from the seed, so that
+    /// a fleet's cron jobs spread out (e.g. 5m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = FLEET)]
+    pub(crate) splay: Option<Duration>,
+
+    /// Share a retry budget named NAME
+    ///
+    /// Share a retry budget with every other run naming the same budget (e.g. the API host they
+    /// call).
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true, help_heading = FLEET)]
+    pub(crate) budget: Option<BudgetName>,
+
+    /// At most N tokens, N more every DURATION
+    ///
+    /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
+    #[arg(long, value_name = "N/DURATION", default_value = "10/1m", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
+    pub(crate) budget_rate: Rate,
+
+    /// Where budget state lives
+    ///
+    /// Keep budget state in DIR [default: $XDG_STATE_HOME/retry/budgets, or
+    /// ~/.local/state/retry/budgets].
+    #[arg(long, value_name = "DIR", requires = "budget", help_heading = FLEET)]
+    pub(crate) budget_dir: Option<PathBuf>,
 
     /// Instead of running a command, run the built-in contention simulator.
     #[command(subcommand)]
     pub(crate) subcommand: Option<Subcommand>,
 
-    /// The command to run, then its arguments, passed on untouched.
-    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    /// The command to run, then its arguments, passed on untouched (the usage line shows it).
+    #[arg(value_name = "COMMAND", trailing_var_arg = true, hide = true)]
     pub(crate) command: Vec<OsString>,
 }
 
@@ -212,7 +330,7 @@ pub struct Cli {
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum Subcommand {
     /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool's own backoff.
-    #[command(long_about = SIMULATE_ABOUT, after_help = SIMULATE_AFTER_HELP)]
+    #[command(hide = true, long_about = SIMULATE_ABOUT, after_help = examples_text(&SIMULATE_EXAMPLES))]
     Simulate(SimulateArgs),
 }
 
@@ -233,11 +351,6 @@ and equal jitter. Its decorrelated jitter started from 5ms: --base 5ms.
 
 (`simulate` is this simulator only as the first word: `retry -- simulate`, or `simulate` after \
 any option, runs a program called simulate.)";
-
-const SIMULATE_AFTER_HELP: &str = "\
-Reproduce the original's figures:
-  retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg
-  retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg";
 
 /// The `retry simulate` options.
 #[derive(clap::Args, Debug)]

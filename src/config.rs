@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{self, Backoff, BackoffError, Schedule};
+use crate::backoff::{self, Backoff, BackoffError, Jitter, Schedule};
 use crate::budget::file::{BudgetFile, Refused};
 use crate::budget::{BudgetName, Rate};
 use crate::cli::{Cli, SimulateArgs, Subcommand};
@@ -70,6 +70,9 @@ pub(crate) enum Action {
     /// Run the simulator.
     Simulate(simulate::Settings),
 }
+
+/// The growth of the exponential ceiling per retry when `--multiplier` is not given.
+const DEFAULT_MULTIPLIER: f64 = 2.0;
 
 /// A shared retry budget.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,19 +133,25 @@ impl TryFrom<Cli> for Config {
 impl Config {
     /// Resolve `cli`, reading the environment through `env`.
     fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
-        for (flag, value) in [
-            ("--timeout", cli.timeout),
-            ("--max-time", cli.max_time),
-            ("--reset-after", cli.reset_after),
-        ] {
-            if value == Some(Duration::ZERO) {
-                return Err(ConfigError(format!(
-                    "{flag} (0s) must be more than 0s; leave it out for no limit"
-                )));
-            }
+        // 0s is no limit, as coreutils timeout takes it.
+        cli.timeout = cli.timeout.filter(|limit| !limit.is_zero());
+        cli.max_time = cli.max_time.filter(|limit| !limit.is_zero());
+        if cli.reset_after == Some(Duration::ZERO) {
+            return Err(ConfigError(
+                "--reset-after (0s) must be more than 0s, or every failure would start the count \
+                 over; leave it out to never start over"
+                    .into(),
+            ));
         }
-        let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
-            .map_err(|err| backoff_error(err, cli.base, cli.cap, cli.multiplier))?;
+        if let (Some(multiplier), Jitter::Decorrelated) = (cli.multiplier, cli.jitter) {
+            return Err(ConfigError(format!(
+                "--multiplier ({multiplier}) has no effect with --jitter decorrelated, whose waits \
+                 grow from the previous wait; leave out --multiplier, or choose another --jitter"
+            )));
+        }
+        let multiplier = cli.multiplier.unwrap_or(DEFAULT_MULTIPLIER);
+        let backoff = Backoff::new(cli.base, cli.cap, multiplier, cli.jitter)
+            .map_err(|err| backoff_error(err, cli.base, cli.cap, multiplier))?;
         if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time) {
             if splay >= max_time {
                 return Err(ConfigError(format!(
@@ -233,7 +242,41 @@ impl Config {
             backoff: self.backoff,
             seed: self.seed,
             splay: self.splay.unwrap_or_default(),
+            max_time: self.max_time,
+            budget: self
+                .budget
+                .as_ref()
+                .map(|budget| format!("{} at {}", budget.name.as_str(), budget.rate)),
         }
+    }
+
+    /// What the user should know before the run starts: a run that can go on for ever, fast.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.max_time.is_some() {
+            return warnings;
+        }
+        let endless = self.limit.count().is_none() || self.reset_after.is_some();
+        if endless && self.backoff.base().is_zero() {
+            warnings.push(
+                "with --base 0s and no --max-time, this run retries at once without end, \
+                 hundreds of attempts a second if the command fails fast; give --base or \
+                 --max-time"
+                    .to_string(),
+            );
+        }
+        if let (Some(reset_after), Some(limit)) = (self.reset_after, self.limit.count()) {
+            if reset_after < self.backoff.cap() {
+                warnings.push(format!(
+                    "--reset-after ({}) is shorter than --cap ({}): every failure that lasts \
+                     that long starts the count over, so --max-attempts {limit} may never run \
+                     out; give --max-time to bound the run",
+                    format_duration(reset_after),
+                    format_duration(self.backoff.cap())
+                ));
+            }
+        }
+        warnings
     }
 
     /// The fixed rules of the run loop, the splay drawn from the seed.
@@ -323,7 +366,7 @@ impl ReportOptions {
             max_attempts: cli.max_attempts,
             base_ms: to_millis(cli.base),
             cap_ms: to_millis(cli.cap),
-            multiplier: cli.multiplier,
+            multiplier: cli.multiplier.unwrap_or(DEFAULT_MULTIPLIER),
             jitter: cli.jitter.name(),
             seed,
             splay_ms: millis(cli.splay),
@@ -363,7 +406,7 @@ fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
 
 /// The simulator's settings; its backoff comes from its own flags.
 fn simulate_settings(args: SimulateArgs) -> Result<simulate::Settings, ConfigError> {
-    let backoff = Backoff::new(args.base, args.cap, args.multiplier, backoff::Jitter::None)
+    let backoff = Backoff::new(args.base, args.cap, args.multiplier, Jitter::None)
         .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
     Ok(simulate::Settings {
         experiment: simulate::contention::Experiment {
@@ -489,16 +532,14 @@ mod tests {
     }
 
     #[test]
-    fn time_limits_must_be_positive() {
-        let err = config(&["--timeout", "0s", "true"]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "--timeout (0s) must be more than 0s; leave it out for no limit"
-        );
-        assert!(config(&["--max-time", "0ms", "true"])
-            .unwrap_err()
+    fn zero_time_limits_mean_no_limit_as_for_coreutils_timeout() {
+        let unlimited = config(&["--timeout", "0s", "--max-time", "0ms", "true"]).unwrap();
+        assert_eq!(unlimited.process.timeout, None);
+        assert_eq!(unlimited.rules().max_time, None);
+        let err = config(&["--reset-after", "0s", "true"]).unwrap_err();
+        assert!(err
             .to_string()
-            .contains("--max-time"));
+            .starts_with("--reset-after (0s) must be more than 0s"));
         let config = config(&["-t", "2s", "--max-time", "1m", "--foreground", "true"]).unwrap();
         assert_eq!(config.process.timeout, Some(Duration::from_secs(2)));
         assert_eq!(config.process.kill_after, Duration::from_secs(10));
@@ -606,6 +647,42 @@ mod tests {
         let recorded = config(&["true"]).unwrap().recorded;
         let keys = crate::readme::object_keys(&serde_json::to_value(&recorded).unwrap(), &[]);
         assert_eq!(keys, crate::readme::row_keys("options"));
+    }
+
+    #[test]
+    fn multiplier_has_no_place_beside_decorrelated_jitter() {
+        let err = config(&["--jitter", "decorrelated", "--multiplier", "3", "true"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("--multiplier (3) has no effect"),
+            "{err}"
+        );
+        assert!(config(&["--jitter", "decorrelated", "true"]).is_ok());
+        let default = config(&["true"]).unwrap();
+        assert_eq!(default.backoff.multiplier(), 2.0);
+    }
+
+    #[test]
+    fn runs_that_can_spin_for_ever_are_warned_about() {
+        let warnings = |args: &[&str]| config(args).unwrap().warnings();
+        assert!(warnings(&["-n", "unlimited", "--base", "0s", "true"])[0].contains("without end"));
+        assert!(warnings(&["-n", "3", "--reset-after", "1s", "true"])[0].contains("never run out"));
+        for bounded in [
+            &[
+                "-n",
+                "unlimited",
+                "--base",
+                "0s",
+                "--max-time",
+                "1m",
+                "true",
+            ][..],
+            &["-n", "3", "--base", "0s", "true"],
+            &["-n", "3", "--reset-after", "10m", "true"],
+            &["-n", "unlimited", "true"],
+        ] {
+            assert!(warnings(bounded).is_empty(), "{bounded:?}");
+        }
     }
 
     #[test]

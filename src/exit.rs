@@ -7,7 +7,7 @@
 //! the man page print, from the same variants.
 
 use crate::outcome::{Reason, RunEnd, SpawnFailure};
-use crate::process::termination::{signal_status, TIMED_OUT};
+use crate::process::termination::{signal_status, Termination, TIMED_OUT};
 
 /// How the tool ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Exit {
             Reason::Interrupted(signal, _) => return Exit::Stopped(*signal),
             Reason::SpawnFailed(failure, _) => Exit::from(*failure),
             Reason::OutputLost(_) => Exit::ToolFailed,
-            _ => Exit::after_giving_up(end.last.unwrap_or(0)),
+            _ => Exit::after_giving_up(end.last.map_or(0, Termination::status)),
         };
         match end.report_error {
             Some(_) => Exit::ToolFailed,
@@ -105,8 +105,8 @@ impl Exit {
             Exit::ToolFailed => (
                 "125",
                 "retry itself failed: bad usage; a --report, --budget or --budget-dir it cannot \
-                 use; or output it could neither keep nor pass on (--hold-output with no room in \
-                 TMPDIR)",
+                 use; stdin it could not read or keep for --replay-stdin; or output it could \
+                 neither keep nor pass on (--hold-output with no room in TMPDIR)",
             ),
             Exit::CannotExecute => ("126", "COMMAND was found but could not be executed"),
             Exit::NotFound => ("127", "COMMAND was not found"),
@@ -151,7 +151,7 @@ mod tests {
     fn end(reason: Reason, last: Option<u8>) -> RunEnd {
         RunEnd {
             attempts: 1,
-            last,
+            last: last.map(Termination::Exited),
             reason,
             elapsed: Duration::ZERO,
             report_error: None,

@@ -67,6 +67,9 @@ fn run_command(
     let mut budget = budget_file.map(|file| FileBudget::new(file, &watch));
     let mut runner = config.runner(command, &watch, terminal, input);
     let mut reporter = config.reporter();
+    for warning in config.warnings() {
+        reporter.emit(&Event::Warning(warning));
+    }
     let mut report = report;
     let mut end = retry_loop::run(
         &config.rules(),

@@ -50,6 +50,11 @@ pub mod docs {
         crate::process::signals::TABLE.to_vec()
     }
 
+    /// `(what it does, command line)` examples of `retry`, then of `retry simulate`.
+    pub fn examples() -> [&'static [(&'static str, &'static str)]; 2] {
+        [&crate::cli::EXAMPLES, &crate::cli::SIMULATE_EXAMPLES]
+    }
+
     /// `(name, meaning)` rows of the attempt's environment.
     pub fn environment() -> Vec<(&'static str, &'static str)> {
         crate::environment::ALL

@@ -157,8 +157,8 @@ pub(crate) enum Moment {
 pub(crate) struct RunEnd {
     /// Attempts made (a command that could not start counts as one).
     pub(crate) attempts: u64,
-    /// The last attempt's status, if an attempt ran.
-    pub(crate) last: Option<u8>,
+    /// How the last attempt ended, if one ran (a command that could not start did not).
+    pub(crate) last: Option<Termination>,
     pub(crate) reason: Reason,
     /// From the start of the run to its end.
     pub(crate) elapsed: Duration,

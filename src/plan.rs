@@ -29,13 +29,17 @@ const SAMPLING_DRAWS: u64 = 4_000_000;
 const SAMPLES: (u64, u64) = (200, 10_000);
 
 /// What to plan.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct PlanRequest {
     pub(crate) limit: AttemptLimit,
     pub(crate) backoff: Backoff,
     pub(crate) seed: u64,
     /// The `--splay` bound (zero: none).
     pub(crate) splay: Duration,
+    /// `--max-time`: no attempt starts at or after it.
+    pub(crate) max_time: Option<Duration>,
+    /// `--budget`, as the header names it (its name and rate), if one is shared.
+    pub(crate) budget: Option<String>,
 }
 
 /// One attempt of the plan.
@@ -62,8 +66,23 @@ pub(crate) struct TotalWait {
 
 impl PlanRequest {
     /// The rows of the plan: every attempt of a finite run, or enough of an unlimited one to see
-    /// the waits reach the cap.
+    /// the waits reach the cap; none that `--max-time` rules out.
     pub(crate) fn rows(&self) -> impl Iterator<Item = Row> {
+        let max_time = self.max_time;
+        self.rows_regardless_of_max_time()
+            .take_while(move |row| max_time.is_none_or(|max| row.elapsed < max))
+    }
+
+    /// The first attempt `--max-time` rules out, if the plan would otherwise show it: the wait
+    /// before it would end at or past the deadline (with attempts taking no time at all).
+    pub(crate) fn cut_by_max_time(&self) -> Option<u64> {
+        let max = self.max_time?;
+        self.rows_regardless_of_max_time()
+            .find(|row| row.elapsed >= max)
+            .map(|row| row.attempt)
+    }
+
+    fn rows_regardless_of_max_time(&self) -> impl Iterator<Item = Row> {
         let mut schedule = self
             .backoff
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed));
@@ -130,9 +149,15 @@ impl PlanRequest {
                     false => self.splay.mul_f64(rng.random::<f64>()),
                 };
                 let schedule = self.backoff.schedule(&mut rng);
+                let deadline = self.max_time.unwrap_or(Duration::MAX);
                 schedule
                     .take(retries as usize)
-                    .fold(splay, Duration::saturating_add)
+                    .scan(splay, |total, wait| {
+                        *total = total.saturating_add(wait);
+                        (*total < deadline).then_some(*total)
+                    })
+                    .last()
+                    .unwrap_or(splay)
             })
             .collect();
         totals.sort_unstable();
@@ -169,7 +194,8 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
     )?;
     writeln!(out, "{}", if random { "  wait drawn from" } else { "" })?;
     let count = request.limit.count();
-    let last = request.shown_attempts();
+    let cut = request.cut_by_max_time();
+    let last = cut.map_or(request.shown_attempts(), |cut| cut - 1);
     let mut last_row = None;
     for row in request.rows() {
         let elided = count.is_some() && row.attempt > TEXT_HEAD_ROWS && row.attempt < last;
@@ -188,13 +214,20 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         write_text_row(out, &row, random)?;
         last_row = Some(row);
     }
+    if let (Some(cut), Some(max_time)) = (cut, request.max_time) {
+        writeln!(
+            out,
+            "no attempt {cut} or later: the wait before it would end past --max-time ({})",
+            format_duration(max_time)
+        )?;
+    }
     match (count, request.total_wait(), last_row) {
-        (Some(count), _, _) if count > last => writeln!(
+        (Some(count), _, _) if count > last && cut.is_none() => writeln!(
             out,
             "the plan stops at attempt {last} of {count}; every later wait is at most {}",
             format_duration(request.backoff.cap())
         )?,
-        (None, _, _) => writeln!(
+        (None, _, _) if cut.is_none() => writeln!(
             out,
             "and so on without end (--max-attempts unlimited), each wait at most {}",
             format_duration(request.backoff.cap())
@@ -211,7 +244,19 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         (Some(_), None, Some(row)) => {
             writeln!(out, "total wait: {}", format_duration(row.elapsed))?
         }
-        (Some(_), None, None) => {}
+        _ => {}
+    }
+    if request.max_time.is_some() {
+        writeln!(
+            out,
+            "the attempts' own run time counts toward --max-time too, so the run may stop sooner"
+        )?;
+    }
+    if request.budget.is_some() {
+        writeln!(
+            out,
+            "the retry budget may make waits longer when its tokens run out"
+        )?;
     }
     if random {
         writeln!(
@@ -226,14 +271,24 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
 /// The header line: the options that shape the plan.
 fn describe(request: &PlanRequest) -> String {
     let backoff = &request.backoff;
-    format!(
-        "plan for {} attempts: jitter {}, base {}, cap {}, multiplier {}",
+    let mut text = format!(
+        "plan for {} attempts: jitter {}, base {}, cap {}",
         request.limit,
         backoff.jitter().name(),
         format_duration(backoff.base()),
         format_duration(backoff.cap()),
-        backoff.multiplier(),
-    )
+    );
+    // Decorrelated waits grow from the previous wait, never by the multiplier.
+    if backoff.jitter() != Jitter::Decorrelated {
+        text += &format!(", multiplier {}", backoff.multiplier());
+    }
+    if let Some(max_time) = request.max_time {
+        text += &format!(", max-time {}", format_duration(max_time));
+    }
+    if let Some(budget) = &request.budget {
+        text += &format!(", budget {budget}");
+    }
+    text
 }
 
 fn write_text_row(out: &mut impl Write, row: &Row, random: bool) -> io::Result<()> {
@@ -279,6 +334,8 @@ struct PlanTotal {
     max_attempts: AttemptLimit,
     jitter: &'static str,
     planned_attempts: u64,
+    max_time_ms: Option<f64>,
+    cut_by_max_time: bool,
     total_wait: Option<TotalWaitJson>,
 }
 
@@ -293,15 +350,19 @@ struct TotalWaitJson {
 }
 
 fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
+    let mut planned = 0;
     for row in request.rows() {
+        // The interval a wait was drawn from, only where the wait is random.
+        let interval = row.draw.filter(|draw| draw.low != draw.high);
         let attempt = PlanAttempt {
             event: "plan_attempt",
             attempt: row.attempt,
             wait_ms: to_millis(row.draw.map_or(Duration::ZERO, |d| d.wait)),
             elapsed_ms: to_millis(row.elapsed),
-            min_wait_ms: row.draw.map(|draw| to_millis(draw.low)),
-            max_wait_ms: row.draw.map(|draw| to_millis(draw.high)),
+            min_wait_ms: interval.map(|draw| to_millis(draw.low)),
+            max_wait_ms: interval.map(|draw| to_millis(draw.high)),
         };
+        planned = row.attempt;
         writeln!(out, "{}", serde_json::to_string(&attempt)?)?;
     }
     let total = PlanTotal {
@@ -309,7 +370,9 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         seed: request.seed,
         max_attempts: request.limit,
         jitter: request.backoff.jitter().name(),
-        planned_attempts: request.shown_attempts(),
+        planned_attempts: planned,
+        max_time_ms: request.max_time.map(to_millis),
+        cut_by_max_time: request.cut_by_max_time().is_some(),
         total_wait: request.total_wait().map(|total| TotalWaitJson {
             min_ms: to_millis(total.min),
             p50_ms: to_millis(total.median),
@@ -332,6 +395,8 @@ mod tests {
             backoff: Backoff::new(ms(base_ms), ms(cap_ms), 2.0, jitter).unwrap(),
             seed: 11,
             splay: Duration::ZERO,
+            max_time: None,
+            budget: None,
         }
     }
 
@@ -374,6 +439,8 @@ mod tests {
             backoff: Backoff::new(ms(10), ms(1_000), 1.0, Jitter::None).unwrap(),
             seed: 0,
             splay: Duration::ZERO,
+            max_time: None,
+            budget: None,
         };
         assert_eq!(flat.rows().count(), 100);
     }
@@ -447,6 +514,36 @@ mod tests {
             object_keys(&lines[3], &["total_wait"]),
             row_keys("plan_total")
         );
+    }
+
+    #[test]
+    fn the_deadline_cuts_the_plan_where_the_run_would_stop() {
+        let mut plan = request("10", 1_000, 60_000, Jitter::None);
+        plan.max_time = Some(Duration::from_secs(10));
+        let starts: Vec<u64> = plan.rows().map(|row| row.elapsed.as_secs()).collect();
+        assert_eq!(starts, [0, 1, 3, 7], "the next would start at 15s");
+        assert_eq!(plan.cut_by_max_time(), Some(5));
+        let text = text(&plan);
+        assert!(text.contains("no attempt 5 or later"), "{text}");
+        assert!(text.contains("max-time 10s"), "{text}");
+        assert!(!text.contains("total wait: 4m3s"), "{text}");
+        plan.backoff = Backoff::new(
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+            2.0,
+            Jitter::Full,
+        )
+        .unwrap();
+        let total = plan.total_wait().unwrap();
+        assert!(total.max < Duration::from_secs(10), "{total:?}");
+    }
+
+    #[test]
+    fn fixed_waits_show_no_interval_in_json() {
+        let lines = json_lines(&request("3", 100, 1_000, Jitter::None));
+        assert!(lines[1].get("min_wait_ms").is_none(), "{}", lines[1]);
+        let lines = json_lines(&request("3", 100, 1_000, Jitter::Full));
+        assert_eq!(lines[1]["max_wait_ms"], 100.0);
     }
 
     #[test]

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::backoff::Schedule;
 use crate::budget::{Reservation, RetryBudget};
-use crate::exit::Exit;
 use crate::outcome::{AttemptOutcome, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause};
 use crate::output::copy::CopyOutcome;
 use crate::output::held::{Release, Released};
@@ -153,9 +152,8 @@ where
         let mut report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
-                let last = Some(Exit::from(err.failure).status());
                 let reason = Reason::SpawnFailed(err.failure, err.message);
-                return end(attempt, last, reason, clock);
+                return end(attempt, None, reason, clock);
             }
         };
         let duration = clock.now().saturating_duration_since(began);
@@ -188,13 +186,14 @@ where
             next,
         };
         sink.emit(&Event::AttemptEnd(outcome.clone()));
+        let last = Some(outcome.termination);
         let wait = match outcome.next {
-            Next::Stop(reason) => return end(attempt, Some(status), reason, clock),
+            Next::Stop(reason) => return end(attempt, last, reason, clock),
             Next::Retry { wait, .. } => wait,
         };
         if let Some(signal) = clock.sleep(wait) {
             let reason = Reason::Interrupted(signal, Moment::Wait);
-            return end(attempt, Some(status), reason, clock);
+            return end(attempt, last, reason, clock);
         }
     }
 }
@@ -281,6 +280,7 @@ fn stop_reason(
 mod tests {
     use super::*;
     use crate::codes::StatusSet;
+    use crate::exit::Exit;
     use crate::output::copy::HeldOutput;
     use crate::output::OutputMatch;
     use crate::policy::Refusal;

@@ -258,7 +258,17 @@ fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
     match err.kind() {
         io::ErrorKind::NotFound => SpawnError {
             failure: SpawnFailure::NotFound,
-            message: format!("command not found: {command}"),
+            message: match command
+                .program()
+                .to_string_lossy()
+                .contains(char::is_whitespace)
+            {
+                true => format!(
+                    "command not found: {command} (the whole command line is one word here: \
+                     give COMMAND and its arguments as separate words, or use --shell)"
+                ),
+                false => format!("command not found: {command}"),
+            },
         },
         _ => SpawnError {
             failure: SpawnFailure::CannotExecute,

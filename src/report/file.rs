@@ -232,10 +232,10 @@ impl ReportWriter {
     /// Write the report of the run that ended as `end`, its reader's pace allowing, and awake
     /// to the signals that end a run.
     pub(crate) fn write(mut self, end: &RunEnd, watch: &SignalWatch) -> Result<(), ReportError> {
-        if let (Reason::SpawnFailed(_, error), Some(record)) =
+        if let (Reason::SpawnFailed(failure, error), Some(record)) =
             (&end.reason, self.attempts.last_mut())
         {
-            record.status = end.last;
+            record.status = Some(Exit::from(*failure).status());
             record.duration_ms = Some(0.0);
             record.verdict = Some("stop");
             record.error = Some(error.clone());

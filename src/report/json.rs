@@ -153,7 +153,7 @@ mod tests {
         };
         let end = RunEnd {
             attempts: 1,
-            last: Some(0),
+            last: Some(Termination::Exited(0)),
             reason: Reason::Interrupted(15, Moment::Attempt),
             elapsed: Duration::ZERO,
             report_error: Some("disk full".into()),

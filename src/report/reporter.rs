@@ -125,7 +125,7 @@ mod tests {
             Event::AttemptEnd(end(2, Termination::Exited(7), Next::Stop(refused.clone()))),
             Event::Done(RunEnd {
                 attempts: 2,
-                last: Some(7),
+                last: Some(Termination::Exited(7)),
                 reason: refused,
                 elapsed: Duration::from_millis(1530),
                 report_error: None,
@@ -206,7 +206,7 @@ mod tests {
         let done = |moment| {
             let end = RunEnd {
                 attempts: 1,
-                last: Some(0),
+                last: Some(Termination::Exited(0)),
                 reason: Reason::Interrupted(15, moment),
                 elapsed: Duration::ZERO,
                 report_error: None,
@@ -243,7 +243,7 @@ mod tests {
             assert_eq!(render(quiet, &failed_then_gave_up()), "");
             let not_found = RunEnd {
                 attempts: 1,
-                last: Some(127),
+                last: None,
                 reason: Reason::SpawnFailed(
                     crate::outcome::SpawnFailure::NotFound,
                     "command not found: x".into(),

@@ -46,24 +46,15 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
 /// What happened to an attempt, in words: "attempt 2/5 died of SIGKILL (status 137)".
 fn describe(outcome: &AttemptOutcome) -> String {
     let attempt = format!("attempt {}", outcome.numbering);
-    let status = outcome.termination.status();
     let what = match outcome.termination {
-        Termination::Exited(code) => format!("{attempt} failed with exit status {code}"),
-        Termination::Signaled(signal) => {
-            let signal = signals::name(signal);
-            format!("{attempt} died of {signal} (status {status})")
-        }
         Termination::TimedOut {
             limit: TimeLimit::Attempt,
             ..
         } => {
             let took = format_duration(outcome.duration);
-            format!("{attempt} timed out after {took} (status {status})")
+            format!("{attempt} timed out after {took} (status 124)")
         }
-        Termination::TimedOut {
-            limit: TimeLimit::Deadline,
-            ..
-        } => format!("{attempt} was stopped at the --max-time deadline (status {status})"),
+        termination => format!("{attempt} {}", ended(termination)),
     };
     match outcome.reset {
         true => format!(
@@ -85,14 +76,33 @@ fn end_lines(end: &RunEnd) -> Vec<String> {
     lines
 }
 
+/// How an attempt ended, in words that follow "attempt 2/5" or "the last".
+fn ended(termination: Termination) -> String {
+    let status = termination.status();
+    match termination {
+        Termination::Exited(code) => format!("failed with exit status {code}"),
+        Termination::Signaled(signal) => {
+            format!("died of {} (status {status})", signals::name(signal))
+        }
+        Termination::TimedOut {
+            limit: TimeLimit::Attempt,
+            ..
+        } => format!("timed out (status {status})"),
+        Termination::TimedOut {
+            limit: TimeLimit::Deadline,
+            ..
+        } => format!("was stopped at the --max-time deadline (status {status})"),
+    }
+}
+
 fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
     let attempts = match end.attempts {
         1 => "1 attempt".to_string(),
         n => format!("{n} attempts"),
     };
-    let last = end.last.unwrap_or(status);
-    let exits = match (status == last, &end.report_error) {
-        (false, None) => format!(", so retry exits {status}"),
+    let last = end.last.map(ended).unwrap_or_default();
+    let exits = match (end.last.map(Termination::status), &end.report_error) {
+        (Some(last), None) if last != status => format!(", so retry exits {status}"),
         _ => String::new(),
     };
     Some(match &end.reason {
@@ -101,20 +111,26 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         Reason::OutputLost(error) => format!(
             "retry: {error}; stopping after {attempts}, as retry cannot vouch for the output"
         ),
-        Reason::Exhausted => {
-            format!("retry: giving up after {attempts}, all failed; last exit status {last}{exits}")
+        Reason::Exhausted if end.attempts == 1 => {
+            format!("retry: giving up: the only attempt allowed {last}{exits}")
         }
-        Reason::NotRetryable(refusal) => format!(
-            "retry: giving up after {attempts}: exit status {last} {}{exits}",
-            refusal.explain()
-        ),
+        Reason::Exhausted => {
+            format!("retry: giving up after {attempts}, all failed; the last {last}{exits}")
+        }
+        Reason::NotRetryable(refusal) => {
+            let code = end.last.map_or(status, Termination::status);
+            format!(
+                "retry: giving up after {attempts}: exit status {code} {}{exits}",
+                refusal.explain()
+            )
+        }
         Reason::Deadline => format!(
             "retry: giving up after {attempts}: --max-time leaves no time for another; \
-             last exit status {last}{exits}"
+             the last {last}{exits}"
         ),
         Reason::Budget => format!(
             "retry: giving up after {attempts}: the retry budget has no token before --max-time; \
-             last exit status {last}{exits}"
+             the last {last}{exits}"
         ),
         Reason::Interrupted(signal, moment) => interrupted_line(*signal, *moment, &attempts),
     })

@@ -285,6 +285,12 @@ impl Invocation {
         self
     }
 
+    /// Run in `dir` instead of the test's own directory.
+    pub(crate) fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
     /// Send the run's stdout here instead of collecting it.
     pub(crate) fn stdout(mut self, stdout: impl Into<Stdio>) -> Self {
         self.stdout = Some(stdout.into());

@@ -112,3 +112,39 @@ fn the_readmes_plan_examples_are_what_the_tool_prints() {
     }
     assert!(checked >= 2, "the README's plan examples were not found");
 }
+
+#[test]
+fn the_plan_stops_where_max_time_would_stop_the_run() {
+    let run = retry([
+        "--plan",
+        "-n",
+        "10",
+        "--jitter",
+        "none",
+        "--max-time",
+        "10s",
+    ])
+    .run();
+    run.expect_code(0)
+        .expect_stdout_contains("max-time 10s")
+        .expect_stdout_contains(
+            "no attempt 5 or later: the wait before it would end past --max-time (10s)",
+        )
+        .expect_stdout_contains("the attempts' own run time counts toward --max-time too");
+    assert!(!run.stdout().contains("4m3s"), "{run}");
+    let json = retry([
+        "--plan",
+        "--log-format",
+        "json",
+        "-n",
+        "10",
+        "--jitter",
+        "none",
+    ])
+    .args(["--max-time", "10s"])
+    .run();
+    let total: serde_json::Value =
+        serde_json::from_str(json.stdout().lines().last().unwrap()).unwrap();
+    assert_eq!(total["planned_attempts"], 4, "{json}");
+    assert_eq!(total["cut_by_max_time"], true, "{json}");
+}

@@ -19,7 +19,7 @@ fn a_timeout_ends_the_whole_process_tree() {
         .env("PIDFILE", scratch.path("pid"))
         .run();
     run.expect_code(124)
-        .expect_stderr("giving up after 1 attempt, all failed; last exit status 124");
+        .expect_stderr("retry: giving up: the only attempt allowed timed out (status 124)");
     assert!(
         !process_exists(scratch.pid("pid")),
         "the grandchild outlived its attempt\n{run}"

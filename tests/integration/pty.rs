@@ -100,8 +100,21 @@ impl Session {
         self.expect_within(text, PATIENCE);
     }
 
-    /// Wait until the terminal shows `text`; fails after
-    /// `limit`.
+    /// Wait until the terminal has shown `text` `times` times; fails after [`PATIENCE`].
+    #[track_caller]
+    pub(crate) fn expect_times(&self, text: &str, times: usize) {
+        let start = Instant::now();
+        while self.output().matches(text).count() < times {
+            let shown = self.output();
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the terminal never showed {text:?} {times} times:\n{shown}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Wait until the terminal shows `text`; fails after `limit`.
     #[track_caller]
     pub(crate) fn expect_within(&self, text: &str, limit: Duration) {
         let start = Instant::now();

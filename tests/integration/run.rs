@@ -25,7 +25,9 @@ fn gives_up_after_max_attempts_with_the_last_status() {
         .run()
         .expect_code(3)
         .expect_stderr("retry: attempt 1/3 failed with exit status 1; retrying in ")
-        .expect_stderr("retry: giving up after 3 attempts, all failed; last exit status 3");
+        .expect_stderr(
+            "retry: giving up after 3 attempts, all failed; the last failed with exit status 3",
+        );
     assert_eq!(scratch.lines("count"), 3);
 }
 
@@ -330,5 +332,34 @@ fn giving_up_after_a_zero_that_counted_as_failure_never_exits_zero() {
     retry(["--success-on", "3", "-n", "2", "--base", "0s", "true"])
         .run()
         .expect_code(1)
-        .expect_stderr("last exit status 0, so retry exits 1");
+        .expect_stderr("the last failed with exit status 0, so retry exits 1");
+}
+
+#[test]
+fn a_whole_command_line_given_as_one_word_gets_a_hint() {
+    retry(["-n", "1", "curl -fsS http://localhost/health"])
+        .run()
+        .expect_code(127)
+        .expect_stderr("give COMMAND and its arguments as separate words, or use --shell");
+}
+
+#[test]
+fn a_command_that_cannot_start_is_said_in_json_even_when_quiet() {
+    let run = retry(["-q", "--log-format", "json", "retry-test-no-such-command"]).run();
+    run.expect_code(127);
+    assert_eq!(run.event("done")["reason"], "spawn_failed", "{run}");
+}
+
+#[test]
+fn a_run_that_can_spin_for_ever_is_warned_about_once_at_the_start() {
+    let run = retry(["--log-format", "json", "-n", "unlimited", "--base", "0s"])
+        .args(["sh", "-c", "[ $RETRY_ATTEMPT = 3 ]"])
+        .run();
+    run.expect_code(0);
+    let warning = run.event("warning");
+    assert!(
+        warning["message"].as_str().unwrap().contains("without end"),
+        "{run}"
+    );
+    assert_eq!(run.events()[0]["event"], "warning", "{run}");
 }

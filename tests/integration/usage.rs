@@ -150,3 +150,31 @@ fn a_value_that_is_not_utf8_names_its_flag() {
         .expect_stderr("for '--cap': not valid UTF-8");
     assert_eq!(run.stderr().lines().count(), 1, "{run}");
 }
+
+#[test]
+fn short_help_fits_one_screen_and_points_to_the_long_one() {
+    let short = retry(["-h"]).run();
+    short
+        .expect_code(0)
+        .expect_stdout_contains("Usage: retry [OPTIONS] [--] COMMAND [ARG]...")
+        .expect_stdout_contains("retry simulate [OPTIONS]")
+        .expect_stdout_contains("Attempts and waits:")
+        .expect_stdout_contains("retry --help");
+    let lines = short.stdout().lines().count();
+    assert!(lines <= 60, "-h has {lines} lines\n{short}");
+    let long = retry(["--help"]).run();
+    long.expect_code(0)
+        .expect_stdout_contains("Exit status:")
+        .expect_stdout_contains("  RETRY_ATTEMPT_SINCE_RESET its number since");
+}
+
+#[test]
+fn zero_time_limits_mean_none_and_decorrelated_refuses_a_multiplier() {
+    retry(["--timeout", "0s", "--max-time", "0s", "sh", "-c", "exit 0"])
+        .run()
+        .expect_code(0);
+    retry(["--jitter", "decorrelated", "--multiplier", "1.5", "true"])
+        .run()
+        .expect_code(125)
+        .expect_stderr("--multiplier (1.5) has no effect with --jitter decorrelated");
+}

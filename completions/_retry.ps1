@@ -43,7 +43,11 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--splay', '--splay', [CompletionResultType]::ParameterName, 'A random wait below DURATION before the first attempt')
             [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'Share a retry budget named NAME')
             [CompletionResult]::new('--budget-rate', '--budget-rate', [CompletionResultType]::ParameterName, 'At most N tokens, N more every DURATION')
-            [CompletionResult]::new('--budget-dir', '--budget-dir', [CompletionResultType]::ParameterName, 'Where budget state lives')
+            [CompletionResult]::new('--budget-ratio', '--budget-ratio', [CompletionResultType]::ParameterName, 'Also earn R tokens per first attempt (e.g. 0.1)')
+            [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'How long earned tokens last')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives: file, or redis://HOST')
+            [CompletionResult]::new('--budget-store-fail', '--budget-store-fail', [CompletionResultType]::ParameterName, 'When the store cannot be reached: open or closed')
+            [CompletionResult]::new('--budget-dir', '--budget-dir', [CompletionResultType]::ParameterName, 'Where the file store keeps budgets')
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the waits, and run nothing')
             [CompletionResult]::new('--foreground', '--foreground', [CompletionResultType]::ParameterName, 'Keep COMMAND in retry''s process group')
             [CompletionResult]::new('--replay-stdin', '--replay-stdin', [CompletionResultType]::ParameterName, 'Give every attempt the same stdin')
@@ -58,6 +62,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff')
+            [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'Look at a retry budget')
             break
         }
         'retry;simulate' {
@@ -70,6 +75,20 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
             [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per strategy and client count')
             [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw work and completion time against clients to FILE as SVG')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;budget' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a budget''s state now: its tokens, its counters, and when it will be full')
+            break
+        }
+        'retry;budget;show' {
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives: file, or a redis:// URL, as runs give it [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-dir', '--budget-dir', [CompletionResultType]::ParameterName, 'Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print the state as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

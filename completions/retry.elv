@@ -40,7 +40,11 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --splay 'A random wait below DURATION before the first attempt'
             cand --budget 'Share a retry budget named NAME'
             cand --budget-rate 'At most N tokens, N more every DURATION'
-            cand --budget-dir 'Where budget state lives'
+            cand --budget-ratio 'Also earn R tokens per first attempt (e.g. 0.1)'
+            cand --budget-window 'How long earned tokens last'
+            cand --budget-store 'Where the budget lives: file, or redis://HOST'
+            cand --budget-store-fail 'When the store cannot be reached: open or closed'
+            cand --budget-dir 'Where the file store keeps budgets'
             cand --plan 'Print the waits, and run nothing'
             cand --foreground 'Keep COMMAND in retry''s process group'
             cand --replay-stdin 'Give every attempt the same stdin'
@@ -55,6 +59,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand simulate 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff'
+            cand budget 'Look at a retry budget'
         }
         &'retry;simulate'= {
             cand --clients 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'
@@ -66,6 +71,18 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --seed 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
             cand --csv 'Also write every statistic to FILE as CSV, one row per strategy and client count'
             cand --svg 'Also draw work and completion time against clients to FILE as SVG'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'retry;budget'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand show 'Print a budget''s state now: its tokens, its counters, and when it will be full'
+        }
+        &'retry;budget;show'= {
+            cand --budget-store 'Where the budget lives: file, or a redis:// URL, as runs give it [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-dir 'Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]'
+            cand --log-format 'Print the state as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -18,7 +18,7 @@ function __retry_command_tokens
             case --
                 string join \n -- $tokens[(math $i + 1)..-1] $current
                 return 0
-            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '-t' '--timeout' '--max-time' '--kill-after' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-dir'
+            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '-t' '--timeout' '--max-time' '--kill-after' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-store-fail' '--budget-dir'
                 set skip_value 1
             case '-*'
             case '*'
@@ -72,7 +72,11 @@ complete -c retry -n __retry_own -s v -l verbose -d 'Also say each attempt\'s st
 complete -c retry -n __retry_own -l splay -x -d 'A random wait below DURATION before the first attempt'
 complete -c retry -n __retry_own -l budget -x -d 'Share a retry budget named NAME'
 complete -c retry -n __retry_own -l budget-rate -x -d 'At most N tokens, N more every DURATION'
-complete -c retry -n __retry_own -l budget-dir -r -F -d 'Where budget state lives'
+complete -c retry -n __retry_own -l budget-ratio -x -d 'Also earn R tokens per first attempt (e.g. 0.1)'
+complete -c retry -n __retry_own -l budget-window -x -d 'How long earned tokens last'
+complete -c retry -n __retry_own -l budget-store -x -d 'Where the budget lives: file, or redis://HOST'
+complete -c retry -n __retry_own -l budget-store-fail -x -a 'open closed' -d 'When the store cannot be reached: open or closed'
+complete -c retry -n __retry_own -l budget-dir -r -F -d 'Where the file store keeps budgets'
 complete -c retry -n __retry_own -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n __retry_own -s V -l version -d 'Print version'
 complete -c retry -n __retry_simulating -l clients -x -d 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'

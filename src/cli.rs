@@ -10,7 +10,8 @@ use clap::Parser;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::Jitter;
-use crate::budget::{BudgetName, Rate};
+use crate::budget::store::OnFailure;
+use crate::budget::{BudgetName, Rate, Ratio};
 use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::environment;
@@ -84,8 +85,8 @@ fn examples_text(examples: &[(&str, &str)]) -> String {
     text
 }
 
-/// The text after the options in `--help`: exit statuses, signals, the command's environment,
-/// examples.
+/// The text after the options in `--help`: exit statuses, signals, the command's environment and
+/// the tool's, examples.
 fn after_long_help() -> String {
     let mut text = String::from("Exit status:\n");
     for (status, meaning) in exit::table() {
@@ -99,11 +100,18 @@ fn after_long_help() -> String {
     for variable in environment::ALL {
         text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
     }
+    text += "\nEnvironment read by retry:\n";
+    for variable in environment::READ {
+        text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
+    }
     text + "\n" + &examples_text(&EXAMPLES)
 }
 
-/// The usage lines: COMMAND is the user's, after the options; `simulate` is the tool's own.
-const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...\n       retry simulate [OPTIONS]";
+/// The usage lines: COMMAND is the user's, after the options; `simulate` and `budget` are the
+/// tool's own.
+const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
+       retry simulate [OPTIONS]
+       retry budget show NAME [OPTIONS]";
 
 /// The headings `-h` and `--help` group the options under.
 const WAITS: &str = "Attempts and waits";
@@ -124,7 +132,8 @@ const FLEET: &str = "Fleets";
     after_long_help = after_long_help(),
     args_override_self = true,
     args_conflicts_with_subcommands = true,
-    // `retry help` runs a program called help; only `simulate` is a word of the tool's own.
+    // `retry help` runs a program called help; only `simulate` and `budget` are words of the
+    // tool's own.
     disable_help_subcommand = true,
     max_term_width = 100
 )]
@@ -310,14 +319,46 @@ pub struct Cli {
     #[arg(long, value_name = "N/DURATION", default_value = "10/1m", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
     pub(crate) budget_rate: Rate,
 
-    /// Where budget state lives
+    /// Also earn R tokens per first attempt (e.g. 0.1)
     ///
-    /// Keep budget state in DIR [default: $XDG_STATE_HOME/retry/budgets, or
-    /// ~/.local/state/retry/budgets].
+    /// Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run
+    /// sharing the budget; they fade over --budget-window and are spent before the rate's, at
+    /// once or not at all [default: none].
+    #[arg(long, value_name = "R", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
+    pub(crate) budget_ratio: Option<Ratio>,
+
+    /// How long earned tokens last
+    ///
+    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, requires = "budget", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
+    pub(crate) budget_window: Duration,
+
+    /// Where the budget lives: file, or redis://HOST
+    ///
+    /// Keep the budget in STORE: 'file' (a file in --budget-dir, for this machine), or a Redis
+    /// or Valkey server a fleet shares: redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://...
+    /// (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]. Give a password through
+    /// RETRY_BUDGET_STORE rather than here: every user of the machine can read argv [default:
+    /// $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE", requires = "budget", help_heading = FLEET)]
+    pub(crate) budget_store: Option<String>,
+
+    /// When the store cannot be reached: open or closed
+    ///
+    /// When the store cannot be reached: 'open' warns once and uses the file store on this
+    /// machine for the rest of the run; 'closed' counts it as no token, so the run gives up with
+    /// reason budget.
+    #[arg(long, value_name = "open|closed", default_value = "open", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET)]
+    pub(crate) budget_store_fail: OnFailure,
+
+    /// Where the file store keeps budgets
+    ///
+    /// Keep budget state in DIR, with the file store and as the fall-back of a shared one
+    /// [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets].
     #[arg(long, value_name = "DIR", requires = "budget", help_heading = FLEET)]
     pub(crate) budget_dir: Option<PathBuf>,
 
-    /// Instead of running a command, run the built-in contention simulator.
+    /// Instead of running a command, run the simulator or look at a budget.
     #[command(subcommand)]
     pub(crate) subcommand: Option<Subcommand>,
 
@@ -332,6 +373,60 @@ pub(crate) enum Subcommand {
     /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool's own backoff.
     #[command(hide = true, long_about = SIMULATE_ABOUT, after_help = examples_text(&SIMULATE_EXAMPLES))]
     Simulate(SimulateArgs),
+    /// Look at a retry budget.
+    #[command(
+        hide = true,
+        subcommand_required = true,
+        arg_required_else_help = false,
+        disable_help_subcommand = true
+    )]
+    Budget {
+        #[command(subcommand)]
+        command: BudgetCommand,
+    },
+}
+
+/// What `retry budget` can do.
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum BudgetCommand {
+    /// Print a budget's state now: its tokens, its counters, and when it will be full.
+    #[command(long_about = BUDGET_SHOW_ABOUT)]
+    Show(BudgetShowArgs),
+}
+
+const BUDGET_SHOW_ABOUT: &str = "\
+Print the state of the retry budget NAME now, changing nothing: the rate bucket's tokens and \
+when it will be full, the earned tokens, and the first attempts, retries and refusals counted \
+by every run that shared it, with the terms of the run that last changed it.
+
+(`budget` is the tool's own word only as the first word: `retry -- budget` runs a program \
+called budget.)";
+
+/// The `retry budget show` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BudgetShowArgs {
+    /// The budget's name, as runs give it to --budget.
+    #[arg(value_name = "NAME")]
+    pub(crate) name: BudgetName,
+
+    /// Where the budget lives: file, or a redis:// URL, as runs give it [default:
+    /// $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
+
+    /// Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or
+    /// ~/.local/state/retry/budgets].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) budget_dir: Option<PathBuf>,
+
+    /// Print the state as text, or as one JSON object (json).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "text",
+        hide_possible_values = true
+    )]
+    pub(crate) log_format: LogFormat,
 }
 
 const SIMULATE_ABOUT: &str = "\
@@ -497,10 +592,14 @@ pub fn one_line_error(err: &clap::Error, args: &[OsString]) -> String {
         .unwrap_or("bad usage");
     // "  [possible values: ...]" is said below, from the error's context, once.
     let first = first.split("\n  [").next().unwrap_or(first);
-    let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
-    if let Some(ContextValue::Strings(values)) = err.get(ContextKind::ValidValue) {
-        if !values.is_empty() {
-            message += &format!("; expected one of: {}", values.join(", "));
+    // A list of missing arguments, one an indented line, becomes one line.
+    let first = first.replace(":\n  ", ": ").replace("\n  ", ", ");
+    let mut message = first.strip_prefix("error: ").unwrap_or(&first).to_string();
+    for kind in [ContextKind::ValidValue, ContextKind::ValidSubcommand] {
+        if let Some(ContextValue::Strings(values)) = err.get(kind) {
+            if !values.is_empty() {
+                message += &format!("; expected one of: {}", values.join(", "));
+            }
         }
     }
     let familiar = match err.get(ContextKind::InvalidArg) {
@@ -596,6 +695,14 @@ mod tests {
         let line = error_for(&["--frobnicate", "true"]);
         assert!(!line.contains('\n'));
         assert!(line.contains("--frobnicate"), "{line}");
+        assert_eq!(
+            error_for(&["--budget-rate", "5/1h", "true"]),
+            "the following required arguments were not provided: --budget <NAME> (see 'retry \
+             --help')"
+        );
+        let line = error_for(&["budget"]);
+        assert!(line.contains("requires a subcommand"), "{line}");
+        assert!(line.contains("expected one of: show"), "{line}");
     }
 
     #[test]

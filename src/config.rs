@@ -20,9 +20,13 @@ use serde::Serialize;
 use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, BackoffError, Jitter, Schedule};
 use crate::budget::file::{BudgetFile, Refused};
-use crate::budget::{BudgetName, Rate};
-use crate::cli::{Cli, SimulateArgs, Subcommand};
+use crate::budget::model::Terms;
+use crate::budget::show::ShowRequest;
+use crate::budget::store::{Location, OnFailure, Store};
+use crate::budget::{BudgetName, Prepared};
+use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, SimulateArgs, Subcommand};
 use crate::duration::{format_duration, to_millis};
+use crate::environment;
 use crate::output::conditions::{OutputConditions, PatternError};
 use crate::output::OutputOptions;
 use crate::plan::PlanRequest;
@@ -69,17 +73,20 @@ pub(crate) enum Action {
     Plan,
     /// Run the simulator.
     Simulate(simulate::Settings),
+    /// Print a budget's state.
+    ShowBudget(ShowRequest),
 }
 
 /// The growth of the exponential ceiling per retry when `--multiplier` is not given.
 const DEFAULT_MULTIPLIER: f64 = 2.0;
 
 /// A shared retry budget.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 struct BudgetSettings {
     name: BudgetName,
-    rate: Rate,
-    dir: PathBuf,
+    terms: Terms,
+    location: Location,
+    on_failure: OnFailure,
 }
 
 /// The options in force, as `--report` records them: the report's `options` object.
@@ -96,6 +103,10 @@ pub(crate) struct ReportOptions {
     splay_ms: Option<f64>,
     budget: Option<String>,
     budget_rate: Option<String>,
+    budget_ratio: Option<f64>,
+    budget_window_ms: Option<f64>,
+    budget_store: Option<String>,
+    budget_store_fail: Option<&'static str>,
     success_on: String,
     retry_on: Option<String>,
     stop_on: Option<String>,
@@ -163,19 +174,7 @@ impl Config {
         }
         let budget = match cli.budget.clone() {
             None => None,
-            Some(name) => Some(BudgetSettings {
-                name,
-                rate: cli.budget_rate,
-                dir: cli
-                    .budget_dir
-                    .clone()
-                    .or_else(|| default_budget_dir(&env))
-                    .ok_or_else(|| {
-                        ConfigError(
-                            "--budget needs a directory: give --budget-dir, or set HOME".into(),
-                        )
-                    })?,
-            }),
+            Some(name) => Some(budget_settings(name, &cli, &env)?),
         };
         let conditions = OutputConditions::new(&cli.retry_on_output, &cli.stop_on_output)
             .map_err(|PatternError(message)| ConfigError(message))?;
@@ -183,9 +182,14 @@ impl Config {
             .map_err(|overlap| overlap_error(overlap, &cli))?
             .requiring_retry_match(conditions.requires_retry_match());
         let seed = Seed::resolve(cli.seed, &cli.command);
-        let recorded = ReportOptions::of(&cli, seed);
+        let recorded = ReportOptions::of(&cli, seed, budget.as_ref());
         let action = match (cli.subcommand.take(), cli.plan) {
             (Some(Subcommand::Simulate(args)), _) => Action::Simulate(simulate_settings(args)?),
+            (Some(Subcommand::Budget { command }), _) => {
+                let BudgetCommand::Show(args) = command;
+                cli.log_format = args.log_format;
+                Action::ShowBudget(show_request(args, &env)?)
+            }
             (None, true) => Action::Plan,
             (None, false) => Action::Run(command_line(&cli)?),
         };
@@ -243,10 +247,7 @@ impl Config {
             seed: self.seed,
             splay: self.splay.unwrap_or_default(),
             max_time: self.max_time,
-            budget: self
-                .budget
-                .as_ref()
-                .map(|budget| format!("{} at {}", budget.name.as_str(), budget.rate)),
+            budget: self.budget.as_ref().map(BudgetSettings::describe),
         }
     }
 
@@ -338,12 +339,26 @@ impl Config {
         Ok(Some(ReportWriter::new(target, path, &self.recorded)))
     }
 
-    /// The `--budget` file, checked; the error names the budget and what is wrong.
-    pub(crate) fn budget_file(&self) -> Result<Option<BudgetFile>, Refused> {
-        self.budget
-            .as_ref()
-            .map(|budget| BudgetFile::check(&budget.dir, &budget.name, budget.rate))
-            .transpose()
+    /// The `--budget`, its file checked when the file store keeps it; the error names the budget
+    /// and what is wrong.
+    pub(crate) fn budget(&self) -> Result<Option<Prepared>, Refused> {
+        let Some(budget) = &self.budget else {
+            return Ok(None);
+        };
+        let terms = budget.terms;
+        Ok(Some(match &budget.location {
+            Location::File(dir) => Prepared::File {
+                file: BudgetFile::check(dir, &budget.name)?,
+                terms,
+            },
+            Location::Shared { address, fallback } => Prepared::Shared {
+                address: address.clone(),
+                on_failure: budget.on_failure,
+                dir: fallback.clone(),
+                name: budget.name.clone(),
+                terms,
+            },
+        }))
     }
 
     /// The reporter of the tool's own messages on stderr.
@@ -352,8 +367,26 @@ impl Config {
     }
 }
 
+impl BudgetSettings {
+    /// The budget as the plan's header names it: its name, its terms, and a shared store.
+    fn describe(&self) -> String {
+        let terms = &self.terms;
+        let mut text = format!("{} at {}", self.name.as_str(), terms.rate);
+        if let Some(ratio) = terms.ratio {
+            text += &format!(
+                " plus {ratio} per first attempt over {}",
+                format_duration(terms.window)
+            );
+        }
+        if let Location::Shared { address, .. } = &self.location {
+            text += &format!(" in {address} ({} when it fails)", self.on_failure.name());
+        }
+        text
+    }
+}
+
 impl ReportOptions {
-    fn of(cli: &Cli, seed: u64) -> Self {
+    fn of(cli: &Cli, seed: u64, budget: Option<&BudgetSettings>) -> Self {
         let millis = |duration: Option<Duration>| duration.map(to_millis);
         let text = |words: &[String]| words.to_vec();
         ReportOptions {
@@ -370,8 +403,12 @@ impl ReportOptions {
             jitter: cli.jitter.name(),
             seed,
             splay_ms: millis(cli.splay),
-            budget: cli.budget.as_ref().map(|name| name.as_str().to_string()),
-            budget_rate: cli.budget.as_ref().map(|_| cli.budget_rate.to_string()),
+            budget: budget.map(|budget| budget.name.as_str().to_string()),
+            budget_rate: budget.map(|budget| budget.terms.rate.to_string()),
+            budget_ratio: budget.and_then(|budget| budget.terms.ratio),
+            budget_window_ms: budget.map(|budget| to_millis(budget.terms.window)),
+            budget_store: budget.map(|budget| budget.location.to_string()),
+            budget_store_fail: budget.map(|budget| budget.on_failure.name()),
             success_on: cli.success_on.to_string(),
             retry_on: cli.retry_on.map(|set| set.to_string()),
             stop_on: cli.stop_on.map(|set| set.to_string()),
@@ -419,6 +456,76 @@ fn simulate_settings(args: SimulateArgs) -> Result<simulate::Settings, ConfigErr
         csv: args.csv,
         svg: args.svg,
     })
+}
+
+/// The `--budget` settings, the store read from `RETRY_BUDGET_STORE` through `env` when no
+/// `--budget-store` is given.
+fn budget_settings(
+    name: BudgetName,
+    cli: &Cli,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Result<BudgetSettings, ConfigError> {
+    if cli.budget_window.is_zero() {
+        return Err(ConfigError(
+            "--budget-window (0s) must be more than 0s, e.g. 1m: earned tokens would be gone \
+             at once"
+                .into(),
+        ));
+    }
+    let store = budget_store(cli.budget_store.as_deref(), &env)?;
+    let dir = cli.budget_dir.clone().or_else(|| default_budget_dir(&env));
+    let location = Location::new(store, dir).ok_or_else(|| {
+        ConfigError("--budget needs a directory: give --budget-dir, or set HOME".into())
+    })?;
+    Ok(BudgetSettings {
+        name,
+        terms: Terms {
+            rate: cli.budget_rate,
+            ratio: cli.budget_ratio.map(|ratio| ratio.0),
+            window: cli.budget_window,
+        },
+        location,
+        on_failure: cli.budget_store_fail,
+    })
+}
+
+/// What `retry budget show` shows.
+fn show_request(
+    args: BudgetShowArgs,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Result<ShowRequest, ConfigError> {
+    let store = budget_store(args.budget_store.as_deref(), &env)?;
+    let dir = args.budget_dir.or_else(|| default_budget_dir(&env));
+    let location = Location::new(store, dir).ok_or_else(|| {
+        ConfigError("retry budget show needs a directory: give --budget-dir, or set HOME".into())
+    })?;
+    Ok(ShowRequest {
+        name: args.name,
+        location,
+    })
+}
+
+/// The store `flag` (`--budget-store`) names, or else `RETRY_BUDGET_STORE` (an empty one is
+/// none), or else the file store; the error names where the address came from, its password
+/// hidden.
+fn budget_store(
+    flag: Option<&str>,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Result<Store, ConfigError> {
+    let variable = environment::BUDGET_STORE.name;
+    let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
+        (Some(text), _) => ("--budget-store", text.to_string()),
+        (None, Some(value)) => match value.into_string() {
+            Ok(text) => (variable, text),
+            Err(_) => {
+                return Err(ConfigError(format!(
+                    "{variable} is not valid UTF-8; expected file or a redis:// URL"
+                )))
+            }
+        },
+        (None, None) => return Ok(Store::File),
+    };
+    Store::parse(&text).map_err(|err| ConfigError(format!("{source}: {err}")))
 }
 
 /// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets`, or
@@ -594,16 +701,26 @@ mod tests {
         let config = config(&["--budget", "api", "--budget-dir", "/tmp/b", "true"]).unwrap();
         let budget = config.budget.unwrap();
         assert_eq!(
-            (budget.name.as_str(), budget.rate.to_string()),
+            (budget.name.as_str(), budget.terms.rate.to_string()),
             ("api", "10/1m".into())
         );
-        assert_eq!(budget.dir, PathBuf::from("/tmp/b"));
+        assert_eq!(budget.location, Location::File("/tmp/b".into()));
+        assert_eq!(
+            (budget.terms.ratio, budget.terms.window),
+            (None, Duration::from_secs(60)),
+            "no ratio unless asked"
+        );
     }
 
     #[test]
     fn the_budget_directory_comes_from_the_environment() {
         let dir = |env: &[(&str, &str)]| {
-            resolve(&["--budget", "api", "true"], env).map(|config| config.budget.unwrap().dir)
+            resolve(&["--budget", "api", "true"], env).map(|config| {
+                match config.budget.unwrap().location {
+                    Location::File(dir) => dir,
+                    other => panic!("{other:?}"),
+                }
+            })
         };
         assert_eq!(
             dir(&[("HOME", "/h")]).unwrap(),
@@ -619,6 +736,84 @@ mod tests {
             "a relative XDG_STATE_HOME is ignored, as the spec says"
         );
         assert!(dir(&[]).unwrap_err().to_string().contains("set HOME"));
+    }
+
+    #[test]
+    fn the_store_comes_from_the_flag_then_the_environment() {
+        let store = |args: &[&str], env: &[(&str, &str)]| {
+            let mut all = vec!["--budget", "api"];
+            all.extend_from_slice(args);
+            all.push("true");
+            resolve(&all, env).map(|config| config.budget.unwrap().location.to_string())
+        };
+        let home = ("HOME", "/h");
+        let variable = ("RETRY_BUDGET_STORE", "redis://app:s3cret@cache:6379");
+        assert_eq!(store(&[], &[home]).unwrap(), "file");
+        assert_eq!(
+            store(&[], &[home, variable]).unwrap(),
+            "redis://app:***@cache:6379"
+        );
+        assert_eq!(
+            store(&[], &[home, ("RETRY_BUDGET_STORE", "")]).unwrap(),
+            "file",
+            "an empty variable is none"
+        );
+        assert_eq!(
+            store(&["--budget-store", "file"], &[home, variable]).unwrap(),
+            "file",
+            "the flag wins"
+        );
+        assert_eq!(
+            store(&["--budget-store", "redis+unix:///run/r.sock"], &[]).unwrap(),
+            "redis+unix:///run/r.sock",
+            "a shared store needs no directory"
+        );
+        let err = store(&[], &[home, ("RETRY_BUDGET_STORE", "mysql://u:s3cret@db")]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("RETRY_BUDGET_STORE: 'mysql://u:***@db'"),
+            "{err}"
+        );
+        let err = store(&["--budget-store", "redis//u:s3cret@h"], &[home]).unwrap_err();
+        assert!(err.to_string().starts_with("--budget-store: "), "{err}");
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn the_budget_terms_and_store_reach_the_plan_and_the_report() {
+        let env = [("RETRY_BUDGET_STORE", "redis://app:s3cret@cache")];
+        let args = [
+            "--budget",
+            "api",
+            "--budget-ratio",
+            "0.1",
+            "--budget-window",
+            "30s",
+        ];
+        let config = resolve(
+            &[&args[..], &["--budget-store-fail", "closed", "true"]].concat(),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            config.plan().budget.unwrap(),
+            "api at 10/1m plus 0.1 per first attempt over 30s in redis://app:***@cache (closed \
+             when it fails)"
+        );
+        let recorded = serde_json::to_value(&config.recorded).unwrap();
+        assert_eq!(recorded["budget_ratio"], 0.1);
+        assert_eq!(recorded["budget_window_ms"], 30000.0);
+        assert_eq!(recorded["budget_store"], "redis://app:***@cache");
+        assert_eq!(recorded["budget_store_fail"], "closed");
+        assert!(!recorded.to_string().contains("s3cret"));
+        let err = resolve(&["--budget", "api", "--budget-window", "0s", "true"], &env).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--budget-window (0s) must be more than 0s"),
+            "{err}"
+        );
+        let cli = Cli::try_parse_from(["retry", "--budget-ratio", "0.1", "true"]);
+        assert!(cli.is_err(), "--budget-ratio without --budget");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use crate::budget::model::{BucketState, Rate};
+use crate::budget::model::{BucketState, Terms};
 use crate::cli::{one_line_error, Cli};
 use crate::config::{Action, Config};
 use crate::report::message::printable;
@@ -38,7 +38,11 @@ pub fn arguments(data: &[u8]) {
         }
         Err(err) => return assert_one_line(&one_line_error(&err, &words)),
     };
-    let rate = cli.budget_rate;
+    let terms = Terms {
+        rate: cli.budget_rate,
+        ratio: cli.budget_ratio.map(|ratio| ratio.0),
+        window: cli.budget_window,
+    };
     let config = match Config::try_from(cli) {
         Ok(config) => config,
         Err(err) => return assert_one_line(&printable(&err.to_string())),
@@ -57,23 +61,28 @@ pub fn arguments(data: &[u8]) {
     for _ in 0..200 {
         assert!(waits.next_wait() <= cap);
     }
-    budget(rate, data, rules.max_time);
+    if !terms.window.is_zero() {
+        budget(&terms, data, rules.max_time);
+    }
     config.plan().rows().take(200).for_each(drop);
 }
 
-/// Take tokens at moments drawn from `data`, as runs sharing the budget would.
-fn budget(rate: Rate, data: &[u8], latest: Option<Duration>) {
+/// Count first attempts and take tokens at moments drawn from `data`, as runs sharing the
+/// budget would; every state stored must be one the store would trust again.
+fn budget(terms: &Terms, data: &[u8], latest: Option<Duration>) {
     let mut state: Option<BucketState> = None;
-    let mut now = Duration::ZERO;
+    let mut now: u64 = 0;
     for &step in data.iter().take(64) {
-        now = now.saturating_add(Duration::from_millis(u64::from(step) << (step % 48)));
-        if state.is_some_and(|state| !rate.is_plausible(&state, now)) {
+        now = now.saturating_add(u64::from(step) << (step % 48));
+        if state.is_some_and(|state| !terms.is_plausible(&state, now)) {
             state = None;
         }
-        let (_, next) = rate.reserve(state, now, latest);
-        if next.is_some() {
-            state = next;
-        }
+        let next = match step % 3 {
+            0 => terms.first_attempt(state, now),
+            _ => terms.reserve(state, now, latest).1,
+        };
+        assert!(terms.is_plausible(&next, now), "{next:?} on {terms:?}");
+        state = Some(next);
     }
 }
 

@@ -7,9 +7,10 @@ use std::io::{self, Write};
 
 use anyhow::Context;
 
-use crate::budget::file::FileBudget;
+use crate::budget::show;
 use crate::cli::Cli;
 use crate::config::{Action, Config};
+use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Moment, Reason, RunEnd};
 use crate::output::held::StdRelease;
@@ -30,6 +31,9 @@ use crate::spill::HoldError;
 /// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
 pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
     let config = Config::try_from(cli)?;
+    // Its password, if it holds one, is the tool's secret, not the command's. Nothing else runs
+    // yet to read the environment at the same time.
+    std::env::remove_var(environment::BUDGET_STORE.name);
     match config.action() {
         Action::Simulate(settings) => {
             simulate::run(settings)?;
@@ -40,6 +44,13 @@ pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
             plan::print(&mut out, &config.plan(), config.log_format())
                 .and_then(|()| out.flush())
                 .context("cannot write the plan to stdout")?;
+            Ok(Exit::Success)
+        }
+        Action::ShowBudget(request) => {
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            show::print(request, config.log_format(), &mut out)?;
+            out.flush()
+                .context("cannot write the budget's state to stdout")?;
             Ok(Exit::Success)
         }
         Action::Run(command) => run_command(&config, command.clone(), inherited),
@@ -53,7 +64,7 @@ fn run_command(
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
     let report = config.report_writer().map_err(anyhow::Error::msg)?;
-    let budget_file = config.budget_file()?;
+    let budget = config.budget()?;
     let terminal = config.terminal();
     // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
     // tool at once, before any attempt.
@@ -64,7 +75,7 @@ fn run_command(
     let watch = SignalWatch::install(terminal.is_some(), inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
-    let mut budget = budget_file.map(|file| FileBudget::new(file, &watch));
+    let mut budget = budget.map(|budget| budget.open(&watch));
     let mut runner = config.runner(command, &watch, terminal, input);
     let mut reporter = config.reporter();
     for warning in config.warnings() {

@@ -55,12 +55,19 @@ pub mod docs {
         [&crate::cli::EXAMPLES, &crate::cli::SIMULATE_EXAMPLES]
     }
 
-    /// `(name, meaning)` rows of the attempt's environment.
-    pub fn environment() -> Vec<(&'static str, &'static str)> {
-        crate::environment::ALL
-            .iter()
-            .map(|variable| (variable.name, variable.meaning))
-            .collect()
+    /// `(name, meaning)` rows of the attempt's environment, then of the variables the tool
+    /// reads.
+    pub fn environment() -> [Vec<(&'static str, &'static str)>; 2] {
+        let rows = |variables: &[crate::environment::Variable]| {
+            variables
+                .iter()
+                .map(|variable| (variable.name, variable.meaning))
+                .collect()
+        };
+        [
+            rows(&crate::environment::ALL),
+            rows(&crate::environment::READ),
+        ]
     }
 }
 

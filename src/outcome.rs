@@ -94,7 +94,8 @@ pub(crate) enum Reason {
     Deadline,
     /// The tool received this signal at this moment of the run, and stops.
     Interrupted(i32, Moment),
-    /// The retry budget has no token before `--max-time`.
+    /// The retry budget has no token for another attempt in time (before `--max-time`, within
+    /// its debt bound), or its store failed with `--budget-store-fail closed`.
     Budget,
     /// Output that the tool could neither keep nor pass on; the text says why.
     OutputLost(String),
@@ -148,6 +149,8 @@ pub(crate) enum Moment {
     Output,
     /// During a wait between attempts.
     Wait,
+    /// While the retry budget was consulted: waiting for its lock, or for its store.
+    Budget,
     /// While the report was written, at the end.
     Report,
 }

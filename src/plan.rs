@@ -337,6 +337,7 @@ struct PlanTotal {
     max_time_ms: Option<f64>,
     cut_by_max_time: bool,
     total_wait: Option<TotalWaitJson>,
+    budget: Option<String>,
 }
 
 /// The spread of the total wait, in JSON.
@@ -380,6 +381,7 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             max_ms: to_millis(total.max),
             samples: total.samples,
         }),
+        budget: request.budget.clone(),
     };
     writeln!(out, "{}", serde_json::to_string(&total)?)
 }

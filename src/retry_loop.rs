@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::backoff::Schedule;
-use crate::budget::{Reservation, RetryBudget};
+use crate::budget::{Counted, Reservation, RetryBudget};
 use crate::outcome::{AttemptOutcome, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause};
 use crate::output::copy::CopyOutcome;
 use crate::output::held::{Release, Released};
@@ -157,6 +157,14 @@ where
             }
         };
         let duration = clock.now().saturating_duration_since(began);
+        // Counted after it ran, so that a budget never delays a first attempt.
+        let counted = match attempt == 1 && report.interrupted_by.is_none() {
+            true => {
+                let room = deadline.map(|deadline| deadline.saturating_duration_since(clock.now()));
+                budget.first_attempt(room, &mut |message| sink.emit(&Event::Warning(message)))
+            }
+            false => Counted::Done,
+        };
         warn_about_leftovers(sink, attempt, &report);
         let status = report.termination.status();
         let classification = rules.policy.classify(status, &report.output.matched);
@@ -166,9 +174,15 @@ where
             since_reset = 0;
             waits.start_over();
         }
-        let mut next = match stop_reason(rules, since_reset, &mut report, classification) {
-            Some(reason) => Next::Stop(reason),
-            None => schedule_retry(waits, budget, sink, clock.now(), deadline),
+        let mut next = match (
+            stop_reason(rules, since_reset, &mut report, classification),
+            counted,
+        ) {
+            (_, Counted::Interrupted(signal)) => {
+                Next::Stop(Reason::Interrupted(signal, Moment::Budget))
+            }
+            (Some(reason), Counted::Done) => Next::Stop(reason),
+            (None, Counted::Done) => schedule_retry(waits, budget, sink, clock.now(), deadline),
         };
         match release.release(std::mem::take(&mut report.output.held), &next) {
             Released::Done => {}
@@ -232,7 +246,7 @@ fn schedule_retry(
     }
     match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
         Reservation::Refused => Next::Stop(Reason::Budget),
-        Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Wait)),
+        Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
         Reservation::Granted(delay) if delay > backoff => Next::Retry {
             wait: delay,
             cause: WaitCause::Budget,
@@ -396,9 +410,22 @@ mod tests {
     struct ScriptedBudget {
         answers: Vec<Reservation>,
         asked: Vec<Option<Duration>>,
+        first_attempts: u64,
+        /// A signal that arrives while the first attempt is counted.
+        signal_while_counting: Option<i32>,
     }
 
     impl RetryBudget for ScriptedBudget {
+        fn first_attempt(
+            &mut self,
+            _latest: Option<Duration>,
+            _warn: &mut dyn FnMut(String),
+        ) -> Counted {
+            self.first_attempts += 1;
+            self.signal_while_counting
+                .map_or(Counted::Done, Counted::Interrupted)
+        }
+
         fn reserve(
             &mut self,
             latest: Option<Duration>,
@@ -696,16 +723,46 @@ mod tests {
     }
 
     #[test]
+    fn a_signal_while_the_first_attempt_is_counted_ends_the_run() {
+        let budget = ScriptedBudget {
+            signal_while_counting: Some(libc::SIGTERM),
+            ..ScriptedBudget::default()
+        };
+        let out = run_budgeted(&rules("5", None), exits(&[1]), Vec::new(), None, budget);
+        assert_eq!(
+            (out.done.attempts, out.done.reason.clone()),
+            (1, Reason::Interrupted(libc::SIGTERM, Moment::Budget))
+        );
+        assert!(out.budget.asked.is_empty(), "no token asked for");
+    }
+
+    #[test]
+    fn an_attempt_interrupted_is_not_counted() {
+        let mut report = report(Termination::Exited(1)).unwrap();
+        report.interrupted_by = Some(libc::SIGINT);
+        let budget = ScriptedBudget::default();
+        let out = run_budgeted(
+            &rules("5", None),
+            vec![Ok(report)],
+            Vec::new(),
+            None,
+            budget,
+        );
+        assert_eq!(out.budget.first_attempts, 0);
+    }
+
+    #[test]
     fn the_budget_lengthens_a_wait_or_stops_the_run() {
         let mut rules = rules("5", None);
         rules.max_time = Some(Duration::from_secs(100));
         let later = Reservation::Granted(Duration::from_secs(30));
         let budget = ScriptedBudget {
             answers: vec![later, Reservation::Refused],
-            asked: Vec::new(),
+            ..ScriptedBudget::default()
         };
         let out = run_budgeted(&rules, exits(&[1, 1]), Vec::new(), None, budget);
         assert_eq!(summary(&out), (1, 2, Reason::Budget));
+        assert_eq!(out.budget.first_attempts, 1, "only the first attempt earns");
         assert_eq!(
             waits_announced(&out),
             [(Duration::from_secs(30), WaitCause::Budget)]

@@ -29,18 +29,22 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::model::BucketState;
-use super::{BudgetName, Rate, Reservation, RetryBudget};
+use super::model::{delay_of, micros, BucketState, Terms};
+use super::{BudgetName, Counted, Reservation, RetryBudget};
 use crate::process::signals::{SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
-const FORMAT: &str = "retry-budget-v1";
+const FORMAT: &str = "retry-budget-v2";
+
+/// The format of the first releases, still read.
+const FORMAT_V1: &str = "retry-budget-v1";
 
 /// What every state file starts with, whatever its version: a file that does not is not ours.
 const OWN_PREFIX: &str = "retry-budget-";
 
-/// The size of a state record: the format, the tokens and the time, padded with spaces.
-const RECORD: usize = 80;
+/// The size of a state record, padded with spaces: well within one page, so that a write of it
+/// is all or nothing.
+const RECORD: usize = 256;
 
 /// The longest wait for another run's lock before retrying without the budget. A healthy run
 /// holds it for microseconds, so a second means something is wrong with the holder.
@@ -50,7 +54,6 @@ pub(crate) const LOCK_PATIENCE: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub(crate) struct BudgetFile {
     path: PathBuf,
-    rate: Rate,
     /// Device and inode of the file checked, so that a file put in its place mid-run is noticed.
     identity: (u64, u64),
 }
@@ -70,7 +73,7 @@ impl std::error::Error for Refused {}
 impl BudgetFile {
     /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
     /// trusted (see the module header), so that a bad budget fails before anything runs.
-    pub(crate) fn check(dir: &Path, name: &BudgetName, rate: Rate) -> Result<Self, Refused> {
+    pub(crate) fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
         let refused = |what: &Path, err: io::Error| Refused(format!("{}: {err}", what.display()));
         DirBuilder::new()
             .recursive(true)
@@ -106,7 +109,6 @@ impl BudgetFile {
         }
         Ok(BudgetFile {
             path,
-            rate,
             identity: (metadata.dev(), metadata.ino()),
         })
     }
@@ -183,14 +185,15 @@ fn read_record(file: &File) -> io::Result<Vec<u8>> {
 /// A budget whose state lives in a file, consulted with the run's signals in view.
 pub(crate) struct FileBudget<'a> {
     file: BudgetFile,
+    terms: Terms,
     watch: &'a SignalWatch,
     /// Warnings go out once per run; the first one tells the story.
     warned: bool,
 }
 
-/// What stopped a reservation from using the file.
+/// What stopped an update from using the file.
 enum Trouble {
-    /// The file failed, or is no longer the budget's: retry without it.
+    /// The file failed, or is no longer the budget's: go on without it.
     Failed(String),
     /// A signal that ends the run arrived while waiting for the lock.
     Interrupted(i32),
@@ -202,31 +205,56 @@ impl From<io::Error> for Trouble {
     }
 }
 
+/// Now, in the model's unit: microseconds since the Unix epoch, on this machine's clock.
+pub(crate) fn now_micros() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
+}
+
 impl<'a> FileBudget<'a> {
-    /// The budget in `file`; lock waits end early on the signals `watch` takes.
-    pub(crate) fn new(file: BudgetFile, watch: &'a SignalWatch) -> Self {
+    /// The budget in `file`, on `terms`; lock waits end early on the signals `watch` takes.
+    pub(crate) fn new(file: BudgetFile, terms: Terms, watch: &'a SignalWatch) -> Self {
         FileBudget {
             file,
+            terms,
             watch,
             warned: false,
         }
     }
 
-    /// Take a token under the lock, waiting for the lock half of `latest` and [`LOCK_PATIENCE`]
-    /// at most.
-    fn try_reserve(
+    /// Apply `change` to the state under the lock, waiting for the lock half of `latest` and
+    /// [`LOCK_PATIENCE`] at most, and store what it returns.
+    fn update<T>(
         &mut self,
         latest: Option<Duration>,
         warn: &mut dyn FnMut(String),
-    ) -> Result<Reservation, Trouble> {
+        change: impl FnOnce(&Terms, Option<BucketState>, u64) -> (T, BucketState),
+    ) -> Result<T, Trouble> {
         let file = self.lock(latest)?;
         let record = read_record(&file)?;
-        let now = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default();
-        let state = match parse(&record) {
+        let now = now_micros();
+        let state = self.read(&record, now, warn)?;
+        let (answer, next) = change(&self.terms, state, now);
+        file.write_all_at(&record_of(next, &self.terms), 0)?;
+        if record.len() > RECORD {
+            file.set_len(RECORD as u64)?;
+        }
+        Ok(answer)
+    }
+
+    /// The state `record` holds as of `now`: none for a new file, none (after a warning) for one
+    /// that is this store's but damaged, and an error for one that is not this store's any more.
+    fn read(
+        &mut self,
+        record: &[u8],
+        now: u64,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Option<BucketState>, Trouble> {
+        Ok(match parse(record) {
             _ if record.is_empty() => None,
-            Ok(state) if self.file.rate.is_plausible(&state, now) => Some(state),
+            Ok((state, _)) if self.terms.is_plausible(&state, now) => Some(state),
             Ok(_) => self.reset("it holds values no run could have stored", warn),
             Err(Foreign) if !record.starts_with(OWN_PREFIX.as_bytes()) => {
                 return Err(Trouble::Failed(
@@ -234,15 +262,7 @@ impl<'a> FileBudget<'a> {
                 ))
             }
             Err(Foreign) => self.reset("its content is damaged", warn),
-        };
-        let (reservation, next) = self.file.rate.reserve(state, now, latest);
-        if let Some(next) = next {
-            file.write_all_at(&record_of(next), 0)?;
-            if record.len() > RECORD {
-                file.set_len(RECORD as u64)?;
-            }
-        }
-        Ok(reservation)
+        })
     }
 
     /// The state file, open and locked: at once if the lock is free, else after waiting for it
@@ -289,8 +309,25 @@ impl<'a> FileBudget<'a> {
 }
 
 impl RetryBudget for FileBudget<'_> {
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        let counted = self.update(latest, warn, |terms, state, now| {
+            ((), terms.first_attempt(state, now))
+        });
+        match counted {
+            Ok(()) => Counted::Done,
+            Err(Trouble::Interrupted(signal)) => Counted::Interrupted(signal),
+            Err(Trouble::Failed(why)) => {
+                self.warn(&format!("{why}; going on without the budget"), warn);
+                Counted::Done
+            }
+        }
+    }
+
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
-        match self.try_reserve(latest, warn) {
+        let reserved = self.update(latest, warn, |terms, state, now| {
+            terms.reserve(state, now, latest)
+        });
+        match reserved {
             Ok(reservation) => reservation,
             Err(Trouble::Interrupted(signal)) => Reservation::Interrupted(signal),
             Err(Trouble::Failed(why)) => {
@@ -298,6 +335,39 @@ impl RetryBudget for FileBudget<'_> {
                 Reservation::Granted(Duration::ZERO)
             }
         }
+    }
+}
+
+/// The state of the budget `name` in `dir`, with the terms of the run that wrote it (unknown in
+/// the first releases' format), for `retry budget show`: read without the lock, creating and
+/// changing nothing; none when there is no state yet (a full bucket).
+pub(crate) fn peek(
+    dir: &Path,
+    name: &BudgetName,
+) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
+    let path = dir.join(name.as_str());
+    let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(refused(&err)),
+    };
+    let metadata = file.metadata().map_err(|err| refused(&err))?;
+    if !metadata.is_file() {
+        return Err(refused(&"not a regular file, so not a retry budget state"));
+    }
+    let record = read_record(&file).map_err(|err| refused(&err))?;
+    match parse(&record) {
+        _ if record.is_empty() => Ok(None),
+        Ok(written) => Ok(Some(written)),
+        Err(Foreign) if record.starts_with(OWN_PREFIX.as_bytes()) => Err(refused(
+            &"its content is damaged; the next run that uses it starts again from a full bucket",
+        )),
+        Err(Foreign) => Err(refused(&"not a retry budget state")),
     }
 }
 
@@ -317,33 +387,72 @@ fn open_checked(path: &Path, identity: (u64, u64)) -> io::Result<File> {
     }
 }
 
-/// A record that is not a state of this format.
+/// A record that is not a state of this store's formats.
 #[derive(Debug, PartialEq, Eq)]
 struct Foreign;
 
-/// A state record: `retry-budget-v1 TOKENS NANOS_SINCE_EPOCH`, padded with spaces.
-fn parse(record: &[u8]) -> Result<BucketState, Foreign> {
+/// A state record, padded with spaces: `retry-budget-v2 TOKENS EARNED MICROS FIRST RETRIES
+/// REFUSALS CAPACITY PERIOD WINDOW` (the last three, in microseconds, the terms of the run that
+/// wrote it), or the older `retry-budget-v1 TOKENS NANOS`.
+fn parse(record: &[u8]) -> Result<(BucketState, Option<Terms>), Foreign> {
     let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
-    let mut words = text.split_whitespace();
-    if words.next() != Some(FORMAT) {
-        return Err(Foreign);
-    }
-    let tokens: f64 = words.next().and_then(|w| w.parse().ok()).ok_or(Foreign)?;
-    let nanos: u64 = words.next().and_then(|w| w.parse().ok()).ok_or(Foreign)?;
-    match words.next() {
-        None => Ok(BucketState {
-            tokens,
-            at: Duration::from_nanos(nanos),
-        }),
-        Some(_) => Err(Foreign),
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let number = |index: usize| words.get(index).and_then(|word| word.parse::<f64>().ok());
+    let count = |index: usize| words.get(index).and_then(|word| word.parse::<u64>().ok());
+    match (words.first(), words.len()) {
+        (Some(&FORMAT), 10) => {
+            let state = BucketState {
+                tokens: number(1).ok_or(Foreign)?,
+                earned: number(2).ok_or(Foreign)?,
+                at: count(3).ok_or(Foreign)?,
+                first_attempts: count(4).ok_or(Foreign)?,
+                retries: count(5).ok_or(Foreign)?,
+                refusals: count(6).ok_or(Foreign)?,
+            };
+            let capacity = count(7).and_then(|count| u32::try_from(count).ok());
+            let terms = match (capacity, number(8), number(9)) {
+                (Some(tokens), Some(period), Some(window)) if tokens > 0 => Some(Terms {
+                    rate: super::Rate {
+                        tokens,
+                        period: delay_of(period),
+                    },
+                    ratio: None,
+                    window: delay_of(window),
+                }),
+                _ => return Err(Foreign),
+            };
+            Ok((state, terms))
+        }
+        (Some(&FORMAT_V1), 3) => {
+            let state = BucketState {
+                tokens: number(1).ok_or(Foreign)?,
+                earned: 0.0,
+                at: count(2).ok_or(Foreign)? / 1000,
+                first_attempts: 0,
+                retries: 0,
+                refusals: 0,
+            };
+            Ok((state, None))
+        }
+        _ => Err(Foreign),
     }
 }
 
-/// The fixed-size record of `state`; the tokens in exponent notation, which round-trips and
-/// stays short whatever the value.
-fn record_of(state: BucketState) -> [u8; RECORD] {
-    let nanos = u64::try_from(state.at.as_nanos()).unwrap_or(u64::MAX);
-    let text = format!("{FORMAT} {:e} {nanos}", state.tokens);
+/// The fixed-size record of `state` written on `terms`; numbers in exponent notation, which
+/// round-trips and stays short whatever the value.
+fn record_of(state: BucketState, terms: &Terms) -> [u8; RECORD] {
+    let text = format!(
+        "{FORMAT} {:e} {:e} {} {} {} {} {} {:e} {:e}",
+        state.tokens,
+        state.earned,
+        state.at,
+        state.first_attempts,
+        state.retries,
+        state.refusals,
+        terms.rate.tokens,
+        micros(terms.rate.period),
+        micros(terms.window),
+    );
     let mut record = [b' '; RECORD];
     record[..text.len()].copy_from_slice(text.as_bytes());
     record[RECORD - 1] = b'\n';
@@ -359,16 +468,12 @@ mod tests {
         text.parse().unwrap()
     }
 
-    fn rate() -> Rate {
-        "10/1m".parse().unwrap()
-    }
-
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
     fn refusal(dir: &Path) -> String {
-        BudgetFile::check(dir, &name("api"), rate())
+        BudgetFile::check(dir, &name("api"))
             .unwrap_err()
             .to_string()
     }
@@ -377,7 +482,7 @@ mod tests {
     fn creates_a_private_directory_and_file() {
         let dir = tempfile::tempdir().unwrap();
         let nested = dir.path().join("state/budgets");
-        BudgetFile::check(&nested, &name("api"), rate()).unwrap();
+        BudgetFile::check(&nested, &name("api")).unwrap();
         assert_eq!(mode(&nested), 0o700);
         assert_eq!(mode(&nested.join("api")), 0o600);
     }
@@ -386,7 +491,7 @@ mod tests {
     fn a_group_directory_gets_group_files_whatever_the_umask() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o2770)).unwrap();
-        BudgetFile::check(dir.path(), &name("api"), rate()).unwrap();
+        BudgetFile::check(dir.path(), &name("api")).unwrap();
         assert_eq!(mode(&dir.path().join("api")), 0o660);
     }
 
@@ -421,7 +526,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("api");
         std::os::unix::fs::symlink("/etc/passwd", &file).unwrap();
-        assert!(BudgetFile::check(dir.path(), &name("api"), rate()).is_err());
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_err());
         std::fs::remove_file(&file).unwrap();
 
         nix::unistd::mkfifo(&file, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
@@ -438,7 +543,7 @@ mod tests {
 
         std::fs::write(&file, "retry-budget-v1 garbage").unwrap();
         assert!(
-            BudgetFile::check(dir.path(), &name("api"), rate()).is_ok(),
+            BudgetFile::check(dir.path(), &name("api")).is_ok(),
             "its own, damaged"
         );
     }
@@ -448,24 +553,43 @@ mod tests {
         for tokens in [2.5, -0.1 - 0.2, 4.9e-324, -4e11, 0.0] {
             let state = BucketState {
                 tokens,
-                at: Duration::from_nanos(u64::MAX),
+                earned: 1e12,
+                at: u64::MAX,
+                first_attempts: u64::MAX,
+                retries: u64::MAX,
+                refusals: u64::MAX,
             };
-            let record = record_of(state);
+            let terms = Terms {
+                rate: "4294967295/500000000000y".parse().unwrap(),
+                ratio: None,
+                window: Duration::MAX,
+            };
+            let record = record_of(state, &terms);
             assert_eq!(record.len(), RECORD);
-            assert_eq!(parse(&record), Ok(state), "{tokens}");
+            let (back, written) = parse(&record).unwrap();
+            assert_eq!(back, state, "{tokens}");
+            assert_eq!(written.unwrap().rate.tokens, u32::MAX);
         }
     }
 
     #[test]
-    fn parses_only_its_own_format() {
-        let state = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
-        assert_eq!((state.tokens, state.at), (2.5, Duration::from_secs(1)));
+    fn parses_its_own_formats_only() {
+        let (state, _) = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
+        assert_eq!((state.tokens, state.at), (2.5, 1_000_000));
+        let (state, terms) = parse(b"retry-budget-v2 1e0 5e-1 7 1 2 3 10 6e7 6e7\n").unwrap();
+        assert_eq!(
+            (state.earned, state.at, state.first_attempts, state.refusals),
+            (0.5, 7, 1, 3)
+        );
+        assert_eq!(terms.unwrap().rate.to_string(), "10/1m");
         for bad in [
             &b""[..],
             b"retry-budget-v1 NaNx 1",
             b"retry-budget-v1 1",
             b"v0 1 1",
             b"retry-budget-v1 1 1 1",
+            b"retry-budget-v2 1 1 1",
+            b"retry-budget-v2 1e0 5e-1 7 1 2 3 0 6e7 6e7",
             b"retry-budget-v1 1 \xff",
         ] {
             assert_eq!(parse(bad), Err(Foreign), "{bad:?}");

@@ -1,16 +1,88 @@
-//! The retry budget: a token bucket shared by every run that names it, as the Amazon Builders'
-//! Library article "Timeouts, retries and backoff with jitter" describes.
+//! The retry budget: tokens shared by every run that names the budget, as the Amazon Builders'
+//! Library article "Timeouts, retries and backoff with jitter" describes, and as Finagle's and
+//! gRPC's retry budgets earn them from traffic.
 //!
-//! The arithmetic is in `model`, pure; where the bucket lives is a [`RetryBudget`]
-//! implementation's business (`file`: a file on this machine).
+//! The arithmetic is in `model`, pure; where the budget lives is a store's business: `file`, a
+//! file on this machine, or `redis`, one hash on a Redis (or Valkey) server that a fleet shares,
+//! with `shared` deciding what happens when that server cannot be reached. `store` is the
+//! address of a budget, shown without its password; `show` is `retry budget show`. This file
+//! holds what they share: the budget a run consults, and the words of a reservation.
 
 pub(crate) mod file;
 pub(crate) mod model;
+pub(crate) mod redis;
+pub(crate) mod shared;
+pub(crate) mod show;
+pub(crate) mod store;
 
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
 pub(crate) use model::Rate;
+
+use crate::process::signals::SignalWatch;
+use file::{BudgetFile, FileBudget};
+use model::Terms;
+use redis::RedisStore;
+use shared::SharedBudget;
+use store::{OnFailure, RedisAddress};
+
+/// A budget checked before the run, to be opened once the run's signals are watched.
+pub(crate) enum Prepared {
+    /// On this machine, in this file.
+    File { file: BudgetFile, terms: Terms },
+    /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
+    Shared {
+        address: RedisAddress,
+        on_failure: OnFailure,
+        dir: Option<PathBuf>,
+        name: BudgetName,
+        terms: Terms,
+    },
+}
+
+/// The budget of a run.
+pub(crate) enum Budget<'a> {
+    File(FileBudget<'a>),
+    Shared(Box<SharedBudget<'a>>),
+}
+
+impl Prepared {
+    /// The budget, its waits awake to `watch`'s signals.
+    pub(crate) fn open(self, watch: &SignalWatch) -> Budget<'_> {
+        match self {
+            Prepared::File { file, terms } => Budget::File(FileBudget::new(file, terms, watch)),
+            Prepared::Shared {
+                address,
+                on_failure,
+                dir,
+                name,
+                terms,
+            } => {
+                let store = RedisStore::new(address, &name, Some(watch));
+                let budget = SharedBudget::new(store, on_failure, dir, name, terms, watch);
+                Budget::Shared(Box::new(budget))
+            }
+        }
+    }
+}
+
+impl RetryBudget for Budget<'_> {
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        match self {
+            Budget::File(budget) => budget.first_attempt(latest, warn),
+            Budget::Shared(budget) => budget.first_attempt(latest, warn),
+        }
+    }
+
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        match self {
+            Budget::File(budget) => budget.reserve(latest, warn),
+            Budget::Shared(budget) => budget.reserve(latest, warn),
+        }
+    }
+}
 
 /// The answer to a request for a token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,19 +95,52 @@ pub(crate) enum Reservation {
     Interrupted(i32),
 }
 
-/// Where retry tokens come from.
+/// Whether a first attempt was counted: a signal that ends the run may arrive meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Counted {
+    /// Counted, or not for a reason the budget has already warned about.
+    Done,
+    /// A signal that ends the run arrived while the budget was being consulted.
+    Interrupted(i32),
+}
+
+/// Where retry tokens come from. `latest` bounds every call: the time left before `--max-time`
+/// (no limit when `None`); what the user should know about the budget goes to `warn`.
 pub(crate) trait RetryBudget {
-    /// Take a token for a retry that must start within `latest` (no limit when `None`); what
-    /// the user should know about the budget goes to `warn`.
+    /// Count the run's first attempt, which earns tokens with `--budget-ratio`.
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted;
+    /// Take a token for a retry that must start within `latest`.
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation;
 }
 
 /// No budget: every retry may go at once.
 impl<B: RetryBudget> RetryBudget for Option<B> {
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        match self {
+            Some(budget) => budget.first_attempt(latest, warn),
+            None => Counted::Done,
+        }
+    }
+
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
         match self {
             Some(budget) => budget.reserve(latest, warn),
             None => Reservation::Granted(Duration::ZERO),
+        }
+    }
+}
+
+/// `--budget-ratio R`: tokens earned per first attempt, more than 0 and at most 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Ratio(pub(crate) f64);
+
+impl FromStr for Ratio {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim().parse::<f64>() {
+            Ok(ratio) if ratio > 0.0 && ratio <= 1.0 => Ok(Ratio(ratio)),
+            _ => Err("expected a number more than 0 and at most 1, e.g. 0.1".into()),
         }
     }
 }

@@ -1,11 +1,18 @@
-//! The retry budget's arithmetic: a token bucket, pure, with time passed in.
+//! The retry budget's arithmetic, pure, with time passed in: every store applies exactly this
+//! (the Redis store as a Lua copy of it, which a test holds to it).
 //!
-//! Each retry (never a first attempt) takes one token. A full bucket holds N tokens and regains
-//! N every period. When it is empty the token is *reserved*: the count goes below zero and the
-//! retry waits until its token will have been regained, so however many processes share the
-//! bucket, their retries go out at the bucket's rate. Debt is bounded ([`MAX_DEBT_PERIODS`]), and
-//! a stored state the arithmetic could not have produced is damage, never trusted. Every store
-//! applies exactly this.
+//! Two kinds of token pay for a retry (never for a first attempt):
+//! - The *rate bucket* (`--budget-rate N/DURATION`): at most N tokens, regaining N every
+//!   DURATION. When it is empty the token is *reserved*: the count goes below zero and the retry
+//!   waits until its token will have been regained, so however many processes share the bucket,
+//!   their retries go out at its rate. Debt is bounded ([`MAX_DEBT_PERIODS`]).
+//! - *Earned* tokens (`--budget-ratio R`): every first attempt of any run sharing the budget
+//!   earns R, and they fade exponentially with the time constant `--budget-window`. A retry
+//!   spends an earned token first, at once, and never waits for one.
+//!
+//! Time is whole microseconds since the Unix epoch (a wall clock, as several processes share it,
+//! or the Redis server's), and every computation is on `f64`s in that unit, in an order the Lua
+//! copy repeats. A stored state the arithmetic could not have produced is damage, never trusted.
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,72 +30,151 @@ pub(crate) struct Rate {
     pub(crate) period: Duration,
 }
 
-/// A bucket's state as stored: its tokens (below zero when reserved ahead) at a moment.
+/// Everything that shapes a budget's arithmetic: the rate, and the ratio with its window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Terms {
+    pub(crate) rate: Rate,
+    /// `--budget-ratio`: tokens earned per first attempt, if any.
+    pub(crate) ratio: Option<f64>,
+    /// `--budget-window`: the time constant of the earned tokens' decay.
+    pub(crate) window: Duration,
+}
+
+/// A budget's state as stored.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct BucketState {
-    /// Tokens at `at`; negative when retries have reserved tokens not yet regained.
+    /// Rate tokens at `at`; negative when retries have reserved tokens not yet regained.
     pub(crate) tokens: f64,
-    /// When, as time since the Unix epoch (a wall clock, as several processes share it).
-    pub(crate) at: Duration,
+    /// Earned tokens at `at`.
+    pub(crate) earned: f64,
+    /// Microseconds since the Unix epoch.
+    pub(crate) at: u64,
+    /// First attempts counted, by every run sharing the budget.
+    pub(crate) first_attempts: u64,
+    /// Retries paid for.
+    pub(crate) retries: u64,
+    /// Retries refused.
+    pub(crate) refusals: u64,
 }
 
 /// The deepest a bucket may go into debt, in periods: a retry whose token lies further ahead is
 /// refused. It bounds every stored value, so that a state below it can only be damage.
 pub(crate) const MAX_DEBT_PERIODS: u32 = 100;
 
+/// The most earned tokens a state may hold: more is damage.
+const MAX_EARNED: f64 = 1e12;
+
+/// A delay of `micros` microseconds; one longer than a Duration holds (a period of centuries
+/// times a debt) is never.
+pub(crate) fn delay_of(micros: f64) -> Duration {
+    Duration::try_from_secs_f64(micros / 1e6).unwrap_or(Duration::MAX)
+}
+
+/// `duration` in microseconds, as a float, as the arithmetic uses it.
+pub(crate) fn micros(duration: Duration) -> f64 {
+    duration.as_nanos() as f64 / 1000.0
+}
+
 impl Rate {
     fn capacity(&self) -> f64 {
         f64::from(self.tokens)
     }
+}
 
+impl BucketState {
+    /// A full bucket with nothing earned and nothing counted, at `now`.
+    pub(crate) fn full(terms: &Terms, now: u64) -> Self {
+        BucketState {
+            tokens: terms.rate.capacity(),
+            earned: 0.0,
+            at: now,
+            first_attempts: 0,
+            retries: 0,
+            refusals: 0,
+        }
+    }
+}
+
+impl Terms {
     /// Whether `state` could have come from this arithmetic by `now`: finite tokens within the
-    /// capacity and the debt bound, and a time no more than a period ahead (a clock that went
-    /// back a little). Anything else is damage, to be started over from a full bucket rather
-    /// than trusted: -1e308 tokens, or a time in the next century, would jam the bucket.
-    pub(crate) fn is_plausible(&self, state: &BucketState, now: Duration) -> bool {
-        let tokens = state.tokens;
+    /// capacity and the debt bound, finite earned tokens within reason, and a time no more than
+    /// a period ahead (a clock that went back a little). Anything else is damage, to start over
+    /// from rather than trust: -1e308 tokens, or a time in the next century, would jam it.
+    pub(crate) fn is_plausible(&self, state: &BucketState, now: u64) -> bool {
+        let capacity = self.rate.capacity();
+        let (tokens, earned) = (state.tokens, state.earned);
         tokens.is_finite()
-            && tokens <= self.capacity()
-            && tokens >= -self.capacity() * f64::from(MAX_DEBT_PERIODS)
-            && state.at <= now.saturating_add(self.period)
+            && tokens <= capacity
+            && tokens >= -capacity * f64::from(MAX_DEBT_PERIODS)
+            && earned.is_finite()
+            && (0.0..=MAX_EARNED).contains(&earned)
+            && (state.at as f64) <= now as f64 + micros(self.rate.period)
     }
 
-    /// The bucket `state` describes (full when there is none), as of `now`.
-    pub(crate) fn refill(&self, state: Option<BucketState>, now: Duration) -> f64 {
-        let capacity = self.capacity();
-        let Some(state) = state else { return capacity };
-        // A clock that went backwards gives nothing back, and takes nothing either.
-        let elapsed = now.saturating_sub(state.at).as_secs_f64();
-        let regained = elapsed / self.period.as_secs_f64() * capacity;
-        (state.tokens + regained).min(capacity)
+    /// `state` (a full bucket when there is none) as of `now`: the rate tokens regained, the
+    /// earned ones faded. A clock that went backwards gives nothing back and takes nothing.
+    pub(crate) fn advance(&self, state: Option<BucketState>, now: u64) -> BucketState {
+        let Some(state) = state else {
+            return BucketState::full(self, now);
+        };
+        let capacity = self.rate.capacity();
+        let elapsed = now.saturating_sub(state.at) as f64;
+        let regained = elapsed / micros(self.rate.period) * capacity;
+        let faded = match state.earned > 0.0 {
+            true => state.earned * (-elapsed / micros(self.window)).exp(),
+            false => 0.0,
+        };
+        BucketState {
+            tokens: (state.tokens + regained).min(capacity),
+            earned: faded,
+            at: state.at.max(now),
+            ..state
+        }
     }
 
-    /// Take a token at `now` for a retry that must start within `latest`: the reservation and,
-    /// when granted, the state to store.
+    /// Count a first attempt at `now`, and earn what the ratio gives for it.
+    pub(crate) fn first_attempt(&self, state: Option<BucketState>, now: u64) -> BucketState {
+        let state = self.advance(state, now);
+        BucketState {
+            earned: state.earned + self.ratio.unwrap_or(0.0),
+            first_attempts: state.first_attempts.saturating_add(1),
+            ..state
+        }
+    }
+
+    /// Take a token at `now` for a retry that must start within `latest`: an earned token at
+    /// once if there is one, else one of the rate bucket's, maybe reserved ahead. Returns the
+    /// answer and the state to store (the refused count too).
     pub(crate) fn reserve(
         &self,
         state: Option<BucketState>,
-        now: Duration,
+        now: u64,
         latest: Option<Duration>,
-    ) -> (Reservation, Option<BucketState>) {
-        let left = self.refill(state, now) - 1.0;
-        let debt_periods = (-left / self.capacity()).max(0.0);
-        if debt_periods > f64::from(MAX_DEBT_PERIODS) {
-            return (Reservation::Refused, None);
+    ) -> (Reservation, BucketState) {
+        let mut state = self.advance(state, now);
+        if state.earned >= 1.0 {
+            state.earned -= 1.0;
+            state.retries = state.retries.saturating_add(1);
+            return (Reservation::Granted(Duration::ZERO), state);
         }
-        // A period of centuries times the debt may pass what a Duration holds: never, then.
-        let delay = Duration::try_from_secs_f64(self.period.as_secs_f64() * debt_periods)
-            .unwrap_or(Duration::MAX);
-        if latest.is_some_and(|latest| delay >= latest) {
-            return (Reservation::Refused, None);
+        let left = state.tokens - 1.0;
+        let debt_periods = (-left / self.rate.capacity()).max(0.0);
+        let delay_us = micros(self.rate.period) * debt_periods;
+        let refused = debt_periods > f64::from(MAX_DEBT_PERIODS)
+            || latest.is_some_and(|latest| delay_us >= micros(latest));
+        if refused {
+            state.refusals = state.refusals.saturating_add(1);
+            return (Reservation::Refused, state);
         }
-        (
-            Reservation::Granted(delay),
-            Some(BucketState {
-                tokens: left,
-                at: now,
-            }),
-        )
+        state.tokens = left;
+        state.retries = state.retries.saturating_add(1);
+        (Reservation::Granted(delay_of(delay_us)), state)
+    }
+
+    /// How long until `state`'s rate bucket is full again (zero when it is).
+    pub(crate) fn full_in(&self, state: &BucketState) -> Duration {
+        let missing = (self.rate.capacity() - state.tokens).max(0.0);
+        delay_of(missing / self.rate.capacity() * micros(self.rate.period))
     }
 }
 
@@ -132,28 +218,45 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn rate(text: &str) -> Rate {
-        text.parse().unwrap()
+    fn terms(rate: &str) -> Terms {
+        Terms {
+            rate: rate.parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(60),
+        }
+    }
+
+    const SECOND: u64 = 1_000_000;
+
+    fn state(tokens: f64, at: u64) -> BucketState {
+        BucketState {
+            tokens,
+            earned: 0.0,
+            at,
+            first_attempts: 0,
+            retries: 0,
+            refusals: 0,
+        }
     }
 
     #[test]
     fn a_missing_bucket_is_full() {
-        let five = rate("5/1h");
-        assert_eq!(five.refill(None, Duration::ZERO), 5.0);
-        let (grant, state) = five.reserve(None, Duration::from_secs(100), None);
+        let five = terms("5/1h");
+        assert_eq!(five.advance(None, 0).tokens, 5.0);
+        let (grant, state) = five.reserve(None, 100 * SECOND, None);
         assert_eq!(grant, Reservation::Granted(Duration::ZERO));
-        assert_eq!(state.unwrap().tokens, 4.0);
+        assert_eq!((state.tokens, state.retries), (4.0, 1));
     }
 
     #[test]
     fn an_empty_bucket_spaces_retries_at_its_rate() {
-        let five = rate("5/1h");
-        let now = Duration::from_secs(1_000);
+        let five = terms("5/1h");
+        let now = 1_000 * SECOND;
         let mut state = None;
         let mut delays = Vec::new();
         for _ in 0..7 {
             let (grant, next) = five.reserve(state, now, None);
-            state = next;
+            state = Some(next);
             delays.push(grant);
         }
         let minutes = |m: u64| Reservation::Granted(Duration::from_secs(m * 60));
@@ -163,23 +266,20 @@ mod tests {
 
     #[test]
     fn refuses_without_reserving_past_the_latest_moment() {
-        let one = rate("1/1m");
-        let (_, state) = one.reserve(None, Duration::ZERO, None);
-        let (refused, untouched) =
-            one.reserve(state, Duration::ZERO, Some(Duration::from_secs(59)));
-        assert_eq!((refused, untouched), (Reservation::Refused, None));
-        let (granted, _) = one.reserve(state, Duration::ZERO, Some(Duration::from_secs(61)));
+        let one = terms("1/1m");
+        let (_, state) = one.reserve(None, 0, None);
+        let (refused, after) = one.reserve(Some(state), 0, Some(Duration::from_secs(59)));
+        assert_eq!(refused, Reservation::Refused);
+        assert_eq!((after.tokens, after.refusals), (state.tokens, 1));
+        let (granted, _) = one.reserve(Some(state), 0, Some(Duration::from_secs(61)));
         assert_eq!(granted, Reservation::Granted(Duration::from_secs(60)));
     }
 
     #[test]
     fn tokens_come_back_at_the_rate() {
-        let ten = rate("10/1m");
-        let empty = BucketState {
-            tokens: 0.0,
-            at: Duration::from_secs(600),
-        };
-        let at = |seconds: u64| ten.refill(Some(empty), Duration::from_secs(600 + seconds));
+        let ten = terms("10/1m");
+        let empty = state(0.0, 600 * SECOND);
+        let at = |seconds: u64| ten.advance(Some(empty), (600 + seconds) * SECOND).tokens;
         assert_eq!(at(0), 0.0);
         assert_eq!(at(6), 1.0);
         assert_eq!(at(30), 5.0);
@@ -188,70 +288,93 @@ mod tests {
     }
 
     #[test]
-    fn debt_is_bounded_and_anything_beyond_it_is_damage() {
-        let one = rate("1/1m");
-        let now = Duration::from_secs(1_000_000);
-        let deep = BucketState {
-            tokens: -f64::from(MAX_DEBT_PERIODS),
-            at: now,
+    fn earned_tokens_pay_first_and_fade_with_the_window() {
+        let earning = Terms {
+            ratio: Some(0.5),
+            ..terms("1/1h")
         };
+        let mut state = None;
+        for _ in 0..4 {
+            state = Some(earning.first_attempt(state, 0));
+        }
+        let state = state.unwrap();
+        assert_eq!((state.earned, state.first_attempts), (2.0, 4));
+        let (grant, after) = earning.reserve(Some(state), 0, None);
+        assert_eq!(grant, Reservation::Granted(Duration::ZERO));
+        assert_eq!(
+            (after.earned, after.tokens),
+            (1.0, 1.0),
+            "the rate bucket untouched"
+        );
+        let later = earning.advance(Some(after), 60 * SECOND);
+        assert!((later.earned - (-1.0f64).exp()).abs() < 1e-12, "{later:?}");
+        let much_later = earning.advance(Some(after), 600 * SECOND);
+        assert!(much_later.earned < 1e-4, "{much_later:?}");
+    }
+
+    #[test]
+    fn without_a_ratio_first_attempts_earn_nothing() {
+        let plain = terms("5/1h");
+        let state = plain.first_attempt(None, 0);
+        assert_eq!(
+            (state.earned, state.first_attempts, state.tokens),
+            (0.0, 1, 5.0)
+        );
+    }
+
+    #[test]
+    fn debt_is_bounded_and_anything_beyond_it_is_damage() {
+        let one = terms("1/1m");
+        let now = 1_000_000 * SECOND;
+        let deep = state(-f64::from(MAX_DEBT_PERIODS), now);
         assert_eq!(one.reserve(Some(deep), now, None).0, Reservation::Refused);
         assert!(one.is_plausible(&deep, now));
-        for absurd in [
-            BucketState {
-                tokens: -1e308,
-                at: now,
-            },
-            BucketState {
-                tokens: f64::NAN,
-                at: now,
-            },
-            BucketState {
-                tokens: 2.0,
-                at: now,
-            },
-            BucketState {
-                tokens: 0.0,
-                at: now * 1000,
-            },
-        ] {
+        let mut absurd = vec![
+            state(-1e308, now),
+            state(f64::NAN, now),
+            state(2.0, now),
+            state(0.0, now * 1000),
+        ];
+        absurd.push(BucketState {
+            earned: f64::INFINITY,
+            ..state(0.0, now)
+        });
+        for absurd in absurd {
             assert!(!one.is_plausible(&absurd, now), "{absurd:?}");
         }
-        let slightly_ahead = BucketState {
-            tokens: 0.0,
-            at: now + Duration::from_secs(30),
-        };
-        assert!(one.is_plausible(&slightly_ahead, now));
+        assert!(one.is_plausible(&state(0.0, now + 30 * SECOND), now));
     }
 
     #[test]
     fn centuries_long_periods_saturate_instead_of_overflowing() {
-        let slow: Rate = "1/500000000000y".parse().unwrap();
-        let (_, state) = slow.reserve(None, Duration::ZERO, None);
-        let (_, state) = slow.reserve(state, Duration::ZERO, None);
+        let slow = terms("1/500000000000y");
+        let (_, state) = slow.reserve(None, 0, None);
+        let (_, state) = slow.reserve(Some(state), 0, None);
         // Two periods of 500000000000 years pass what a Duration holds.
-        let (grant, _) = slow.reserve(state, Duration::ZERO, None);
+        let (grant, _) = slow.reserve(Some(state), 0, None);
         assert_eq!(grant, Reservation::Granted(Duration::MAX));
-        let (refused, _) = slow.reserve(state, Duration::ZERO, Some(Duration::from_secs(1)));
+        let (refused, _) = slow.reserve(Some(state), 0, Some(Duration::from_secs(1)));
         assert_eq!(refused, Reservation::Refused);
     }
 
     #[test]
-    fn a_clock_that_went_back_regains_nothing() {
-        let state = BucketState {
-            tokens: 0.0,
-            at: Duration::from_secs(100),
-        };
-        assert_eq!(
-            rate("5/1m").refill(Some(state), Duration::from_secs(50)),
-            0.0
-        );
+    fn a_clock_that_went_back_regains_nothing_and_keeps_its_time() {
+        let later = state(0.0, 100 * SECOND);
+        let back = terms("5/1m").advance(Some(later), 50 * SECOND);
+        assert_eq!((back.tokens, back.at), (0.0, 100 * SECOND));
+    }
+
+    #[test]
+    fn the_bucket_says_when_it_is_full() {
+        let ten = terms("10/1m");
+        assert_eq!(ten.full_in(&state(5.0, 0)), Duration::from_secs(30));
+        assert_eq!(ten.full_in(&state(10.0, 0)), Duration::ZERO);
     }
 
     #[test]
     fn parses_rates() {
         assert_eq!(
-            rate("10/1m"),
+            "10/1m".parse::<Rate>().unwrap(),
             Rate {
                 tokens: 10,
                 period: Duration::from_secs(60)
@@ -269,28 +392,37 @@ mod tests {
             period_ms in 1u64..10_000_000,
             steps in proptest::collection::vec(0u64..10_000_000, 1..50),
         ) {
-            let rate = Rate { tokens, period: Duration::from_millis(period_ms) };
+            let terms = Terms {
+                rate: Rate { tokens, period: Duration::from_millis(period_ms) },
+                ratio: Some(0.1),
+                window: Duration::from_secs(60),
+            };
             let mut state = None;
-            let mut now = Duration::ZERO;
+            let mut now = 0;
             for step in steps {
-                now += Duration::from_millis(step);
-                prop_assert!(rate.refill(state, now) <= f64::from(tokens));
-                let (grant, next) = rate.reserve(state, now, None);
+                now += step * 1000;
+                prop_assert!(terms.advance(state, now).tokens <= f64::from(tokens));
+                let (grant, next) = terms.reserve(state, now, None);
                 prop_assert!(matches!(grant, Reservation::Granted(_)));
-                state = next;
+                prop_assert!(terms.is_plausible(&next, now));
+                state = Some(terms.first_attempt(Some(next), now));
             }
         }
 
         #[test]
         fn reserved_retries_go_out_at_the_rate(tokens in 1u32..100, extra in 1usize..100) {
-            let rate = Rate { tokens, period: Duration::from_secs(3600) };
+            let terms = Terms {
+                rate: Rate { tokens, period: Duration::from_secs(3600) },
+                ratio: None,
+                window: Duration::from_secs(60),
+            };
             let mut state = None;
             let mut last = Duration::ZERO;
             for taken in 0..(tokens as usize + extra) {
-                let (Reservation::Granted(delay), next) = rate.reserve(state, Duration::ZERO, None) else {
+                let (Reservation::Granted(delay), next) = terms.reserve(state, 0, None) else {
                     return Err(TestCaseError::fail("refused without a limit"));
                 };
-                state = next;
+                state = Some(next);
                 if taken >= tokens as usize {
                     // One token's worth of the period after the previous reservation.
                     let step = delay.as_secs_f64() - last.as_secs_f64();

@@ -129,7 +129,7 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
              the last {last}{exits}"
         ),
         Reason::Budget => format!(
-            "retry: giving up after {attempts}: the retry budget has no token before --max-time; \
+            "retry: giving up after {attempts}: the retry budget has no token for another in time; \
              the last {last}{exits}"
         ),
         Reason::Interrupted(signal, moment) => interrupted_line(*signal, *moment, &attempts),
@@ -153,6 +153,9 @@ fn interrupted_line(signal: i32, moment: Moment, attempts: &str) -> String {
         Moment::Wait => {
             format!("retry: stopped by {signal} after {attempts}, while waiting to retry")
         }
+        Moment::Budget => format!(
+            "retry: stopped by {signal} after {attempts}, while consulting the retry budget"
+        ),
         Moment::Report => {
             format!("retry: stopped by {signal} after {attempts}, while writing --report")
         }

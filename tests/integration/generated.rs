@@ -25,6 +25,10 @@ fn generated() -> Vec<(PathBuf, Vec<u8>)> {
             root.join("man/retry-simulate.1"),
             man::simulate_page(&command).into_bytes(),
         ),
+        (
+            root.join("man/retry-budget.1"),
+            man::budget_page(&command).into_bytes(),
+        ),
     ];
     let completions = root.join("completions");
     files.push((
@@ -73,7 +77,7 @@ fn generated_files_are_fresh() {
 #[test]
 fn the_man_pages_pass_mandoc_and_groff_without_a_warning() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for page in ["man/retry.1", "man/retry-simulate.1"] {
+    for page in ["man/retry.1", "man/retry-simulate.1", "man/retry-budget.1"] {
         let page = root.join(page);
         let lint = program("mandoc").args(["-T", "lint"]).args([&page]).run();
         assert_eq!(

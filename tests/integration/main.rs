@@ -11,8 +11,12 @@ mod plan;
 mod process;
 mod pty;
 mod recipes;
+// Its TLS server is for the `tls` build's tests.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+mod redis_server;
 mod report;
 mod run;
+mod shared_budget;
 mod simulate;
 mod stress;
 mod usage;

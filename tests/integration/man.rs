@@ -24,20 +24,54 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.line(".br");
     page.line(".B retry simulate");
     page.line("[\\fIOPTIONS\\fR]");
+    page.line(".br");
+    page.line(".B retry budget show");
+    page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
     page.paragraphs(&command.get_long_about().expect("a long about").to_string());
     page.line(".PP");
     page.text(
         "Instead of a COMMAND, the word simulate runs the built-in contention simulator; see \
-         retry-simulate(1).",
+         retry-simulate(1). The words budget show print a retry budget's state; see \
+         retry-budget(1).",
     );
     page.options(command);
-    page.table("EXIT STATUS", &docs::exit_statuses());
-    page.table("SIGNALS", &docs::signals());
-    page.table("ENVIRONMENT", &docs::environment());
+    page.section("EXIT STATUS");
+    page.rows(&docs::exit_statuses());
+    page.section("SIGNALS");
+    page.rows(&docs::signals());
+    let [of_command, read] = docs::environment();
+    page.section("ENVIRONMENT");
+    page.text("Every attempt of COMMAND finds these in its environment:");
+    page.rows(&of_command);
+    page.line(".PP");
+    page.text("retry itself reads:");
+    page.rows(&read);
     page.examples(docs::examples()[0]);
     page.section("SEE ALSO");
-    page.line("\\fBretry\\-simulate\\fR(1), \\fBtimeout\\fR(1)");
+    page.line("\\fBretry\\-simulate\\fR(1), \\fBretry\\-budget\\fR(1), \\fBtimeout\\fR(1)");
+    page.out
+}
+
+/// `retry-budget(1)`, the page of `retry budget show`.
+pub(crate) fn budget_page(command: &Command) -> String {
+    let show = command
+        .find_subcommand("budget")
+        .and_then(|budget| budget.find_subcommand("show"))
+        .expect("the budget show subcommand");
+    let mut page = Roff::new("RETRY\\-BUDGET", command);
+    page.section("NAME");
+    page.line("retry budget \\- show the state of a retry budget of retry(1)");
+    page.section("SYNOPSIS");
+    page.line(".B retry budget show");
+    page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
+    page.section("DESCRIPTION");
+    page.paragraphs(&show.get_long_about().expect("a long about").to_string());
+    page.options(show);
+    page.section("ENVIRONMENT");
+    page.rows(&docs::environment()[1]);
+    page.section("SEE ALSO");
+    page.line("\\fBretry\\fR(1)");
     page.out
 }
 
@@ -157,9 +191,8 @@ impl Roff {
         }
     }
 
-    /// A section of `(term, meaning)` rows.
-    fn table(&mut self, title: &str, rows: &[(&str, impl AsRef<str>)]) {
-        self.section(title);
+    /// `(term, meaning)` rows, each a tagged paragraph.
+    fn rows(&mut self, rows: &[(&str, impl AsRef<str>)]) {
         for (term, meaning) in rows {
             self.line(".TP");
             self.line(&format!("\\fB{}\\fR", escape(term)));

@@ -1,0 +1,438 @@
+//! The retry budget on a Redis (or Valkey) server, shared by a whole fleet.
+//!
+//! One hash per budget, `retry:budget:{NAME}` (the braces keep it on one Cluster slot), holds
+//! the rate tokens, the earned tokens, the time of the last update and the counters of first
+//! attempts, retries and refusals. Each decision is one call of `budget.lua` (`EVALSHA`, loading
+//! the script on `NOSCRIPT`): one round trip, atomic, on the server's clock, so that the hosts'
+//! clocks do not matter. The hash expires once the bucket is idle and full.
+//!
+//! Every call, the connection included, is bounded by [`CALL_LIMIT`] and by what is left before
+//! `--max-time`, and runs on a helper thread so that a server that never answers, or a signal,
+//! cannot hold the run. The server needs Redis 5.0 or later (or Valkey), and an ACL user needs
+//! only `~retry:budget:* -@all +evalsha +script|load +hmget +hset +pexpire +time`.
+
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use super::model::{delay_of, micros, BucketState, Rate, Terms, MAX_DEBT_PERIODS};
+use super::store::RedisAddress;
+use super::{BudgetName, Reservation};
+use crate::process::signals::{SignalWatch, Waited};
+
+/// The longest any call to the store may take, the connection included.
+pub(crate) const CALL_LIMIT: Duration = Duration::from_millis(500);
+
+/// The script, hashed once, when a Redis store is first used.
+static SCRIPT: LazyLock<::redis::Script> =
+    LazyLock::new(|| ::redis::Script::new(include_str!("budget.lua")));
+
+/// A budget on a Redis server.
+pub(crate) struct RedisStore<'a> {
+    address: RedisAddress,
+    key: String,
+    /// The open connection, between calls.
+    connection: Option<::redis::Connection>,
+    /// Takes the signals that end a run while a call waits; none outside a run.
+    watch: Option<&'a SignalWatch>,
+}
+
+/// What a call of the script does.
+#[derive(Clone, Copy)]
+enum Operation<'t> {
+    /// Count a first attempt, earning what the ratio gives.
+    First(&'t Terms),
+    /// Take a token for a retry.
+    Reserve(&'t Terms),
+    /// Return the stored fields and the server's time.
+    Show,
+}
+
+/// Why a call to the store did not answer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The store failed, or did not answer in time; the message says how, password hidden.
+    Failed(String),
+    /// A signal that ends the run arrived while the call waited.
+    Interrupted(i32),
+}
+
+/// The stored state of a budget, as `retry budget show` tells it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Stored {
+    /// The state and the terms of the run that changed it last; none when there is none (a full
+    /// bucket).
+    pub(crate) written: Option<(BucketState, Terms)>,
+    /// The server's time, in microseconds since the Unix epoch.
+    pub(crate) now: u64,
+}
+
+impl<'a> RedisStore<'a> {
+    /// The budget `name` on the server at `address`; calls wait with `watch`'s signals in view.
+    pub(crate) fn new(
+        address: RedisAddress,
+        name: &BudgetName,
+        watch: Option<&'a SignalWatch>,
+    ) -> Self {
+        RedisStore {
+            address,
+            key: format!("retry:budget:{{{}}}", name.as_str()),
+            connection: None,
+            watch,
+        }
+    }
+
+    /// The hash the budget lives in.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The store's address, its password hidden when shown.
+    pub(crate) fn address(&self) -> &RedisAddress {
+        &self.address
+    }
+
+    /// Count a first attempt on `terms`, within `latest`.
+    pub(crate) fn first_attempt(
+        &mut self,
+        terms: &Terms,
+        latest: Option<Duration>,
+    ) -> Result<(), Failure> {
+        self.call(Operation::First(terms), latest, None).map(drop)
+    }
+
+    /// Take a token on `terms` for a retry that must start within `latest`; says too whether
+    /// the stored state was not the arithmetic's and started over.
+    pub(crate) fn reserve(
+        &mut self,
+        terms: &Terms,
+        latest: Option<Duration>,
+    ) -> Result<(Reservation, bool), Failure> {
+        let answer = self.call(Operation::Reserve(terms), latest, None)?;
+        decide(&answer).ok_or_else(|| Failure::Failed(format!("unexpected answer {answer:?}")))
+    }
+
+    /// The state now, changing nothing.
+    pub(crate) fn show(&mut self) -> Result<Stored, Failure> {
+        let fields = self.call(Operation::Show, None, None)?;
+        stored(&fields).ok_or_else(|| Failure::Failed(format!("unexpected answer {fields:?}")))
+    }
+
+    /// One call of the script, at the server's time unless `now` (in tests), within `latest`
+    /// and [`CALL_LIMIT`].
+    fn call(
+        &mut self,
+        operation: Operation<'_>,
+        latest: Option<Duration>,
+        now: Option<u64>,
+    ) -> Result<Vec<String>, Failure> {
+        let limit = latest.map_or(CALL_LIMIT, |latest| latest.min(CALL_LIMIT));
+        let invocation = self.invocation(operation, latest, now);
+        let (address, connection) = (self.address.clone(), self.connection.take());
+        let job = move || -> (::redis::RedisResult<Vec<String>>, Option<::redis::Connection>) {
+            let mut connection = match connection.map_or_else(|| connect(&address, limit), Ok) {
+                Ok(connection) => connection,
+                Err(err) => return (Err(err), None),
+            };
+            let answer = invocation.invoke(&mut connection);
+            (answer, Some(connection))
+        };
+        let (answer, connection) = self.bounded(limit, job)?;
+        self.connection = connection;
+        answer.map_err(|err| Failure::Failed(self.address.scrub(&err.to_string())))
+    }
+
+    /// The script with this budget's key and the operation's arguments (empty where the
+    /// operation has none).
+    fn invocation(
+        &self,
+        operation: Operation<'_>,
+        latest: Option<Duration>,
+        now: Option<u64>,
+    ) -> ::redis::ScriptInvocation<'static> {
+        let text = |value: Option<String>| value.unwrap_or_default();
+        let (name, terms) = match operation {
+            Operation::First(terms) => ("first", Some(terms)),
+            Operation::Reserve(terms) => ("reserve", Some(terms)),
+            Operation::Show => ("show", None),
+        };
+        let mut invocation = SCRIPT.key(&self.key);
+        invocation
+            .arg(name)
+            .arg(text(terms.map(|terms| terms.rate.tokens.to_string())))
+            .arg(text(
+                terms.map(|terms| micros(terms.rate.period).to_string()),
+            ))
+            .arg(text(
+                terms
+                    .and_then(|terms| terms.ratio)
+                    .map(|ratio| ratio.to_string()),
+            ))
+            .arg(text(terms.map(|terms| micros(terms.window).to_string())))
+            .arg(text(latest.map(|latest| micros(latest).to_string())))
+            .arg(MAX_DEBT_PERIODS)
+            .arg(text(now.map(|now| now.to_string())));
+        invocation
+    }
+
+    /// Run `job` on a thread of its own for `limit` at most, awake to the run's signals.
+    fn bounded<T: Send + 'static>(
+        &self,
+        limit: Duration,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Failure> {
+        let timed_out = || {
+            Failure::Failed(format!(
+                "no answer within {}",
+                crate::duration::format_duration(limit)
+            ))
+        };
+        let cannot = |err: std::io::Error| Failure::Failed(format!("cannot start a thread: {err}"));
+        let until = Instant::now().checked_add(limit);
+        match self.watch {
+            Some(watch) => match watch.run_job(until, job).map_err(cannot)? {
+                Waited::Done(result) => Ok(result),
+                Waited::Stopped(signal) => Err(Failure::Interrupted(signal)),
+                Waited::TimedOut => Err(timed_out()),
+            },
+            None => {
+                let (sender, receiver) = std::sync::mpsc::channel();
+                std::thread::Builder::new()
+                    .spawn(move || sender.send(job()))
+                    .map_err(cannot)?;
+                receiver.recv_timeout(limit).map_err(|_| timed_out())
+            }
+        }
+    }
+}
+
+/// A connection to `address`, every wait of it bounded by `limit`.
+fn connect(address: &RedisAddress, limit: Duration) -> ::redis::RedisResult<::redis::Connection> {
+    let client = ::redis::Client::open(address.with_password())?;
+    let connection = client.get_connection_with_timeout(limit)?;
+    connection.set_read_timeout(Some(limit))?;
+    connection.set_write_timeout(Some(limit))?;
+    Ok(connection)
+}
+
+/// The answer of a reservation: the verdict, the delay, and whether the state was damaged.
+fn decide(answer: &[String]) -> Option<(Reservation, bool)> {
+    let [verdict, delay, damaged] = answer else {
+        return None;
+    };
+    let reservation = match verdict.as_str() {
+        "granted" => Reservation::Granted(delay_of(delay.parse().ok()?)),
+        "refused" => Reservation::Refused,
+        _ => return None,
+    };
+    Some((reservation, damaged == "1"))
+}
+
+/// The stored fields and the server's time, as the script's `show` returns them (the fields
+/// empty when the budget has no state).
+fn stored(fields: &[String]) -> Option<Stored> {
+    let [tokens, earned, at, first, retries, refusals, capacity, period, window, now] = fields
+    else {
+        return None;
+    };
+    let now = now.parse().ok()?;
+    if tokens.is_empty() {
+        return Some(Stored { written: None, now });
+    }
+    let state = BucketState {
+        tokens: tokens.parse().ok()?,
+        earned: earned.parse().ok()?,
+        at: at.parse().ok()?,
+        first_attempts: first.parse().ok()?,
+        retries: retries.parse().ok()?,
+        refusals: refusals.parse().ok()?,
+    };
+    let terms = Terms {
+        rate: Rate {
+            tokens: capacity.parse().ok().filter(|&tokens| tokens > 0)?,
+            period: delay_of(period.parse().ok()?),
+        },
+        ratio: None,
+        window: delay_of(window.parse().ok()?),
+    };
+    Some(Stored {
+        written: Some((state, terms)),
+        now,
+    })
+}
+
+#[cfg(test)]
+#[path = "../../tests/integration/redis_server.rs"]
+#[allow(dead_code)] // Shared with the integration tests, which use all of it.
+mod redis_server;
+
+#[cfg(test)]
+mod tests {
+    use super::redis_server::RedisServer;
+    use super::*;
+    use crate::budget::store::Store;
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::{RngExt, SeedableRng};
+
+    fn store(server: &RedisServer, name: &str) -> RedisStore<'static> {
+        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
+            panic!("{} is not a Redis URL", server.url())
+        };
+        RedisStore::new(address, &name.parse().unwrap(), None)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+    }
+
+    fn same_state(model: &BucketState, stored: &BucketState) -> bool {
+        close(model.tokens, stored.tokens)
+            && close(model.earned, stored.earned)
+            && (
+                model.at,
+                model.first_attempts,
+                model.retries,
+                model.refusals,
+            ) == (
+                stored.at,
+                stored.first_attempts,
+                stored.retries,
+                stored.refusals,
+            )
+    }
+
+    fn random_terms(rng: &mut Xoshiro256PlusPlus) -> Terms {
+        Terms {
+            rate: Rate {
+                tokens: rng.random_range(1..=20),
+                period: Duration::from_micros(rng.random_range(1_000..600_000_000)),
+            },
+            ratio: rng.random_bool(0.7).then(|| rng.random_range(0.01..=1.0)),
+            window: Duration::from_micros(rng.random_range(1_000..600_000_000)),
+        }
+    }
+
+    /// The same random first attempts, retries and clock steps (backwards too) go to the model
+    /// and to the script on a real server; every answer and every stored state must agree.
+    #[test]
+    fn the_script_is_the_model() {
+        let server = RedisServer::on_socket();
+        for seed in 0..6 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let terms = random_terms(&mut rng);
+            let mut store = store(&server, &format!("model-{seed}"));
+            let mut model: Option<BucketState> = None;
+            let mut now: u64 = 1_800_000_000_000_000;
+            let period = micros(terms.rate.period) as u64;
+            for step in 0..400 {
+                now = match rng.random_range(0..10) {
+                    0 => now.saturating_sub(rng.random_range(0..period)),
+                    1..=3 => now,
+                    4..=7 => now + rng.random_range(0..period / 4 + 1),
+                    _ => now + rng.random_range(0..3 * period),
+                };
+                let context = format!("seed {seed}, step {step}, {terms:?}, {model:?}");
+                // A clock that went back by more than a period makes the state implausible to
+                // both, which start over from a full bucket.
+                let damaged = model.is_some_and(|state| !terms.is_plausible(&state, now));
+                if damaged {
+                    model = None;
+                }
+                let flag = if damaged { "1" } else { "0" };
+                if rng.random_bool(0.4) {
+                    model = Some(terms.first_attempt(model, now));
+                    let answer = store
+                        .call(Operation::First(&terms), None, Some(now))
+                        .unwrap();
+                    assert_eq!(answer, ["counted", "0", flag], "{context}");
+                } else {
+                    let latest = rng
+                        .random_bool(0.5)
+                        .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
+                    let (expected, next) = terms.reserve(model, now, latest);
+                    model = Some(next);
+                    let answer = store
+                        .call(Operation::Reserve(&terms), latest, Some(now))
+                        .unwrap();
+                    let (reservation, script_damaged) = decide(&answer).unwrap();
+                    assert_eq!(script_damaged, damaged, "{context}");
+                    match (expected, reservation) {
+                        (Reservation::Granted(a), Reservation::Granted(b)) => {
+                            assert!(
+                                a.abs_diff(b) <= Duration::from_micros(1),
+                                "{context}: {a:?} {b:?}"
+                            )
+                        }
+                        (a, b) => assert_eq!(a, b, "{context}"),
+                    }
+                }
+                let stored = store.show().unwrap().written.unwrap();
+                assert!(
+                    same_state(&model.unwrap(), &stored.0),
+                    "{context}: {stored:?}"
+                );
+                assert_eq!(stored.1.rate, terms.rate, "{context}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_budget_nobody_used_is_a_full_bucket_and_a_used_one_expires() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        assert_eq!(store.show().unwrap().written, None);
+        let terms = Terms {
+            rate: "2/1s".parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(1),
+        };
+        store.reserve(&terms, None).unwrap();
+        let mut connection = ::redis::Client::open(server.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let ttl: i64 = ::redis::cmd("PTTL")
+            .arg(store.key())
+            .query(&mut connection)
+            .unwrap();
+        // Full again in half a second, and the earned tokens gone in ten windows, plus a second.
+        assert!((10_000..=11_000).contains(&ttl), "{ttl}");
+        assert_eq!(store.key(), "retry:budget:{api}");
+    }
+
+    #[test]
+    fn a_damaged_state_starts_over_and_says_so() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        let mut connection = ::redis::Client::open(server.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let terms = Terms {
+            rate: "5/1m".parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(60),
+        };
+        for (field, value) in [
+            ("tokens", "garbage"),
+            ("tokens", "-1e308"),
+            ("at", "-5"),
+            ("earned", "inf"),
+        ] {
+            store.reserve(&terms, None).unwrap();
+            let () = ::redis::cmd("HSET")
+                .arg(store.key())
+                .arg(field)
+                .arg(value)
+                .query(&mut connection)
+                .unwrap();
+            let (reservation, damaged) = store.reserve(&terms, None).unwrap();
+            assert_eq!(
+                (reservation, damaged),
+                (Reservation::Granted(Duration::ZERO), true),
+                "{field}={value}"
+            );
+            let (state, _) = store.show().unwrap().written.unwrap();
+            assert_eq!((state.tokens, state.retries), (4.0, 1), "{field}={value}");
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Real `redis-server`s for the tests of the shared budget store: each started on a private
+//! Unix socket or a random loopback port (with an ACL user, or TLS, when asked), in a temporary
+//! directory that holds its files, and killed when dropped. Never a mock: the store's Lua script
+//! runs on the server the users run.
+//!
+//! The unit tests of `src/budget/redis.rs` include this file too, so it uses nothing but std,
+//! libc and tempfile. A missing `redis-server` (or `openssl`, for TLS) fails the test with the
+//! command that installs it.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to start listening.
+const STARTUP: Duration = Duration::from_secs(10);
+
+/// The ACL rule the README gives for the store's user, tested here to be enough.
+pub(crate) const STORE_ACL: [&str; 8] = [
+    "~retry:budget:*",
+    "-@all",
+    "+evalsha",
+    "+script|load",
+    "+hmget",
+    "+hset",
+    "+pexpire",
+    "+time",
+];
+
+/// A running `redis-server`, killed when dropped.
+pub(crate) struct RedisServer {
+    child: Child,
+    /// The server's files: its socket, log, and certificates.
+    dir: tempfile::TempDir,
+    url: String,
+}
+
+/// How a server listens.
+enum Listener {
+    /// On a Unix socket in its directory, and no TCP port.
+    Socket,
+    /// On a loopback TCP port.
+    Loopback,
+    /// On a loopback TCP port, with TLS only.
+    Tls,
+}
+
+impl RedisServer {
+    /// A server on a Unix socket in a temporary directory (`--port 0`): `redis+unix://...`.
+    pub(crate) fn on_socket() -> RedisServer {
+        RedisServer::start(Listener::Socket, &[])
+    }
+
+    /// A server on a random loopback port: `redis://127.0.0.1:PORT`.
+    pub(crate) fn on_loopback() -> RedisServer {
+        RedisServer::start(Listener::Loopback, &[])
+    }
+
+    /// A server on a random loopback port whose only user is `user` with `password`, allowed
+    /// only what [`STORE_ACL`] allows; the URL holds neither.
+    pub(crate) fn with_user(user: &str, password: &str) -> RedisServer {
+        let mut rule = vec![user.to_string(), "on".into(), format!(">{password}")];
+        rule.extend(STORE_ACL.iter().map(|word| word.to_string()));
+        let mut args = vec!["--user".to_string()];
+        args.extend(rule);
+        args.extend(["--user", "default", "off"].map(String::from));
+        RedisServer::start(Listener::Loopback, &args)
+    }
+
+    /// A server on a random loopback port speaking TLS only (`rediss://127.0.0.1:PORT`), with a
+    /// certificate for 127.0.0.1 signed by a certificate authority made for it: see
+    /// [`RedisServer::authority`].
+    pub(crate) fn with_tls() -> RedisServer {
+        RedisServer::start(Listener::Tls, &[])
+    }
+
+    /// The server's URL, without any password.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The certificate authority that signed a TLS server's certificate (for `SSL_CERT_FILE`).
+    pub(crate) fn authority(&self) -> PathBuf {
+        self.dir.path().join("ca.crt")
+    }
+
+    /// Kill the server now, as a crash would.
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn start(listener: Listener, extra: &[String]) -> RedisServer {
+        let dir = tempfile::tempdir().expect("a temporary directory for redis-server");
+        if let Listener::Tls = listener {
+            make_certificates(dir.path());
+        }
+        // A port picked as free may be taken before the server binds it: try again then.
+        for _ in 0..5 {
+            let (args, url) = listening(&listener, dir.path());
+            let mut child = Command::new("redis-server")
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .arg("--dir")
+                .arg(dir.path())
+                .arg("--logfile")
+                .arg(dir.path().join("redis.log"))
+                .args(&args)
+                .args(extra)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|err| {
+                    panic!(
+                        "cannot start redis-server ({err}); the budget store tests need it: \
+                         apt-get install -y redis-server"
+                    )
+                });
+            if await_listening(&mut child, &listener, dir.path(), &url) {
+                return RedisServer { child, dir, url };
+            }
+        }
+        let mut log = String::new();
+        let _ = std::fs::File::open(dir.path().join("redis.log"))
+            .and_then(|mut file| file.read_to_string(&mut log));
+        panic!("redis-server did not start listening; its log:\n{log}");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The arguments that make a server listen as `listener` says, and its URL.
+fn listening(listener: &Listener, dir: &Path) -> (Vec<String>, String) {
+    let loopback = ["--bind".to_string(), "127.0.0.1".into()];
+    match listener {
+        Listener::Socket => {
+            let socket = dir.join("redis.sock").display().to_string();
+            let args = vec![
+                "--port".into(),
+                "0".into(),
+                "--unixsocket".into(),
+                socket.clone(),
+            ];
+            (args, format!("redis+unix://{socket}"))
+        }
+        Listener::Loopback => {
+            let port = free_port();
+            let mut args = vec!["--port".into(), port.to_string()];
+            args.extend(loopback);
+            (args, format!("redis://127.0.0.1:{port}"))
+        }
+        Listener::Tls => {
+            let port = free_port();
+            let file = |name: &str| dir.join(name).display().to_string();
+            let mut args = vec!["--port".into(), "0".into(), "--tls-port".into()];
+            args.push(port.to_string());
+            for (flag, name) in [
+                ("--tls-cert-file", "server.crt"),
+                ("--tls-key-file", "server.key"),
+                ("--tls-ca-cert-file", "ca.crt"),
+            ] {
+                args.extend([flag.to_string(), file(name)]);
+            }
+            args.extend(["--tls-auth-clients".into(), "no".into()]);
+            args.extend(loopback);
+            (args, format!("rediss://127.0.0.1:{port}"))
+        }
+    }
+}
+
+/// A loopback port nobody listens on just now.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    listener.local_addr().expect("the port bound").port()
+}
+
+/// Wait until the server accepts connections (true), or has exited (false).
+fn await_listening(child: &mut Child, listener: &Listener, dir: &Path, url: &str) -> bool {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait for redis-server").is_some() {
+            return false;
+        }
+        let accepted = match listener {
+            Listener::Socket => UnixStream::connect(dir.join("redis.sock")).is_ok(),
+            Listener::Loopback | Listener::Tls => {
+                let address = url.rsplit('/').next().unwrap_or_default();
+                TcpStream::connect(address).is_ok()
+            }
+        };
+        if accepted {
+            return true;
+        }
+        assert!(
+            start.elapsed() < STARTUP,
+            "redis-server did not listen within {STARTUP:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A certificate authority (`ca.crt`) and a server certificate for 127.0.0.1 signed by it
+/// (`server.crt`, `server.key`), made with `openssl` in `dir`.
+fn make_certificates(dir: &Path) {
+    let openssl = |args: &[String]| {
+        let output = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|err| {
+                panic!(
+                    "cannot run openssl ({err}); the TLS test needs it: apt-get install -y openssl"
+                )
+            });
+        assert!(
+            output.status.success(),
+            "openssl {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let new_key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    let words = |line: String| {
+        line.split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let mut authority = words(format!(
+        "req -x509 -days 1 {new_key} -keyout ca.key -out ca.crt"
+    ));
+    authority.extend(["-subj".into(), "/CN=retry test authority".into()]);
+    openssl(&authority);
+    let mut request = words(format!("req {new_key} -keyout server.key -out server.csr"));
+    request.extend(["-subj".into(), "/CN=localhost".into()]);
+    openssl(&request);
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .expect("write the certificate's extensions");
+    openssl(&words(
+        "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+         -extfile san.ext -out server.crt"
+            .into(),
+    ));
+}

@@ -1,0 +1,500 @@
+//! One budget for a whole fleet: the Redis store, against real `redis-server`s that the tests
+//! start (see `redis_server`), its faults, its secrets, the ratio, and `retry budget show`.
+
+use std::net::TcpListener;
+
+use crate::harness::{retry, sharing_budget, wait_for, Invocation, Run, Running, Scratch};
+use crate::redis_server::RedisServer;
+
+/// A run of an always-failing command sharing the budget `name` in `store` (`file` or a URL)
+/// at `rate`, with JSON events and a file store in `dir`; the test adds its flags.
+fn failing(store: &str, name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
+    sharing(store, name, rate, dir).args(["-n", "2", "--base", "0s", "--max-time", "20s"])
+}
+
+/// The tool sharing the budget `name` in `store` at `rate`, with JSON events and a file store in
+/// `dir`; the test adds its flags and command (after `--`).
+fn sharing(store: &str, name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
+    sharing_budget(name, rate, dir).args(["--budget-store", store])
+}
+
+/// Finish every run; returns them with the retries they made in all.
+fn finish_all(runs: Vec<Running>) -> (Vec<Run>, u64) {
+    let runs: Vec<Run> = runs.into_iter().map(Running::finish).collect();
+    let retries = runs
+        .iter()
+        .map(|run| run.event("done")["attempts"].as_u64().unwrap() - 1)
+        .sum();
+    (runs, retries)
+}
+
+/// How many of `runs` ended for `reason`.
+fn ended_for(runs: &[Run], reason: &str) -> usize {
+    runs.iter()
+        .filter(|run| run.event("done")["reason"] == reason)
+        .count()
+}
+
+/// `retry budget show` of the budget `name` in `store`, with a file store in `dir`.
+fn showing(store: &str, name: &str, dir: &std::path::Path) -> Invocation {
+    retry(["budget", "show", name, "--budget-store", store])
+        .args([std::ffi::OsStr::new("--budget-dir"), dir.as_os_str()])
+}
+
+/// The budget `name` as `retry budget show --log-format json` tells it.
+fn show(store: &str, name: &str, dir: &std::path::Path) -> serde_json::Value {
+    let run = showing(store, name, dir)
+        .args(["--log-format", "json"])
+        .run();
+    run.expect_code(0);
+    serde_json::from_str(&run.stdout()).unwrap_or_else(|err| panic!("{err}\n{run}"))
+}
+
+#[test]
+fn two_hundred_runs_share_fifty_tokens_exactly() {
+    let server = RedisServer::on_socket();
+    let scratch = Scratch::new();
+    let runs = (0..200)
+        .map(|_| {
+            failing(server.url(), "inventory", "50/1h", &scratch.path("budgets"))
+                .args(["--", "false"])
+                .spawn()
+        })
+        .collect();
+    let (runs, retries) = finish_all(runs);
+    assert_eq!(retries, 50);
+    assert_eq!(ended_for(&runs, "budget"), 150);
+    assert_eq!(ended_for(&runs, "exhausted"), 50);
+    assert!(
+        runs.iter()
+            .all(|run| run.events_named("warning").is_empty()),
+        "{}",
+        runs.iter()
+            .find(|run| !run.events_named("warning").is_empty())
+            .unwrap()
+    );
+    let state = &show(server.url(), "inventory", &scratch.path("budgets"))["state"];
+    assert_eq!(
+        (
+            &state["first_attempts"],
+            &state["retries"],
+            &state["refusals"]
+        ),
+        (&200.into(), &50.into(), &150.into())
+    );
+    assert!(
+        !scratch.path("budgets/inventory").exists(),
+        "the file store was never used"
+    );
+}
+
+#[test]
+fn four_hosts_share_one_redis_budget_where_file_stores_make_four_times_the_retries() {
+    let server = RedisServer::on_loopback();
+    let scratch = Scratch::new();
+    let fleet = |store: &str| {
+        let runs = (0..4)
+            .flat_map(|host| std::iter::repeat_n(host, 8))
+            .map(|host| {
+                let dir = scratch.path(&format!("host{host}"));
+                failing(store, "inventory", "3/1h", &dir)
+                    .args(["--", "false"])
+                    .spawn()
+            })
+            .collect();
+        finish_all(runs).1
+    };
+    assert_eq!(fleet(server.url()), 3, "one budget for the fleet");
+    assert_eq!(fleet("file"), 4 * 3, "one budget per host");
+}
+
+#[test]
+fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
+    let server = RedisServer::on_socket();
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    let earn = |name: &str| {
+        let runs = (0..100)
+            .map(|_| {
+                sharing(server.url(), name, "1/1h", &dir)
+                    .args(["--budget-ratio", "0.1", "--budget-window", "1h"])
+                    .args(["--", "true"])
+                    .spawn()
+            })
+            .collect();
+        finish_all(runs);
+        let state = show(server.url(), name, &dir)["state"].clone();
+        assert_eq!(state["first_attempts"], 100);
+        let earned = state["earned"].as_f64().unwrap();
+        assert!((earned - 10.0).abs() < 1.0, "{state}");
+        state
+    };
+    // Spent by runs that earn nothing themselves, on the same window: the earned tokens pay,
+    // then the rate bucket's one.
+    earn("steady");
+    let spend = |name: &str, window: &str| {
+        let runs = (0..20)
+            .map(|_| {
+                failing(server.url(), name, "1/1h", &dir)
+                    .args(["--budget-window", window, "--", "false"])
+                    .spawn()
+            })
+            .collect();
+        finish_all(runs).1
+    };
+    let retries = spend("steady", "1h");
+    assert!((10..=11).contains(&retries), "{retries} retries");
+
+    // Two seconds later, on a window of half a second, ten earned tokens are down to 0.18.
+    earn("fading");
+    wait_for("two seconds to pass on the server's clock", || {
+        show(server.url(), "fading", &dir)["state"]["changed_ms_ago"]
+            .as_f64()
+            .unwrap()
+            >= 2000.0
+    });
+    assert_eq!(spend("fading", "500ms"), 1, "only the rate bucket's token");
+}
+
+#[test]
+fn the_file_store_earns_by_the_same_ratio() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    for _ in 0..10 {
+        sharing("file", "api", "1/1h", &dir)
+            .args([
+                "--budget-ratio",
+                "0.5",
+                "--budget-window",
+                "1h",
+                "--",
+                "true",
+            ])
+            .run()
+            .expect_code(0);
+    }
+    let state = &show("file", "api", &dir)["state"];
+    assert_eq!(state["first_attempts"], 10);
+    assert!(
+        (state["earned"].as_f64().unwrap() - 5.0).abs() < 0.01,
+        "{state}"
+    );
+    assert_eq!(state["window_ms"], 3_600_000.0);
+}
+
+/// Runs that fail, the second attempt of each waiting for the file `killed` in `scratch` once
+/// it has said it is there (with a file `second.PID`).
+fn killed_mid_run(server: &mut RedisServer, on_failure: &str) -> Vec<Run> {
+    let scratch = Scratch::new();
+    let script = r#"
+        if [ "$RETRY_ATTEMPT" = 2 ]; then
+            touch "$SCRATCH/second.$$"
+            while [ ! -e "$SCRATCH/killed" ]; do sleep 0.01; done
+        fi
+        exit 1"#;
+    let runs: Vec<Running> = (0..5)
+        .map(|_| {
+            sharing(server.url(), "api", "10/1m", &scratch.path("budgets"))
+                .args(["-n", "3", "--base", "0s", "--budget-store-fail", on_failure])
+                .args(["--", "sh", "-c", script])
+                .env("SCRATCH", scratch.path(""))
+                .spawn()
+        })
+        .collect();
+    wait_for("every run's second attempt", || {
+        std::fs::read_dir(scratch.path(""))
+            .unwrap()
+            .filter(|entry| {
+                entry
+                    .as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("second.")
+            })
+            .count()
+            == 5
+    });
+    server.kill();
+    std::fs::write(scratch.path("killed"), "").unwrap();
+    let runs: Vec<Run> = runs.into_iter().map(Running::finish).collect();
+    if on_failure == "open" {
+        assert!(
+            std::fs::read_to_string(scratch.path("budgets/api"))
+                .unwrap()
+                .starts_with("retry-budget-v2"),
+            "the runs fell back to the file store"
+        );
+    }
+    runs
+}
+
+#[test]
+fn a_server_killed_mid_run_means_the_file_store_when_open() {
+    let mut server = RedisServer::on_socket();
+    for run in killed_mid_run(&mut server, "open") {
+        let warning = run.event("warning");
+        let message = warning["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("retry budget store {}: ", server.url())),
+            "{run}"
+        );
+        assert!(
+            message.ends_with("using the file store on this machine for the rest of the run"),
+            "{run}"
+        );
+        let done = run.event("done");
+        assert_eq!(
+            (done["reason"].as_str(), done["attempts"].as_u64()),
+            (Some("exhausted"), Some(3)),
+            "{run}"
+        );
+    }
+}
+
+#[test]
+fn a_server_killed_mid_run_means_no_token_when_closed() {
+    let mut server = RedisServer::on_socket();
+    for run in killed_mid_run(&mut server, "closed") {
+        run.event("warning");
+        let done = run.event("done");
+        assert_eq!(
+            (done["reason"].as_str(), done["attempts"].as_u64()),
+            (Some("budget"), Some(2)),
+            "{run}"
+        );
+        assert_eq!(done["status"], 1, "the last attempt's status\n{run}");
+    }
+}
+
+#[test]
+fn a_store_that_never_answers_costs_one_bounded_call() {
+    // The kernel completes the connection; nobody ever reads from it or answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let store = format!("redis://127.0.0.1:{}", silent.local_addr().unwrap().port());
+    let scratch = Scratch::new();
+    let run = failing(&store, "api", "10/1m", &scratch.path("budgets"))
+        .args(["-n", "3", "--", "false"])
+        .run();
+    let warning = run.event("warning");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains(": no answer within 500ms; "),
+        "{run}"
+    );
+    assert_eq!(
+        run.event("done")["reason"],
+        "exhausted",
+        "the file store paid\n{run}"
+    );
+
+    // Nor past --max-time: the call gets what is left of it.
+    let run = sharing(&store, "api", "10/1m", &scratch.path("budgets"))
+        .args([
+            "-n",
+            "3",
+            "--base",
+            "0s",
+            "--max-time",
+            "300ms",
+            "--",
+            "false",
+        ])
+        .run();
+    let message = run.event("warning")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bound = message
+        .split("no answer within ")
+        .nth(1)
+        .and_then(|rest| rest.split("ms;").next())
+        .and_then(|millis| millis.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no bound in the warning\n{run}"));
+    assert!(bound < 300.0, "{run}");
+    drop(silent);
+}
+
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_store_verifies_the_server() {
+    let server = RedisServer::with_tls();
+    let scratch = Scratch::new();
+    let runs = (0..3)
+        .map(|_| {
+            failing(server.url(), "api", "2/1h", &scratch.path("budgets"))
+                .args(["--", "false"])
+                .env("SSL_CERT_FILE", server.authority())
+                .spawn()
+        })
+        .collect();
+    let (runs, retries) = finish_all(runs);
+    assert_eq!(retries, 2);
+    assert!(
+        runs.iter()
+            .all(|run| run.events_named("warning").is_empty()),
+        "{}",
+        runs[0]
+    );
+
+    // A server whose certificate nobody vouches for is a failing store.
+    let run = failing(server.url(), "api", "2/1h", &scratch.path("budgets"))
+        .args(["--", "false"])
+        .env("SSL_CERT_FILE", "/dev/null")
+        .run();
+    let message = run.event("warning")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.to_lowercase().contains("certificate"), "{run}");
+}
+
+#[cfg(not(feature = "tls"))]
+#[test]
+fn a_tls_store_without_tls_built_in_says_how_to_get_it() {
+    let scratch = Scratch::new();
+    failing(
+        "rediss://127.0.0.1:1",
+        "api",
+        "2/1h",
+        &scratch.path("budgets"),
+    )
+    .args(["--", "false"])
+    .run()
+    .expect_code(125)
+    .expect_stderr("--features tls");
+}
+
+#[test]
+fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
+    let server = RedisServer::with_user("retry-app", "s3cret-w0rd");
+    let store = server
+        .url()
+        .replace("redis://", "redis://retry-app:s3cret-w0rd@");
+    let scratch = Scratch::new();
+    let env_run = failing("file", "api", "2/1h", &scratch.path("budgets"))
+        .args(["--budget-store"])
+        .args([&store])
+        .args(["--report"])
+        .args([scratch.path("report.json")])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo \"${RETRY_BUDGET_STORE-unset}\"; exit 1",
+        ])
+        .run();
+    env_run.expect_stdout("unset\nunset\n");
+    assert_eq!(env_run.event("done")["reason"], "exhausted", "{env_run}");
+    assert!(env_run.events_named("warning").is_empty(), "{env_run}");
+
+    let through_variable = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
+        .args(["--base", "0s", "--budget-dir"])
+        .args([scratch.path("budgets")])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo \"${RETRY_BUDGET_STORE-unset}\"; exit 1",
+        ])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run();
+    through_variable.expect_stdout("unset\nunset\n");
+    assert!(
+        through_variable.events_named("warning").is_empty(),
+        "{through_variable}"
+    );
+
+    let wrong = store.replace("s3cret-w0rd", "wr0ng-s3cret");
+    let refused = failing(&wrong, "api", "2/1h", &scratch.path("budgets"))
+        .args(["--", "false"])
+        .run();
+    let message = refused.event("warning")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("redis://retry-app:***@127.0.0.1"),
+        "{refused}"
+    );
+
+    let plan = retry(["--plan", "--budget", "api", "--budget-store", &store]).run();
+    plan.expect_stdout_contains("in redis://retry-app:***@127.0.0.1");
+    let help = retry(["--help"]).env("RETRY_BUDGET_STORE", &store).run();
+    let bad = retry(["--budget", "api", "--budget-store"])
+        .args([store.replace("redis://", "redis//"), "true".into()])
+        .run();
+    bad.expect_code(125);
+    let report = std::fs::read_to_string(scratch.path("report.json")).unwrap();
+    let recorded: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let shown = recorded["options"]["budget_store"].as_str().unwrap();
+    assert!(
+        shown.starts_with("redis://retry-app:***@127.0.0.1"),
+        "{report}"
+    );
+    for (what, text) in [
+        ("run", env_run.to_string()),
+        ("run with the variable", through_variable.to_string()),
+        ("wrong password", refused.to_string()),
+        ("plan", plan.to_string()),
+        ("help", help.to_string()),
+        ("bad store", bad.stderr()),
+        ("report", report),
+    ] {
+        let text = text.replace(&store, "").replace(&wrong, "");
+        assert!(
+            !text.contains("s3cret"),
+            "the password shows in the {what}:\n{text}"
+        );
+        assert!(
+            !text.contains("wr0ng"),
+            "the password shows in the {what}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn budget_show_tells_the_state_of_either_store() {
+    let server = RedisServer::on_socket();
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    for store in [server.url(), "file"] {
+        showing(store, "api", &dir)
+            .run()
+            .expect_code(0)
+            .expect_stdout_contains("no state, so a full bucket");
+        failing(store, "api", "4/1m", &dir)
+            .args(["--", "false"])
+            .run()
+            .expect_code(1);
+        showing(store, "api", &dir)
+            .run()
+            .expect_code(0)
+            .expect_stdout_contains("of 4, 4 more every 1m; full in")
+            .expect_stdout_contains("first attempts  1\n")
+            .expect_stdout_contains("retries         1\n");
+        let state = &show(store, "api", &dir)["state"];
+        assert_eq!(
+            (&state["capacity"], &state["retries"]),
+            (&4.into(), &1.into())
+        );
+    }
+    std::fs::write(dir.join("Makefile"), "all:\n").unwrap();
+    retry(["budget", "show", "Makefile", "--budget-dir"])
+        .args([&dir])
+        .run()
+        .expect_code(125)
+        .expect_stderr("not a retry budget state");
+    retry([
+        "budget",
+        "show",
+        "api",
+        "--budget-store",
+        "redis://127.0.0.1:1",
+    ])
+    .run()
+    .expect_code(125)
+    .expect_stderr("cannot read retry budget api from redis://127.0.0.1:1");
+}

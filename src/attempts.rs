@@ -118,8 +118,24 @@ mod tests {
 
     #[test]
     fn rejects_zero_negative_and_words() {
-        for text in ["0", "-1", "x", "", "1.5", "99999999999999999999999"] {
+        for text in [
+            "0",
+            "-1",
+            "x",
+            "",
+            "1.5",
+            "+5",
+            " 5",
+            "99999999999999999999999",
+        ] {
             assert!(text.parse::<AttemptLimit>().is_err(), "{text}");
+        }
+        for not_a_number in ["x", ""] {
+            let err = not_a_number.parse::<AttemptLimit>().unwrap_err();
+            assert!(
+                err.starts_with("expected a whole number"),
+                "{not_a_number:?}: {err}"
+            );
         }
     }
 

@@ -252,6 +252,15 @@ mod tests {
         assert_eq!(splay(5, Duration::ZERO), Duration::ZERO);
     }
 
+    /// `--seed` promises the same splay in every release: the stream is part of the interface.
+    #[test]
+    fn the_splay_of_a_seed_never_changes() {
+        assert_eq!(
+            splay(5, Duration::from_secs(600)),
+            Duration::from_nanos(389_190_786_101)
+        );
+    }
+
     #[test]
     fn restarting_begins_at_the_first_wait() {
         let mut waits = backoff(100, 10_000, 2.0, Jitter::None).schedule(rng(0));

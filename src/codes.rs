@@ -109,6 +109,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn a_debug_print_shows_the_codes() {
+        let set: StatusSet = "1,75-78".parse().unwrap();
+        assert_eq!(format!("{set:?}"), "StatusSet(1,75-78)");
+    }
+
     fn set(text: &str) -> StatusSet {
         text.parse().unwrap()
     }

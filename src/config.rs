@@ -297,13 +297,10 @@ impl Config {
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
     }
 
-    /// The terminal to hand to attempts: the controlling terminal when the tool is in its
-    /// foreground, and never with `--foreground`.
-    pub(crate) fn terminal(&self) -> Option<Terminal> {
-        match self.process.isolation {
-            Isolation::OwnGroup => Terminal::if_in_foreground(),
-            Isolation::Foreground => None,
-        }
+    /// Whether attempts may be handed the controlling terminal (when the tool is in its
+    /// foreground): never with `--foreground`, where they share the tool's process group.
+    pub(crate) fn hands_over_terminal(&self) -> bool {
+        self.process.isolation == Isolation::OwnGroup
     }
 
     /// Whether stdin is read to its end and given to every attempt.
@@ -878,6 +875,43 @@ mod tests {
         ] {
             assert!(warnings(bounded).is_empty(), "{bounded:?}");
         }
+    }
+
+    #[test]
+    fn the_parts_of_a_run_follow_the_flags() {
+        let plain = config(&["true"]).unwrap();
+        assert!(plain.hands_over_terminal());
+        assert!(!plain.replay_stdin());
+        assert!(plain.report_writer().unwrap().is_none());
+        assert!(plain.budget().unwrap().is_none());
+
+        let scratch = tempfile::tempdir().unwrap();
+        let report = scratch.path().join("report.json");
+        let budgets = scratch.path().join("budgets");
+        let [report_arg, budgets_arg] = [&report, &budgets].map(|path| path.to_str().unwrap());
+        let every = config(&[
+            "--foreground",
+            "--replay-stdin",
+            "--report",
+            report_arg,
+            "--budget",
+            "api",
+            "--budget-dir",
+            budgets_arg,
+            "true",
+        ])
+        .unwrap();
+        assert!(!every.hands_over_terminal());
+        assert!(every.replay_stdin());
+        assert!(every.report_writer().unwrap().is_some());
+        assert!(matches!(every.budget(), Ok(Some(Prepared::File { .. }))));
+        assert!(budgets.join("api").exists(), "checked, and so created");
+
+        let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
+        assert!(matches!(
+            shared.unwrap().budget(),
+            Ok(Some(Prepared::Shared { .. }))
+        ));
     }
 
     #[test]

@@ -60,17 +60,19 @@ pub(crate) fn format_duration(duration: Duration) -> String {
     const MINUTE: u128 = 60 * SECOND;
     const HOUR: u128 = 60 * MINUTE;
     const DAY: u128 = 24 * HOUR;
+    const TEN_MILLIS: u128 = 10 * MILLI;
+    const TWO_DAYS: u128 = 2 * DAY;
     match nanos {
         0 => "0s".into(),
-        n if n < MILLI => format!("{}us", n.div_ceil(MICRO)),
-        n if n < 10 * MILLI => trim_decimal(n as f64 / MILLI as f64, "ms"),
-        n if n < SECOND => format!("{}ms", (n + MILLI / 2) / MILLI),
-        n if n < MINUTE => trim_decimal(n as f64 / SECOND as f64, "s"),
-        n if n < HOUR => {
+        n @ 1..MILLI => format!("{}us", n.div_ceil(MICRO)),
+        n @ MILLI..TEN_MILLIS => trim_decimal(n as f64 / MILLI as f64, "ms"),
+        n @ TEN_MILLIS..SECOND => format!("{}ms", (n + MILLI / 2) / MILLI),
+        n @ SECOND..MINUTE => trim_decimal(n as f64 / SECOND as f64, "s"),
+        n @ MINUTE..HOUR => {
             let seconds = (n + SECOND / 2) / SECOND;
             with_remainder(seconds / 60, "m", seconds % 60, "s")
         }
-        n if n < 2 * DAY => {
+        n @ HOUR..TWO_DAYS => {
             let minutes = (n + MINUTE / 2) / MINUTE;
             with_remainder(minutes / 60, "h", minutes % 60, "m")
         }
@@ -142,6 +144,15 @@ mod tests {
         let cases = [
             (Duration::ZERO, "0s"),
             (Duration::from_nanos(1), "1us"),
+            (Duration::from_millis(1), "1ms"),
+            (Duration::from_millis(10), "10ms"),
+            (Duration::from_secs(1), "1s"),
+            (Duration::from_secs(60), "1m"),
+            (Duration::from_secs(3600), "1h"),
+            (Duration::from_secs(48 * 3600), "2d"),
+            (Duration::from_millis(89_600), "1m30s"),
+            (Duration::from_secs(3600 + 29 * 60 + 40), "1h30m"),
+            (Duration::from_secs(59 * 3600 + 40 * 60), "2d12h"),
             (Duration::from_micros(850), "850us"),
             (Duration::from_micros(2_500), "2.5ms"),
             (Duration::from_millis(250), "250ms"),

@@ -145,7 +145,7 @@ pub(crate) fn table() -> Vec<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::Moment;
+    use crate::outcome::{Moment, SpawnFailure};
     use std::time::Duration;
 
     fn end(reason: Reason, last: Option<u8>) -> RunEnd {
@@ -175,6 +175,20 @@ mod tests {
                 127,
             ),
             (end(Reason::Interrupted(15, Moment::Wait), Some(1)), 143),
+            (
+                end(
+                    Reason::SpawnFailed(SpawnFailure::NotFound, String::new()),
+                    None,
+                ),
+                127,
+            ),
+            (
+                end(
+                    Reason::SpawnFailed(SpawnFailure::CannotExecute, String::new()),
+                    None,
+                ),
+                126,
+            ),
         ];
         for (end, status) in cases {
             assert_eq!(Exit::of(&end).status(), status, "{end:?}");

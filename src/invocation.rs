@@ -21,6 +21,7 @@ use crate::process::reaper;
 use crate::process::signals::SignalWatch;
 use crate::process::startup::Inherited;
 use crate::process::stdin_replay::HeldInput;
+use crate::process::terminal::Terminal;
 use crate::report::events::{Event, EventSink};
 use crate::report::file::{ReportError, ReportWriter};
 use crate::retry_loop::{self, Parts};
@@ -65,7 +66,10 @@ fn run_command(
 ) -> anyhow::Result<Exit> {
     let report = config.report_writer().map_err(anyhow::Error::msg)?;
     let budget = config.budget()?;
-    let terminal = config.terminal();
+    let terminal = match config.hands_over_terminal() {
+        true => Terminal::if_in_foreground(),
+        false => None,
+    };
     // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
     // tool at once, before any attempt.
     let input = match config.replay_stdin() {

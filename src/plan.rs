@@ -409,6 +409,20 @@ mod tests {
     }
 
     #[test]
+    fn the_header_names_what_shapes_the_plan() {
+        let mut planned = request("3", 100, 1000, Jitter::None);
+        planned.budget = Some("api at 10/1m".into());
+        let header = text(&planned).lines().next().unwrap().to_string();
+        assert_eq!(
+            header,
+            "plan for 3 attempts: jitter none, base 100ms, cap 1s, multiplier 2, budget api at \
+             10/1m"
+        );
+        let decorrelated = text(&request("3", 100, 1000, Jitter::Decorrelated));
+        assert!(!decorrelated.lines().next().unwrap().contains("multiplier"));
+    }
+
+    #[test]
     fn rows_accumulate_the_waits() {
         let rows: Vec<Row> = request("4", 100, 1_000, Jitter::None).rows().collect();
         let elapsed: Vec<u128> = rows.iter().map(|row| row.elapsed.as_millis()).collect();

@@ -723,6 +723,52 @@ mod tests {
     }
 
     #[test]
+    fn the_backoff_schedule_gives_the_loop_its_waits_and_starts_over() {
+        use crate::backoff::{Backoff, Jitter};
+        use rand::SeedableRng;
+        let backoff = Backoff::new(
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+            2.0,
+            Jitter::None,
+        );
+        let mut waits = backoff
+            .unwrap()
+            .schedule(rand::rngs::Xoshiro256PlusPlus::seed_from_u64(0));
+        let second = Duration::from_secs(1);
+        assert_eq!([waits.next_wait(), waits.next_wait()], [second, 2 * second]);
+        waits.start_over();
+        assert_eq!(waits.next_wait(), second);
+    }
+
+    #[test]
+    fn what_an_attempt_left_behind_is_said() {
+        let mut left = report(Termination::Exited(0)).unwrap();
+        left.output.cut_short = true;
+        left.lingering = true;
+        let out = run_script(&rules("1", None), vec![Ok(left)]);
+        let warnings: Vec<&Event> = out
+            .events
+            .iter()
+            .filter(|event| matches!(event, Event::Warning(_)))
+            .collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+    }
+
+    #[test]
+    fn a_budget_delay_no_longer_than_the_backoff_is_the_backoffs() {
+        let budget = ScriptedBudget {
+            answers: vec![Reservation::Granted(Duration::from_secs(1))],
+            ..ScriptedBudget::default()
+        };
+        let out = run_budgeted(&rules("5", None), exits(&[1, 0]), Vec::new(), None, budget);
+        assert_eq!(
+            waits_announced(&out),
+            [(Duration::from_secs(1), WaitCause::Backoff)]
+        );
+    }
+
+    #[test]
     fn a_signal_while_the_first_attempt_is_counted_ends_the_run() {
         let budget = ScriptedBudget {
             signal_while_counting: Some(libc::SIGTERM),

@@ -176,6 +176,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ratios_are_more_than_0_and_at_most_1() {
+        for good in ["1", "0.1", " 0.5 "] {
+            assert!(good.parse::<Ratio>().is_ok(), "{good}");
+        }
+        for bad in ["0", "-0.1", "1.01", "NaN", "inf", "a tenth", ""] {
+            let err = bad.parse::<Ratio>().unwrap_err();
+            assert!(err.contains("e.g. 0.1"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn names_stay_inside_the_directory() {
         for good in ["api", "api.example.com", "A_b-9", &"x".repeat(64)] {
             assert!(good.parse::<BudgetName>().is_ok(), "{good}");

@@ -10,7 +10,7 @@ _retry() {
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
-            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--success-on|--retry-on-output|--stop-on-output|-t|--timeout|--max-time|--kill-after|--report|--log-format|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-store-fail|--budget-dir) ((i++)) ;;
+            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--success-on|--retry-on-output|--stop-on-output|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--kill-after|--report|--log-format|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-store-fail|--budget-dir) ((i++)) ;;
             -*) ;;
             simulate) if ((i == 1)); then _retry_simulate; return; fi
                 _command_offset $i; return ;;
@@ -30,6 +30,9 @@ _retry() {
         --success-on) :; return ;;
         --retry-on-output) :; return ;;
         --stop-on-output) :; return ;;
+        --retry-after-output) :; return ;;
+        --max-requested-wait) :; return ;;
+        --nested) COMPREPLY=($(compgen -W 'once retry quiet' -- "$cur")); return ;;
         -t|--timeout) :; return ;;
         --max-time) :; return ;;
         --kill-after) :; return ;;
@@ -45,7 +48,7 @@ _retry() {
         --budget-dir) _filedir -d; return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --success-on --retry-on-output --stop-on-output -t --timeout --max-time --kill-after --foreground --replay-stdin --shell --hold-output --report --log-format -q --quiet -v --verbose --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --success-on --retry-on-output --stop-on-output --retry-after-output --max-requested-wait --nested -t --timeout --max-time --kill-after --foreground --replay-stdin --shell --hold-output --report --log-format -q --quiet -v --verbose --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
         return
     fi
     _command_offset $cword

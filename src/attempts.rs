@@ -66,6 +66,8 @@ pub(crate) struct Numbering {
     pub(crate) since_reset: u64,
     /// The attempt limit, which counts from the last reset.
     pub(crate) limit: AttemptLimit,
+    /// The run's depth among nested retries: 1 for the outermost (see `nesting`).
+    pub(crate) depth: u32,
 }
 
 impl fmt::Display for Numbering {
@@ -75,6 +77,7 @@ impl fmt::Display for Numbering {
             attempt,
             since_reset,
             limit,
+            ..
         } = self;
         match attempt == since_reset {
             true => write!(f, "{attempt}/{limit}"),

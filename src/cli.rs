@@ -16,6 +16,7 @@ use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::environment;
 use crate::exit;
+use crate::nesting::Nested;
 use crate::process::signals;
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
@@ -225,6 +226,29 @@ pub struct Cli {
     /// 4\d\d'). May be repeated.
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on_output: Vec<String>,
+
+    /// Wait as long as a line of output asks
+    ///
+    /// Read a requested wait from the last line of stdout or stderr matching REGEX, from its
+    /// first group or the group named 'after' (e.g. '(?i)^retry-after:\s*(.+)$'): seconds, a
+    /// DURATION, an HTTP date, or 'stop'. It can only lengthen a wait. May be repeated.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) retry_after_output: Vec<String>,
+
+    /// The longest requested wait honoured
+    ///
+    /// Cap a wait the command asks for (in RETRY_AFTER_FILE or with --retry-after-output) at
+    /// this, with a warning (e.g. 1h).
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING)]
+    pub(crate) max_requested_wait: Duration,
+
+    /// Inside another retry: once, retry or quiet
+    ///
+    /// When this run is inside another retry's attempt (RETRY_DEPTH is set): 'once' makes one
+    /// attempt and leaves the retrying to the outer layer; 'retry' retries, warning of the
+    /// attempts the layers multiply to; 'quiet' retries without the warning.
+    #[arg(long, value_name = "MODE", default_value = "retry", hide_possible_values = true, help_heading = DECIDING)]
+    pub(crate) nested: Nested,
 
     /// Time limit of one attempt (status 124)
     ///

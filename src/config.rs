@@ -27,11 +27,13 @@ use crate::budget::{BudgetName, Prepared};
 use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, SimulateArgs, Subcommand};
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
+use crate::nesting::{Layer, Nested};
 use crate::output::conditions::{OutputConditions, PatternError};
 use crate::output::OutputOptions;
 use crate::plan::PlanRequest;
 use crate::policy::{Overlap, Policy};
 use crate::process::command_line::CommandLine;
+use crate::process::request_file::RequestFiles;
 use crate::process::signals::SignalWatch;
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
@@ -47,7 +49,12 @@ use crate::simulate;
 #[derive(Debug)]
 pub(crate) struct Config {
     action: Action,
+    /// The attempt limit in force: `--max-attempts`, or one with `--nested once` when nested.
     limit: AttemptLimit,
+    /// Where the run sits among nested retries, and what `--nested` makes of it.
+    layer: Layer,
+    nested: Nested,
+    max_requested_wait: Duration,
     backoff: Backoff,
     policy: Policy,
     /// The jitter's seed: given, derived from the host, or drawn.
@@ -112,6 +119,9 @@ pub(crate) struct ReportOptions {
     stop_on: Option<String>,
     retry_on_output: Vec<String>,
     stop_on_output: Vec<String>,
+    retry_after_output: Vec<String>,
+    max_requested_wait_ms: f64,
+    nested: &'static str,
     hold_output: bool,
     timeout_ms: Option<f64>,
     max_time_ms: Option<f64>,
@@ -176,8 +186,23 @@ impl Config {
             None => None,
             Some(name) => Some(budget_settings(name, &cli, &env)?),
         };
-        let conditions = OutputConditions::new(&cli.retry_on_output, &cli.stop_on_output)
-            .map_err(|PatternError(message)| ConfigError(message))?;
+        if cli.max_requested_wait.is_zero() {
+            return Err(ConfigError(
+                "--max-requested-wait (0s) must be more than 0s, e.g. 15m; to bound the whole \
+                 run, give --max-time"
+                    .into(),
+            ));
+        }
+        let conditions = OutputConditions::new(
+            &cli.retry_on_output,
+            &cli.stop_on_output,
+            &cli.retry_after_output,
+        )
+        .map_err(|PatternError(message)| ConfigError(message))?;
+        let layer = Layer::of(
+            env(environment::OUTER_DEPTH.name).as_deref(),
+            env(environment::OUTER_MAX_ATTEMPTS.name).as_deref(),
+        );
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
             .map_err(|overlap| overlap_error(overlap, &cli))?
             .requiring_retry_match(conditions.requires_retry_match());
@@ -195,7 +220,10 @@ impl Config {
         };
         Ok(Config {
             action,
-            limit: cli.max_attempts,
+            limit: layer.limit(cli.nested, cli.max_attempts),
+            layer,
+            nested: cli.nested,
+            max_requested_wait: cli.max_requested_wait,
             backoff,
             policy,
             seed,
@@ -248,12 +276,18 @@ impl Config {
             splay: self.splay.unwrap_or_default(),
             max_time: self.max_time,
             budget: self.budget.as_ref().map(BudgetSettings::describe),
+            max_requested_wait: self.max_requested_wait,
         }
     }
 
-    /// What the user should know before the run starts: a run that can go on for ever, fast.
+    /// What the user should know before the run starts: a run inside another retry, a run that
+    /// can go on for ever, fast.
     pub(crate) fn warnings(&self) -> Vec<String> {
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = self
+            .layer
+            .warning(self.nested, self.limit)
+            .into_iter()
+            .collect();
         if self.max_time.is_some() {
             return warnings;
         }
@@ -288,6 +322,8 @@ impl Config {
             max_time: self.max_time,
             reset_after: self.reset_after,
             splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
+            max_requested_wait: self.max_requested_wait,
+            depth: self.layer.depth(),
         }
     }
 
@@ -315,6 +351,7 @@ impl Config {
         watch: &'a SignalWatch,
         terminal: Option<Terminal>,
         input: Option<HeldInput>,
+        requests: Option<RequestFiles>,
     ) -> ProcessRunner<'a> {
         ProcessRunner {
             command,
@@ -324,6 +361,7 @@ impl Config {
             terminal,
             input,
             output: self.output.clone(),
+            requests,
         }
     }
 
@@ -333,7 +371,12 @@ impl Config {
             return Ok(None);
         };
         let target = ReportTarget::check(path)?;
-        Ok(Some(ReportWriter::new(target, path, &self.recorded)))
+        Ok(Some(ReportWriter::new(
+            target,
+            path,
+            &self.recorded,
+            self.layer.depth(),
+        )))
     }
 
     /// The `--budget`, its file checked when the file store keeps it; the error names the budget
@@ -411,6 +454,9 @@ impl ReportOptions {
             stop_on: cli.stop_on.map(|set| set.to_string()),
             retry_on_output: text(&cli.retry_on_output),
             stop_on_output: text(&cli.stop_on_output),
+            retry_after_output: text(&cli.retry_after_output),
+            max_requested_wait_ms: to_millis(cli.max_requested_wait),
+            nested: cli.nested.name(),
             hold_output: cli.hold_output,
             timeout_ms: millis(cli.timeout),
             max_time_ms: millis(cli.max_time),
@@ -912,6 +958,40 @@ mod tests {
             shared.unwrap().budget(),
             Ok(Some(Prepared::Shared { .. }))
         ));
+    }
+
+    #[test]
+    fn a_nested_run_knows_it_from_the_environment() {
+        let outer = [("RETRY_DEPTH", "1"), ("RETRY_MAX_ATTEMPTS", "3")];
+        let nested = resolve(&["-n", "4", "true"], &outer).unwrap();
+        assert_eq!((nested.rules().depth, nested.limit.count()), (2, Some(4)));
+        assert!(nested.warnings()[0].contains("up to 3 × 4 = 12 attempts"));
+        let once = resolve(&["-n", "4", "--nested", "once", "true"], &outer).unwrap();
+        assert_eq!(
+            (once.rules().limit.count(), once.warnings().len()),
+            (Some(1), 0)
+        );
+        let alone = config(&["-n", "4", "--nested", "once", "true"]).unwrap();
+        assert_eq!((alone.rules().depth, alone.limit.count()), (1, Some(4)));
+        let recorded = serde_json::to_value(&once.recorded).unwrap();
+        assert_eq!(recorded["nested"], "once");
+    }
+
+    #[test]
+    fn requested_waits_need_a_limit_and_a_group() {
+        let err = config(&["--max-requested-wait", "0s", "true"]).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("--max-requested-wait (0s) must be more than 0s"));
+        let err = config(&["--retry-after-output", "after: \\d+", "true"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("has no group to read the wait from"),
+            "{err}"
+        );
+        let config = config(&["--retry-after-output", "after: (.+)", "true"]).unwrap();
+        assert_eq!(config.rules().max_requested_wait, Duration::from_secs(900));
+        assert!(config.output.pipes_stdout() && config.output.pipes_stderr());
     }
 
     #[test]

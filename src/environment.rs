@@ -28,8 +28,26 @@ pub(crate) const MAX_ATTEMPTS: Variable = Variable {
     meaning: "the --max-attempts value: a number, or 'unlimited'",
 };
 
+/// Where this attempt may write a requested wait, or `stop`.
+pub(crate) const AFTER_FILE: Variable = Variable {
+    name: "RETRY_AFTER_FILE",
+    meaning: "a fresh empty file to write a wait in (37s, 37, an HTTP date) or 'stop'",
+};
+
+/// How deep among nested retries this attempt runs.
+pub(crate) const DEPTH: Variable = Variable {
+    name: "RETRY_DEPTH",
+    meaning: "1 under the outermost retry, one more at each retry inside",
+};
+
 /// Every variable, in the order the help lists them.
-pub(crate) const ALL: [Variable; 3] = [ATTEMPT, ATTEMPT_SINCE_RESET, MAX_ATTEMPTS];
+pub(crate) const ALL: [Variable; 5] = [
+    ATTEMPT,
+    ATTEMPT_SINCE_RESET,
+    MAX_ATTEMPTS,
+    AFTER_FILE,
+    DEPTH,
+];
 
 /// The budget store, read when `--budget-store` is not given, so that a password can stay out
 /// of argv (which every user of the machine can read); removed from the command's environment.
@@ -38,5 +56,17 @@ pub(crate) const BUDGET_STORE: Variable = Variable {
     meaning: "the --budget-store when none is given; COMMAND never sees it",
 };
 
+/// An outer run's `RETRY_DEPTH`, which tells a run that it is nested.
+pub(crate) const OUTER_DEPTH: Variable = Variable {
+    name: DEPTH.name,
+    meaning: "set: this run is inside another retry's attempt (see --nested)",
+};
+
+/// An outer run's `RETRY_MAX_ATTEMPTS`, for the warning of a nested run.
+pub(crate) const OUTER_MAX_ATTEMPTS: Variable = Variable {
+    name: MAX_ATTEMPTS.name,
+    meaning: "with RETRY_DEPTH: the outer run's attempts, which this run's multiply",
+};
+
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 1] = [BUDGET_STORE];
+pub(crate) const READ: [Variable; 3] = [BUDGET_STORE, OUTER_DEPTH, OUTER_MAX_ATTEMPTS];

@@ -18,6 +18,7 @@ use crate::plan;
 use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
 use crate::process::reaper;
+use crate::process::request_file::RequestFiles;
 use crate::process::signals::SignalWatch;
 use crate::process::startup::Inherited;
 use crate::process::stdin_replay::HeldInput;
@@ -80,11 +81,20 @@ fn run_command(
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
     let mut budget = budget.map(|budget| budget.open(&watch));
-    let mut runner = config.runner(command, &watch, terminal, input);
     let mut reporter = config.reporter();
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
+    let requests = RequestFiles::new()
+        .map_err(|err| {
+            reporter.emit(&Event::Warning(format!(
+                "cannot make a directory for RETRY_AFTER_FILE in {}: {err}; no attempt can ask \
+                 for a wait in a file in this run",
+                std::env::temp_dir().display()
+            )));
+        })
+        .ok();
+    let mut runner = config.runner(command, &watch, terminal, input, requests);
     let mut report = report;
     let mut end = retry_loop::run(
         &config.rules(),

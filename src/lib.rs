@@ -17,6 +17,7 @@ mod duration;
 mod environment;
 mod exit;
 mod invocation;
+mod nesting;
 mod outcome;
 mod output;
 mod plan;
@@ -25,6 +26,7 @@ mod process;
 #[cfg(test)]
 mod readme;
 mod report;
+mod requested;
 mod retry_loop;
 mod seed;
 mod simulate;

@@ -11,6 +11,7 @@ use crate::attempts::Numbering;
 use crate::output::OutputMatch;
 use crate::policy::Refusal;
 use crate::process::termination::Termination;
+use crate::requested::Requested;
 
 /// One attempt, ended, and what the run does next.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +24,8 @@ pub(crate) struct AttemptOutcome {
     pub(crate) matched: OutputMatch,
     /// It ran long enough (`--reset-after`) to start the backoff and the count over.
     pub(crate) reset: bool,
+    /// What the command asked for, a wait capped at `--max-requested-wait`.
+    pub(crate) requested: Option<Requested>,
     pub(crate) next: Next,
 }
 
@@ -47,6 +50,19 @@ impl Next {
 }
 
 impl AttemptOutcome {
+    /// The wait the command asked for, if it asked for one.
+    pub(crate) fn requested_wait(&self) -> Option<Duration> {
+        match self.requested {
+            Some(Requested::Wait(wait)) => Some(wait),
+            _ => None,
+        }
+    }
+
+    /// Whether the command asked not to be retried.
+    pub(crate) fn requested_stop(&self) -> bool {
+        self.requested == Some(Requested::Stop)
+    }
+
     /// The output condition that decided, and its pattern: a stop match wins.
     pub(crate) fn matched(&self) -> Option<(&'static str, &str)> {
         match (&self.matched.stop, &self.matched.retry) {
@@ -66,6 +82,8 @@ pub(crate) enum WaitCause {
     Backoff,
     /// The retry budget had no token sooner.
     Budget,
+    /// The command asked for a wait longer than the backoff's.
+    Requested,
 }
 
 impl WaitCause {
@@ -75,6 +93,7 @@ impl WaitCause {
             WaitCause::Splay => "splay",
             WaitCause::Backoff => "backoff",
             WaitCause::Budget => "budget",
+            WaitCause::Requested => "requested",
         }
     }
 }
@@ -99,6 +118,8 @@ pub(crate) enum Reason {
     Budget,
     /// Output that the tool could neither keep nor pass on; the text says why.
     OutputLost(String),
+    /// The command asked not to be retried (`stop` in `RETRY_AFTER_FILE` or its output).
+    StopRequested,
 }
 
 impl Reason {
@@ -113,6 +134,7 @@ impl Reason {
             Reason::Interrupted(..) => "interrupted",
             Reason::Budget => "budget",
             Reason::OutputLost(_) => "output_lost",
+            Reason::StopRequested => "stop_requested",
         }
     }
 

@@ -40,6 +40,8 @@ pub(crate) struct PlanRequest {
     pub(crate) max_time: Option<Duration>,
     /// `--budget`, as the header names it (its name and rate), if one is shared.
     pub(crate) budget: Option<String>,
+    /// `--max-requested-wait`: how long a command's requested wait may make a wait.
+    pub(crate) max_requested_wait: Duration,
 }
 
 /// One attempt of the plan.
@@ -258,6 +260,12 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             "the retry budget may make waits longer when its tokens run out"
         )?;
     }
+    writeln!(
+        out,
+        "waits the command asks for (RETRY_AFTER_FILE, --retry-after-output) may be longer, up \
+         to {} each",
+        format_duration(request.max_requested_wait)
+    )?;
     if random {
         writeln!(
             out,
@@ -338,6 +346,7 @@ struct PlanTotal {
     cut_by_max_time: bool,
     total_wait: Option<TotalWaitJson>,
     budget: Option<String>,
+    max_requested_wait_ms: f64,
 }
 
 /// The spread of the total wait, in JSON.
@@ -382,6 +391,7 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             samples: total.samples,
         }),
         budget: request.budget.clone(),
+        max_requested_wait_ms: to_millis(request.max_requested_wait),
     };
     writeln!(out, "{}", serde_json::to_string(&total)?)
 }
@@ -399,6 +409,7 @@ mod tests {
             splay: Duration::ZERO,
             max_time: None,
             budget: None,
+            max_requested_wait: Duration::from_secs(900),
         }
     }
 
@@ -457,6 +468,7 @@ mod tests {
             splay: Duration::ZERO,
             max_time: None,
             budget: None,
+            max_requested_wait: Duration::from_secs(900),
         };
         assert_eq!(flat.rows().count(), 100);
     }

@@ -205,6 +205,7 @@ mod tests {
         let matched = |retry: Option<&str>, stop: Option<&str>| OutputMatch {
             retry: retry.map(String::from),
             stop: stop.map(String::from),
+            requested: None,
         };
         let plain = policy("0", None, Some("2"));
         let needs_match = plain.clone().requiring_retry_match(true);

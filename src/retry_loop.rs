@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::backoff::Schedule;
 use crate::budget::{Counted, Reservation, RetryBudget};
+use crate::duration::format_duration;
 use crate::outcome::{AttemptOutcome, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause};
 use crate::output::copy::CopyOutcome;
 use crate::output::held::{Release, Released};
 use crate::policy::{Classification, Policy};
 use crate::process::termination::{Termination, TimeLimit};
 use crate::report::events::{Event, EventSink};
+use crate::requested::Requested;
 
 /// The fixed rules of one run.
 #[derive(Clone, Debug)]
@@ -31,6 +33,10 @@ pub(crate) struct Rules {
     pub(crate) reset_after: Option<Duration>,
     /// The wait before the first attempt, drawn from `--splay` (zero: none).
     pub(crate) splay: Duration,
+    /// `--max-requested-wait`: the longest wait a command's request may set.
+    pub(crate) max_requested_wait: Duration,
+    /// The run's depth among nested retries, which each attempt is told.
+    pub(crate) depth: u32,
 }
 
 /// Runs numbered attempts; the loop's only way to start the command.
@@ -55,6 +61,10 @@ pub(crate) struct AttemptReport {
     pub(crate) lingering: bool,
     /// What its piped output came to.
     pub(crate) output: CopyOutcome,
+    /// What the command asked for (in `RETRY_AFTER_FILE`, or with `--retry-after-output`).
+    pub(crate) requested: Option<Requested>,
+    /// Requests that could not be read, in words, for warnings.
+    pub(crate) request_problems: Vec<String>,
 }
 
 /// The command could not be started: how, and why in words, naming the command.
@@ -143,6 +153,7 @@ where
             attempt,
             since_reset,
             limit: rules.limit,
+            depth: rules.depth,
         };
         sink.emit(&Event::AttemptStart {
             numbering,
@@ -166,6 +177,10 @@ where
             false => Counted::Done,
         };
         warn_about_leftovers(sink, attempt, &report);
+        let requested = report
+            .requested
+            .map(|requested| capped(requested, rules.max_requested_wait));
+        let problems = std::mem::take(&mut report.request_problems);
         let status = report.termination.status();
         let classification = rules.policy.classify(status, &report.output.matched);
         let reset = classification == Classification::Retryable
@@ -182,7 +197,10 @@ where
                 Next::Stop(Reason::Interrupted(signal, Moment::Budget))
             }
             (Some(reason), Counted::Done) => Next::Stop(reason),
-            (None, Counted::Done) => schedule_retry(waits, budget, sink, clock.now(), deadline),
+            (None, Counted::Done) => match requested_wait(attempt, requested, problems, sink) {
+                Ok(least) => schedule_retry(waits, budget, sink, clock.now(), deadline, least),
+                Err(reason) => Next::Stop(reason),
+            },
         };
         match release.release(std::mem::take(&mut report.output.held), &next) {
             Released::Done => {}
@@ -197,6 +215,7 @@ where
             duration,
             matched: report.output.matched,
             reset,
+            requested: requested.map(|(requested, _)| requested),
             next,
         };
         sink.emit(&Event::AttemptEnd(outcome.clone()));
@@ -229,32 +248,71 @@ fn warn_about_leftovers(sink: &mut impl EventSink, attempt: u64, report: &Attemp
     }
 }
 
-/// The wait before a retry: the backoff's, or longer when the budget has no token sooner; or a
-/// stop when either would end at or past the deadline. No token is taken for a retry the
-/// backoff already rules out.
+/// What the command's request makes of a retry after attempt `attempt`: the least wait before
+/// it, or the reason to stop. Only here, where a request matters, is it said that one could not
+/// be read (`problems`) or was cut.
+fn requested_wait(
+    attempt: u64,
+    requested: Option<(Requested, Option<Duration>)>,
+    problems: Vec<String>,
+    sink: &mut impl EventSink,
+) -> Result<Duration, Reason> {
+    for problem in problems {
+        sink.emit(&Event::Warning(problem));
+    }
+    match requested {
+        None => Ok(Duration::ZERO),
+        Some((Requested::Stop, _)) => Err(Reason::StopRequested),
+        Some((Requested::Wait(wait), cut_from)) => {
+            if let Some(asked) = cut_from {
+                sink.emit(&Event::Warning(format!(
+                    "attempt {attempt} asked to wait {}, longer than --max-requested-wait; \
+                     waiting {} instead",
+                    format_duration(asked),
+                    format_duration(wait)
+                )));
+            }
+            Ok(wait)
+        }
+    }
+}
+
+/// `requested`, a wait cut to `most`; and the wait asked for when it was cut.
+fn capped(requested: Requested, most: Duration) -> (Requested, Option<Duration>) {
+    match requested {
+        Requested::Wait(wait) if wait > most => (Requested::Wait(most), Some(wait)),
+        requested => (requested, None),
+    }
+}
+
+/// The wait before a retry: the backoff's, or the command's `requested` one when that is
+/// longer, or longer still when the budget has no token sooner; or a stop when the wait would
+/// end at or past the deadline. No token is taken for a retry the wait already rules out.
 fn schedule_retry(
     waits: &mut impl Waits,
     budget: &mut impl RetryBudget,
     sink: &mut impl EventSink,
     now: Instant,
     deadline: Option<Instant>,
+    requested: Duration,
 ) -> Next {
     let backoff = waits.next_wait();
+    let (wait, cause) = match requested > backoff {
+        true => (requested, WaitCause::Requested),
+        false => (backoff, WaitCause::Backoff),
+    };
     let room = deadline.map(|deadline| deadline.saturating_duration_since(now));
-    if room.is_some_and(|room| backoff >= room) {
+    if room.is_some_and(|room| wait >= room) {
         return Next::Stop(Reason::Deadline);
     }
     match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
         Reservation::Refused => Next::Stop(Reason::Budget),
         Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
-        Reservation::Granted(delay) if delay > backoff => Next::Retry {
+        Reservation::Granted(delay) if delay > wait => Next::Retry {
             wait: delay,
             cause: WaitCause::Budget,
         },
-        Reservation::Granted(_) => Next::Retry {
-            wait: backoff,
-            cause: WaitCause::Backoff,
-        },
+        Reservation::Granted(_) => Next::Retry { wait, cause },
     }
 }
 
@@ -296,7 +354,6 @@ mod tests {
     use crate::codes::StatusSet;
     use crate::exit::Exit;
     use crate::output::copy::HeldOutput;
-    use crate::output::OutputMatch;
     use crate::policy::Refusal;
     use std::cell::Cell;
     use std::rc::Rc;
@@ -384,6 +441,8 @@ mod tests {
             from_keyboard: false,
             lingering: false,
             output: CopyOutcome::default(),
+            requested: None,
+            request_problems: Vec::new(),
         })
     }
 
@@ -402,6 +461,8 @@ mod tests {
             max_time: None,
             reset_after: None,
             splay: Duration::ZERO,
+            max_requested_wait: Duration::from_secs(900),
+            depth: 1,
         }
     }
 
@@ -649,6 +710,8 @@ mod tests {
             from_keyboard: false,
             lingering: false,
             output: CopyOutcome::default(),
+            requested: None,
+            request_problems: Vec::new(),
         });
         let out = run_script(&rules("5", None), vec![stopped]);
         assert_eq!(
@@ -669,19 +732,10 @@ mod tests {
 
     #[test]
     fn output_matches_decide_with_the_status() {
-        let stop = Ok(AttemptReport {
-            termination: Termination::Exited(22),
-            interrupted_by: None,
-            from_keyboard: false,
-            lingering: false,
-            output: CopyOutcome {
-                matched: OutputMatch {
-                    retry: None,
-                    stop: Some("404".into()),
-                },
-                ..CopyOutcome::default()
-            },
-        });
+        let mut stop = report(Termination::Exited(22));
+        if let Ok(report) = &mut stop {
+            report.output.matched.stop = Some("404".into());
+        }
         let out = run_script(&rules("5", None), vec![stop]);
         assert_eq!(
             summary(&out),
@@ -766,6 +820,100 @@ mod tests {
             waits_announced(&out),
             [(Duration::from_secs(1), WaitCause::Backoff)]
         );
+    }
+
+    /// An attempt that exits `code` after asking for `requested`, with `problems` reading it.
+    fn asking(
+        code: u8,
+        requested: Option<Requested>,
+        problems: &[&str],
+    ) -> Result<AttemptReport, SpawnError> {
+        let mut report = report(Termination::Exited(code));
+        if let Ok(report) = &mut report {
+            report.requested = requested;
+            report.request_problems = problems.iter().map(|p| p.to_string()).collect();
+        }
+        report
+    }
+
+    fn warnings(out: &Outcome) -> Vec<String> {
+        out.events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Warning(message) => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_requested_wait_longer_than_the_backoff_sets_the_wait() {
+        let wait = |seconds| Some(Requested::Wait(Duration::from_secs(seconds)));
+        let script = vec![
+            asking(1, wait(5), &[]),
+            asking(1, wait(1), &[]),
+            asking(0, None, &[]),
+        ];
+        let out = run_script(&rules("5", None), script);
+        assert_eq!(summary(&out), (0, 3, Reason::Success));
+        assert_eq!(
+            waits_announced(&out),
+            [
+                (Duration::from_secs(5), WaitCause::Requested),
+                (Duration::from_secs(2), WaitCause::Backoff)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_requested_stop_ends_the_run_with_the_attempts_status() {
+        let out = run_script(
+            &rules("5", None),
+            vec![asking(7, Some(Requested::Stop), &[])],
+        );
+        assert_eq!(summary(&out), (7, 1, Reason::StopRequested));
+    }
+
+    #[test]
+    fn a_requested_wait_is_capped_and_never_past_the_deadline() {
+        let mut capped = rules("5", None);
+        capped.max_requested_wait = Duration::from_secs(30);
+        let long = Some(Requested::Wait(Duration::from_secs(3600)));
+        let out = run_script(&capped, vec![asking(1, long, &[]), asking(0, None, &[])]);
+        assert_eq!(
+            waits_announced(&out),
+            [(Duration::from_secs(30), WaitCause::Requested)]
+        );
+        assert_eq!(
+            warnings(&out),
+            ["attempt 1 asked to wait 1h, longer than --max-requested-wait; waiting 30s instead"]
+        );
+        capped.max_time = Some(Duration::from_secs(20));
+        let out = run_script(&capped, vec![asking(1, long, &[])]);
+        assert_eq!(summary(&out), (1, 1, Reason::Deadline));
+    }
+
+    #[test]
+    fn a_request_only_matters_for_a_retry() {
+        let stop = Some(Requested::Stop);
+        let not_retried = rules("5", Some("2"));
+        let out = run_script(&not_retried, vec![asking(1, stop, &["unreadable"])]);
+        assert_eq!(out.done.reason, Reason::NotRetryable(Refusal::NotInRetryOn));
+        let out = run_script(&rules("1", None), vec![asking(1, stop, &["unreadable"])]);
+        assert_eq!(
+            (out.done.reason.clone(), warnings(&out).len()),
+            (Reason::Exhausted, 0)
+        );
+        let out = run_script(&rules("5", None), vec![asking(0, stop, &["unreadable"])]);
+        assert_eq!(
+            (out.done.reason.clone(), warnings(&out).len()),
+            (Reason::Success, 0)
+        );
+        let out = run_script(
+            &rules("5", None),
+            vec![asking(1, None, &["unreadable"]), asking(0, None, &[])],
+        );
+        assert_eq!(warnings(&out), ["unreadable"]);
     }
 
     #[test]

@@ -1,13 +1,17 @@
-//! The output conditions: `--retry-on-output` and `--stop-on-output` patterns, and matching a
-//! stream's lines against them in bounded memory.
+//! The output conditions: `--retry-on-output` and `--stop-on-output` patterns, whose first match
+//! counts, and `--retry-after-output` patterns, whose last match's capture is the command's
+//! requested wait; and matching a stream's lines against them in bounded memory.
 //!
 //! A [`LineMatcher`] looks at lines of at most [`MAX_LINE`] bytes: a command printing gigabytes
 //! costs constant memory. `^` and `$` anchor at line ends (before `\r\n` too), and no match
 //! spans two lines.
 
 use std::sync::Arc;
+use std::time::Instant;
 
-use regex::bytes::{RegexSet, RegexSetBuilder};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+
+use crate::requested::MAX_REQUEST;
 
 /// The longest line matched as one; a longer line is matched in pieces of this size.
 pub(crate) const MAX_LINE: usize = 64 * 1024;
@@ -16,6 +20,7 @@ pub(crate) const MAX_LINE: usize = 64 * 1024;
 pub(crate) struct OutputConditions {
     retry: Option<Patterns>,
     stop: Option<Patterns>,
+    after: Option<Captures>,
 }
 
 /// A set of patterns and their texts, for reports.
@@ -25,13 +30,32 @@ struct Patterns {
     texts: Vec<String>,
 }
 
-/// Which patterns an attempt's output matched: the first match of each kind.
+/// The `--retry-after-output` patterns: a set, to rule out most blocks of lines in one search,
+/// and each pattern on its own with the group to read.
+#[derive(Clone, Debug)]
+struct Captures {
+    set: RegexSet,
+    patterns: Vec<(Regex, usize)>,
+}
+
+/// Which patterns an attempt's output matched: the first match of each kind, and the last
+/// `--retry-after-output` capture.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct OutputMatch {
     /// The `--retry-on-output` pattern that matched, if any.
     pub(crate) retry: Option<String>,
     /// The `--stop-on-output` pattern that matched, if any.
     pub(crate) stop: Option<String>,
+    /// The last `--retry-after-output` capture, if any.
+    pub(crate) requested: Option<Capture>,
+}
+
+/// What a `--retry-after-output` pattern captured (its first 4 KiB), and when it was read: of
+/// two streams' captures, the later counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Capture {
+    pub(crate) text: String,
+    pub(crate) at: Instant,
 }
 
 /// A pattern that does not compile: the flag, the pattern, and the error with its position.
@@ -39,17 +63,22 @@ pub(crate) struct OutputMatch {
 pub(crate) struct PatternError(pub String);
 
 impl OutputConditions {
-    /// Compile the patterns of both flags (each flag may be given several times).
-    pub(crate) fn new(retry: &[String], stop: &[String]) -> Result<Self, PatternError> {
+    /// Compile the patterns of the three flags (each flag may be given several times).
+    pub(crate) fn new(
+        retry: &[String],
+        stop: &[String],
+        after: &[String],
+    ) -> Result<Self, PatternError> {
         Ok(OutputConditions {
             retry: compile("--retry-on-output", retry)?,
             stop: compile("--stop-on-output", stop)?,
+            after: compile_captures(after)?,
         })
     }
 
     /// Whether any pattern was given.
     pub(crate) fn any(&self) -> bool {
-        self.retry.is_some() || self.stop.is_some()
+        self.retry.is_some() || self.stop.is_some() || self.after.is_some()
     }
 
     /// Whether `--retry-on-output` was given: then a failure is retried only on a match.
@@ -80,6 +109,39 @@ fn compile(flag: &str, patterns: &[String]) -> Result<Option<Patterns>, PatternE
     Ok(Some(Patterns {
         set,
         texts: patterns.to_vec(),
+    }))
+}
+
+/// The `--retry-after-output` patterns; each must have a group to read the wait from: the one
+/// named `after`, or else the first.
+fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, PatternError> {
+    const FLAG: &str = "--retry-after-output";
+    let Some(Patterns { set, texts }) = compile(FLAG, patterns)? else {
+        return Ok(None);
+    };
+    let mut compiled = Vec::with_capacity(texts.len());
+    for text in texts {
+        let regex = RegexBuilder::new(&text)
+            .multi_line(true)
+            .crlf(true)
+            .build()
+            .map_err(|err| PatternError(format!("{FLAG}: {err}")))?;
+        let named = regex.capture_names().position(|name| name == Some("after"));
+        let group = match (named, regex.captures_len()) {
+            (Some(index), _) => index,
+            (None, 2..) => 1,
+            (None, _) => {
+                return Err(PatternError(format!(
+                    "{FLAG} '{text}' has no group to read the wait from; put it in \
+                     parentheses, e.g. '(?i)^retry-after:\\s*(.+)$'"
+                )))
+            }
+        };
+        compiled.push((regex, group));
+    }
+    Ok(Some(Captures {
+        set,
+        patterns: compiled,
     }))
 }
 
@@ -160,6 +222,10 @@ impl LineMatcher {
         let could_match = |patterns: &Option<Patterns>, found: &Option<String>| matches!((patterns, found), (Some(p), None) if p.set.is_match(block));
         if could_match(&conditions.retry, &self.found.retry)
             || could_match(&conditions.stop, &self.found.stop)
+            || conditions
+                .after
+                .as_ref()
+                .is_some_and(|after| after.set.is_match(block))
         {
             for line in block.split(|&b| b == b'\n') {
                 self.match_line(line);
@@ -175,13 +241,15 @@ impl LineMatcher {
         self.found
     }
 
-    /// Whether every kind of pattern has matched already, so nothing more can change.
+    /// Whether nothing more can change: every first-match kind has matched, and there is no
+    /// last match to keep looking for.
     fn done(&self) -> bool {
         let settled = |patterns: &Option<Patterns>, found: &Option<String>| {
             patterns.is_none() || found.is_some()
         };
         settled(&self.conditions.retry, &self.found.retry)
             && settled(&self.conditions.stop, &self.found.stop)
+            && self.conditions.after.is_none()
     }
 
     fn match_held_line(&mut self) {
@@ -195,6 +263,28 @@ impl LineMatcher {
         let conditions = Arc::clone(&self.conditions);
         first_match(&conditions.retry, line, &mut self.found.retry);
         first_match(&conditions.stop, line, &mut self.found.stop);
+        if let Some(capture) = conditions
+            .after
+            .as_ref()
+            .and_then(|after| after.capture(line))
+        {
+            self.found.requested = Some(capture);
+        }
+    }
+}
+
+impl Captures {
+    /// What the first pattern that matches `line` captures, if one does.
+    fn capture(&self, line: &[u8]) -> Option<Capture> {
+        let text = self.patterns.iter().find_map(|(regex, group)| {
+            let captures = regex.captures(line)?;
+            captures.get(*group).map(|found| found.as_bytes())
+        })?;
+        let text = &text[..text.len().min(MAX_REQUEST)];
+        Some(Capture {
+            text: String::from_utf8_lossy(text).into_owned(),
+            at: Instant::now(),
+        })
     }
 }
 
@@ -209,9 +299,14 @@ fn first_match(patterns: &Option<Patterns>, line: &[u8], found: &mut Option<Stri
 impl OutputMatch {
     /// Both streams' matches together.
     pub(crate) fn merge(self, other: OutputMatch) -> OutputMatch {
+        let requested = match (self.requested, other.requested) {
+            (Some(one), Some(two)) => Some(if two.at >= one.at { two } else { one }),
+            (one, two) => one.or(two),
+        };
         OutputMatch {
             retry: self.retry.or(other.retry),
             stop: self.stop.or(other.stop),
+            requested,
         }
     }
 }
@@ -220,9 +315,78 @@ impl OutputMatch {
 mod tests {
     use super::*;
 
+    fn owned(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
     fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
-        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        Arc::new(OutputConditions::new(&owned(retry), &owned(stop)).unwrap())
+        Arc::new(OutputConditions::new(&owned(retry), &owned(stop), &[]).unwrap())
+    }
+
+    fn requested(after: &[&str], chunks: &[&[u8]]) -> Option<String> {
+        let conditions = Arc::new(OutputConditions::new(&[], &[], &owned(after)).unwrap());
+        matches(conditions, chunks)
+            .requested
+            .map(|capture| capture.text)
+    }
+
+    #[test]
+    fn the_last_capture_of_the_first_matching_pattern_counts() {
+        let header = r"(?i)^retry-after:\s*(.+)$";
+        assert_eq!(
+            requested(&[header], &[b"HTTP/1.1 503\r\nRetry-After: 3\r\n", b"\r\n"]),
+            Some("3".into())
+        );
+        assert_eq!(
+            requested(&[header], &[b"retry-after: 1\nx\nRETRY-AFTER: 2\n"]),
+            Some("2".into()),
+            "the last match"
+        );
+        assert_eq!(
+            requested(
+                &[r"wait (\d+)s", r"(?P<after>\d+) later"],
+                &[b"wait 5s, 7 later\n"]
+            ),
+            Some("5".into()),
+            "the first pattern that matches the line"
+        );
+        assert_eq!(
+            requested(&[r"x(\d)?-(?P<after>\d+)"], &[b"x1-12\n"]),
+            Some("12".into()),
+            "the group named after"
+        );
+        assert_eq!(requested(&[header], &[b"no header\n"]), None);
+        let long = [b"retry-after: ".as_slice(), &[b'9'; 10_000]].concat();
+        assert_eq!(requested(&[header], &[&long]).unwrap().len(), MAX_REQUEST);
+    }
+
+    #[test]
+    fn of_two_streams_the_later_capture_counts() {
+        let capture = |text: &str| Capture {
+            text: text.into(),
+            at: Instant::now(),
+        };
+        let (early, late) = (capture("1"), capture("2"));
+        let merged = |one: &Capture, two: &Capture| {
+            let side = |capture: &Capture| OutputMatch {
+                requested: Some(capture.clone()),
+                ..OutputMatch::default()
+            };
+            side(one).merge(side(two)).requested.unwrap().text
+        };
+        assert_eq!(merged(&early, &late), "2");
+        assert_eq!(merged(&late, &early), "2");
+    }
+
+    #[test]
+    fn a_retry_after_pattern_needs_a_group() {
+        let err = OutputConditions::new(&[], &[], &owned(&["Retry-After: \\d+"])).unwrap_err();
+        assert!(
+            err.0.contains("has no group to read the wait from"),
+            "{}",
+            err.0
+        );
+        assert!(OutputConditions::new(&[], &[], &owned(&["("])).is_err());
     }
 
     fn matches(conditions: Arc<OutputConditions>, chunks: &[&[u8]]) -> OutputMatch {
@@ -289,7 +453,7 @@ mod tests {
     #[test]
     fn invalid_patterns_name_the_flag_and_the_position() {
         let error = |pattern: &str| {
-            OutputConditions::new(&[], &[pattern.to_string()])
+            OutputConditions::new(&[], &[pattern.to_string()], &[])
                 .unwrap_err()
                 .0
         };

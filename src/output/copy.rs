@@ -238,7 +238,7 @@ mod tests {
 
     fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
         let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        Arc::new(OutputConditions::new(&owned(retry), &owned(stop)).unwrap())
+        Arc::new(OutputConditions::new(&owned(retry), &owned(stop), &[]).unwrap())
     }
 
     #[test]

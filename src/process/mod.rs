@@ -11,6 +11,7 @@
 pub(crate) mod clock;
 pub(crate) mod command_line;
 pub(crate) mod reaper;
+pub(crate) mod request_file;
 pub(crate) mod signals;
 pub(crate) mod startup;
 pub(crate) mod stdin_replay;
@@ -23,7 +24,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use nix::unistd::{getpid, Pid};
 
@@ -33,10 +34,12 @@ use crate::outcome::SpawnFailure;
 use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::output::OutputOptions;
 use crate::process::command_line::CommandLine;
+use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::signals::{SignalWatch, Wake};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::process::termination::TimeLimit;
+use crate::requested;
 use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
 use crate::spill::SpillBuffer;
 
@@ -78,10 +81,17 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) input: Option<HeldInput>,
     /// The output conditions and `--hold-output`.
     pub(crate) output: OutputOptions,
+    /// The run's directory of `RETRY_AFTER_FILE`s; none when it could not be made (the run
+    /// warned of that).
+    pub(crate) requests: Option<RequestFiles>,
 }
 
 impl ProcessRunner<'_> {
-    fn spawn(&self, numbering: Numbering) -> Result<Child, SpawnError> {
+    fn spawn(
+        &self,
+        numbering: Numbering,
+        request_file: Option<&RequestFile>,
+    ) -> Result<Child, SpawnError> {
         // The variables go into the tool's own environment, which the child inherits as it is:
         // giving them to the Command would make std copy the whole environment for every
         // attempt. No other thread reads the environment while an attempt is spawned, and std
@@ -90,6 +100,12 @@ impl ProcessRunner<'_> {
         let since_reset = numbering.since_reset.to_string();
         std::env::set_var(environment::ATTEMPT_SINCE_RESET.name, since_reset);
         std::env::set_var(environment::MAX_ATTEMPTS.name, self.limit.to_string());
+        std::env::set_var(environment::DEPTH.name, numbering.depth.to_string());
+        // Set or removed, never an outer run's file passed on.
+        match request_file {
+            Some(file) => std::env::set_var(environment::AFTER_FILE.name, file.path()),
+            None => std::env::remove_var(environment::AFTER_FILE.name),
+        }
         let mut command = Command::new(self.command.program());
         command.args(self.command.args());
         if self.output.pipes_stdout() {
@@ -214,7 +230,21 @@ impl Attempts for ProcessRunner<'_> {
             (Some(own), _) => Some((own, TimeLimit::Attempt)),
             (None, run) => run.map(|run| (run, TimeLimit::Deadline)),
         };
-        let mut child = self.spawn(numbering)?;
+        let (request_file, mut request_problems) = match &self.requests {
+            Some(files) => match files.create(numbering.attempt) {
+                Ok(file) => (Some(file), Vec::new()),
+                Err(err) => (
+                    None,
+                    vec![format!(
+                        "cannot make attempt {}'s RETRY_AFTER_FILE: {err}; it cannot ask for a \
+                         wait in a file",
+                        numbering.attempt
+                    )],
+                ),
+            },
+            None => (None, Vec::new()),
+        };
+        let mut child = self.spawn(numbering, request_file.as_ref())?;
         let (copies, mut failure) = self.start_copies(&mut child);
         if let Some(input) = &self.input {
             if let Err(err) = input.feed(child.stdin.take()) {
@@ -235,7 +265,22 @@ impl Attempts for ProcessRunner<'_> {
         supervision.clear_group();
         let mut output = self.finish_copies(copies, &mut supervision);
         output.failure = failure.or(output.failure);
-        Ok(supervision.report(status, output))
+        let capture = output
+            .matched
+            .requested
+            .as_ref()
+            .map(|capture| capture.text.clone());
+        let mut report = supervision.report(status, output);
+        let (requested, problems) = requested::read(
+            request_file.map(RequestFile::take),
+            capture.as_deref(),
+            numbering.attempt,
+            SystemTime::now(),
+        );
+        request_problems.extend(problems);
+        report.requested = requested;
+        report.request_problems = request_problems;
+        Ok(report)
     }
 }
 

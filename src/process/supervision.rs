@@ -168,6 +168,8 @@ impl<'a> Supervision<'a> {
             from_keyboard: self.from_keyboard,
             lingering: self.lingering,
             output,
+            requested: None,
+            request_problems: Vec::new(),
         }
     }
 

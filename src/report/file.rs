@@ -174,6 +174,8 @@ struct Report<'a> {
     /// What went wrong, for a command that could not start or output that was lost.
     error: Option<&'a str>,
     elapsed_ms: f64,
+    /// The run's depth among nested retries: 1 for the outermost.
+    depth: u32,
 }
 
 /// One attempt in the report: every key is always there, `null` when it does not apply.
@@ -191,6 +193,9 @@ struct AttemptRecord {
     matched: Option<&'static str>,
     pattern: Option<String>,
     reset: bool,
+    /// The wait the command asked for, capped at `--max-requested-wait`.
+    requested_wait_ms: Option<f64>,
+    requested_stop: bool,
     wait_after_ms: Option<f64>,
     wait_cause: Option<&'static str>,
     /// Why the command could not start, if it could not.
@@ -202,6 +207,8 @@ pub(crate) struct ReportWriter {
     target: ReportTarget,
     shown: PathBuf,
     options: Value,
+    /// The run's depth among nested retries.
+    depth: u32,
     /// The `--splay` wait before the first attempt, once it is drawn.
     splay: Option<Duration>,
     attempts: Vec<AttemptRecord>,
@@ -219,11 +226,17 @@ pub(crate) enum ReportError {
 impl ReportWriter {
     /// Prepare to write the report to `target` (`shown` as the user named it), recording
     /// `options` as the options in force.
-    pub(crate) fn new(target: ReportTarget, shown: &Path, options: &impl Serialize) -> Self {
+    pub(crate) fn new(
+        target: ReportTarget,
+        shown: &Path,
+        options: &impl Serialize,
+        depth: u32,
+    ) -> Self {
         ReportWriter {
             target,
             shown: shown.to_path_buf(),
             options: serde_json::to_value(options).expect("the options serialise"),
+            depth,
             splay: None,
             attempts: Vec::new(),
         }
@@ -253,6 +266,7 @@ impl ReportWriter {
             },
             error: end.reason.error(),
             elapsed_ms: to_millis(end.elapsed),
+            depth: self.depth,
         };
         let mut text = serde_json::to_vec_pretty(&report).expect("a report serialises");
         text.push(b'\n');
@@ -339,6 +353,8 @@ impl AttemptRecord {
         self.matched = outcome.matched().map(|(condition, _)| condition);
         self.pattern = outcome.matched().map(|(_, pattern)| pattern.to_string());
         self.reset = outcome.reset;
+        self.requested_wait_ms = outcome.requested_wait().map(to_millis);
+        self.requested_stop = outcome.requested_stop();
         if let Next::Retry { wait, cause } = outcome.next {
             self.wait_after_ms = Some(to_millis(wait));
             self.wait_cause = Some(cause.name());
@@ -372,6 +388,7 @@ mod tests {
             signal: None,
             error: None,
             elapsed_ms: 0.0,
+            depth: 1,
         };
         let report = serde_json::to_value(&report).unwrap();
         assert_eq!(

@@ -20,6 +20,7 @@ pub(crate) enum JsonEvent<'a> {
         attempt_since_reset: u64,
         max_attempts: AttemptLimit,
         offset_ms: f64,
+        depth: u32,
     },
     AttemptEnd {
         attempt: u64,
@@ -34,6 +35,10 @@ pub(crate) enum JsonEvent<'a> {
         reset: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         signal: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        requested_wait_ms: Option<f64>,
+        #[serde(skip_serializing_if = "is_false")]
+        requested_stop: bool,
     },
     Wait {
         before_attempt: u64,
@@ -70,6 +75,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             attempt_since_reset: numbering.since_reset,
             max_attempts: numbering.limit,
             offset_ms: to_millis(*at),
+            depth: numbering.depth,
         }],
         Event::AttemptEnd(outcome) => {
             let mut objects = vec![attempt_end(outcome)];
@@ -114,6 +120,8 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
         pattern: outcome.matched().map(|(_, pattern)| pattern),
         reset: outcome.reset,
         signal: outcome.termination.signal().map(signals::name),
+        requested_wait_ms: outcome.requested_wait().map(to_millis),
+        requested_stop: outcome.requested_stop(),
     }
 }
 
@@ -125,6 +133,7 @@ mod tests {
     use crate::output::OutputMatch;
     use crate::process::termination::{Termination, TimeLimit};
     use crate::readme::{object_keys, row_keys};
+    use crate::requested::Requested;
     use std::time::Duration;
 
     /// Every event, with every key it can have.
@@ -133,6 +142,7 @@ mod tests {
             attempt: 1,
             since_reset: 1,
             limit: AttemptLimit::Unlimited,
+            depth: 2,
         };
         let outcome = AttemptOutcome {
             numbering,
@@ -144,8 +154,10 @@ mod tests {
             matched: OutputMatch {
                 retry: Some("503".into()),
                 stop: None,
+                requested: None,
             },
             reset: true,
+            requested: Some(Requested::Wait(Duration::from_secs(2))),
             next: Next::Retry {
                 wait: Duration::from_secs(1),
                 cause: WaitCause::Backoff,
@@ -162,12 +174,18 @@ mod tests {
             reason: Reason::OutputLost("no room".into()),
             ..end.clone()
         };
+        let stopped = AttemptOutcome {
+            requested: Some(Requested::Stop),
+            next: Next::Stop(Reason::StopRequested),
+            ..outcome.clone()
+        };
         vec![
             Event::AttemptStart {
                 numbering,
                 at: Duration::ZERO,
             },
             Event::AttemptEnd(outcome),
+            Event::AttemptEnd(stopped),
             Event::Warning("careful".into()),
             Event::Done(end),
             Event::Done(lost),

@@ -91,6 +91,7 @@ mod tests {
             attempt,
             since_reset: attempt,
             limit: "3".parse().unwrap(),
+            depth: 1,
         }
     }
 
@@ -101,6 +102,7 @@ mod tests {
             duration: Duration::from_millis(12),
             matched: OutputMatch::default(),
             reset: false,
+            requested: None,
             next,
         }
     }
@@ -298,6 +300,7 @@ mod tests {
         matched.matched = OutputMatch {
             retry: Some("503".into()),
             stop: Some("404".into()),
+            requested: None,
         };
         let text = render(
             settings(LogFormat::Json, Verbosity::Normal),

@@ -20,6 +20,7 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
             Next::Retry { wait, cause } => {
                 let when = match cause {
                     WaitCause::Budget => ", when the retry budget has a token",
+                    WaitCause::Requested => ", as the command asked",
                     _ => "",
                 };
                 let wait = format_duration(*wait);
@@ -127,6 +128,10 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         Reason::Deadline => format!(
             "retry: giving up after {attempts}: --max-time leaves no time for another; \
              the last {last}{exits}"
+        ),
+        Reason::StopRequested => format!(
+            "retry: giving up after {attempts}: the command asked not to be retried; the last \
+             {last}{exits}"
         ),
         Reason::Budget => format!(
             "retry: giving up after {attempts}: the retry budget has no token for another in time; \

@@ -184,6 +184,13 @@ impl Run {
             .collect()
     }
 
+    /// The message of the one `warning` event.
+    #[track_caller]
+    pub(crate) fn warning(&self) -> String {
+        let warning = self.event("warning");
+        warning["message"].as_str().unwrap_or_default().to_string()
+    }
+
     /// The one event named `name`.
     #[track_caller]
     pub(crate) fn event(&self, name: &str) -> serde_json::Value {

@@ -15,6 +15,7 @@ mod recipes;
 #[cfg_attr(not(feature = "tls"), allow(dead_code))]
 mod redis_server;
 mod report;
+mod requested;
 mod run;
 mod shared_budget;
 mod simulate;

@@ -18,7 +18,9 @@ fn prints_one_row_per_attempt_and_runs_nothing() {
              \x20      2            1s              1s\n\
              \x20      3            2s              3s\n\
              \x20      4            4s              7s\n\
-             total wait: 7s\n",
+             total wait: 7s\n\
+             waits the command asks for (RETRY_AFTER_FILE, --retry-after-output) may be longer, \
+             up to 15m each\n",
     );
     assert!(!marker.exists(), "--plan ran the command");
 }

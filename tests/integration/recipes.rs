@@ -37,6 +37,8 @@ enum Answer {
     Status(u16),
     /// Nothing: the connection is closed at once (curl: "empty reply", 52).
     Hang,
+    /// 503 with `Retry-After:` this many seconds.
+    RetryAfter(u16),
 }
 
 /// An HTTP server on 127.0.0.1 that answers the first requests as scripted, then 200.
@@ -60,15 +62,18 @@ impl HttpStandIn {
                 while reader.read_line(&mut line).is_ok_and(|read| read > 2) {
                     line.clear();
                 }
-                if let Answer::Status(status) = answer {
-                    let body = format!("status {status}\n");
-                    let _ = write!(
-                        reader.get_mut(),
-                        "HTTP/1.1 {status} Stand-in\r\nContent-Length: {}\r\n\
-                         Connection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
+                let (status, header) = match answer {
+                    Answer::Hang => continue,
+                    Answer::Status(status) => (status, String::new()),
+                    Answer::RetryAfter(seconds) => (503, format!("Retry-After: {seconds}\r\n")),
+                };
+                let body = format!("status {status}\n");
+                let _ = write!(
+                    reader.get_mut(),
+                    "HTTP/1.1 {status} Stand-in\r\n{header}Content-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
             }
         });
         HttpStandIn { port, requests }
@@ -183,6 +188,17 @@ fn curl_recipes_retry_what_may_pass_and_keep_no_error_page() {
         "retry --retry-on-output '\\b(503|429)\\b' -- curl -fsS https://example.com/api";
     let server = HttpStandIn::start(&[Answer::Status(503)]);
     StandIns::new().run(by_output, Some(&server)).expect_code(0);
+    assert_eq!(server.requests(), 2);
+}
+
+#[test]
+fn the_retry_after_recipe_waits_as_the_server_asks() {
+    let recipe = r"retry --retry-on 22 --retry-after-output '(?i)^retry-after:\s*(.+)$' -- curl -fsS -D /dev/stderr https://example.com/api";
+    let server = HttpStandIn::start(&[Answer::RetryAfter(3)]);
+    let run = StandIns::new().run(recipe, Some(&server));
+    run.expect_code(0)
+        .expect_stdout("status 200\n")
+        .expect_stderr("retrying in 3s, as the command asked");
     assert_eq!(server.requests(), 2);
 }
 

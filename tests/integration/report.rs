@@ -6,7 +6,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use crate::harness::{fault_injector, retry, shell, Scratch};
 
 /// Every key an attempt record carries, in the README's order.
-const ATTEMPT_KEYS: [&str; 14] = [
+const ATTEMPT_KEYS: [&str; 16] = [
     "attempt",
     "attempt_since_reset",
     "start_offset_ms",
@@ -18,6 +18,8 @@ const ATTEMPT_KEYS: [&str; 14] = [
     "matched",
     "pattern",
     "reset",
+    "requested_wait_ms",
+    "requested_stop",
     "wait_after_ms",
     "wait_cause",
     "error",

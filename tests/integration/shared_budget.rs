@@ -303,10 +303,7 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
             "false",
         ])
         .run();
-    let message = run.event("warning")["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = run.warning();
     let bound = message
         .split("no answer within ")
         .nth(1)
@@ -344,10 +341,7 @@ fn a_tls_store_verifies_the_server() {
         .args(["--", "false"])
         .env("SSL_CERT_FILE", "/dev/null")
         .run();
-    let message = run.event("warning")["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = run.warning();
     assert!(message.to_lowercase().contains("certificate"), "{run}");
 }
 
@@ -411,10 +405,7 @@ fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
     let refused = failing(&wrong, "api", "2/1h", &scratch.path("budgets"))
         .args(["--", "false"])
         .run();
-    let message = refused.event("warning")["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = refused.warning();
     assert!(
         message.contains("redis://retry-app:***@127.0.0.1"),
         "{refused}"

@@ -1,0 +1,159 @@
+//! Retrying at one layer: where a run sits among nested retries, and what `--nested` makes of
+//! it.
+//!
+//! "Consider a system where a customer's call causes a five-deep stack of service calls, each
+//! layer retrying three times: the database's load grows 243-fold" (Amazon Builders' Library).
+//! A script run by `retry` that runs `retry` itself multiplies attempts the same way. Every
+//! attempt gets `RETRY_DEPTH` (1 under the outermost run), so a run that finds it set knows it
+//! is nested, and the outer run's `RETRY_MAX_ATTEMPTS` says by how much its attempts multiply.
+
+use std::ffi::OsStr;
+
+use crate::attempts::AttemptLimit;
+
+/// `--nested`: what a run inside another retry's attempt does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Nested {
+    /// One attempt: the outer layer does the retrying.
+    Once,
+    /// Retry as usual, warning of the attempts the layers multiply to.
+    #[default]
+    Retry,
+    /// Retry as usual, without the warning.
+    Quiet,
+}
+
+impl Nested {
+    /// The name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Nested::Once => "once",
+            Nested::Retry => "retry",
+            Nested::Quiet => "quiet",
+        }
+    }
+}
+
+/// Where a run sits: its depth, and the outer run's attempt limit when it is nested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layer {
+    /// 0 for a run that is not inside another; else the outer run's depth.
+    outer_depth: u32,
+    /// The outer run's `--max-attempts`, as it gave it in `RETRY_MAX_ATTEMPTS`.
+    outer_limit: Option<AttemptLimit>,
+}
+
+impl Layer {
+    /// The layer the environment tells of: `RETRY_DEPTH` and `RETRY_MAX_ATTEMPTS` as the outer
+    /// run set them (a value that is not one it could have set is taken as not nested).
+    pub(crate) fn of(depth: Option<&OsStr>, outer_limit: Option<&OsStr>) -> Layer {
+        let outer_depth = depth
+            .and_then(OsStr::to_str)
+            .and_then(|depth| depth.parse::<u32>().ok())
+            .unwrap_or(0);
+        let outer_limit = outer_limit
+            .and_then(OsStr::to_str)
+            .and_then(|limit| limit.parse::<AttemptLimit>().ok());
+        Layer {
+            outer_depth,
+            outer_limit,
+        }
+    }
+
+    /// This run's depth, which its attempts get in `RETRY_DEPTH`: 1 for the outermost run.
+    pub(crate) fn depth(&self) -> u32 {
+        self.outer_depth.saturating_add(1)
+    }
+
+    fn is_nested(&self) -> bool {
+        self.outer_depth > 0
+    }
+
+    /// The attempt limit in force: one attempt when nested with `--nested once`.
+    pub(crate) fn limit(&self, nested: Nested, limit: AttemptLimit) -> AttemptLimit {
+        match (self.is_nested(), nested) {
+            (true, Nested::Once) => AttemptLimit::AtMost(std::num::NonZeroU64::MIN),
+            _ => limit,
+        }
+    }
+
+    /// The warning a nested run gives with `--nested retry`: how the layers' attempts multiply.
+    pub(crate) fn warning(&self, nested: Nested, limit: AttemptLimit) -> Option<String> {
+        if !self.is_nested() || nested != Nested::Retry {
+            return None;
+        }
+        let attempts = match (self.outer_limit, limit) {
+            (Some(AttemptLimit::AtMost(outer)), AttemptLimit::AtMost(inner)) => {
+                let (outer, inner) = (outer.get(), inner.get());
+                let total = outer.saturating_mul(inner);
+                format!("up to {outer} × {inner} = {total} attempts of this command")
+            }
+            (Some(outer), inner) => {
+                format!("attempts of this command without end ({outer} × {inner})")
+            }
+            (None, inner) => {
+                format!("up to {inner} attempts of this command for each of the outer run's")
+            }
+        };
+        Some(format!(
+            "running inside another retry (depth {}): {attempts}; \
+             retry at one layer (--nested once leaves the retrying to the outer one)",
+            self.depth()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(depth: Option<&str>, outer_limit: Option<&str>) -> Layer {
+        Layer::of(depth.map(OsStr::new), outer_limit.map(OsStr::new))
+    }
+
+    fn limit(text: &str) -> AttemptLimit {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn the_outermost_run_is_depth_one_and_warns_of_nothing() {
+        for outermost in [
+            layer(None, None),
+            layer(Some("x"), Some("3")),
+            layer(Some("0"), None),
+        ] {
+            assert_eq!(outermost.depth(), 1);
+            assert_eq!(outermost.warning(Nested::Retry, limit("4")), None);
+            assert_eq!(outermost.limit(Nested::Once, limit("4")), limit("4"));
+        }
+    }
+
+    #[test]
+    fn a_nested_run_warns_of_the_product_or_makes_one_attempt() {
+        let nested = layer(Some("1"), Some("3"));
+        assert_eq!(nested.depth(), 2);
+        let warning = nested.warning(Nested::Retry, limit("4")).unwrap();
+        assert!(
+            warning
+                .starts_with("running inside another retry (depth 2): up to 3 × 4 = 12 attempts"),
+            "{warning}"
+        );
+        assert_eq!(nested.warning(Nested::Quiet, limit("4")), None);
+        assert_eq!(nested.warning(Nested::Once, limit("4")), None);
+        assert_eq!(nested.limit(Nested::Once, limit("4")), limit("1"));
+        assert_eq!(nested.limit(Nested::Retry, limit("4")), limit("4"));
+        let endless = layer(Some("2"), Some("unlimited"));
+        let warning = endless.warning(Nested::Retry, limit("4")).unwrap();
+        assert!(
+            warning.contains("(depth 3): attempts of this command without end (unlimited × 4);"),
+            "{warning}"
+        );
+        let unknown = layer(Some("1"), None)
+            .warning(Nested::Retry, limit("4"))
+            .unwrap();
+        assert!(
+            unknown.contains("up to 4 attempts of this command for each of the outer run's;"),
+            "{unknown}"
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! The service sets the pace: waits and stops a command asks for in `RETRY_AFTER_FILE` or its
+//! output, and runs nested inside other runs' attempts.
+
+use std::path::Path;
+
+use crate::harness::{retry, Run, Scratch};
+
+/// The command of [`asking`]: on its first attempt it writes `$REQUEST` (as the shell expands
+/// it) to `RETRY_AFTER_FILE` and exits `$STATUS` (1 unless given); later attempts succeed.
+const ASKING: &str = r#"[ "$RETRY_ATTEMPT" = 1 ] || exit 0
+eval "printf '%s' \"$REQUEST\"" > "$RETRY_AFTER_FILE"
+exit "${STATUS:-1}""#;
+
+/// A run with JSON events, `--base 1ms -n 3` and `options`, of a command that asks for
+/// `request` after its first attempt.
+fn asking(request: &str, options: &[&str]) -> crate::harness::Invocation {
+    retry(["--log-format", "json", "--base", "1ms", "-n", "3"])
+        .args(options)
+        .args(["--", "sh", "-c", ASKING])
+        .env("REQUEST", request)
+}
+
+/// The wait after the first attempt, in milliseconds, and what set it.
+fn first_wait(run: &Run) -> (f64, String) {
+    let wait = &run.events_named("wait")[0];
+    (
+        wait["wait_ms"].as_f64().unwrap(),
+        wait["cause"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The `done` event's reason and attempt count.
+fn ended(run: &Run) -> (String, u64) {
+    let done = run.event("done");
+    (
+        done["reason"].as_str().unwrap().to_string(),
+        done["attempts"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn a_wait_written_to_the_file_is_the_next_wait() {
+    // The date is made by the attempt itself, two seconds ahead of it.
+    let date = "$(date -u -d '+2 seconds' '+%a, %d %b %Y %H:%M:%S GMT')";
+    let runs: Vec<_> = ["2s", "2", date]
+        .into_iter()
+        .map(|request| (request, asking(request, &[]).spawn()))
+        .collect();
+    for (request, running) in runs {
+        let run = running.finish();
+        run.expect_code(0);
+        let (wait, cause) = first_wait(&run);
+        assert_eq!(cause, "requested", "{run}");
+        // An HTTP date has whole seconds: two seconds ahead may be a little over one away.
+        let least = if request == date { 500.0 } else { 2000.0 };
+        assert!((least..=2000.0).contains(&wait), "{request}: {wait}\n{run}");
+        let asked = run.events_named("attempt_end")[0]["requested_wait_ms"].as_f64();
+        assert_eq!(asked, Some(wait), "{run}");
+    }
+}
+
+#[test]
+fn stop_ends_the_run_with_the_attempts_status() {
+    let run = asking("stop", &[]).env("STATUS", "3").run();
+    run.expect_code(3);
+    assert_eq!(ended(&run), ("stop_requested".into(), 1), "{run}");
+    assert_eq!(
+        run.events_named("attempt_end")[0]["requested_stop"],
+        true,
+        "{run}"
+    );
+    let text = asking("stop", &["--log-format", "text"]).run();
+    text.expect_stderr("giving up after 1 attempt: the command asked not to be retried");
+}
+
+#[test]
+fn a_wait_past_the_deadline_gives_up_at_once() {
+    let run = asking("1h", &["--max-time", "20s"]).run();
+    run.expect_code(1);
+    assert_eq!(ended(&run), ("deadline".into(), 1), "{run}");
+}
+
+#[test]
+fn a_wait_past_the_most_is_cut_to_it_with_a_warning() {
+    let run = asking("1h", &["--max-requested-wait", "50ms"]).run();
+    run.expect_code(0);
+    assert_eq!(first_wait(&run), (50.0, "requested".into()), "{run}");
+    let warning = run.warning();
+    assert!(
+        warning.contains("asked to wait 1h, longer than --max-requested-wait; waiting 50ms"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_request_never_shortens_the_backoff_nor_retries_what_would_not_be() {
+    let run = asking("0", &["--base", "300ms", "--jitter", "none"]).run();
+    assert_eq!(first_wait(&run), (300.0, "backoff".into()), "{run}");
+
+    for (options, status, reason) in [
+        (&["--stop-on", "1"][..], "1", "not_retryable"),
+        (&["-n", "1"][..], "1", "exhausted"),
+        (&[][..], "0", "success"),
+    ] {
+        let run = asking("2s", options).env("STATUS", status).run();
+        assert_eq!(ended(&run), (reason.into(), 1), "{run}");
+        assert!(run.events_named("wait").is_empty(), "{run}");
+    }
+}
+
+#[test]
+fn an_unreadable_request_is_ignored_with_one_warning() {
+    let run = asking(
+        "soon, I hope\nreally",
+        &["--base", "100ms", "--jitter", "none"],
+    )
+    .run();
+    run.expect_code(0);
+    assert_eq!(first_wait(&run), (100.0, "backoff".into()), "{run}");
+    let warning = run.warning();
+    assert!(
+        warning.contains("attempt 1 wrote 'soon, I hope' to RETRY_AFTER_FILE"),
+        "{run}"
+    );
+
+    let run = retry(["--log-format", "json", "--base", "1ms", "-n", "2"])
+        .args(["--retry-after-output", r"^after: (.*)$"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            r#"echo "after: tomorrow"; [ "$RETRY_ATTEMPT" = 2 ]"#,
+        ])
+        .run();
+    run.expect_code(0);
+    let warning = run.warning();
+    assert!(
+        warning.contains("--retry-after-output read 'tomorrow'"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_wait_in_the_output_counts_from_its_last_match_on_either_stream() {
+    let script = r#"[ "$RETRY_ATTEMPT" = 2 ] && exit 0
+        echo "retry-after: 9"; echo "Retry-After: 1" >&2; sleep 0.2; echo "RETRY-AFTER: 0.3"
+        exit 1"#;
+    let run = retry(["--log-format", "json", "--base", "1ms", "-n", "2"])
+        .args(["--retry-after-output", r"(?i)^retry-after:\s*(.+)$"])
+        .args(["--", "sh", "-c", script])
+        .run();
+    run.expect_code(0);
+    assert_eq!(first_wait(&run), (300.0, "requested".into()), "{run}");
+}
+
+/// The paths a run's attempts were given, from the file they were listed in.
+fn listed(scratch: &Scratch) -> Vec<String> {
+    scratch.read("paths").lines().map(String::from).collect()
+}
+
+#[test]
+fn each_attempt_gets_a_fresh_private_file_and_none_is_left() {
+    let scratch = Scratch::new();
+    let list = r#"echo "$RETRY_AFTER_FILE" >> "$PATHS"; stat -c %a "$RETRY_AFTER_FILE" "$(dirname "$RETRY_AFTER_FILE")" >> "$PATHS.modes"; exit 1"#;
+    retry(["-n", "3", "--base", "0s", "--", "sh", "-c", list])
+        .env("PATHS", scratch.path("paths"))
+        .env("RETRY_AFTER_FILE", "/an/outer/runs/file")
+        .run()
+        .expect_code(1);
+    let paths = listed(&scratch);
+    assert_eq!(paths.len(), 3);
+    assert!(paths[0] != paths[1] && paths[1] != paths[2], "{paths:?}");
+    assert!(
+        paths.iter().all(|path| !path.starts_with("/an/outer")),
+        "{paths:?}"
+    );
+    let modes = scratch.read("paths.modes");
+    assert!(
+        modes.lines().all(|mode| mode == "600" || mode == "700"),
+        "{modes}"
+    );
+    let dir = Path::new(&paths[0]).parent().unwrap();
+    assert!(!dir.exists(), "{} is left", dir.display());
+}
+
+#[test]
+fn a_signal_leaves_no_request_file_behind() {
+    let scratch = Scratch::new();
+    let wait =
+        r#"echo "$RETRY_AFTER_FILE" > "$PATHS"; echo 5s > "$RETRY_AFTER_FILE"; exec sleep 30"#;
+    let running = retry(["--log-format", "json", "--", "sh", "-c", wait])
+        .env("PATHS", scratch.path("paths"))
+        .spawn();
+    crate::harness::wait_for("the attempt to name its file", || {
+        scratch.path("paths").exists() && !scratch.read("paths").is_empty()
+    });
+    running.signal(libc::SIGTERM);
+    running.finish().expect_signal(libc::SIGTERM);
+    let path = listed(&scratch).remove(0);
+    assert!(
+        !Path::new(&path).parent().unwrap().exists(),
+        "{path} is left"
+    );
+}
+
+#[test]
+fn a_missing_temporary_directory_is_said_once_and_the_run_goes_on() {
+    let run = retry(["--log-format", "json", "-n", "2", "--base", "0s", "--"])
+        .args([
+            "sh",
+            "-c",
+            r#"[ -z "$RETRY_AFTER_FILE" ] && [ "$RETRY_ATTEMPT" = 2 ]"#,
+        ])
+        .env("TMPDIR", "/nonexistent/tmp")
+        .run();
+    run.expect_code(0);
+    let warning = run.warning();
+    assert!(
+        warning.contains("cannot make a directory for RETRY_AFTER_FILE in /nonexistent/tmp"),
+        "{run}"
+    );
+}
+
+/// `retry -n 3 -- retry -n 4 OPTIONS -- COMMAND`, counting COMMAND's attempts in `count`.
+fn nested(scratch: &Scratch, inner: &[&str]) -> Run {
+    let count = r#"echo "$RETRY_DEPTH" >> "$COUNT"; exit 1"#;
+    retry([
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--",
+        &crate::harness::binary(),
+        "-n",
+        "4",
+        "--base",
+        "0s",
+    ])
+    .args(inner)
+    .args(["--", "sh", "-c", count])
+    .env("COUNT", scratch.path("count"))
+    .run()
+}
+
+#[test]
+fn a_retry_inside_a_retry_says_how_the_attempts_multiply() {
+    let scratch = Scratch::new();
+    let run = nested(&scratch, &[]);
+    run.expect_code(1);
+    assert_eq!(scratch.lines("count"), 12, "{run}");
+    assert!(
+        scratch.read("count").lines().all(|depth| depth == "2"),
+        "{run}"
+    );
+    let warnings = run
+        .stderr()
+        .matches("up to 3 × 4 = 12 attempts of this command")
+        .count();
+    assert_eq!(warnings, 3, "once for each inner run\n{run}");
+}
+
+#[test]
+fn nested_once_leaves_the_retrying_to_the_outer_run() {
+    let scratch = Scratch::new();
+    let run = nested(&scratch, &["--nested", "once"]);
+    run.expect_code(1);
+    assert_eq!(scratch.lines("count"), 3, "{run}");
+    run.expect_no_stderr("running inside another retry");
+
+    let quiet = Scratch::new();
+    let run = nested(&quiet, &["--nested", "quiet"]);
+    assert_eq!(quiet.lines("count"), 12, "{run}");
+    run.expect_no_stderr("running inside another retry");
+
+    let alone = retry([
+        "--log-format",
+        "json",
+        "--nested",
+        "once",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+    ])
+    .args(["--", "false"])
+    .run();
+    assert_eq!(
+        ended(&alone),
+        ("exhausted".into(), 2),
+        "not nested: it retries\n{alone}"
+    );
+    assert_eq!(
+        alone.events_named("attempt_start")[1]["depth"],
+        1,
+        "{alone}"
+    );
+}

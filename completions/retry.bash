@@ -10,7 +10,7 @@ _retry() {
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
-            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--success-on|--retry-on-output|--stop-on-output|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--kill-after|--report|--log-format|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-store-fail|--budget-dir) ((i++)) ;;
+            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--success-on|--retry-on-output|--stop-on-output|--success-on-output|--output-stream|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--timeout-signal|--kill-after|--on-retry|--on-give-up|--report|--log-format|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-store-fail|--budget-dir) ((i++)) ;;
             -*) ;;
             simulate) if ((i == 1)); then _retry_simulate; return; fi
                 _command_offset $i; return ;;
@@ -30,12 +30,17 @@ _retry() {
         --success-on) :; return ;;
         --retry-on-output) :; return ;;
         --stop-on-output) :; return ;;
+        --success-on-output) :; return ;;
+        --output-stream) COMPREPLY=($(compgen -W 'both stdout stderr' -- "$cur")); return ;;
         --retry-after-output) :; return ;;
         --max-requested-wait) :; return ;;
         --nested) COMPREPLY=($(compgen -W 'once retry quiet' -- "$cur")); return ;;
         -t|--timeout) :; return ;;
         --max-time) :; return ;;
+        --timeout-signal) :; return ;;
         --kill-after) :; return ;;
+        --on-retry) :; return ;;
+        --on-give-up) :; return ;;
         --report) _filedir; return ;;
         --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
         --splay) :; return ;;
@@ -48,7 +53,7 @@ _retry() {
         --budget-dir) _filedir -d; return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --success-on --retry-on-output --stop-on-output --retry-after-output --max-requested-wait --nested -t --timeout --max-time --kill-after --foreground --replay-stdin --shell --hold-output --report --log-format -q --quiet -v --verbose --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --success-on --retry-on-output --stop-on-output --success-on-output --output-stream --retry-after-output --max-requested-wait --nested -t --timeout --max-time --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold-output --report --log-format -q --quiet -v --verbose --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
         return
     fi
     _command_offset $cword

@@ -18,7 +18,7 @@ function __retry_command_tokens
             case --
                 string join \n -- $tokens[(math $i + 1)..-1] $current
                 return 0
-            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--kill-after' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-store-fail' '--budget-dir'
+            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-store-fail' '--budget-dir'
                 set skip_value 1
             case '-*'
             case '*'
@@ -58,15 +58,20 @@ complete -c retry -n __retry_own -l stop-on -x -d 'Never retry these exit status
 complete -c retry -n __retry_own -l success-on -x -d 'Exit statuses that count as success'
 complete -c retry -n __retry_own -l retry-on-output -x -d 'Retry only if a line of output matches'
 complete -c retry -n __retry_own -l stop-on-output -x -d 'Never retry if a line of output matches'
+complete -c retry -n __retry_own -l success-on-output -x -d 'Succeed only once a line of output matches'
+complete -c retry -n __retry_own -l output-stream -x -a 'both stdout stderr' -d 'Which streams the output conditions read'
 complete -c retry -n __retry_own -l retry-after-output -x -d 'Wait as long as a line of output asks'
 complete -c retry -n __retry_own -l max-requested-wait -x -d 'The longest requested wait honoured'
 complete -c retry -n __retry_own -l nested -x -a 'once retry quiet' -d 'Inside another retry: once, retry or quiet'
 complete -c retry -n __retry_own -s t -l timeout -x -d 'Time limit of one attempt (status 124)'
 complete -c retry -n __retry_own -l max-time -x -d 'Time limit of the whole run'
+complete -c retry -n __retry_own -l timeout-signal -x -d 'The signal a time limit sends first'
 complete -c retry -n __retry_own -l kill-after -x -d 'SIGKILL this long after SIGTERM'
 complete -c retry -n __retry_own -l foreground -d 'Keep COMMAND in retry\'s process group'
 complete -c retry -n __retry_own -l replay-stdin -d 'Give every attempt the same stdin'
 complete -c retry -n __retry_own -l shell -d 'Run COMMAND and ARGs as one `sh -c` line'
+complete -c retry -n __retry_own -l on-retry -x -d 'Run SHELL_LINE before each retry\'s wait'
+complete -c retry -n __retry_own -l on-give-up -x -d 'Run SHELL_LINE once when the run gives up'
 complete -c retry -n __retry_own -l hold-output -d 'Write only the successful attempt\'s stdout'
 complete -c retry -n __retry_own -l report -r -F -d 'Write a JSON summary of the run to FILE'
 complete -c retry -n __retry_own -l log-format -x -a 'text json' -d 'text, or json: one object a line'

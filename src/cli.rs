@@ -17,7 +17,8 @@ use crate::duration::parse_duration;
 use crate::environment;
 use crate::exit;
 use crate::nesting::Nested;
-use crate::process::signals;
+use crate::output::OutputStream;
+use crate::process::signals::{self, TimeoutSignal};
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
@@ -97,13 +98,18 @@ fn after_long_help() -> String {
     for (signal, effect) in signals::TABLE {
         text += &format!("  {signal}\n      {effect}\n");
     }
-    text += "\nEnvironment of COMMAND:\n";
-    for variable in environment::ALL {
-        text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
-    }
-    text += "\nEnvironment read by retry:\n";
-    for variable in environment::READ {
-        text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
+    for (title, variables) in [
+        ("Environment of COMMAND", &environment::ALL[..]),
+        (
+            "Environment of a hook, besides COMMAND's",
+            &environment::HOOK[..],
+        ),
+        ("Environment read by retry", &environment::READ[..]),
+    ] {
+        text += &format!("\n{title}:\n");
+        for variable in variables {
+            text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
+        }
     }
     text + "\n" + &examples_text(&EXAMPLES)
 }
@@ -119,6 +125,7 @@ const WAITS: &str = "Attempts and waits";
 const DECIDING: &str = "Deciding whether to retry";
 const LIMITS: &str = "Time limits and processes";
 const OUTPUT: &str = "Output and reports";
+const HOOKS: &str = "Hooks";
 const FLEET: &str = "Fleets";
 
 /// The parsed command line, before any cross-flag check.
@@ -227,6 +234,21 @@ pub struct Cli {
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on_output: Vec<String>,
 
+    /// Succeed only once a line of output matches
+    ///
+    /// Count an attempt as a success only if its status is in --success-on and a line of its
+    /// stdout or stderr matches REGEX (e.g. 'successfully rolled out'); otherwise it is a
+    /// failure with its own status, retried as usual. May be repeated: any match counts.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) success_on_output: Vec<String>,
+
+    /// Which streams the output conditions read
+    ///
+    /// Match the output conditions against both of the command's streams, or only stdout or
+    /// stderr; the stream no condition reads stays attached directly.
+    #[arg(long, value_name = "STREAM", default_value = "both", hide_possible_values = true, hide_short_help = true, help_heading = DECIDING)]
+    pub(crate) output_stream: OutputStream,
+
     /// Wait as long as a line of output asks
     ///
     /// Read a requested wait from the last line of stdout or stderr matching REGEX, from its
@@ -264,10 +286,17 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) max_time: Option<Duration>,
 
+    /// The signal a time limit sends first
+    ///
+    /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
+    /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
+    #[arg(long, value_name = "SIGNAL", default_value = "TERM", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) timeout_signal: TimeoutSignal,
+
     /// SIGKILL this long after SIGTERM
     ///
-    /// Send SIGKILL this long after SIGTERM to an attempt still running (after a timeout, the
-    /// deadline or a passed-on signal); also the longest wait for what an attempt leaves behind.
+    /// Send SIGKILL this long after the --timeout-signal (or a passed-on signal) to an attempt
+    /// still running; also the longest wait for what an attempt leaves behind.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) kill_after: Duration,
 
@@ -289,6 +318,21 @@ pub struct Cli {
     /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
     #[arg(long, help_heading = LIMITS)]
     pub(crate) shell: bool,
+
+    /// Run SHELL_LINE before each retry's wait
+    ///
+    /// After a failed attempt that will be retried, before the wait, run SHELL_LINE with sh -c,
+    /// its output on stderr (e.g. 'rm -f /tmp/app.lock'); it gets RETRY_STATUS and
+    /// RETRY_NEXT_WAIT_MS. Its failure changes nothing but a warning.
+    #[arg(long, value_name = "SHELL_LINE", allow_hyphen_values = true, help_heading = HOOKS)]
+    pub(crate) on_retry: Option<String>,
+
+    /// Run SHELL_LINE once when the run gives up
+    ///
+    /// When the run gives up (not after a success, not when a signal stops it), run SHELL_LINE
+    /// with sh -c, its output on stderr; it gets RETRY_STATUS and RETRY_REASON.
+    #[arg(long, value_name = "SHELL_LINE", allow_hyphen_values = true, help_heading = HOOKS)]
+    pub(crate) on_give_up: Option<String>,
 
     /// Write only the successful attempt's stdout
     ///

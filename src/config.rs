@@ -28,11 +28,12 @@ use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, SimulateArgs, Subcommand};
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
-use crate::output::conditions::{OutputConditions, PatternError};
+use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
 use crate::output::OutputOptions;
 use crate::plan::PlanRequest;
 use crate::policy::{Overlap, Policy};
 use crate::process::command_line::CommandLine;
+use crate::process::hooks::{HookLines, HookRunner};
 use crate::process::request_file::RequestFiles;
 use crate::process::signals::SignalWatch;
 use crate::process::stdin_replay::HeldInput;
@@ -66,6 +67,7 @@ pub(crate) struct Config {
     process: ProcessOptions,
     replay_stdin: bool,
     output: OutputOptions,
+    hooks: HookLines,
     reset_after: Option<Duration>,
     report: Option<PathBuf>,
     recorded: ReportOptions,
@@ -120,8 +122,13 @@ pub(crate) struct ReportOptions {
     retry_on_output: Vec<String>,
     stop_on_output: Vec<String>,
     retry_after_output: Vec<String>,
+    success_on_output: Vec<String>,
+    output_stream: &'static str,
     max_requested_wait_ms: f64,
     nested: &'static str,
+    timeout_signal: String,
+    on_retry: Option<String>,
+    on_give_up: Option<String>,
     hold_output: bool,
     timeout_ms: Option<f64>,
     max_time_ms: Option<f64>,
@@ -193,11 +200,12 @@ impl Config {
                     .into(),
             ));
         }
-        let conditions = OutputConditions::new(
-            &cli.retry_on_output,
-            &cli.stop_on_output,
-            &cli.retry_after_output,
-        )
+        let conditions = OutputConditions::new(&PatternTexts {
+            retry: cli.retry_on_output.clone(),
+            stop: cli.stop_on_output.clone(),
+            success: cli.success_on_output.clone(),
+            after: cli.retry_after_output.clone(),
+        })
         .map_err(|PatternError(message)| ConfigError(message))?;
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
@@ -205,7 +213,8 @@ impl Config {
         );
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
             .map_err(|overlap| overlap_error(overlap, &cli))?
-            .requiring_retry_match(conditions.requires_retry_match());
+            .requiring_retry_match(conditions.requires_retry_match())
+            .requiring_success_match(conditions.requires_success_match());
         let seed = Seed::resolve(cli.seed, &cli.command);
         let recorded = ReportOptions::of(&cli, seed, budget.as_ref());
         let action = match (cli.subcommand.take(), cli.plan) {
@@ -233,6 +242,7 @@ impl Config {
             process: ProcessOptions {
                 timeout: cli.timeout,
                 kill_after: cli.kill_after,
+                timeout_signal: cli.timeout_signal,
                 isolation: match cli.foreground {
                     true => Isolation::Foreground,
                     false => Isolation::OwnGroup,
@@ -241,7 +251,12 @@ impl Config {
             replay_stdin: cli.replay_stdin,
             output: OutputOptions {
                 conditions: Arc::new(conditions),
+                stream: cli.output_stream,
                 hold: cli.hold_output,
+            },
+            hooks: HookLines {
+                on_retry: cli.on_retry.clone(),
+                on_give_up: cli.on_give_up.clone(),
             },
             reset_after: cli.reset_after,
             report: cli.report,
@@ -365,6 +380,15 @@ impl Config {
         }
     }
 
+    /// The runner of the hooks, taking signals from `watch`.
+    pub(crate) fn hooks<'a>(&self, watch: &'a SignalWatch) -> HookRunner<'a> {
+        HookRunner {
+            lines: self.hooks.clone(),
+            options: self.process,
+            watch,
+        }
+    }
+
     /// The `--report` writer, its path checked; the error is the message.
     pub(crate) fn report_writer(&self) -> Result<Option<ReportWriter>, String> {
         let Some(path) = &self.report else {
@@ -455,6 +479,11 @@ impl ReportOptions {
             retry_on_output: text(&cli.retry_on_output),
             stop_on_output: text(&cli.stop_on_output),
             retry_after_output: text(&cli.retry_after_output),
+            success_on_output: text(&cli.success_on_output),
+            output_stream: cli.output_stream.name(),
+            timeout_signal: cli.timeout_signal.to_string(),
+            on_retry: cli.on_retry.clone(),
+            on_give_up: cli.on_give_up.clone(),
             max_requested_wait_ms: to_millis(cli.max_requested_wait),
             nested: cli.nested.name(),
             hold_output: cli.hold_output,

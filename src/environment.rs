@@ -49,6 +49,27 @@ pub(crate) const ALL: [Variable; 5] = [
     DEPTH,
 ];
 
+/// The failed attempt's status, for a hook.
+pub(crate) const STATUS: Variable = Variable {
+    name: "RETRY_STATUS",
+    meaning: "the status of the attempt that failed (as RETRY_ATTEMPT says which)",
+};
+
+/// The wait before the next attempt, for `--on-retry`.
+pub(crate) const NEXT_WAIT_MS: Variable = Variable {
+    name: "RETRY_NEXT_WAIT_MS",
+    meaning: "--on-retry: the wait before the next attempt, in milliseconds",
+};
+
+/// Why the run gave up, for `--on-give-up`.
+pub(crate) const REASON: Variable = Variable {
+    name: "RETRY_REASON",
+    meaning: "--on-give-up: why the run gave up, as the done event's reason",
+};
+
+/// The variables a hook gets besides the attempt's, in the order the help lists them.
+pub(crate) const HOOK: [Variable; 3] = [STATUS, NEXT_WAIT_MS, REASON];
+
 /// The budget store, read when `--budget-store` is not given, so that a password can stay out
 /// of argv (which every user of the machine can read); removed from the command's environment.
 pub(crate) const BUDGET_STORE: Variable = Variable {

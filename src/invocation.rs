@@ -104,6 +104,7 @@ fn run_command(
             clock: &mut SignalClock::new(&watch),
             budget: &mut budget,
             release: &mut StdRelease::new(&watch),
+            hooks: &mut config.hooks(&watch),
             sink: &mut (&mut reporter, &mut report),
         },
     );

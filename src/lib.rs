@@ -57,9 +57,9 @@ pub mod docs {
         [&crate::cli::EXAMPLES, &crate::cli::SIMULATE_EXAMPLES]
     }
 
-    /// `(name, meaning)` rows of the attempt's environment, then of the variables the tool
-    /// reads.
-    pub fn environment() -> [Vec<(&'static str, &'static str)>; 2] {
+    /// `(name, meaning)` rows of the attempt's environment, of a hook's, and of the variables
+    /// the tool reads.
+    pub fn environment() -> [Vec<(&'static str, &'static str)>; 3] {
         let rows = |variables: &[crate::environment::Variable]| {
             variables
                 .iter()
@@ -68,6 +68,7 @@ pub mod docs {
         };
         [
             rows(&crate::environment::ALL),
+            rows(&crate::environment::HOOK),
             rows(&crate::environment::READ),
         ]
     }

@@ -63,12 +63,17 @@ impl AttemptOutcome {
         self.requested == Some(Requested::Stop)
     }
 
-    /// The output condition that decided, and its pattern: a stop match wins.
+    /// The output condition that decided, and its pattern: for a success, the
+    /// `--success-on-output` match; else a stop match wins over a retry match.
     pub(crate) fn matched(&self) -> Option<(&'static str, &str)> {
-        match (&self.matched.stop, &self.matched.retry) {
-            (Some(pattern), _) => Some(("stop_on_output", pattern)),
-            (None, Some(pattern)) => Some(("retry_on_output", pattern)),
-            (None, None) => None,
+        let matched = &self.matched;
+        match (&self.next, &matched.success, &matched.stop, &matched.retry) {
+            (Next::Stop(Reason::Success), Some(pattern), _, _) => {
+                Some(("success_on_output", pattern))
+            }
+            (_, _, Some(pattern), _) => Some(("stop_on_output", pattern)),
+            (_, _, None, Some(pattern)) => Some(("retry_on_output", pattern)),
+            _ => None,
         }
     }
 }
@@ -122,7 +127,69 @@ pub(crate) enum Reason {
     StopRequested,
 }
 
+/// A shell line run at a moment of the run: `--on-retry` or `--on-give-up`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hook {
+    /// After a failed attempt that will be retried, before the wait.
+    OnRetry,
+    /// Once, when the run gives up.
+    OnGiveUp,
+}
+
+impl Hook {
+    /// The stable name used in JSON: `on_retry` or `on_give_up`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Hook::OnRetry => "on_retry",
+            Hook::OnGiveUp => "on_give_up",
+        }
+    }
+
+    /// The flag that gives it.
+    pub(crate) fn flag(self) -> &'static str {
+        match self {
+            Hook::OnRetry => "--on-retry",
+            Hook::OnGiveUp => "--on-give-up",
+        }
+    }
+}
+
+/// How a hook ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HookEnd {
+    pub(crate) hook: Hook,
+    pub(crate) outcome: HookOutcome,
+    pub(crate) duration: Duration,
+    /// A signal that ends the run arrived while it ran (and was passed on to it).
+    pub(crate) interrupted_by: Option<i32>,
+}
+
+/// What became of a hook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HookOutcome {
+    /// It ran, and ended so (a time limit makes it status 124, as for an attempt).
+    Ended(Termination),
+    /// It did not run: the status a shell would give (127 or 126, or 124 when `--max-time` left
+    /// no time), and why.
+    NotRun { status: u8, why: String },
+}
+
+impl HookEnd {
+    /// Its status, as for an attempt.
+    pub(crate) fn status(&self) -> u8 {
+        match &self.outcome {
+            HookOutcome::Ended(termination) => termination.status(),
+            HookOutcome::NotRun { status, .. } => *status,
+        }
+    }
+}
+
 impl Reason {
+    /// Whether the run gave up: it ended neither in success nor by a signal.
+    pub(crate) fn gives_up(&self) -> bool {
+        !matches!(self, Reason::Success | Reason::Interrupted(..))
+    }
+
     /// The stable name used in JSON.
     pub(crate) fn name(&self) -> &'static str {
         match self {
@@ -173,6 +240,8 @@ pub(crate) enum Moment {
     Wait,
     /// While the retry budget was consulted: waiting for its lock, or for its store.
     Budget,
+    /// While a hook ran (the signal was passed on to it).
+    Hook(Hook),
     /// While the report was written, at the end.
     Report,
 }

@@ -17,6 +17,8 @@ pub(crate) struct Policy {
     stop_on: StatusSet,
     /// Whether `--retry-on-output` was given: then only a matching failure is retried.
     requires_retry_match: bool,
+    /// Whether `--success-on-output` was given: then a success status counts only with a match.
+    requires_success_match: bool,
 }
 
 /// What one attempt's status says about the run.
@@ -103,7 +105,17 @@ impl Policy {
             retry_on,
             stop_on,
             requires_retry_match: false,
+            requires_success_match: false,
         })
+    }
+
+    /// The same policy, counting a success status as success only when the output matched
+    /// `--success-on-output`.
+    pub(crate) fn requiring_success_match(self, required: bool) -> Self {
+        Policy {
+            requires_success_match: required,
+            ..self
+        }
     }
 
     /// The same policy, retrying a failure only when its output matched `--retry-on-output`.
@@ -120,9 +132,17 @@ impl Policy {
     }
 
     /// Classify an attempt that ended with `status` after printing output that matched `output`.
-    /// The output conditions apply only to failures, and only where the status allows a retry.
+    /// A success status without the `--success-on-output` match it needs is a failure that the
+    /// status allows to retry (it can be in neither `--retry-on` nor `--stop-on`). The other
+    /// output conditions apply only to failures, and only where the status allows a retry.
     pub(crate) fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
-        match self.classify_status(status) {
+        let by_status = match self.classify_status(status) {
+            Classification::Success if self.requires_success_match && output.success.is_none() => {
+                Classification::Retryable
+            }
+            classification => classification,
+        };
+        match by_status {
             Classification::Retryable if output.stop.is_some() => {
                 Classification::NotRetryable(Refusal::StopOnOutput)
             }
@@ -205,7 +225,7 @@ mod tests {
         let matched = |retry: Option<&str>, stop: Option<&str>| OutputMatch {
             retry: retry.map(String::from),
             stop: stop.map(String::from),
-            requested: None,
+            ..OutputMatch::default()
         };
         let plain = policy("0", None, Some("2"));
         let needs_match = plain.clone().requiring_retry_match(true);
@@ -248,6 +268,35 @@ mod tests {
                 "{status} {output:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_success_status_needs_its_output_with_success_on_output() {
+        let ready = |success: Option<&str>, stop: Option<&str>| OutputMatch {
+            success: success.map(String::from),
+            stop: stop.map(String::from),
+            ..OutputMatch::default()
+        };
+        let readiness = policy("0", Some("1"), Some("2")).requiring_success_match(true);
+        assert_eq!(readiness.classify(0, &ready(Some("ready"), None)), Success);
+        assert_eq!(
+            readiness.classify(0, &ready(None, None)),
+            Retryable,
+            "not in --retry-on, still retried"
+        );
+        assert_eq!(
+            readiness.classify(0, &ready(None, Some("x"))),
+            NotRetryable(StopOnOutput)
+        );
+        assert_eq!(
+            readiness.classify(2, &ready(Some("ready"), None)),
+            NotRetryable(InStopOn)
+        );
+        let also_retry_match = readiness.requiring_retry_match(true);
+        assert_eq!(
+            also_retry_match.classify(0, &ready(None, None)),
+            NotRetryable(NoRetryOnOutput)
+        );
     }
 
     #[test]

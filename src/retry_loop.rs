@@ -12,7 +12,9 @@ use crate::attempts::{AttemptLimit, Numbering};
 use crate::backoff::Schedule;
 use crate::budget::{Counted, Reservation, RetryBudget};
 use crate::duration::format_duration;
-use crate::outcome::{AttemptOutcome, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause};
+use crate::outcome::{
+    AttemptOutcome, Hook, HookEnd, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause,
+};
 use crate::output::copy::CopyOutcome;
 use crate::output::held::{Release, Released};
 use crate::policy::{Classification, Policy};
@@ -47,6 +49,25 @@ pub(crate) trait Attempts {
         numbering: Numbering,
         deadline: Option<Instant>,
     ) -> Result<AttemptReport, SpawnError>;
+}
+
+/// Runs the hooks (`--on-retry`, `--on-give-up`).
+pub(crate) trait Hooks {
+    /// Run the hook `call` names, if one is given, cutting it at `deadline`; how it ended, or
+    /// none when no such hook is given.
+    fn run(&mut self, call: &HookCall, deadline: Option<Instant>) -> Option<HookEnd>;
+}
+
+/// A hook to run, with what it is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HookCall {
+    pub(crate) hook: Hook,
+    /// The failed attempt's status (`RETRY_STATUS`).
+    pub(crate) status: u8,
+    /// `--on-retry`: the wait before the next attempt (`RETRY_NEXT_WAIT_MS`).
+    pub(crate) next_wait: Option<Duration>,
+    /// `--on-give-up`: why the run gave up, as the `done` event says (`RETRY_REASON`).
+    pub(crate) reason: Option<&'static str>,
 }
 
 /// How an attempt went.
@@ -100,49 +121,100 @@ impl<R: rand::Rng> Waits for Schedule<R> {
 }
 
 /// The loop's collaborators, lent for one run.
-pub(crate) struct Parts<'a, W, A, C, B, R, S> {
+pub(crate) struct Parts<'a, W, A, C, B, R, H, S> {
     pub(crate) waits: &'a mut W,
     pub(crate) attempts: &'a mut A,
     pub(crate) clock: &'a mut C,
     pub(crate) budget: &'a mut B,
     pub(crate) release: &'a mut R,
+    pub(crate) hooks: &'a mut H,
     pub(crate) sink: &'a mut S,
 }
 
+/// How the attempts ended: how many were made, how the last ended, and why the run stops.
+type Ending = (u64, Option<Termination>, Reason);
+
 /// Run attempts until success or giving up, waiting between them as the waits say, taking a
-/// budget token for each retry and releasing each attempt's held output as its outcome says;
-/// returns how the run ended, for the caller to report once the report is written.
-pub(crate) fn run<W, A, C, B, R, S>(rules: &Rules, parts: Parts<'_, W, A, C, B, R, S>) -> RunEnd
+/// budget token for each retry, releasing each attempt's held output as its outcome says, and
+/// running the hooks; returns how the run ended, for the caller to report once the report is
+/// written.
+pub(crate) fn run<W, A, C, B, R, H, S>(
+    rules: &Rules,
+    mut parts: Parts<'_, W, A, C, B, R, H, S>,
+) -> RunEnd
 where
     W: Waits,
     A: Attempts,
     C: Clock,
     B: RetryBudget,
     R: Release,
+    H: Hooks,
     S: EventSink,
 {
-    let Parts {
-        waits,
-        attempts,
-        clock,
-        budget,
-        release,
-        sink,
-    } = parts;
-    let start = clock.now();
+    let start = parts.clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
-    let since_start = |clock: &C| clock.now().saturating_duration_since(start);
-    let end = |attempts, last, reason, clock: &C| RunEnd {
+    let (attempts, last, mut reason) = attempt_until_the_end(rules, &mut parts, start);
+    if reason.gives_up() {
+        let status = match &reason {
+            Reason::SpawnFailed(failure, _) => crate::exit::Exit::from(*failure).status(),
+            _ => last.map_or(0, Termination::status),
+        };
+        let call = HookCall {
+            hook: Hook::OnGiveUp,
+            status,
+            next_wait: None,
+            reason: Some(reason.name()),
+        };
+        if let Some(signal) = run_hook(&call, parts.hooks, parts.sink, deadline) {
+            reason = Reason::Interrupted(signal, Moment::Hook(Hook::OnGiveUp));
+        }
+    }
+    RunEnd {
         attempts,
         last,
         reason,
-        elapsed: since_start(clock),
+        elapsed: parts.clock.now().saturating_duration_since(start),
         report_error: None,
-    };
+    }
+}
+
+/// Run the hook `call` names, if one is given, and report how it ended; returns the signal that
+/// ends the run if one arrived while it ran.
+fn run_hook(
+    call: &HookCall,
+    hooks: &mut impl Hooks,
+    sink: &mut impl EventSink,
+    deadline: Option<Instant>,
+) -> Option<i32> {
+    let end = hooks.run(call, deadline)?;
+    sink.emit(&Event::HookEnd(end.clone()));
+    end.interrupted_by
+}
+
+/// The attempts, and the waits and retry hooks between them, from `start` up to the end of the
+/// run.
+fn attempt_until_the_end<W, A, C, B, R, H, S>(
+    rules: &Rules,
+    parts: &mut Parts<'_, W, A, C, B, R, H, S>,
+    start: Instant,
+) -> Ending
+where
+    W: Waits,
+    A: Attempts,
+    C: Clock,
+    B: RetryBudget,
+    R: Release,
+    H: Hooks,
+    S: EventSink,
+{
+    let (waits, attempts, clock) = (&mut *parts.waits, &mut *parts.attempts, &mut *parts.clock);
+    let (budget, release) = (&mut *parts.budget, &mut *parts.release);
+    let (hooks, sink) = (&mut *parts.hooks, &mut *parts.sink);
+    let deadline = rules.max_time.and_then(|max| start.checked_add(max));
     if !rules.splay.is_zero() {
         sink.emit(&Event::Splay(rules.splay));
         if let Some(signal) = clock.sleep(rules.splay) {
-            return end(0, None, Reason::Interrupted(signal, Moment::Splay), clock);
+            return (0, None, Reason::Interrupted(signal, Moment::Splay));
         }
     }
     let (mut attempt, mut since_reset) = (0, 0);
@@ -157,14 +229,13 @@ where
         };
         sink.emit(&Event::AttemptStart {
             numbering,
-            at: since_start(clock),
+            at: clock.now().saturating_duration_since(start),
         });
         let began = clock.now();
         let mut report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
-                let reason = Reason::SpawnFailed(err.failure, err.message);
-                return end(attempt, None, reason, clock);
+                return (attempt, None, Reason::SpawnFailed(err.failure, err.message));
             }
         };
         let duration = clock.now().saturating_duration_since(began);
@@ -221,12 +292,28 @@ where
         sink.emit(&Event::AttemptEnd(outcome.clone()));
         let last = Some(outcome.termination);
         let wait = match outcome.next {
-            Next::Stop(reason) => return end(attempt, last, reason, clock),
+            Next::Stop(reason) => return (attempt, last, reason),
             Next::Retry { wait, .. } => wait,
         };
+        let call = HookCall {
+            hook: Hook::OnRetry,
+            status: outcome.termination.status(),
+            next_wait: Some(wait),
+            reason: None,
+        };
+        if let Some(signal) = run_hook(&call, hooks, sink, deadline) {
+            return (
+                attempt,
+                last,
+                Reason::Interrupted(signal, Moment::Hook(Hook::OnRetry)),
+            );
+        }
+        // The hook's time counts: a wait that now ends at or past the deadline is not waited.
+        if deadline.is_some_and(|deadline| clock.now() + wait >= deadline) {
+            return (attempt, last, Reason::Deadline);
+        }
         if let Some(signal) = clock.sleep(wait) {
-            let reason = Reason::Interrupted(signal, Moment::Wait);
-            return end(attempt, last, reason, clock);
+            return (attempt, last, Reason::Interrupted(signal, Moment::Wait));
         }
     }
 }
@@ -353,6 +440,7 @@ mod tests {
     use super::*;
     use crate::codes::StatusSet;
     use crate::exit::Exit;
+    use crate::outcome::HookOutcome;
     use crate::output::copy::HeldOutput;
     use crate::policy::Refusal;
     use std::cell::Cell;
@@ -501,8 +589,39 @@ mod tests {
         }
     }
 
+    /// Hooks that take `took` of the fake clock and end with `status` (or the signal
+    /// `interrupt`), recording how they were called; only the hooks in `given` exist.
+    #[derive(Default)]
+    struct RecordedHooks {
+        given: Vec<Hook>,
+        took: Duration,
+        status: u8,
+        interrupt: Option<i32>,
+        calls: Vec<(HookCall, Option<Instant>)>,
+        time: Option<Time>,
+    }
+
+    impl Hooks for RecordedHooks {
+        fn run(&mut self, call: &HookCall, deadline: Option<Instant>) -> Option<HookEnd> {
+            if !self.given.contains(&call.hook) {
+                return None;
+            }
+            self.calls.push((call.clone(), deadline));
+            if let Some(time) = &self.time {
+                time.set(time.get() + self.took);
+            }
+            Some(HookEnd {
+                hook: call.hook,
+                outcome: HookOutcome::Ended(Termination::Exited(self.status)),
+                duration: self.took,
+                interrupted_by: self.interrupt,
+            })
+        }
+    }
+
     struct Outcome {
         budget: ScriptedBudget,
+        hooks: RecordedHooks,
         done: RunEnd,
         slept: Vec<Duration>,
         events: Vec<Event>,
@@ -532,10 +651,32 @@ mod tests {
         script: Vec<Result<AttemptReport, SpawnError>>,
         took: Vec<Duration>,
         interrupt_sleep: Option<i32>,
-        mut budget: ScriptedBudget,
+        budget: ScriptedBudget,
+    ) -> Outcome {
+        let parts = (budget, RecordedHooks::default());
+        run_parts(rules, script, took, interrupt_sleep, parts)
+    }
+
+    /// Run `script` with these hooks; the attempts take no time and sleeps are not cut.
+    fn run_hooked(
+        rules: &Rules,
+        script: Vec<Result<AttemptReport, SpawnError>>,
+        hooks: RecordedHooks,
+    ) -> Outcome {
+        let parts = (ScriptedBudget::default(), hooks);
+        run_parts(rules, script, Vec::new(), None, parts)
+    }
+
+    fn run_parts(
+        rules: &Rules,
+        script: Vec<Result<AttemptReport, SpawnError>>,
+        took: Vec<Duration>,
+        interrupt_sleep: Option<i32>,
+        (mut budget, mut hooks): (ScriptedBudget, RecordedHooks),
     ) -> Outcome {
         let start = Instant::now();
         let time = Rc::new(Cell::new(start));
+        hooks.time = Some(Rc::clone(&time));
         let mut clock = FakeClock {
             time: Rc::clone(&time),
             slept: Vec::new(),
@@ -556,6 +697,7 @@ mod tests {
             clock: &mut clock,
             budget: &mut budget,
             release: &mut releases,
+            hooks: &mut hooks,
             sink: &mut events,
         };
         let done = run(rules, parts);
@@ -565,6 +707,7 @@ mod tests {
         );
         Outcome {
             budget,
+            hooks,
             done,
             slept: clock.slept,
             events,
@@ -914,6 +1057,118 @@ mod tests {
             vec![asking(1, None, &["unreadable"]), asking(0, None, &[])],
         );
         assert_eq!(warnings(&out), ["unreadable"]);
+    }
+
+    #[test]
+    fn the_retry_hook_runs_before_each_wait_and_the_give_up_hook_once() {
+        let hooks = RecordedHooks {
+            given: vec![Hook::OnRetry, Hook::OnGiveUp],
+            status: 3,
+            ..RecordedHooks::default()
+        };
+        let out = run_hooked(&rules("3", None), exits(&[4, 5, 6]), hooks);
+        assert_eq!(
+            summary(&out),
+            (6, 3, Reason::Exhausted),
+            "a failing hook changes nothing"
+        );
+        let calls: Vec<HookCall> = out
+            .hooks
+            .calls
+            .iter()
+            .map(|(call, _)| call.clone())
+            .collect();
+        let retry = |status, wait| HookCall {
+            hook: Hook::OnRetry,
+            status,
+            next_wait: Some(Duration::from_secs(wait)),
+            reason: None,
+        };
+        let give_up = HookCall {
+            hook: Hook::OnGiveUp,
+            status: 6,
+            next_wait: None,
+            reason: Some("exhausted"),
+        };
+        assert_eq!(calls, [retry(4, 1), retry(5, 2), give_up]);
+        let ends = out
+            .events
+            .iter()
+            .filter(|event| matches!(event, Event::HookEnd(_)));
+        assert_eq!(ends.count(), 3);
+    }
+
+    #[test]
+    fn no_give_up_hook_after_a_success_or_a_signal() {
+        let given = || RecordedHooks {
+            given: vec![Hook::OnGiveUp],
+            ..RecordedHooks::default()
+        };
+        let out = run_hooked(&rules("3", None), exits(&[1, 0]), given());
+        assert!(out.hooks.calls.is_empty());
+        let out = run_with(
+            &rules("3", None),
+            exits(&[1]),
+            Vec::new(),
+            Some(libc::SIGTERM),
+        );
+        assert_eq!(
+            out.done.reason,
+            Reason::Interrupted(libc::SIGTERM, Moment::Wait)
+        );
+        let spawn_failed = vec![Err(SpawnError {
+            failure: SpawnFailure::NotFound,
+            message: "command not found: x".into(),
+        })];
+        let out = run_hooked(&rules("3", None), spawn_failed, given());
+        assert_eq!(
+            out.hooks.calls[0].0.status, 127,
+            "the status the report gives it"
+        );
+    }
+
+    #[test]
+    fn a_signal_during_a_hook_ends_the_run() {
+        let hooks = RecordedHooks {
+            given: vec![Hook::OnRetry, Hook::OnGiveUp],
+            interrupt: Some(libc::SIGTERM),
+            ..RecordedHooks::default()
+        };
+        let out = run_hooked(&rules("3", None), exits(&[1]), hooks);
+        assert_eq!(
+            out.done.reason,
+            Reason::Interrupted(libc::SIGTERM, Moment::Hook(Hook::OnRetry))
+        );
+        assert_eq!(out.hooks.calls.len(), 1, "no give-up hook after a signal");
+    }
+
+    #[test]
+    fn a_hooks_time_counts_against_the_deadline() {
+        let mut bounded = rules("3", None);
+        bounded.max_time = Some(Duration::from_secs(10));
+        let hooks = RecordedHooks {
+            given: vec![Hook::OnRetry, Hook::OnGiveUp],
+            took: Duration::from_secs(9),
+            ..RecordedHooks::default()
+        };
+        let out = run_hooked(&bounded, exits(&[1]), hooks);
+        assert_eq!(
+            summary(&out),
+            (1, 1, Reason::Deadline),
+            "its 1s wait would end past it"
+        );
+        let deadline = out.start + Duration::from_secs(10);
+        assert!(out
+            .hooks
+            .calls
+            .iter()
+            .all(|(_, given)| *given == Some(deadline)));
+        assert!(out.slept.is_empty());
+        assert_eq!(
+            out.done.elapsed,
+            Duration::from_secs(18),
+            "both hooks' time"
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(crate) const MAX_LINE: usize = 64 * 1024;
 pub(crate) struct OutputConditions {
     retry: Option<Patterns>,
     stop: Option<Patterns>,
+    success: Option<Patterns>,
     after: Option<Captures>,
 }
 
@@ -46,6 +47,8 @@ pub(crate) struct OutputMatch {
     pub(crate) retry: Option<String>,
     /// The `--stop-on-output` pattern that matched, if any.
     pub(crate) stop: Option<String>,
+    /// The `--success-on-output` pattern that matched, if any.
+    pub(crate) success: Option<String>,
     /// The last `--retry-after-output` capture, if any.
     pub(crate) requested: Option<Capture>,
 }
@@ -58,27 +61,41 @@ pub(crate) struct Capture {
     pub(crate) at: Instant,
 }
 
+/// The patterns of the four flags, as given.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PatternTexts {
+    pub(crate) retry: Vec<String>,
+    pub(crate) stop: Vec<String>,
+    pub(crate) success: Vec<String>,
+    pub(crate) after: Vec<String>,
+}
+
 /// A pattern that does not compile: the flag, the pattern, and the error with its position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PatternError(pub String);
 
 impl OutputConditions {
-    /// Compile the patterns of the three flags (each flag may be given several times).
-    pub(crate) fn new(
-        retry: &[String],
-        stop: &[String],
-        after: &[String],
-    ) -> Result<Self, PatternError> {
+    /// Compile the patterns of the four flags (each flag may be given several times).
+    pub(crate) fn new(patterns: &PatternTexts) -> Result<Self, PatternError> {
         Ok(OutputConditions {
-            retry: compile("--retry-on-output", retry)?,
-            stop: compile("--stop-on-output", stop)?,
-            after: compile_captures(after)?,
+            retry: compile("--retry-on-output", &patterns.retry)?,
+            stop: compile("--stop-on-output", &patterns.stop)?,
+            success: compile("--success-on-output", &patterns.success)?,
+            after: compile_captures(&patterns.after)?,
         })
     }
 
     /// Whether any pattern was given.
     pub(crate) fn any(&self) -> bool {
-        self.retry.is_some() || self.stop.is_some() || self.after.is_some()
+        self.retry.is_some()
+            || self.stop.is_some()
+            || self.success.is_some()
+            || self.after.is_some()
+    }
+
+    /// Whether `--success-on-output` was given: then a success status needs a match.
+    pub(crate) fn requires_success_match(&self) -> bool {
+        self.success.is_some()
     }
 
     /// Whether `--retry-on-output` was given: then a failure is retried only on a match.
@@ -222,6 +239,7 @@ impl LineMatcher {
         let could_match = |patterns: &Option<Patterns>, found: &Option<String>| matches!((patterns, found), (Some(p), None) if p.set.is_match(block));
         if could_match(&conditions.retry, &self.found.retry)
             || could_match(&conditions.stop, &self.found.stop)
+            || could_match(&conditions.success, &self.found.success)
             || conditions
                 .after
                 .as_ref()
@@ -249,6 +267,7 @@ impl LineMatcher {
         };
         settled(&self.conditions.retry, &self.found.retry)
             && settled(&self.conditions.stop, &self.found.stop)
+            && settled(&self.conditions.success, &self.found.success)
             && self.conditions.after.is_none()
     }
 
@@ -263,6 +282,7 @@ impl LineMatcher {
         let conditions = Arc::clone(&self.conditions);
         first_match(&conditions.retry, line, &mut self.found.retry);
         first_match(&conditions.stop, line, &mut self.found.stop);
+        first_match(&conditions.success, line, &mut self.found.success);
         if let Some(capture) = conditions
             .after
             .as_ref()
@@ -306,6 +326,7 @@ impl OutputMatch {
         OutputMatch {
             retry: self.retry.or(other.retry),
             stop: self.stop.or(other.stop),
+            success: self.success.or(other.success),
             requested,
         }
     }
@@ -320,11 +341,23 @@ mod tests {
     }
 
     fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
-        Arc::new(OutputConditions::new(&owned(retry), &owned(stop), &[]).unwrap())
+        let patterns = PatternTexts {
+            retry: owned(retry),
+            stop: owned(stop),
+            ..PatternTexts::default()
+        };
+        Arc::new(OutputConditions::new(&patterns).unwrap())
     }
 
-    fn requested(after: &[&str], chunks: &[&[u8]]) -> Option<String> {
-        let conditions = Arc::new(OutputConditions::new(&[], &[], &owned(after)).unwrap());
+    fn after(patterns: &[&str]) -> Result<OutputConditions, PatternError> {
+        OutputConditions::new(&PatternTexts {
+            after: owned(patterns),
+            ..PatternTexts::default()
+        })
+    }
+
+    fn requested(patterns: &[&str], chunks: &[&[u8]]) -> Option<String> {
+        let conditions = Arc::new(after(patterns).unwrap());
         matches(conditions, chunks)
             .requested
             .map(|capture| capture.text)
@@ -380,13 +413,26 @@ mod tests {
 
     #[test]
     fn a_retry_after_pattern_needs_a_group() {
-        let err = OutputConditions::new(&[], &[], &owned(&["Retry-After: \\d+"])).unwrap_err();
+        let err = after(&["Retry-After: \\d+"]).unwrap_err();
         assert!(
             err.0.contains("has no group to read the wait from"),
             "{}",
             err.0
         );
-        assert!(OutputConditions::new(&[], &[], &owned(&["("])).is_err());
+        assert!(after(&["("]).is_err());
+    }
+
+    #[test]
+    fn a_success_pattern_matches_like_the_others() {
+        let patterns = PatternTexts {
+            success: owned(&["^ready$"]),
+            ..PatternTexts::default()
+        };
+        let conditions = Arc::new(OutputConditions::new(&patterns).unwrap());
+        assert!(conditions.requires_success_match());
+        let found = matches(Arc::clone(&conditions), &[b"pending\nrea", b"dy\n"]);
+        assert_eq!(found.success.as_deref(), Some("^ready$"));
+        assert_eq!(matches(conditions, &[b"not ready\n"]).success, None);
     }
 
     fn matches(conditions: Arc<OutputConditions>, chunks: &[&[u8]]) -> OutputMatch {
@@ -453,9 +499,12 @@ mod tests {
     #[test]
     fn invalid_patterns_name_the_flag_and_the_position() {
         let error = |pattern: &str| {
-            OutputConditions::new(&[], &[pattern.to_string()], &[])
-                .unwrap_err()
-                .0
+            OutputConditions::new(&PatternTexts {
+                stop: vec![pattern.to_string()],
+                ..PatternTexts::default()
+            })
+            .unwrap_err()
+            .0
         };
         assert_eq!(
             error("a(b"),

@@ -233,12 +233,19 @@ fn readable(pipe: &File, stop: &OwnedFd) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::conditions::OutputConditions;
+    use crate::output::conditions::{OutputConditions, PatternTexts};
     use std::io::{Read, Write};
 
     fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
         let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        Arc::new(OutputConditions::new(&owned(retry), &owned(stop), &[]).unwrap())
+        Arc::new(
+            OutputConditions::new(&PatternTexts {
+                retry: owned(retry),
+                stop: owned(stop),
+                ..PatternTexts::default()
+            })
+            .unwrap(),
+        )
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! An attempt's output, when the tool must see it: the output conditions, the copies that pass
 //! it on or hold it, and the release of held output.
 //!
-//! Only with `--retry-on-output`, `--stop-on-output` or `--hold-output` are the command's stdout
-//! and stderr piped through the tool; otherwise they stay attached directly.
+//! Only a stream an output condition reads (`--output-stream` says which), and stdout with
+//! `--hold-output`, is piped through the tool; the others stay attached directly.
 
 pub(crate) mod conditions;
 pub(crate) mod copy;
@@ -16,20 +16,55 @@ pub(crate) use conditions::OutputMatch;
 /// What to do with an attempt's output.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OutputOptions {
-    /// `--retry-on-output` and `--stop-on-output`.
+    /// The output conditions.
     pub(crate) conditions: Arc<OutputConditions>,
+    /// `--output-stream`: which streams the conditions read.
+    pub(crate) stream: OutputStream,
     /// `--hold-output`.
     pub(crate) hold: bool,
 }
 
+/// `--output-stream`: which of the command's streams the output conditions read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OutputStream {
+    /// Stdout and stderr.
+    #[default]
+    Both,
+    /// Stdout only.
+    Stdout,
+    /// Stderr only.
+    Stderr,
+}
+
+impl OutputStream {
+    /// The name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            OutputStream::Both => "both",
+            OutputStream::Stdout => "stdout",
+            OutputStream::Stderr => "stderr",
+        }
+    }
+}
+
 impl OutputOptions {
+    /// Whether the conditions read the command's stdout.
+    pub(crate) fn matches_stdout(&self) -> bool {
+        self.conditions.any() && self.stream != OutputStream::Stderr
+    }
+
+    /// Whether the conditions read the command's stderr.
+    pub(crate) fn matches_stderr(&self) -> bool {
+        self.conditions.any() && self.stream != OutputStream::Stdout
+    }
+
     /// Whether the command's stdout is piped through the tool.
     pub(crate) fn pipes_stdout(&self) -> bool {
-        self.conditions.any() || self.hold
+        self.matches_stdout() || self.hold
     }
 
     /// Whether the command's stderr is piped through the tool.
     pub(crate) fn pipes_stderr(&self) -> bool {
-        self.conditions.any()
+        self.matches_stderr()
     }
 }

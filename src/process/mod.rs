@@ -10,6 +10,7 @@
 
 pub(crate) mod clock;
 pub(crate) mod command_line;
+pub(crate) mod hooks;
 pub(crate) mod reaper;
 pub(crate) mod request_file;
 pub(crate) mod signals;
@@ -35,9 +36,9 @@ use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::output::OutputOptions;
 use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
-use crate::process::signals::{SignalWatch, Wake};
+use crate::process::signals::{ChildMask, SignalWatch, TimeoutSignal, Wake};
 use crate::process::stdin_replay::HeldInput;
-use crate::process::terminal::Terminal;
+use crate::process::terminal::{Handover, Terminal};
 use crate::process::termination::TimeLimit;
 use crate::requested;
 use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
@@ -59,8 +60,10 @@ pub(crate) enum Isolation {
 pub(crate) struct ProcessOptions {
     /// `--timeout`: the limit of one attempt.
     pub(crate) timeout: Option<Duration>,
-    /// `--kill-after`: how long after SIGTERM to send SIGKILL.
+    /// `--kill-after`: how long after the timeout signal (or a passed-on one) to send SIGKILL.
     pub(crate) kill_after: Duration,
+    /// `--timeout-signal`: what ends an attempt at its time limit.
+    pub(crate) timeout_signal: TimeoutSignal,
     /// Process group or `--foreground`.
     pub(crate) isolation: Isolation,
 }
@@ -124,22 +127,8 @@ impl ProcessRunner<'_> {
         if self.options.isolation == Isolation::OwnGroup {
             command.process_group(0);
         }
-        let mask = self.watch.child_mask();
         let handover = self.terminal.as_ref().map(Terminal::handover);
-        let parent = getpid();
-        // SAFETY: the closure runs in the child between fork and exec, and calls only
-        // async-signal-safe functions (prctl, getppid, getpid, tcgetpgrp, tcsetpgrp, signal,
-        // pthread_sigmask); it allocates nothing, and the error it may return is built from a
-        // raw errno.
-        unsafe {
-            command.pre_exec(move || {
-                set_parent_death_signal(parent)?;
-                if let Some(handover) = handover {
-                    handover.take_in_child();
-                }
-                mask.restore()
-            });
-        }
+        prepare_child(&mut command, self.watch.child_mask(), handover);
         command
             .spawn()
             .map_err(|err| spawn_error(&self.command, &err))
@@ -153,17 +142,25 @@ impl ProcessRunner<'_> {
                 true => Destination::Hold(SpillBuffer::default()),
                 false => Destination::stdout(),
             };
-            (OwnedFd::from(pipe), destination)
+            (
+                OwnedFd::from(pipe),
+                destination,
+                self.output.matches_stdout(),
+            )
         });
-        let stderr = child
-            .stderr
-            .take()
-            .map(|pipe| (OwnedFd::from(pipe), Destination::stderr()));
+        let stderr = child.stderr.take().map(|pipe| {
+            let matched = self.output.matches_stderr();
+            (OwnedFd::from(pipe), Destination::stderr(), matched)
+        });
         let mut failure = None;
         let mut copies = Vec::new();
-        for (pipe, destination) in stdout.into_iter().chain(stderr) {
+        for (pipe, destination, matched) in stdout.into_iter().chain(stderr) {
             let doorbell = self.watch.doorbell();
-            let conditions = Arc::clone(&self.output.conditions);
+            // A stream piped only to be held is not matched.
+            let conditions = match matched {
+                true => Arc::clone(&self.output.conditions),
+                false => Arc::default(),
+            };
             match StreamCopy::start(pipe, destination, conditions, move || doorbell.ring()) {
                 Ok(copy) => copies.push(copy),
                 Err(err) => {
@@ -254,8 +251,7 @@ impl Attempts for ProcessRunner<'_> {
         let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         let group = self.options.isolation == Isolation::OwnGroup;
         let terminal = self.terminal.as_ref();
-        let kill_after = self.options.kill_after;
-        let mut supervision = Supervision::new(self.watch, leader, group, terminal, kill_after);
+        let mut supervision = Supervision::new(self.watch, leader, group, terminal, &self.options);
         let status = supervision.await_leader(limit);
         let held_terminal = terminal.is_some_and(|terminal| terminal.is_held_by(leader));
         if let Some(terminal) = terminal {
@@ -281,6 +277,25 @@ impl Attempts for ProcessRunner<'_> {
         report.requested = requested;
         report.request_problems = request_problems;
         Ok(report)
+    }
+}
+
+/// Have `command`'s child, between fork and exec, take SIGTERM as its parent-death signal, take
+/// the terminal if `handover` says so, and restore the signal mask the tool started with.
+fn prepare_child(command: &mut Command, mask: ChildMask, handover: Option<Handover>) {
+    let parent = getpid();
+    // SAFETY: the closure runs in the child between fork and exec, and calls only
+    // async-signal-safe functions (prctl, getppid, getpid, tcgetpgrp, tcsetpgrp, signal,
+    // pthread_sigmask); it allocates nothing, and the error it may return is built from a
+    // raw errno.
+    unsafe {
+        command.pre_exec(move || {
+            set_parent_death_signal(parent)?;
+            if let Some(handover) = handover {
+                handover.take_in_child();
+            }
+            mask.restore()
+        });
     }
 }
 

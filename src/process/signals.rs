@@ -278,6 +278,46 @@ pub(crate) fn name(signal: i32) -> String {
     Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string())
 }
 
+/// `--timeout-signal`: the signal that ends an attempt at its time limit, before SIGKILL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimeoutSignal(pub(crate) Signal);
+
+impl Default for TimeoutSignal {
+    fn default() -> Self {
+        TimeoutSignal(Signal::SIGTERM)
+    }
+}
+
+/// A signal's name, with or without `SIG` and in any case (`TERM`, `sigint`), or its number.
+impl std::str::FromStr for TimeoutSignal {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        const EXPECTED: &str = "expected a signal's name or number, e.g. TERM, SIGINT or 2";
+        let trimmed = text.trim();
+        let signal = match trimmed.parse::<i32>() {
+            Ok(number) => Signal::try_from(number).ok(),
+            Err(_) => {
+                let upper = trimmed.to_ascii_uppercase();
+                let name = match upper.starts_with("SIG") {
+                    true => upper,
+                    false => format!("SIG{upper}"),
+                };
+                name.parse::<Signal>().ok()
+            }
+        };
+        signal
+            .map(TimeoutSignal)
+            .ok_or_else(|| format!("not a signal; {EXPECTED}"))
+    }
+}
+
+impl std::fmt::Display for TimeoutSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.as_str())
+    }
+}
+
 /// End this process by `signal`, so that its parent sees death by that signal; core dumps are
 /// disabled first, so a re-raised SIGQUIT leaves no core file. Falls back to exit 128+N.
 pub fn die_of(signal: i32) -> ! {
@@ -304,6 +344,27 @@ pub fn die_of(signal: i32) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeout_signals_are_named_or_numbered() {
+        for (text, signal) in [
+            ("TERM", Signal::SIGTERM),
+            ("sigint", Signal::SIGINT),
+            ("SIGKILL", Signal::SIGKILL),
+            ("2", Signal::SIGINT),
+            (" usr1 ", Signal::SIGUSR1),
+        ] {
+            assert_eq!(
+                text.parse::<TimeoutSignal>(),
+                Ok(TimeoutSignal(signal)),
+                "{text}"
+            );
+        }
+        for bad in ["", "SIG", "TERMINATE", "0", "99", "-9"] {
+            assert!(bad.parse::<TimeoutSignal>().is_err(), "{bad}");
+        }
+        assert_eq!(TimeoutSignal::default().to_string(), "SIGTERM");
+    }
 
     #[test]
     fn names_signals_conventionally() {

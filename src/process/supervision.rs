@@ -17,6 +17,7 @@ use crate::process::reaper;
 use crate::process::signals::{SignalWatch, Wake};
 use crate::process::terminal::Terminal;
 use crate::process::termination::{Termination, TimeLimit};
+use crate::process::ProcessOptions;
 use crate::retry_loop::AttemptReport;
 
 /// How far the tool has gone in ending the attempt.
@@ -24,7 +25,8 @@ use crate::retry_loop::AttemptReport;
 enum Escalation {
     /// Nothing sent yet.
     Calm,
-    /// SIGTERM (or a forwarded signal) sent at this moment; SIGKILL follows after `kill_after`.
+    /// The timeout signal (or a forwarded one) sent at this moment; SIGKILL follows after
+    /// `kill_after`.
     Terminating(Instant),
     /// SIGKILL sent at this moment.
     Killed(Instant),
@@ -39,6 +41,8 @@ pub(super) struct Supervision<'a> {
     /// The terminal the attempt's group holds, to pass back and forth when it is stopped.
     terminal: Option<&'a Terminal>,
     kill_after: Duration,
+    /// `--timeout-signal`: sent at the time limit.
+    timeout_signal: Signal,
     escalation: Escalation,
     timed_out: Option<TimeLimit>,
     interrupted_by: Option<i32>,
@@ -54,14 +58,15 @@ impl<'a> Supervision<'a> {
         leader: Pid,
         group: bool,
         terminal: Option<&'a Terminal>,
-        kill_after: Duration,
+        options: &ProcessOptions,
     ) -> Self {
         Supervision {
             watch,
             leader,
             group,
             terminal,
-            kill_after,
+            kill_after: options.kill_after,
+            timeout_signal: options.timeout_signal.0,
             escalation: Escalation::Calm,
             timed_out: None,
             interrupted_by: None,
@@ -90,7 +95,7 @@ impl<'a> Supervision<'a> {
                 Wake::Timeout => match self.escalation {
                     Escalation::Calm => {
                         self.timed_out = limit.map(|(_, kind)| kind);
-                        self.terminate(Signal::SIGTERM);
+                        self.terminate(self.timeout_signal);
                     }
                     _ => self.kill(),
                 },
@@ -149,21 +154,25 @@ impl<'a> Supervision<'a> {
         }
     }
 
-    /// The report of the attempt whose main process ended with `status`.
-    pub(super) fn report(&self, status: WaitStatus, output: CopyOutcome) -> AttemptReport {
+    /// How the process whose main process ended with `status` ended, its time limit counted.
+    pub(super) fn termination(&self, status: WaitStatus) -> Termination {
         let signal = match status {
             WaitStatus::Signaled(_, signal, _) => Some(signal as i32),
             _ => None,
         };
-        let termination = match (self.timed_out, status) {
+        match (self.timed_out, status) {
             (Some(limit), _) => Termination::TimedOut { limit, signal },
             (None, WaitStatus::Exited(_, code)) => {
                 Termination::Exited(u8::try_from(code & 0xff).unwrap_or(u8::MAX))
             }
             (None, _) => Termination::Signaled(signal.unwrap_or(libc::SIGKILL)),
-        };
+        }
+    }
+
+    /// The report of the attempt whose main process ended with `status`.
+    pub(super) fn report(&self, status: WaitStatus, output: CopyOutcome) -> AttemptReport {
         AttemptReport {
-            termination,
+            termination: self.termination(status),
             interrupted_by: self.interrupted_by,
             from_keyboard: self.from_keyboard,
             lingering: self.lingering,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::attempts::Numbering;
-use crate::outcome::{AttemptOutcome, RunEnd};
+use crate::outcome::{AttemptOutcome, HookEnd, RunEnd};
 
 /// Something that happened during a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +17,8 @@ pub(crate) enum Event {
     Splay(Duration),
     /// Something the user should know that changes nothing in the run.
     Warning(String),
+    /// A hook ran (or could not).
+    HookEnd(HookEnd),
     /// The run is over.
     Done(RunEnd),
 }

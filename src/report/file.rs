@@ -338,7 +338,7 @@ impl EventSink for ReportWriter {
                 }
             }
             Event::Splay(wait) => self.splay = Some(*wait),
-            Event::Done(_) | Event::Warning(_) => {}
+            Event::Done(_) | Event::Warning(_) | Event::HookEnd(_) => {}
         }
     }
 }

@@ -48,6 +48,11 @@ pub(crate) enum JsonEvent<'a> {
     Warning {
         message: &'a str,
     },
+    HookEnd {
+        hook: &'static str,
+        status: u8,
+        duration_ms: f64,
+    },
     Done {
         status: u8,
         attempts: u64,
@@ -94,6 +99,11 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             cause: WaitCause::Splay.name(),
         }],
         Event::Warning(message) => vec![JsonEvent::Warning { message }],
+        Event::HookEnd(end) => vec![JsonEvent::HookEnd {
+            hook: end.hook.name(),
+            status: end.status(),
+            duration_ms: to_millis(end.duration),
+        }],
         Event::Done(end) => vec![JsonEvent::Done {
             status: Exit::of(end).status(),
             attempts: end.attempts,
@@ -129,7 +139,7 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
 mod tests {
     use super::*;
     use crate::attempts::Numbering;
-    use crate::outcome::{Moment, RunEnd, WaitCause};
+    use crate::outcome::{Hook, HookEnd, HookOutcome, Moment, RunEnd, WaitCause};
     use crate::output::OutputMatch;
     use crate::process::termination::{Termination, TimeLimit};
     use crate::readme::{object_keys, row_keys};
@@ -153,8 +163,7 @@ mod tests {
             duration: Duration::from_millis(3),
             matched: OutputMatch {
                 retry: Some("503".into()),
-                stop: None,
-                requested: None,
+                ..OutputMatch::default()
             },
             reset: true,
             requested: Some(Requested::Wait(Duration::from_secs(2))),
@@ -187,6 +196,12 @@ mod tests {
             Event::AttemptEnd(outcome),
             Event::AttemptEnd(stopped),
             Event::Warning("careful".into()),
+            Event::HookEnd(HookEnd {
+                hook: Hook::OnRetry,
+                outcome: HookOutcome::Ended(Termination::Exited(3)),
+                duration: Duration::from_millis(5),
+                interrupted_by: None,
+            }),
             Event::Done(end),
             Event::Done(lost),
         ]
@@ -205,7 +220,7 @@ mod tests {
                 keys.dedup();
             }
         }
-        assert_eq!(seen.len(), 5, "{seen:?}");
+        assert_eq!(seen.len(), 6, "{seen:?}");
         for (event, keys) in seen {
             assert_eq!(keys, row_keys(&event), "the README's row for {event}");
         }

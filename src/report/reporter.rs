@@ -69,7 +69,9 @@ pub fn say_error(message: &str) {
 mod tests {
     use super::*;
     use crate::attempts::Numbering;
-    use crate::outcome::{AttemptOutcome, Moment, Next, RunEnd, WaitCause};
+    use crate::outcome::{
+        AttemptOutcome, Hook, HookEnd, HookOutcome, Moment, Next, RunEnd, WaitCause,
+    };
     use crate::output::OutputMatch;
     use crate::policy::Refusal;
     use crate::process::termination::{Termination, TimeLimit};
@@ -226,6 +228,54 @@ mod tests {
             done(Moment::Wait),
             "retry: stopped by SIGTERM after 1 attempt, while waiting to retry\n"
         );
+        assert_eq!(
+            done(Moment::Hook(Hook::OnGiveUp)),
+            "retry: stopped by SIGTERM after 1 attempt, while running --on-give-up; passed it on \
+             to it\n"
+        );
+    }
+
+    #[test]
+    fn a_hook_is_a_warning_in_text_only_when_it_did_not_succeed() {
+        let hook = |outcome| {
+            let end = HookEnd {
+                hook: Hook::OnRetry,
+                outcome,
+                duration: Duration::from_millis(7),
+                interrupted_by: None,
+            };
+            let text = render(
+                settings(LogFormat::Text, Verbosity::Normal),
+                &[Event::HookEnd(end.clone())],
+            );
+            let json = render(
+                settings(LogFormat::Json, Verbosity::Normal),
+                &[Event::HookEnd(end)],
+            );
+            (text, json)
+        };
+        let (text, json) = hook(HookOutcome::Ended(Termination::Exited(0)));
+        assert_eq!(text, "");
+        assert_eq!(
+            json,
+            "{\"event\":\"hook_end\",\"hook\":\"on_retry\",\"status\":0,\"duration_ms\":7.0}\n"
+        );
+        let (text, _) = hook(HookOutcome::Ended(Termination::Exited(3)));
+        assert_eq!(
+            text,
+            "retry: warning: --on-retry failed with exit status 3; the run goes on as it would \
+             without it\n"
+        );
+        let not_run = HookOutcome::NotRun {
+            status: 124,
+            why: "--max-time left no time to run it".into(),
+        };
+        let (text, json) = hook(not_run);
+        assert!(
+            text.contains("--on-retry did not run: --max-time left no time"),
+            "{text}"
+        );
+        assert!(json.contains("\"status\":124"), "{json}");
     }
 
     #[test]
@@ -300,7 +350,7 @@ mod tests {
         matched.matched = OutputMatch {
             retry: Some("503".into()),
             stop: Some("404".into()),
-            requested: None,
+            ..OutputMatch::default()
         };
         let text = render(
             settings(LogFormat::Json, Verbosity::Normal),

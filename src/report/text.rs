@@ -5,7 +5,9 @@
 
 use crate::duration::format_duration;
 use crate::exit::Exit;
-use crate::outcome::{AttemptOutcome, Moment, Next, Reason, RunEnd, WaitCause};
+use crate::outcome::{
+    AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, WaitCause,
+};
 use crate::process::signals;
 use crate::process::termination::{Termination, TimeLimit};
 use crate::report::events::Event;
@@ -38,6 +40,10 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
             format_duration(*wait)
         ),
         Event::Warning(message) => format!("retry: warning: {message}"),
+        Event::HookEnd(end) => match hook_line(end) {
+            Some(line) => line,
+            None => return Vec::new(),
+        },
         Event::Done(end) => return end_lines(end),
         _ => return Vec::new(),
     };
@@ -94,6 +100,19 @@ fn ended(termination: Termination) -> String {
             ..
         } => format!("was stopped at the --max-time deadline (status {status})"),
     }
+}
+
+/// A warning for a hook that did not succeed; none for one that did.
+fn hook_line(end: &HookEnd) -> Option<String> {
+    let what = match &end.outcome {
+        HookOutcome::Ended(Termination::Exited(0)) => return None,
+        HookOutcome::Ended(termination) => ended(*termination),
+        HookOutcome::NotRun { why, .. } => format!("did not run: {why}"),
+    };
+    Some(format!(
+        "retry: warning: {} {what}; the run goes on as it would without it",
+        end.hook.flag()
+    ))
 }
 
 fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
@@ -158,6 +177,10 @@ fn interrupted_line(signal: i32, moment: Moment, attempts: &str) -> String {
         Moment::Wait => {
             format!("retry: stopped by {signal} after {attempts}, while waiting to retry")
         }
+        Moment::Hook(hook) => format!(
+            "retry: stopped by {signal} after {attempts}, while running {}; passed it on to it",
+            hook.flag()
+        ),
         Moment::Budget => format!(
             "retry: stopped by {signal} after {attempts}, while consulting the retry budget"
         ),

@@ -4,6 +4,7 @@ mod completions;
 mod fleet;
 mod generated;
 mod harness;
+mod hooks;
 mod man;
 mod output;
 mod package;

@@ -40,10 +40,13 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.rows(&docs::exit_statuses());
     page.section("SIGNALS");
     page.rows(&docs::signals());
-    let [of_command, read] = docs::environment();
+    let [of_command, of_hook, read] = docs::environment();
     page.section("ENVIRONMENT");
     page.text("Every attempt of COMMAND finds these in its environment:");
     page.rows(&of_command);
+    page.line(".PP");
+    page.text("A hook (--on-retry, --on-give-up) finds COMMAND's, and:");
+    page.rows(&of_hook);
     page.line(".PP");
     page.text("retry itself reads:");
     page.rows(&read);
@@ -69,7 +72,7 @@ pub(crate) fn budget_page(command: &Command) -> String {
     page.paragraphs(&show.get_long_about().expect("a long about").to_string());
     page.options(show);
     page.section("ENVIRONMENT");
-    page.rows(&docs::environment()[1]);
+    page.rows(&docs::environment()[2]);
     page.section("SEE ALSO");
     page.line("\\fBretry\\fR(1)");
     page.out

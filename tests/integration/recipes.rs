@@ -203,6 +203,24 @@ fn the_retry_after_recipe_waits_as_the_server_asks() {
 }
 
 #[test]
+fn the_readiness_recipe_waits_for_the_rollout() {
+    let recipe = "retry --success-on-output 'successfully rolled out' -n 30 --base 2s -- kubectl rollout status deployment/web --watch=false";
+    let waiting = "Waiting for deployment \"web\" rollout to finish: 1 of 2 updated replicas are available...";
+    let stand_ins = StandIns::new().fails(
+        "kubectl",
+        1,
+        waiting,
+        0,
+        "deployment \"web\" successfully rolled out",
+    );
+    stand_ins
+        .run(recipe, None)
+        .expect_code(0)
+        .expect_stdout("deployment \"web\" successfully rolled out\n");
+    assert_eq!(stand_ins.runs("kubectl"), 2);
+}
+
+#[test]
 fn the_quick_start_recipes_work() {
     for (recipe, script) in [
         (

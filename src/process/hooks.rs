@@ -1,0 +1,120 @@
+//! The hooks, `--on-retry` and `--on-give-up`: a shell line run with `sh -c` in a process group
+//! of its own, under the supervision an attempt gets.
+//!
+//! A hook gets the attempt's environment (the variables stay as the last attempt had them, but
+//! for its `RETRY_AFTER_FILE`, already gone) and `RETRY_STATUS`, with `RETRY_NEXT_WAIT_MS` or
+//! `RETRY_REASON`; no stdin, and its stdout goes to the tool's stderr, so that the command's
+//! stdout stays the command's. Its time limit is `--timeout`, or [`HOOK_LIMIT`], and never past
+//! `--max-time`; then the time-limit signal, SIGKILL after `--kill-after`, and its whole group
+//! is cleared after it, as for an attempt. A signal that ends the run is passed on to it.
+
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::unistd::Pid;
+
+use super::supervision::Supervision;
+use super::{prepare_child, ProcessOptions};
+use crate::duration::to_millis;
+use crate::environment;
+use crate::exit::Exit;
+use crate::outcome::{Hook, HookEnd, HookOutcome, SpawnFailure};
+use crate::process::signals::SignalWatch;
+use crate::process::termination::TimeLimit;
+use crate::retry_loop::{HookCall, Hooks};
+
+/// A hook's time limit without `--timeout`.
+pub(crate) const HOOK_LIMIT: Duration = Duration::from_secs(60);
+
+/// The shell lines of the hooks given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct HookLines {
+    pub(crate) on_retry: Option<String>,
+    pub(crate) on_give_up: Option<String>,
+}
+
+/// Runs the hooks as processes.
+pub(crate) struct HookRunner<'a> {
+    pub(crate) lines: HookLines,
+    pub(crate) options: ProcessOptions,
+    pub(crate) watch: &'a SignalWatch,
+}
+
+impl Hooks for HookRunner<'_> {
+    fn run(&mut self, call: &HookCall, deadline: Option<Instant>) -> Option<HookEnd> {
+        let line = match call.hook {
+            Hook::OnRetry => self.lines.on_retry.as_deref(),
+            Hook::OnGiveUp => self.lines.on_give_up.as_deref(),
+        }?;
+        let started = Instant::now();
+        let own = started.checked_add(self.options.timeout.unwrap_or(HOOK_LIMIT));
+        let limit = match (own, deadline) {
+            (_, Some(deadline)) if deadline <= started => {
+                return Some(not_run(
+                    call.hook,
+                    Exit::TimedOut.status(),
+                    "--max-time left no time to run it".into(),
+                ));
+            }
+            (Some(own), Some(deadline)) if deadline < own => Some((deadline, TimeLimit::Deadline)),
+            (Some(own), _) => Some((own, TimeLimit::Attempt)),
+            (None, deadline) => deadline.map(|deadline| (deadline, TimeLimit::Deadline)),
+        };
+        let child = match self.command(line, call).spawn() {
+            Ok(child) => child,
+            Err(err) => {
+                let failure = match err.kind() {
+                    io::ErrorKind::NotFound => SpawnFailure::NotFound,
+                    _ => SpawnFailure::CannotExecute,
+                };
+                let why = format!("cannot run sh: {err}");
+                return Some(not_run(call.hook, Exit::from(failure).status(), why));
+            }
+        };
+        let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        let mut supervision = Supervision::new(self.watch, leader, true, None, &self.options);
+        let status = supervision.await_leader(limit);
+        supervision.clear_group();
+        Some(HookEnd {
+            hook: call.hook,
+            outcome: HookOutcome::Ended(supervision.termination(status)),
+            duration: started.elapsed(),
+            interrupted_by: supervision.interrupted_by(),
+        })
+    }
+}
+
+impl HookRunner<'_> {
+    /// `sh -c line`, set up as the module header says.
+    fn command(&self, line: &str, call: &HookCall) -> Command {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(line).stdin(Stdio::null());
+        if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
+            command.stdout(stderr);
+        }
+        command.env(environment::STATUS.name, call.status.to_string());
+        if let Some(wait) = call.next_wait {
+            command.env(environment::NEXT_WAIT_MS.name, to_millis(wait).to_string());
+        }
+        if let Some(reason) = call.reason {
+            command.env(environment::REASON.name, reason);
+        }
+        command.env_remove(environment::AFTER_FILE.name);
+        command.process_group(0);
+        prepare_child(&mut command, self.watch.child_mask(), None);
+        command
+    }
+}
+
+/// A hook that did not run, with the status a shell would give and why.
+fn not_run(hook: Hook, status: u8, why: String) -> HookEnd {
+    HookEnd {
+        hook,
+        outcome: HookOutcome::NotRun { status, why },
+        duration: Duration::ZERO,
+        interrupted_by: None,
+    }
+}

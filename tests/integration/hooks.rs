@@ -1,0 +1,221 @@
+//! What other retry tools' users rely on: hooks, the timeout signal, readiness by output, and
+//! output conditions on one stream.
+
+use crate::harness::{process_exists, retry, wait_for, Invocation, Scratch};
+
+#[test]
+fn on_retry_runs_between_attempts_with_its_variables_and_output_on_stderr() {
+    let scratch = Scratch::new();
+    let hook = r#"echo "hook $RETRY_ATTEMPT $RETRY_STATUS $RETRY_NEXT_WAIT_MS ${RETRY_REASON-none}" | tee -a "$LOG""#;
+    let run = retry([
+        "--log-format",
+        "json",
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--on-retry",
+        hook,
+    ])
+    .args([
+        "--",
+        "sh",
+        "-c",
+        r#"echo "attempt $RETRY_ATTEMPT" >> "$LOG"; echo out; exit 3"#,
+    ])
+    .env("LOG", scratch.path("log"))
+    .run();
+    run.expect_code(3).expect_stdout("out\nout\nout\n");
+    assert_eq!(
+        scratch.read("log"),
+        "attempt 1\nhook 1 3 0 none\nattempt 2\nhook 2 3 0 none\nattempt 3\n"
+    );
+    run.expect_stderr("hook 1 3 0 none\n");
+    let ends = run.events_named("hook_end");
+    assert_eq!(ends.len(), 2, "{run}");
+    assert_eq!(
+        (&ends[0]["hook"], &ends[0]["status"]),
+        (&"on_retry".into(), &0.into())
+    );
+}
+
+#[test]
+fn a_failing_hook_changes_nothing_but_a_warning() {
+    let run = retry([
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "--on-retry",
+        "exit 9",
+        "--on-give-up",
+        "exit 8",
+    ])
+    .args(["--", "sh", "-c", "exit 4"])
+    .run();
+    run.expect_code(4)
+        .expect_stderr("retry: warning: --on-retry failed with exit status 9;")
+        .expect_stderr("retry: warning: --on-give-up failed with exit status 8;");
+}
+
+#[test]
+fn a_hanging_hook_is_ended_at_its_limit_and_leaves_nothing_behind() {
+    let scratch = Scratch::new();
+    let hook = r#"sleep 60 & echo $! > "$PIDS"; exec sleep 60"#;
+    let run = retry([
+        "--log-format",
+        "json",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "--timeout",
+        "300ms",
+    ])
+    .args(["--kill-after", "200ms", "--on-retry", hook, "--", "false"])
+    .env("PIDS", scratch.path("pids"))
+    .run();
+    run.expect_code(1);
+    let end = &run.events_named("hook_end")[0];
+    assert_eq!(end["status"], 124, "{run}");
+    assert_eq!(run.event("done")["attempts"], 2, "the run went on\n{run}");
+    let left = scratch.pid("pids");
+    assert!(
+        !process_exists(left),
+        "the hook's background process {left} is still running"
+    );
+}
+
+#[test]
+fn on_give_up_runs_once_when_the_run_gives_up_and_never_else() {
+    let scratch = Scratch::new();
+    let hook = r#"echo "$RETRY_REASON $RETRY_STATUS" >> "$LOG""#;
+    let give_up = |args: &[&str]| {
+        retry(["-n", "2", "--base", "0s", "--on-give-up", hook])
+            .args(args)
+            .env("LOG", scratch.path("log"))
+            .run()
+    };
+    give_up(&["--", "sh", "-c", "exit 5"]).expect_code(5);
+    assert_eq!(scratch.read("log"), "exhausted 5\n");
+    give_up(&["--", "true"]).expect_code(0);
+    give_up(&["--", "no-such-command-for-retry"]).expect_code(127);
+    assert_eq!(
+        scratch.read("log"),
+        "exhausted 5\nspawn_failed 127\n",
+        "not after a success"
+    );
+
+    let running = retry([
+        "--on-give-up",
+        hook,
+        "--",
+        "sh",
+        "-c",
+        r#"touch "$STARTED"; exec sleep 30"#,
+    ])
+    .env("LOG", scratch.path("log"))
+    .env("STARTED", scratch.path("started"))
+    .spawn();
+    wait_for("the attempt to start", || scratch.path("started").exists());
+    running.signal(libc::SIGTERM);
+    running.finish().expect_signal(libc::SIGTERM);
+    assert_eq!(scratch.lines("log"), 2, "not when a signal stops the run");
+}
+
+#[test]
+fn the_timeout_signal_reaches_a_command_that_traps_it() {
+    let trap = r#"trap 'echo "got INT"; exit 7' INT; sleep 30 & wait"#;
+    let run = retry(["-n", "1", "--timeout", "300ms", "--timeout-signal", "INT"])
+        .args(["--", "sh", "-c", trap])
+        .run();
+    run.expect_code(124).expect_stdout("got INT\n");
+    retry(["--timeout-signal", "TERMINATE", "true"])
+        .run()
+        .expect_code(125)
+        .expect_stderr("invalid value 'TERMINATE' for '--timeout-signal <SIGNAL>'");
+}
+
+#[test]
+fn success_on_output_waits_until_the_command_says_it_is_ready() {
+    let scratch = Scratch::new();
+    let until_third = r#"[ "$RETRY_ATTEMPT" -ge 3 ] && echo "service is ready" || echo pending"#;
+    let run = retry(["--log-format", "json", "-n", "5", "--base", "0s"])
+        .args([
+            "--success-on-output",
+            "ready$",
+            "--",
+            "sh",
+            "-c",
+            until_third,
+        ])
+        .run();
+    run.expect_code(0);
+    let done = run.event("done");
+    assert_eq!(
+        (&done["reason"], &done["attempts"]),
+        (&"success".into(), &3.into()),
+        "{run}"
+    );
+    let ends = run.events_named("attempt_end");
+    assert_eq!(
+        (&ends[0]["verdict"], &ends[0]["status"]),
+        (&"retry".into(), &0.into())
+    );
+    assert_eq!(ends[2]["matched"], "success_on_output", "{run}");
+
+    let never = retry([
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--success-on-output",
+        "ready$",
+        "--",
+    ])
+    .args(["sh", "-c", r#"echo pending >> "$LOG""#])
+    .env("LOG", scratch.path("log"))
+    .run();
+    never.expect_code(1);
+    assert_eq!(scratch.lines("log"), 3, "{never}");
+}
+
+/// A run whose `--retry-on-output 'try again'` reads only `stream`, three attempts at most.
+fn reading(stream: &str) -> Invocation {
+    retry([
+        "--log-format",
+        "json",
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--output-stream",
+        stream,
+    ])
+    .args(["--retry-on-output", "try again", "--", "sh", "-c"])
+}
+
+#[test]
+fn one_stream_leaves_the_other_attached() {
+    let scratch = Scratch::new();
+    let out = std::fs::File::create(scratch.path("out")).unwrap();
+    let run = reading("stderr")
+        .args([r#"echo "try again"; readlink /proc/$$/fd/1; exit 1"#])
+        .stdout(out)
+        .run();
+    run.expect_code(1);
+    assert_eq!(
+        run.event("done")["reason"],
+        "not_retryable",
+        "a match on stdout is not read\n{run}"
+    );
+    let written = scratch.read("out");
+    assert!(
+        written.ends_with(&format!("{}\n", scratch.path("out").display())),
+        "stdout was not the command's own: {written}"
+    );
+    let run = reading("stdout")
+        .args([r#"echo "try again"; exit 1"#])
+        .run();
+    assert_eq!(run.event("done")["reason"], "exhausted", "{run}");
+}

@@ -69,7 +69,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool''s own backoff')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Rerun the experiments behind this tool''s defaults, with its own code')
             [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'Look at a retry budget')
             break
         }
@@ -81,8 +81,47 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--multiplier', '--multiplier', [CompletionResultType]::ParameterName, 'Growth of the longest possible wait per retry; a number of at least 1')
             [CompletionResult]::new('--trials', '--trials', [CompletionResultType]::ParameterName, 'Run N trials per strategy and client count; the table reports their mean and spread')
             [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
-            [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per strategy and client count')
-            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw work and completion time against clients to FILE as SVG')
+            [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per point of the table')
+            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw the table''s means to FILE as SVG, one line per strategy or policy')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('contention', 'contention', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment (the default)')
+            [CompletionResult]::new('load', 'load', [CompletionResultType]::ParameterValue, 'Rerun Brooker''s retries-and-load experiment, with this tool''s budget among the policies')
+            break
+        }
+        'retry;simulate;contention' {
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'The first wait, and the scale of the others (e.g. 5ms)')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The longest single wait')
+            [CompletionResult]::new('--multiplier', '--multiplier', [CompletionResultType]::ParameterName, 'Growth of the longest possible wait per retry; a number of at least 1')
+            [CompletionResult]::new('--trials', '--trials', [CompletionResultType]::ParameterName, 'Run N trials per strategy and client count; the table reports their mean and spread')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
+            [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per point of the table')
+            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw the table''s means to FILE as SVG, one line per strategy or policy')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;simulate;load' {
+            [CompletionResult]::new('--failure-rates', '--failure-rates', [CompletionResultType]::ParameterName, 'Simulate these failure rates: the server''s probability of failing a call, each from 0 to 1')
+            [CompletionResult]::new('--policies', '--policies', [CompletionResultType]::ParameterName, 'Compare these policies (a comma-separated list of none, retries, bucket and budget)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'The most retries per request, for retries and budget')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Simulate N clients')
+            [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Requests each client starts, on average, per unit of time (e.g. 10/s, 600/1m)')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'With --backoff, the first wait, and the scale of the others')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'With --backoff, the jitter: none, full, equal or decorrelated')
+            [CompletionResult]::new('--budget-rate', '--budget-rate', [CompletionResultType]::ParameterName, 'The budget policy''s --budget-rate: at most N tokens, N more every DURATION')
+            [CompletionResult]::new('--budget-ratio', '--budget-ratio', [CompletionResultType]::ParameterName, 'The budget policy''s --budget-ratio: tokens earned per first try')
+            [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'The budget policy''s --budget-window: how long earned tokens last')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'How long clients start requests; those in flight then run to their end')
+            [CompletionResult]::new('--trials', '--trials', [CompletionResultType]::ParameterName, 'Run N trials per policy and failure rate; the table reports their mean and spread')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
+            [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per point of the table')
+            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw the table''s means to FILE as SVG, one line per strategy or policy')
+            [CompletionResult]::new('--serial', '--serial', [CompletionResultType]::ParameterName, 'Serial (closed-loop) clients: each keeps one request in flight, instead of starting them at Poisson moments')
+            [CompletionResult]::new('--backoff', '--backoff', [CompletionResultType]::ParameterName, 'Wait between a request''s retries as this tool''s backoff says (--base, --jitter, a cap of 1m)')
+            [CompletionResult]::new('--shared', '--shared', [CompletionResultType]::ParameterName, 'One budget shared by every client, as a fleet shares one on Redis, instead of one each')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

@@ -24,7 +24,10 @@ use crate::budget::model::Terms;
 use crate::budget::show::ShowRequest;
 use crate::budget::store::{Location, OnFailure, Store};
 use crate::budget::{BudgetName, Prepared};
-use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, SimulateArgs, Subcommand};
+use crate::cli::simulate::{
+    ContentionArgs, Experiment as SimulateExperiment, LoadArgs, SimulateCommand,
+};
+use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, Subcommand};
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
@@ -218,7 +221,7 @@ impl Config {
         let seed = Seed::resolve(cli.seed, &cli.command);
         let recorded = ReportOptions::of(&cli, seed, budget.as_ref());
         let action = match (cli.subcommand.take(), cli.plan) {
-            (Some(Subcommand::Simulate(args)), _) => Action::Simulate(simulate_settings(args)?),
+            (Some(Subcommand::Simulate(args)), _) => Action::Simulate(simulate_settings(*args)?),
             (Some(Subcommand::Budget { command }), _) => {
                 let BudgetCommand::Show(args) = command;
                 cli.log_format = args.log_format;
@@ -513,20 +516,85 @@ fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
     })
 }
 
-/// The simulator's settings; its backoff comes from its own flags.
-fn simulate_settings(args: SimulateArgs) -> Result<simulate::Settings, ConfigError> {
+/// The simulator's settings, from the options of the experiment `command` names (contention
+/// unless it names one); the backoff comes from the simulator's own flags.
+fn simulate_settings(command: SimulateCommand) -> Result<simulate::Settings, ConfigError> {
+    match command.experiment {
+        Some(SimulateExperiment::Load(args)) => load_settings(args),
+        Some(SimulateExperiment::Contention(args)) => contention_settings(args),
+        None => contention_settings(command.contention),
+    }
+}
+
+fn contention_settings(args: ContentionArgs) -> Result<simulate::Settings, ConfigError> {
     let backoff = Backoff::new(args.base, args.cap, args.multiplier, Jitter::None)
         .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
     Ok(simulate::Settings {
-        experiment: simulate::contention::Experiment {
+        experiment: simulate::Experiment::Contention(simulate::contention::Experiment {
             clients: args.clients.0,
             jitters: args.jitter,
             backoff,
             trials: args.trials,
-            seed: Seed::resolve(args.seed.map(Seed::Number), &[]),
-        },
-        csv: args.csv,
-        svg: args.svg,
+            seed: Seed::resolve(args.output.seed.map(Seed::Number), &[]),
+        }),
+        csv: args.output.csv,
+        svg: args.output.svg,
+    })
+}
+
+/// The most first tries one trial of the load experiment may simulate, and the most trials one
+/// run may: beyond them a run would take hours.
+const LOAD_LIMITS: (f64, usize) = (10_000_000.0, 100_000);
+
+fn load_settings(args: LoadArgs) -> Result<simulate::Settings, ConfigError> {
+    let positive = [
+        ("--duration", args.duration),
+        ("--budget-window", args.budget_window),
+    ];
+    for (flag, value) in positive {
+        if value.is_zero() {
+            return Err(ConfigError(format!("{flag} (0s) must be more than 0s")));
+        }
+    }
+    let duration = args.duration.as_secs_f64();
+    let first_tries = f64::from(args.clients) * args.rate.0 * duration;
+    let trials = args.failure_rates.0.len() * args.policies.len() * args.trials as usize;
+    if first_tries > LOAD_LIMITS.0 || trials > LOAD_LIMITS.1 {
+        return Err(ConfigError(format!(
+            "this load simulation is too large: {first_tries:.0} first tries a trial (at most \
+             {:.0}: --clients times --rate times --duration) and {trials} trials (at most {}: \
+             failure rates times policies times --trials)",
+            LOAD_LIMITS.0, LOAD_LIMITS.1
+        )));
+    }
+    let cap = args.base.max(Duration::from_secs(60));
+    let backoff = Backoff::new(args.base, cap, DEFAULT_MULTIPLIER, args.jitter)
+        .map_err(|err| backoff_error(err, args.base, cap, DEFAULT_MULTIPLIER))?;
+    let mut policies = args.policies;
+    policies.dedup();
+    Ok(simulate::Settings {
+        experiment: simulate::Experiment::Load(simulate::load::Experiment {
+            failure_rates: args.failure_rates.0,
+            policies,
+            retries: args.retries,
+            clients: args.clients,
+            rate: args.rate.0,
+            serial: args.serial,
+            backoff: args.backoff.then_some(backoff),
+            budget: simulate::load::BudgetPolicy {
+                terms: Terms {
+                    rate: args.budget_rate,
+                    ratio: Some(args.budget_ratio.0),
+                    window: args.budget_window,
+                },
+                shared: args.shared,
+            },
+            duration,
+            trials: args.trials,
+            seed: Seed::resolve(args.output.seed.map(Seed::Number), &[]),
+        }),
+        csv: args.output.csv,
+        svg: args.output.svg,
     })
 }
 
@@ -1027,12 +1095,56 @@ mod tests {
     fn simulate_gets_its_own_settings() {
         let simulation =
             config(&["simulate", "--clients", "3", "--trials", "2", "--seed", "4"]).unwrap();
-        let Action::Simulate(settings) = simulation.action() else {
-            panic!("not a simulation")
+        let contention = |config: &Config| match config.action() {
+            Action::Simulate(simulate::Settings {
+                experiment: simulate::Experiment::Contention(experiment),
+                ..
+            }) => experiment.clone(),
+            _ => panic!("not the contention experiment"),
         };
-        assert_eq!(settings.experiment.clients, [3]);
-        assert_eq!(settings.experiment.seed, 4);
+        let experiment = contention(&simulation);
+        assert_eq!((experiment.clients, experiment.seed), (vec![3], 4));
+        let named = config(&["simulate", "contention", "--clients", "3", "--seed", "4"]).unwrap();
+        assert_eq!(contention(&named).clients, [3]);
         let err = config(&["simulate", "--base", "5s", "--cap", "1s"]).unwrap_err();
         assert!(err.to_string().contains("--cap (1s)"));
+    }
+
+    #[test]
+    fn the_load_experiment_gets_its_own_settings_within_limits() {
+        let load = config(&[
+            "simulate",
+            "load",
+            "--shared",
+            "--backoff",
+            "--policies",
+            "budget,budget",
+        ]);
+        let Action::Simulate(simulate::Settings {
+            experiment: simulate::Experiment::Load(experiment),
+            ..
+        }) = load.unwrap().action
+        else {
+            panic!("not the load experiment")
+        };
+        assert_eq!(experiment.policies, [simulate::load::Policy::Budget]);
+        assert!(experiment.budget.shared && experiment.backoff.is_some());
+        assert_eq!(
+            (experiment.failure_rates.len(), experiment.rate),
+            (13, 10.0)
+        );
+        let too_large = config(&[
+            "simulate",
+            "load",
+            "--clients",
+            "100000",
+            "--duration",
+            "1h",
+        ]);
+        assert!(too_large.unwrap_err().to_string().contains("too large"));
+        let zero = config(&["simulate", "load", "--duration", "0s"]).unwrap_err();
+        assert!(zero
+            .to_string()
+            .contains("--duration (0s) must be more than 0s"));
     }
 }

@@ -14,6 +14,7 @@ use crate::cli::{one_line_error, Cli};
 use crate::config::{Action, Config};
 use crate::report::message::printable;
 use crate::retry_loop::Waits;
+use crate::simulate::Experiment;
 
 /// Parse `data`, split at NUL bytes into arguments (raw bytes, not necessarily UTF-8), as the
 /// binary would; then do with the values what a run does with them: draw waits, turn the time
@@ -48,9 +49,18 @@ pub fn arguments(data: &[u8]) {
         Err(err) => return assert_one_line(&printable(&err.to_string())),
     };
     if let Action::Simulate(settings) = config.action() {
-        let experiment = &settings.experiment;
-        let points = experiment.clients.len() * (experiment.jitters.len() + 1);
-        assert!(points <= 5 * 1000, "{points} points");
+        match &settings.experiment {
+            Experiment::Contention(experiment) => {
+                let points = experiment.clients.len() * (experiment.jitters.len() + 1);
+                assert!(points <= 5 * 1000, "{points} points");
+            }
+            Experiment::Load(experiment) => {
+                let first_tries =
+                    f64::from(experiment.clients) * experiment.rate * experiment.duration;
+                let trials = experiment.failure_rates.len() * experiment.policies.len();
+                assert!(first_tries <= 1e7 && trials * experiment.trials as usize <= 100_000);
+            }
+        }
         return;
     }
     let rules = config.rules();

@@ -52,9 +52,14 @@ pub mod docs {
         crate::process::signals::TABLE.to_vec()
     }
 
-    /// `(what it does, command line)` examples of `retry`, then of `retry simulate`.
-    pub fn examples() -> [&'static [(&'static str, &'static str)]; 2] {
-        [&crate::cli::EXAMPLES, &crate::cli::SIMULATE_EXAMPLES]
+    /// `(what it does, command line)` examples of `retry`, of `retry simulate` (contention),
+    /// and of `retry simulate load`.
+    pub fn examples() -> [&'static [(&'static str, &'static str)]; 3] {
+        [
+            &crate::cli::EXAMPLES,
+            &crate::cli::simulate::CONTENTION_EXAMPLES,
+            &crate::cli::simulate::LOAD_EXAMPLES,
+        ]
     }
 
     /// `(name, meaning)` rows of the attempt's environment, of a hook's, and of the variables

@@ -1,9 +1,11 @@
-//! The `retry simulate --svg` picture: work and completion time against clients, side by side,
-//! one line per strategy, with labelled axes and a legend. Plain SVG text, no dependencies.
+//! The `retry simulate --svg` pictures: two panels side by side, one line per series, with
+//! labelled axes and a legend. Plain SVG text, no dependencies. The contention experiment draws
+//! work and completion time against clients; the load experiment, load and success against the
+//! failure rate.
 
 use std::fmt::Write;
 
-use crate::simulate::contention::{Point, Strategy};
+use crate::simulate::{contention, load};
 
 /// The size of one panel, and the margins around its plot area.
 const PANEL: (f64, f64) = (520.0, 400.0);
@@ -12,9 +14,113 @@ const LEGEND_HEIGHT: f64 = 40.0;
 /// Colours for the strategies, in the order they are drawn (colour-blind-safe Okabe-Ito).
 const COLOURS: [&str; 5] = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7"];
 
-/// The SVG document for `points`; `title` heads it.
-pub(crate) fn render(points: &[Point], title: &str) -> String {
-    let strategies = strategies_in_order(points);
+/// A picture of two panels sharing their horizontal axis.
+struct Figure {
+    title: String,
+    x_label: &'static str,
+    panels: [Panel; 2],
+    /// The series' names, in the order they are drawn and listed.
+    series: Vec<&'static str>,
+}
+
+/// One panel: what its vertical axis shows, and each series' points (in the order of `series`).
+struct Panel {
+    label: &'static str,
+    scale: Scale,
+    lines: Vec<Vec<(f64, f64)>>,
+}
+
+/// The contention experiment's picture: work (linear) and completion time (logarithmic, as they
+/// differ by orders of magnitude between strategies) against clients.
+pub(crate) fn contention(points: &[contention::Point], title: &str) -> String {
+    let by = Series::of(
+        points,
+        |point| point.strategy,
+        |point| f64::from(point.clients),
+    );
+    render(&Figure {
+        title: title.to_string(),
+        x_label: "clients",
+        panels: [
+            Panel {
+                label: "Work (writes, mean)",
+                scale: Scale::Linear,
+                lines: by.lines(|point| point.work.mean),
+            },
+            Panel {
+                label: "Completion time (ms, mean, log scale)",
+                scale: Scale::Log,
+                lines: by.lines(|point| point.completion_ms.mean),
+            },
+        ],
+        series: by.keys.iter().map(|strategy| strategy.name()).collect(),
+    })
+}
+
+/// The load experiment's picture: load and success against the failure rate.
+pub(crate) fn load(points: &[load::Point], title: &str) -> String {
+    let by = Series::of(points, |point| point.policy, |point| point.failure_rate);
+    render(&Figure {
+        title: title.to_string(),
+        x_label: "failure rate",
+        panels: [
+            Panel {
+                label: "Load (server calls per first try, mean)",
+                scale: Scale::Linear,
+                lines: by.lines(|point| point.load.0),
+            },
+            Panel {
+                label: "Success (successes per first try, mean)",
+                scale: Scale::Linear,
+                lines: by.lines(|point| point.success.0),
+            },
+        ],
+        series: by.keys.iter().map(|policy| policy.name()).collect(),
+    })
+}
+
+/// Points grouped into series by a key, in the order the keys first appear.
+struct Series<'p, P, K> {
+    points: &'p [P],
+    keys: Vec<K>,
+    key: fn(&P) -> K,
+    x: fn(&P) -> f64,
+}
+
+impl<'p, P, K: PartialEq> Series<'p, P, K> {
+    fn of(points: &'p [P], key: fn(&P) -> K, x: fn(&P) -> f64) -> Self {
+        let mut keys: Vec<K> = Vec::new();
+        for point in points {
+            let point_key = key(point);
+            if !keys.contains(&point_key) {
+                keys.push(point_key);
+            }
+        }
+        Series {
+            points,
+            keys,
+            key,
+            x,
+        }
+    }
+
+    /// Each series' (x, `value`) points.
+    fn lines(&self, value: fn(&P) -> f64) -> Vec<Vec<(f64, f64)>> {
+        self.keys
+            .iter()
+            .map(|series| {
+                let mine = self
+                    .points
+                    .iter()
+                    .filter(|point| (self.key)(point) == *series);
+                mine.map(|point| ((self.x)(point), value(point))).collect()
+            })
+            .collect()
+    }
+}
+
+/// The SVG document of `figure`.
+fn render(figure: &Figure) -> String {
     let width = 2.0 * PANEL.0;
     let height = PANEL.1 + LEGEND_HEIGHT + 30.0;
     let mut svg = format!(
@@ -23,38 +129,14 @@ pub(crate) fn render(points: &[Point], title: &str) -> String {
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
          <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
         width / 2.0,
-        escape(title)
+        escape(&figure.title)
     );
-    // Completion times differ by orders of magnitude between strategies, so that panel is
-    // logarithmic; work is compared on a linear scale, as in the original post.
-    let panels: [Panel; 2] = [
-        Panel {
-            label: "Work (writes, mean)",
-            scale: Scale::Linear,
-            value: |p| p.work.mean,
-        },
-        Panel {
-            label: "Completion time (ms, mean, log scale)",
-            scale: Scale::Log,
-            value: |p| p.completion_ms.mean,
-        },
-    ];
-    for (index, panel) in panels.iter().enumerate() {
-        panel.draw(&mut svg, index as f64 * PANEL.0, 30.0, points, &strategies);
+    for (index, panel) in figure.panels.iter().enumerate() {
+        panel.draw(&mut svg, index as f64 * PANEL.0, 30.0, figure.x_label);
     }
-    legend(&mut svg, PANEL.1 + 40.0, &strategies);
+    legend(&mut svg, PANEL.1 + 40.0, &figure.series);
     svg.push_str("</svg>\n");
     svg
-}
-
-fn strategies_in_order(points: &[Point]) -> Vec<Strategy> {
-    let mut strategies: Vec<Strategy> = Vec::new();
-    for point in points {
-        if !strategies.contains(&point.strategy) {
-            strategies.push(point.strategy);
-        }
-    }
-    strategies
 }
 
 /// How values map onto a vertical axis.
@@ -128,32 +210,19 @@ impl Axis {
     }
 }
 
-/// One chart of the two.
-struct Panel {
-    label: &'static str,
-    scale: Scale,
-    value: fn(&Point) -> f64,
-}
-
 impl Panel {
-    /// Axes, ticks, grid and a line per strategy, with the panel's top left at (`left`, `top`).
-    fn draw(
-        &self,
-        svg: &mut String,
-        left: f64,
-        top: f64,
-        points: &[Point],
-        strategies: &[Strategy],
-    ) {
+    /// Axes, ticks, grid and a line per series, with the panel's top left at (`left`, `top`).
+    fn draw(&self, svg: &mut String, left: f64, top: f64, x_label: &str) {
         let (x0, x1) = (left + MARGIN.0, left + PANEL.0 - MARGIN.1);
         let (y0, y1) = (top + PANEL.1 - MARGIN.3, top + MARGIN.2);
-        let clients: Vec<f64> = points.iter().map(|p| f64::from(p.clients)).collect();
-        let min_x = clients.iter().copied().fold(f64::MAX, f64::min);
+        let all = self.lines.iter().flatten();
+        let xs: Vec<f64> = all.clone().map(|&(x, _)| x).collect();
+        let min_x = xs.iter().copied().fold(f64::MAX, f64::min);
         let x_axis = Axis {
             low: min_x,
-            ..Axis::fit(Scale::Linear, &clients)
+            ..Axis::fit(Scale::Linear, &xs)
         };
-        let values: Vec<f64> = points.iter().map(self.value).collect();
+        let values: Vec<f64> = all.map(|&(_, y)| y).collect();
         let y_axis = Axis::fit(self.scale, &values);
         let to_x = |c: f64| x0 + x_axis.fraction(c).clamp(0.0, 1.0) * (x1 - x0);
         let to_y = |v: f64| y0 - y_axis.fraction(v) * (y0 - y1);
@@ -202,20 +271,13 @@ impl Panel {
         );
         let _ = writeln!(
             svg,
-            "<text x=\"{middle}\" y=\"{}\" text-anchor=\"middle\">clients</text>",
+            "<text x=\"{middle}\" y=\"{}\" text-anchor=\"middle\">{x_label}</text>",
             y0 + 38.0
         );
-        for (index, strategy) in strategies.iter().enumerate() {
+        for (index, points) in self.lines.iter().enumerate() {
             let line: Vec<String> = points
                 .iter()
-                .filter(|point| point.strategy == *strategy)
-                .map(|point| {
-                    format!(
-                        "{:.1},{:.1}",
-                        to_x(f64::from(point.clients)),
-                        to_y((self.value)(point))
-                    )
-                })
+                .map(|&(x, y)| format!("{:.1},{:.1}", to_x(x), to_y(y)))
                 .collect();
             let colour = COLOURS[index % COLOURS.len()];
             let _ = writeln!(
@@ -227,9 +289,9 @@ impl Panel {
     }
 }
 
-fn legend(svg: &mut String, top: f64, strategies: &[Strategy]) {
-    let step = 2.0 * PANEL.0 / (strategies.len() as f64 + 1.0);
-    for (index, strategy) in strategies.iter().enumerate() {
+fn legend(svg: &mut String, top: f64, series: &[&str]) {
+    let step = 2.0 * PANEL.0 / (series.len() as f64 + 1.0);
+    for (index, name) in series.iter().enumerate() {
         let x = step * (index as f64 + 0.5);
         let colour = COLOURS[index % COLOURS.len()];
         let _ = writeln!(svg, "<line x1=\"{x}\" x2=\"{}\" y1=\"{top}\" y2=\"{top}\" stroke=\"{colour}\" stroke-width=\"3\"/>", x + 24.0);
@@ -238,7 +300,7 @@ fn legend(svg: &mut String, top: f64, strategies: &[Strategy]) {
             "<text x=\"{}\" y=\"{}\">{}</text>",
             x + 30.0,
             top + 4.0,
-            escape(strategy.name())
+            escape(name)
         );
     }
 }
@@ -260,7 +322,11 @@ fn format_tick(value: f64) -> String {
     match value {
         v if v >= 1_000_000.0 => format!("{}M", v / 1_000_000.0),
         v if v >= 10_000.0 => format!("{}k", v / 1000.0),
-        v => format!("{v}"),
+        // Multiples of a fractional step carry float noise (0.6000000000000001).
+        v => {
+            let text = format!("{v:.3}");
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
     }
 }
 
@@ -274,7 +340,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::backoff::Jitter;
-    use crate::simulate::contention::Spread;
+    use crate::simulate::contention::{Point, Spread, Strategy};
 
     fn point(strategy: Strategy, clients: u32, work: f64) -> Point {
         let spread = |value| Spread {
@@ -299,7 +365,7 @@ mod tests {
             point(Strategy::Backoff(Jitter::Full), 10, 20.0),
             point(Strategy::Backoff(Jitter::Full), 20, 45.0),
         ];
-        let svg = render(&points, "a & b");
+        let svg = contention(&points, "a & b");
         assert_eq!(svg.matches("<polyline").count(), 4);
         assert!(svg.contains(">no backoff</text>") && svg.contains(">full</text>"));
         assert!(svg.contains(">clients</text>") && svg.contains("a &amp; b"));
@@ -319,5 +385,7 @@ mod tests {
             (0.0, 1.0)
         );
         assert_eq!(format_tick(20_000.0), "20k");
+        assert_eq!(format_tick(3.0 * 0.2), "0.6");
+        assert_eq!(format_tick(0.0), "0");
     }
 }

@@ -10,20 +10,18 @@
 //! is when the last successful write's answer reaches its client. A "no backoff" baseline retries
 //! at once.
 //!
-//! Pure apart from spreading trials over threads: every trial draws from a seed derived from the
-//! run's seed and the trial's strategy, client count and number, so results do not depend on the
-//! number of threads.
+//! Pure apart from spreading trials over threads (`trials`): every trial draws from a seed derived
+//! from the run's seed and the trial's strategy, client count and number.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::time::Duration;
 
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
+use rand_distr::StandardNormal;
 
 use crate::backoff::{Backoff, Jitter, Schedule};
-use crate::seed::split_mix;
+use crate::simulate::queue::EventQueue;
+use crate::simulate::trials::{run_parallel, trial_seed};
 
 /// Mean and standard deviation of a one-way message, in milliseconds.
 const NETWORK_MS: (f64, f64) = (10.0, 2.0);
@@ -111,7 +109,7 @@ impl Experiment {
         let jobs = points.len() * trials;
         let results = run_parallel(jobs, threads, |job| {
             let (strategy, clients) = points[job / trials];
-            let seed = trial_seed(self.seed, strategy, clients, (job % trials) as u64);
+            let seed = seed_of(self.seed, strategy, clients, (job % trials) as u64);
             simulate(strategy, self.backoff, clients, seed)
         });
         points
@@ -127,134 +125,37 @@ impl Experiment {
     }
 }
 
-/// Run `job(0..jobs)` on `threads` threads, each taking the next job as it finishes one (trials
-/// differ widely in cost); results come back in job order.
-fn run_parallel<T: Default + Clone + Send>(
-    jobs: usize,
-    threads: usize,
-    job: impl Fn(usize) -> T + Sync,
-) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let mut results = vec![T::default(); jobs];
-    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, AtomicOrdering::Relaxed);
-                        if index >= jobs {
-                            return mine;
-                        }
-                        mine.push((index, job(index)));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().expect("a simulation thread panicked"))
-            .collect()
-    });
-    for (index, result) in done.into_iter().flatten() {
-        results[index] = result;
-    }
-    results
-}
-
 /// The seed of one trial, from the run's seed and the trial's coordinates.
-fn trial_seed(seed: u64, strategy: Strategy, clients: u32, trial: u64) -> u64 {
+fn seed_of(seed: u64, strategy: Strategy, clients: u32, trial: u64) -> u64 {
     let strategy = match strategy {
         Strategy::NoBackoff => 0,
         Strategy::Backoff(jitter) => 1 + jitter as u64,
     };
-    [strategy, u64::from(clients), trial]
-        .iter()
-        .fold(split_mix(seed), |acc, &part| split_mix(acc ^ part))
+    trial_seed(seed, &[strategy, u64::from(clients), trial])
 }
 
-/// What a message in flight is, and for which client.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What reaches the server. A client acts on an answer the moment it arrives (it sends the write
+/// at once, or waits and reads again), so its answer and its next request are drawn together,
+/// and only messages to the server are queued: half the events of queueing the answers too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Message {
-    /// A read reaches the server.
+    /// A read.
     Read,
-    /// The version read reaches the client.
-    ReadAnswer(u64),
-    /// A write of the version read reaches the server.
-    Write(u64),
-    /// The write's success or failure reaches the client.
-    WriteAnswer(bool),
+    /// A write of the version read.
+    Write(u32),
 }
 
-/// A message arriving at `time`; `order` breaks ties in sending order.
-#[derive(Clone, Copy, Debug)]
-struct Arrival {
-    time: f64,
-    order: u64,
-    client: u32,
-    message: Message,
-}
-
-impl PartialEq for Arrival {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Arrival {}
-
-impl PartialOrd for Arrival {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Arrival {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.time
-            .total_cmp(&other.time)
-            .then(self.order.cmp(&other.order))
-    }
-}
-
-/// The network: message delays, and the queue of messages in flight.
+/// The network: message delays.
 struct Network {
     rng: Xoshiro256PlusPlus,
-    in_flight: BinaryHeap<Reverse<Arrival>>,
-    sent: u64,
-    /// The second of each pair of normal draws (Box-Muller gives two).
-    spare: Option<f64>,
 }
 
 impl Network {
-    fn send(&mut self, now: f64, client: u32, message: Message) {
-        let time = now + self.delay();
-        self.sent += 1;
-        self.in_flight.push(Reverse(Arrival {
-            time,
-            order: self.sent,
-            client,
-            message,
-        }));
-    }
-
     /// One message's delay: |Normal(10, 2)| ms.
     fn delay(&mut self) -> f64 {
-        let z = self.spare.take().unwrap_or_else(|| {
-            let (a, b) = standard_normal_pair(&mut self.rng);
-            self.spare = Some(b);
-            a
-        });
+        let z: f64 = self.rng.sample(StandardNormal);
         (NETWORK_MS.0 + NETWORK_MS.1 * z).abs()
     }
-}
-
-/// Two independent standard normal draws (the Box-Muller transform).
-fn standard_normal_pair(rng: &mut impl Rng) -> (f64, f64) {
-    // 1 - u lies in (0, 1], so the logarithm is finite.
-    let radius = (-2.0 * (1.0 - rng.random::<f64>()).ln()).sqrt();
-    let angle = std::f64::consts::TAU * rng.random::<f64>();
-    (radius * angle.cos(), radius * angle.sin())
 }
 
 /// One trial: `clients` clients updating one row with `strategy`, from `seed`.
@@ -269,37 +170,39 @@ pub(crate) fn simulate(strategy: Strategy, backoff: Backoff, clients: u32, seed:
             }
         })
         .collect();
-    let mut network = Network {
-        rng,
-        in_flight: BinaryHeap::new(),
-        sent: 0,
-        spare: None,
-    };
-    (0..clients).for_each(|client| network.send(0.0, client, Message::Read));
+    let mut network = Network { rng };
+    let mut in_flight = EventQueue::with_capacity(clients as usize);
+    for client in 0..clients {
+        in_flight.push(network.delay(), (client, Message::Read));
+    }
     let (mut version, mut trial) = (0, Trial::default());
-    while let Some(Reverse(Arrival {
-        time,
-        client,
-        message,
-        ..
-    })) = network.in_flight.pop()
-    {
-        match message {
-            Message::Read => network.send(time, client, Message::ReadAnswer(version)),
-            Message::ReadAnswer(read) => network.send(time, client, Message::Write(read)),
+    // Each client has one message in flight at most: the one that arrives is replaced by the
+    // client's next one in the queue.
+    while let Some((time, (client, message))) = in_flight.first() {
+        let next = match message {
+            Message::Read => {
+                let answered = time + network.delay();
+                Some((answered + network.delay(), Message::Write(version)))
+            }
             Message::Write(read) => {
                 trial.writes += 1;
-                let success = read == version;
-                version += u64::from(success);
-                network.send(time, client, Message::WriteAnswer(success));
+                let answered = time + network.delay();
+                if read == version {
+                    version += 1;
+                    trial.completion_ms = trial.completion_ms.max(answered);
+                    None
+                } else {
+                    let wait = schedules[client as usize]
+                        .as_mut()
+                        .map_or(Duration::ZERO, |schedule| schedule.draw().wait);
+                    let read_again = answered + wait.as_secs_f64() * 1000.0;
+                    Some((read_again + network.delay(), Message::Read))
+                }
             }
-            Message::WriteAnswer(true) => trial.completion_ms = trial.completion_ms.max(time),
-            Message::WriteAnswer(false) => {
-                let wait = schedules[client as usize]
-                    .as_mut()
-                    .map_or(Duration::ZERO, |schedule| schedule.draw().wait);
-                network.send(time + wait.as_secs_f64() * 1000.0, client, Message::Read);
-            }
+        };
+        match next {
+            Some((arrives, message)) => in_flight.replace_first(arrives, (client, message)),
+            None => in_flight.remove_first(),
         }
     }
     trial
@@ -441,18 +344,15 @@ mod tests {
     }
 
     #[test]
-    fn normal_draws_have_the_right_moments() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let draws: Vec<f64> = (0..50_000)
-            .flat_map(|_| {
-                let (a, b) = standard_normal_pair(&mut rng);
-                [a, b]
-            })
-            .collect();
+    fn message_delays_have_the_models_moments() {
+        let mut network = Network {
+            rng: Xoshiro256PlusPlus::seed_from_u64(3),
+        };
+        let draws: Vec<f64> = (0..100_000).map(|_| network.delay()).collect();
         let mean = draws.iter().sum::<f64>() / draws.len() as f64;
         let variance = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
         assert!(
-            mean.abs() < 0.02 && (variance - 1.0).abs() < 0.02,
+            (mean - NETWORK_MS.0).abs() < 0.02 && (variance.sqrt() - NETWORK_MS.1).abs() < 0.02,
             "{mean} {variance}"
         );
     }

@@ -35,7 +35,7 @@ pub(crate) fn retry_page(command: &Command) -> String {
          retry-simulate(1). The words budget show print a retry budget's state; see \
          retry-budget(1).",
     );
-    page.options(command);
+    page.options(command, "OPTIONS");
     page.section("EXIT STATUS");
     page.rows(&docs::exit_statuses());
     page.section("SIGNALS");
@@ -70,7 +70,7 @@ pub(crate) fn budget_page(command: &Command) -> String {
     page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
     page.paragraphs(&show.get_long_about().expect("a long about").to_string());
-    page.options(show);
+    page.options(show, "OPTIONS");
     page.section("ENVIRONMENT");
     page.rows(&docs::environment()[2]);
     page.section("SEE ALSO");
@@ -83,17 +83,27 @@ pub(crate) fn simulate_page(command: &Command) -> String {
     let simulate = command
         .find_subcommand("simulate")
         .expect("the simulate subcommand");
+    let load = simulate
+        .find_subcommand("load")
+        .expect("the simulate load subcommand");
     let mut page = Roff::new("RETRY\\-SIMULATE", command);
     page.section("NAME");
-    page.line("retry simulate \\- rerun the contention experiment of \"Exponential Backoff");
-    page.line("And Jitter\" with the backoff of retry(1)");
+    page.line("retry simulate \\- rerun the experiments behind retry(1)'s defaults with its own");
+    page.line("backoff and budget");
     page.section("SYNOPSIS");
     page.line(".B retry simulate");
+    page.line("[\\fBcontention\\fR] [\\fIOPTIONS\\fR]");
+    page.line(".br");
+    page.line(".B retry simulate load");
     page.line("[\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
     page.paragraphs(&simulate.get_long_about().expect("a long about").to_string());
-    page.options(simulate);
+    page.options(simulate, "OPTIONS");
     page.examples(docs::examples()[1]);
+    page.section("LOAD");
+    page.paragraphs(&load.get_long_about().expect("a long about").to_string());
+    page.options(load, "LOAD OPTIONS");
+    page.examples_titled("LOAD EXAMPLES", docs::examples()[2]);
     page.section("SEE ALSO");
     page.line("\\fBretry\\fR(1)");
     page.out
@@ -162,8 +172,8 @@ impl Roff {
     }
 
     /// The OPTIONS section: each option under its heading, with its long help.
-    fn options(&mut self, command: &Command) {
-        self.section("OPTIONS");
+    fn options(&mut self, command: &Command, title: &str) {
+        self.section(title);
         let mut heading = None;
         let arguments = command
             .get_arguments()
@@ -206,7 +216,11 @@ impl Roff {
     /// The EXAMPLES section: a word on each, then the command line, wrapped as a shell would
     /// continue it.
     fn examples(&mut self, examples: &[(&str, &str)]) {
-        self.section("EXAMPLES");
+        self.examples_titled("EXAMPLES", examples);
+    }
+
+    fn examples_titled(&mut self, title: &str, examples: &[(&str, &str)]) {
+        self.section(title);
         for (index, (what, command)) in examples.iter().enumerate() {
             if index > 0 {
                 self.line(".PP");

@@ -1,4 +1,4 @@
-//! `retry simulate`: the contention experiment from the command line.
+//! `retry simulate`: the contention and load experiments from the command line.
 
 use crate::harness::{retry, Scratch};
 
@@ -47,28 +47,90 @@ fn prints_a_table_and_writes_csv_and_svg() {
     assert!(picture.starts_with("<svg") && picture.matches("<polyline").count() == 10);
 }
 
+/// `text` without its line of timing.
+fn without_timing(text: String) -> String {
+    text.lines()
+        .filter(|line| !line.contains(" trials in "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
-fn the_same_seed_gives_the_same_results() {
-    let table = || {
+fn the_same_seed_gives_the_same_results_whichever_way_it_is_named() {
+    let table = |words: &[&str]| {
+        retry(words)
+            .args(["--clients", "20", "--trials", "10", "--seed", "9"])
+            .run()
+            .stdout()
+    };
+    let unnamed = without_timing(table(&["simulate"]));
+    assert_eq!(unnamed, without_timing(table(&["simulate"])));
+    assert_eq!(unnamed, without_timing(table(&["simulate", "contention"])));
+}
+
+#[test]
+fn the_load_experiment_prints_a_table_and_writes_csv_and_svg() {
+    let scratch = Scratch::new();
+    let (csv, svg) = (scratch.path("load.csv"), scratch.path("load.svg"));
+    let run = || {
         retry([
             "simulate",
-            "--clients",
-            "20",
-            "--trials",
-            "10",
-            "--seed",
-            "9",
+            "load",
+            "--failure-rates",
+            "0,1",
+            "--policies",
+            "none,bucket",
         ])
+        .args(["--duration", "5s", "--seed", "3"])
+        .args([std::ffi::OsStr::new("--csv"), csv.as_os_str()])
+        .args([std::ffi::OsStr::new("--svg"), svg.as_os_str()])
         .run()
-        .stdout()
     };
-    let strip_timing = |text: String| {
-        text.lines()
-            .filter(|l| !l.contains(" trials in "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(strip_timing(table()), strip_timing(table()));
+    let first = run();
+    first
+        .expect_code(0)
+        .expect_stdout_contains("repeat with --seed 3");
+    assert!(first.stdout().contains("\nbucket          1"), "{first}");
+    assert_eq!(
+        without_timing(first.stdout()),
+        without_timing(run().stdout())
+    );
+    let rows: Vec<String> = scratch.read("load.csv").lines().map(String::from).collect();
+    assert_eq!(
+        rows[0],
+        "policy,failure_rate,clients,first_tries_mean,success_mean,success_sd,load_mean,load_sd"
+    );
+    assert_eq!(rows.len(), 1 + 2 * 2, "{rows:?}");
+    assert!(rows[1].starts_with("none,0,100,"), "{}", rows[1]);
+    assert!(
+        rows[4].starts_with("bucket,1,100,") && rows[4].contains(",0,0,"),
+        "{}",
+        rows[4]
+    );
+    let picture = scratch.read("load.svg");
+    assert_eq!(
+        picture.matches("<polyline").count(),
+        4,
+        "two policies in two panels"
+    );
+    assert!(picture.contains(">failure rate</text>"));
+}
+
+#[test]
+fn the_load_experiment_refuses_what_it_cannot_simulate() {
+    for (args, says) in [
+        (
+            &["--failure-rates", "1.5"][..],
+            "'1.5' is not a failure rate",
+        ),
+        (&["--rate", "10"], "expected N/DURATION"),
+        (&["--policies", "hope"], "invalid value 'hope'"),
+        (&["--clients", "100000", "--duration", "1h"], "too large"),
+    ] {
+        let run = retry(["simulate", "load"]).args(args).run();
+        run.expect_code(125).expect_stderr(says);
+        assert_eq!(run.stderr().lines().count(), 1, "{run}");
+    }
 }
 
 #[test]

@@ -1,5 +1,8 @@
 //! The command-line interface: flags, their value types and their help text. No I/O happens
-//! here and nothing is cross-checked; `config` resolves what is parsed into a run.
+//! here and nothing is cross-checked; `config` resolves what is parsed into a run. The options
+//! of `retry simulate` are in `simulate`.
+
+pub(crate) mod simulate;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -22,7 +25,7 @@ use crate::process::signals::{self, TimeoutSignal};
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
-use crate::simulate::contention::parse_clients;
+use simulate::SimulateCommand;
 
 const LONG_ABOUT: &str = "\
 Run COMMAND; when it fails, wait and run it again, until it succeeds, a status says not to \
@@ -66,20 +69,8 @@ pub(crate) const EXAMPLES: [(&str, &str); 7] = [
     ),
 ];
 
-/// Examples of `retry simulate`, as for [`EXAMPLES`].
-pub(crate) const SIMULATE_EXAMPLES: [(&str, &str); 2] = [
-    (
-        "Reproduce the original's figures for exponential backoff:",
-        "retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg",
-    ),
-    (
-        "and for decorrelated jitter:",
-        "retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg",
-    ),
-];
-
 /// An "Examples:" block of help text.
-fn examples_text(examples: &[(&str, &str)]) -> String {
+pub(super) fn examples_text(examples: &[(&str, &str)]) -> String {
     let mut text = String::from("Examples:\n");
     for (what, command) in examples {
         text += &format!("  {what}\n    {command}\n");
@@ -117,7 +108,7 @@ fn after_long_help() -> String {
 /// The usage lines: COMMAND is the user's, after the options; `simulate` and `budget` are the
 /// tool's own.
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
-       retry simulate [OPTIONS]
+       retry simulate [contention|load] [OPTIONS]
        retry budget show NAME [OPTIONS]";
 
 /// The headings `-h` and `--help` group the options under.
@@ -438,9 +429,15 @@ pub struct Cli {
 /// What `retry` can do besides running a command.
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum Subcommand {
-    /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment with this tool's own backoff.
-    #[command(hide = true, long_about = SIMULATE_ABOUT, after_help = examples_text(&SIMULATE_EXAMPLES))]
-    Simulate(SimulateArgs),
+    /// Rerun the experiments behind this tool's defaults, with its own code.
+    #[command(
+        hide = true,
+        long_about = simulate::CONTENTION_ABOUT,
+        after_help = examples_text(&simulate::CONTENTION_EXAMPLES),
+        args_conflicts_with_subcommands = true,
+        disable_help_subcommand = true
+    )]
+    Simulate(Box<SimulateCommand>),
     /// Look at a retry budget.
     #[command(
         hide = true,
@@ -497,88 +494,8 @@ pub(crate) struct BudgetShowArgs {
     pub(crate) log_format: LogFormat,
 }
 
-const SIMULATE_ABOUT: &str = "\
-Rerun the contention experiment of the AWS Architecture Blog post \"Exponential Backoff And \
-Jitter\" (2015) with this tool's own backoff code, and compare the strategies as a table, a CSV \
-file and a chart.
-
-The model: N clients each update one database row under optimistic concurrency, all starting \
-at once. A client reads the row's version, then writes it back; the write succeeds only if the \
-version is still current. On failure the client waits as its backoff says and reads again. \
-Every one-way message takes |Normal(10ms, 2ms)|. Work is the number of writes; completion time \
-is when the last client succeeds. A \"no backoff\" baseline (retry at once) is always shown.
-
-The original counted the first retry as attempt 1 with base 5ms, so its first exponential wait \
-was 10ms: with this tool's convention (first wait = base) that is --base 10ms for none, full \
-and equal jitter. Its decorrelated jitter started from 5ms: --base 5ms.
-
-(`simulate` is this simulator only as the first word: `retry -- simulate`, or `simulate` after \
-any option, runs a program called simulate.)";
-
-/// The `retry simulate` options.
-#[derive(clap::Args, Debug)]
-pub(crate) struct SimulateArgs {
-    /// Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10).
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "10-190/10",
-        allow_hyphen_values = true
-    )]
-    pub(crate) clients: ClientCounts,
-
-    /// Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "none,full,equal,decorrelated"
-    )]
-    pub(crate) jitter: Vec<Jitter>,
-
-    /// The first wait, and the scale of the others (e.g. 5ms).
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) base: Duration,
-
-    /// The longest single wait.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) cap: Duration,
-
-    /// Growth of the longest possible wait per retry; a number of at least 1.
-    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
-    pub(crate) multiplier: f64,
-
-    /// Run N trials per strategy and client count; the table reports their mean and spread.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) trials: u32,
-
-    /// Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random.
-    #[arg(long, value_name = "N")]
-    pub(crate) seed: Option<u64>,
-
-    /// Also write every statistic to FILE as CSV, one row per strategy and client count.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) csv: Option<PathBuf>,
-
-    /// Also draw work and completion time against clients to FILE as SVG.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) svg: Option<PathBuf>,
-}
-
-/// `--clients`: the client counts to simulate.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ClientCounts(pub(crate) Vec<u32>);
-
-impl std::str::FromStr for ClientCounts {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        parse_clients(text).map(ClientCounts)
-    }
-}
-
 /// Parse `--multiplier`: a finite number of at least 1.
-fn parse_multiplier(text: &str) -> Result<f64, String> {
+pub(super) fn parse_multiplier(text: &str) -> Result<f64, String> {
     const EXPECTED: &str = "expected a finite number of at least 1, e.g. 2 or 1.5";
     match text.trim().parse::<f64>() {
         Ok(factor) if factor.is_finite() && factor >= 1.0 => Ok(factor),

@@ -1,0 +1,320 @@
+//! The options of `retry simulate`: the contention experiment's (the default, also `retry
+//! simulate contention`) and the load experiment's (`retry simulate load`), with their help.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use super::{examples_text, parse_multiplier};
+use crate::backoff::Jitter;
+use crate::budget::{Rate, Ratio};
+use crate::duration::parse_duration;
+use crate::simulate::contention::parse_clients;
+use crate::simulate::load::Policy;
+
+/// Examples of `retry simulate`, as for [`super::EXAMPLES`].
+pub(crate) const CONTENTION_EXAMPLES: [(&str, &str); 2] = [
+    (
+        "Reproduce the original's figures for exponential backoff:",
+        "retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg",
+    ),
+    (
+        "and for decorrelated jitter:",
+        "retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg",
+    ),
+];
+
+pub(super) const CONTENTION_ABOUT: &str = "\
+Rerun the contention experiment of the AWS Architecture Blog post \"Exponential Backoff And \
+Jitter\" (2015) with this tool's own backoff code, and compare the strategies as a table, a CSV \
+file and a chart.
+
+The model: N clients each update one database row under optimistic concurrency, all starting \
+at once. A client reads the row's version, then writes it back; the write succeeds only if the \
+version is still current. On failure the client waits as its backoff says and reads again. \
+Every one-way message takes |Normal(10ms, 2ms)|. Work is the number of writes; completion time \
+is when the last client succeeds. A \"no backoff\" baseline (retry at once) is always shown.
+
+The original counted the first retry as attempt 1 with base 5ms, so its first exponential wait \
+was 10ms: with this tool's convention (first wait = base) that is --base 10ms for none, full \
+and equal jitter. Its decorrelated jitter started from 5ms: --base 5ms.
+
+Also `retry simulate contention`; `retry simulate load` runs the other experiment, on retries and \
+load. (`simulate` is the tool's own word only as the first word: `retry -- simulate`, or \
+`simulate` after any option, runs a program called simulate.)";
+
+/// Examples of `retry simulate load`.
+pub(crate) const LOAD_EXAMPLES: [(&str, &str); 2] = [
+    (
+        "Compare the policies on open-loop clients, and draw the picture:",
+        "retry simulate load --seed 1 --svg load.svg",
+    ),
+    (
+        "Serial clients with the tool's backoff between retries, as Brooker's did:",
+        "retry simulate load --serial --backoff --jitter none --policies none,retries --seed 1",
+    ),
+];
+
+const LOAD_ABOUT: &str = "\
+Rerun the experiment behind Marc Brooker's \"Fixing retries with token buckets and circuit \
+breakers\" (2022), with this tool's own backoff schedule and budget arithmetic, to see what \
+retries do to the load on a failing service and what keeps a retry storm down.
+
+The model, as his simulator's: every network hop takes Exp(10ms); the server fails each call \
+independently with the failure rate, whatever its load. Open-loop clients start requests at \
+Poisson moments, --rate each; serial clients (--serial) keep one request in flight. After a failed \
+call the policy decides: none never retries; retries retries up to --retries times; bucket is \
+Brooker's adaptive token bucket (per client: 0.1 token per first try, 1 per retry, capacity 5, a \
+retry needs more than 1); budget is this tool's --budget, applied by the code a run uses, up to \
+--retries times, each retry taking a token that is there at once. After --duration no request \
+starts, and those in flight run to their end. Success is successes per first try; load is server \
+calls per first try.";
+
+/// `retry simulate`: the contention experiment, unless a subcommand names one.
+#[derive(clap::Args, Debug)]
+pub(crate) struct SimulateCommand {
+    #[command(subcommand)]
+    pub(crate) experiment: Option<Experiment>,
+
+    #[command(flatten)]
+    pub(crate) contention: ContentionArgs,
+}
+
+/// The experiments `retry simulate` runs.
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum Experiment {
+    /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment (the default).
+    #[command(long_about = CONTENTION_ABOUT, after_help = examples_text(&CONTENTION_EXAMPLES))]
+    Contention(ContentionArgs),
+    /// Rerun Brooker's retries-and-load experiment, with this tool's budget among the policies.
+    #[command(long_about = LOAD_ABOUT, after_help = examples_text(&LOAD_EXAMPLES))]
+    Load(LoadArgs),
+}
+
+/// The options of the load experiment.
+#[derive(clap::Args, Debug)]
+pub(crate) struct LoadArgs {
+    /// Simulate these failure rates: the server's probability of failing a call, each from 0 to 1.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "0,0.001,0.005,0.01,0.02,0.05,0.075,0.1,0.2,0.3,0.5,0.75,1"
+    )]
+    pub(crate) failure_rates: FailureRates,
+
+    /// Compare these policies (a comma-separated list of none, retries, bucket and budget).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "none,retries,bucket,budget",
+        hide_possible_values = true
+    )]
+    pub(crate) policies: Vec<Policy>,
+
+    /// The most retries per request, for retries and budget.
+    #[arg(long, value_name = "N", default_value = "3", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub(crate) retries: u32,
+
+    /// Simulate N clients.
+    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub(crate) clients: u32,
+
+    /// Requests each client starts, on average, per unit of time (e.g. 10/s, 600/1m).
+    #[arg(long, value_name = "N/DURATION", default_value = "10/s")]
+    pub(crate) rate: RequestRate,
+
+    /// Serial (closed-loop) clients: each keeps one request in flight, instead of starting them at Poisson moments.
+    #[arg(long)]
+    pub(crate) serial: bool,
+
+    /// Wait between a request's retries as this tool's backoff says (--base, --jitter, a cap of 1m).
+    #[arg(long)]
+    pub(crate) backoff: bool,
+
+    /// With --backoff, the first wait, and the scale of the others.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) base: Duration,
+
+    /// With --backoff, the jitter: none, full, equal or decorrelated.
+    #[arg(
+        long,
+        value_name = "STRATEGY",
+        default_value = "full",
+        hide_possible_values = true
+    )]
+    pub(crate) jitter: Jitter,
+
+    /// The budget policy's --budget-rate: at most N tokens, N more every DURATION.
+    #[arg(long, value_name = "N/DURATION", default_value = "10/1m")]
+    pub(crate) budget_rate: Rate,
+
+    /// The budget policy's --budget-ratio: tokens earned per first try.
+    #[arg(long, value_name = "R", default_value = "0.1")]
+    pub(crate) budget_ratio: Ratio,
+
+    /// The budget policy's --budget-window: how long earned tokens last.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) budget_window: Duration,
+
+    /// One budget shared by every client, as a fleet shares one on Redis, instead of one each.
+    #[arg(long)]
+    pub(crate) shared: bool,
+
+    /// How long clients start requests; those in flight then run to their end.
+    #[arg(long, value_name = "DURATION", default_value = "40s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) duration: Duration,
+
+    /// Run N trials per policy and failure rate; the table reports their mean and spread.
+    #[arg(long, value_name = "N", default_value = "2", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) trials: u32,
+
+    #[command(flatten)]
+    pub(crate) output: Outputs,
+}
+
+/// The seed and the files of either experiment.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Outputs {
+    /// Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random.
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+
+    /// Also write every statistic to FILE as CSV, one row per point of the table.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) csv: Option<PathBuf>,
+
+    /// Also draw the table's means to FILE as SVG, one line per strategy or policy.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) svg: Option<PathBuf>,
+}
+
+/// `--failure-rates`: probabilities, from 0 to 1.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct FailureRates(pub(crate) Vec<f64>);
+
+/// The most failure rates one run may simulate.
+const MAX_FAILURE_RATES: usize = 100;
+
+impl FromStr for FailureRates {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        const EXPECTED: &str = "expected probabilities from 0 to 1, e.g. 0,0.1,0.5,1";
+        let rates = text
+            .split(',')
+            .map(|word| match word.trim().parse::<f64>() {
+                Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+                _ => Err(format!("'{word}' is not a failure rate; {EXPECTED}")),
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
+        match rates.len() {
+            0..=MAX_FAILURE_RATES => Ok(FailureRates(rates)),
+            count => Err(format!(
+                "{count} failure rates; at most {MAX_FAILURE_RATES} are simulated in one run"
+            )),
+        }
+    }
+}
+
+/// `--rate N/DURATION`: requests per second, per client.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct RequestRate(pub(crate) f64);
+
+impl FromStr for RequestRate {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        const EXPECTED: &str = "expected N/DURATION with N more than 0, e.g. 10/s or 600/1m";
+        let (count, unit) = text.split_once('/').ok_or(EXPECTED)?;
+        let count = match count.trim().parse::<f64>() {
+            Ok(count) if count.is_finite() && count > 0.0 => count,
+            _ => return Err(format!("'{count}' is not a number more than 0; {EXPECTED}")),
+        };
+        let unit = unit.trim();
+        // A bare unit (`s`) is one of it.
+        let period = parse_duration(unit).or_else(|_| parse_duration(&format!("1{unit}")));
+        match period {
+            Ok(period) if !period.is_zero() => Ok(RequestRate(count / period.as_secs_f64())),
+            _ => Err(format!("'{unit}' is not a period; {EXPECTED}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_rates_are_probabilities() {
+        let rates: FailureRates = "0, 0.5,1".parse().unwrap();
+        assert_eq!(rates.0, [0.0, 0.5, 1.0]);
+        for bad in ["", "-0.1", "1.5", "x", "0,,1", "NaN"] {
+            assert!(bad.parse::<FailureRates>().is_err(), "{bad}");
+        }
+        assert!(vec!["0.5"; 101].join(",").parse::<FailureRates>().is_err());
+    }
+
+    #[test]
+    fn request_rates_have_a_period() {
+        assert_eq!("10/s".parse(), Ok(RequestRate(10.0)));
+        assert_eq!("600/1m".parse(), Ok(RequestRate(10.0)));
+        assert_eq!("1/100ms".parse(), Ok(RequestRate(10.0)));
+        for bad in ["10", "0/s", "-1/s", "x/s", "10/0s", "10/x", "inf/s"] {
+            assert!(bad.parse::<RequestRate>().is_err(), "{bad}");
+        }
+    }
+}
+
+/// The options of the contention experiment.
+#[derive(clap::Args, Debug)]
+pub(crate) struct ContentionArgs {
+    /// Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "10-190/10",
+        allow_hyphen_values = true
+    )]
+    pub(crate) clients: ClientCounts,
+
+    /// Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "none,full,equal,decorrelated"
+    )]
+    pub(crate) jitter: Vec<Jitter>,
+
+    /// The first wait, and the scale of the others (e.g. 5ms).
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) base: Duration,
+
+    /// The longest single wait.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) cap: Duration,
+
+    /// Growth of the longest possible wait per retry; a number of at least 1.
+    #[arg(long, value_name = "FACTOR", default_value = "2", value_parser = parse_multiplier, allow_hyphen_values = true)]
+    pub(crate) multiplier: f64,
+
+    /// Run N trials per strategy and client count; the table reports their mean and spread.
+    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) trials: u32,
+
+    #[command(flatten)]
+    pub(crate) output: Outputs,
+}
+
+/// `--clients`: the client counts to simulate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ClientCounts(pub(crate) Vec<u32>);
+
+impl std::str::FromStr for ClientCounts {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_clients(text).map(ClientCounts)
+    }
+}

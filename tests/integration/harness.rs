@@ -225,6 +225,8 @@ enum Input {
     /// These bytes, through a pipe.
     Bytes(Vec<u8>),
     /// This file or pipe.
+    // Only tests that watch the run through Linux's /proc give it one.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     From(Stdio),
 }
 
@@ -287,6 +289,7 @@ impl Invocation {
     }
 
     /// Give the run this file or pipe as stdin.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn stdin_from(mut self, input: impl Into<Stdio>) -> Self {
         self.stdin = Input::From(input.into());
         self
@@ -552,7 +555,8 @@ pub(crate) fn process_state(pid: i32) -> Option<char> {
         .next()
 }
 
-/// Wait until process `pid` is blocked reading its stdin, as `/proc/PID/syscall` shows it.
+/// Wait until process `pid` is blocked reading its stdin, as Linux's `/proc/PID/syscall` shows it.
+#[cfg(target_os = "linux")]
 #[track_caller]
 pub(crate) fn wait_until_reading_stdin(pid: i32) {
     let reading = format!("{} 0x0 ", libc::SYS_read);

@@ -518,6 +518,7 @@ fn a_command_whose_tool_is_killed_is_told_by_sigterm() {
     });
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn a_signal_while_stdin_is_read_for_replay_ends_the_run_before_any_attempt() {
     let scratch = Scratch::new();

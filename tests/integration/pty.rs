@@ -49,7 +49,7 @@ impl Session {
         // SAFETY: setsid, ioctl and signal are async-signal-safe, and nothing is allocated.
         unsafe {
             command.pre_exec(|| {
-                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 // A terminal's session starts with the signals a person's would have.

@@ -190,6 +190,8 @@ fn a_fifo_is_written_in_place() {
     assert!(kind.is_fifo(), "the FIFO was replaced");
 }
 
+/// Linux device numbers: `makedev` and the numbers of /dev/null and /dev/full are Linux's.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_device_is_written_in_place_and_a_full_one_fails_the_run() {
     if !crate::harness::is_root() {
@@ -286,8 +288,12 @@ fn a_signal_leaves_a_whole_report_and_no_temporary_file() {
         .map(|entry| entry.unwrap().file_name())
         .collect();
     assert_eq!(names, ["report.json"]);
+}
 
-    // A signal before the run starts (while stdin is read for --replay-stdin) leaves nothing.
+/// A signal before the run starts (while stdin is read for --replay-stdin) leaves nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_before_the_first_attempt_leaves_no_report() {
     let scratch = Scratch::new();
     let (input, _writer) = std::io::pipe().unwrap();
     let running = retry(["--replay-stdin", "--report"])

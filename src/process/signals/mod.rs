@@ -2,8 +2,8 @@
 //! without polling.
 //!
 //! Policy:
-//! - SIGINT, SIGTERM, SIGHUP and SIGQUIT *end the run*: blocked, and taken with `sigtimedwait`, so
-//!   the run loop decides what they mean (forward to the attempt, stop, re-raise).
+//! - SIGINT, SIGTERM, SIGHUP and SIGQUIT *end the run*: blocked, and taken only where the tool
+//!   waits, so the run loop decides what they mean (forward to the attempt, stop, re-raise).
 //! - SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH are *passed on*: taken the same way, sent on to the
 //!   running attempt, and the run carries on, as init-style supervisors (tini, dumb-init) do.
 //! - A signal that the tool's parent set to be ignored (as shells do for `cmd &` in a script)
@@ -14,21 +14,32 @@
 //!   terminal back from the background.
 //! - Every other signal keeps its default action.
 //!
-//! Blocked signals are inherited by `exec`, so every child restores the mask the tool started
-//! with ([`ChildMask::restore`]). Waiting is one `sigtimedwait` call: no handler, no polling, no
-//! CPU used while nothing happens. A blocking job that must not make the tool deaf to signals
-//! (writing held output to a slow reader, waiting for a lock) runs on a thread of its own while
-//! the tool waits here for it ([`SignalWatch::run_job`]).
+//! The caught signals stay blocked in every thread but while the tool waits, and blocked signals
+//! are inherited by `exec`, so every child restores the mask the tool started with
+//! ([`ChildMask::restore`]). Waiting takes one signal at a time from one of two backends, with no
+//! polling and no CPU used while nothing happens: on Linux `sigtimedwait` (no handler at all);
+//! elsewhere, and on Linux with the `portable-signals` feature (which CI runs the suite on), a
+//! handler that writes the signal's number to a pipe and one `poll` of it while the signals are
+//! unblocked (`self_pipe`). A blocking job that must not make the tool deaf to signals (writing
+//! held output to a slow reader, waiting for a lock) runs on a thread of its own while the tool
+//! waits here for it ([`SignalWatch::run_job`]).
 
 use std::io;
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
 use crate::process::reaper;
 use crate::process::startup::Inherited;
+
+#[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
+#[path = "self_pipe.rs"]
+mod backend;
+#[cfg(all(target_os = "linux", not(feature = "portable-signals")))]
+#[path = "sigwait.rs"]
+mod backend;
 
 /// What each signal does to a run, one `(signal, effect)` row each, for `--help` and the man page.
 pub(crate) const TABLE: [(&str, &str); 8] = [
@@ -102,22 +113,20 @@ pub(crate) enum Waited<T> {
     TimedOut,
 }
 
-/// The blocked signal set, and what to give back to children.
+/// The caught signals, the platform's way of taking them, and what to give back to children.
 pub(crate) struct SignalWatch {
-    waited: libc::sigset_t,
+    backend: backend::Backend,
     child_mask: ChildMask,
 }
 
-/// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread: it sends the
-/// tool SIGCHLD, which every thread has blocked, so the waiting thread takes it.
+/// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread, as SIGCHLD would.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Doorbell(libc::pid_t);
+pub(crate) struct Doorbell(backend::Bell);
 
 impl Doorbell {
     /// Wake the waiting thread; it sees [`Wake::Changed`].
     pub(crate) fn ring(self) {
-        // SAFETY: kill has no memory-safety preconditions; the pid is this process's own.
-        unsafe { libc::kill(self.0, libc::SIGCHLD) };
+        self.0.ring();
     }
 }
 
@@ -143,45 +152,32 @@ impl SignalWatch {
         // SAFETY: both sets are initialised; pthread_sigmask only reads `blocked` and writes
         // `original`.
         let result = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &blocked, &mut original) };
-        match result {
-            0 => Ok(SignalWatch {
-                waited,
-                child_mask: ChildMask {
-                    mask: original,
-                    sigpipe_ignored: inherited.sigpipe_ignored,
-                },
-            }),
-            errno => Err(io::Error::from_raw_os_error(errno)),
+        if result != 0 {
+            return Err(io::Error::from_raw_os_error(result));
         }
+        Ok(SignalWatch {
+            backend: backend::Backend::install(waited)?,
+            child_mask: ChildMask {
+                mask: original,
+                sigpipe_ignored: inherited.sigpipe_ignored,
+            },
+        })
     }
 
     /// Wait until a caught signal arrives, a child changes state, the doorbell rings, or `until`
     /// passes (never, when `None`).
     pub(crate) fn wait_until(&self, until: Option<Instant>) -> Wake {
-        loop {
-            let timeout = until.map(|at| timespec(at.saturating_duration_since(Instant::now())));
-            let timeout_ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _);
-            let mut info = MaybeUninit::<libc::siginfo_t>::uninit();
-            // SAFETY: `waited` is an initialised set, `info` is writable storage for one siginfo,
-            // and `timeout_ptr` is null or points at a timespec that outlives the call.
-            let signal =
-                unsafe { libc::sigtimedwait(&self.waited, info.as_mut_ptr(), timeout_ptr) };
-            match signal {
-                libc::SIGCHLD => return Wake::Changed,
-                -1 => match io::Error::last_os_error().raw_os_error() {
-                    Some(libc::EAGAIN) => return Wake::Timeout,
-                    // EINTR: a stop and continue, or a handled signal; wait for the rest.
-                    _ => continue,
-                },
-                signal if PASSED_ON.contains(&signal) => return Wake::PassOn(signal),
-                signal => return Wake::Stop(signal),
-            }
+        match self.backend.next(until) {
+            None => Wake::Timeout,
+            Some(libc::SIGCHLD) => Wake::Changed,
+            Some(signal) if PASSED_ON.contains(&signal) => Wake::PassOn(signal),
+            Some(signal) => Wake::Stop(signal),
         }
     }
 
     /// The doorbell that wakes this watch from another thread.
     pub(crate) fn doorbell(&self) -> Doorbell {
-        Doorbell(std::process::id() as libc::pid_t)
+        Doorbell(self.backend.bell())
     }
 
     /// Run `job` on a thread of its own and wait for it, until `until` at the latest, while
@@ -262,14 +258,6 @@ fn empty_set() -> libc::sigset_t {
     unsafe {
         libc::sigemptyset(set.as_mut_ptr());
         set.assume_init()
-    }
-}
-
-fn timespec(duration: Duration) -> libc::timespec {
-    libc::timespec {
-        tv_sec: libc::time_t::try_from(duration.as_secs()).unwrap_or(libc::time_t::MAX),
-        // Below 10^9, so it fits a c_long of any width.
-        tv_nsec: duration.subsec_nanos() as libc::c_long,
     }
 }
 
@@ -371,12 +359,5 @@ mod tests {
         assert_eq!(name(libc::SIGTERM), "SIGTERM");
         assert_eq!(name(libc::SIGKILL), "SIGKILL");
         assert_eq!(name(1000), "signal 1000");
-    }
-
-    #[test]
-    fn timespecs_saturate() {
-        let t = timespec(Duration::from_millis(1_500));
-        assert_eq!((t.tv_sec, t.tv_nsec), (1, 500_000_000));
-        assert_eq!(timespec(Duration::MAX).tv_sec, libc::time_t::MAX);
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use clap_complete::Shell;
-use retry::Cli;
+use retry_exec::Cli;
 
 use crate::completions;
 use crate::harness::program;
@@ -101,7 +101,7 @@ fn the_man_pages_pass_mandoc_and_groff_without_a_warning() {
 #[test]
 fn every_example_of_the_help_is_in_the_readme() {
     let readme = crate::recipes::readme_commands();
-    for (_, command) in retry::docs::examples().concat() {
+    for (_, command) in retry_exec::docs::examples().concat() {
         assert!(readme.contains(command), "the README lacks {command:?}");
     }
 }

@@ -5,7 +5,7 @@
 //! expects (SYNOPSIS with the command's own words, EXAMPLES, SEE ALSO).
 
 use clap::{Arg, Command};
-use retry::docs;
+use retry_exec::docs;
 
 /// The date on both pages: when their content last changed meaningfully.
 const DATE: &str = "2026-11-22";

@@ -55,6 +55,9 @@ impl Bell {
     }
 }
 
+// libc marks musl's `time_t` deprecated because its width changes with musl 1.2; this code holds
+// for either width.
+#[allow(deprecated)]
 fn timespec(duration: Duration) -> libc::timespec {
     libc::timespec {
         tv_sec: libc::time_t::try_from(duration.as_secs()).unwrap_or(libc::time_t::MAX),

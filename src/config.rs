@@ -174,15 +174,15 @@ impl Config {
                     .into(),
             ));
         }
-        if let (Some(multiplier), Jitter::Decorrelated) = (cli.multiplier, cli.jitter) {
+        if let (Some(multiplier), Jitter::Decorrelated) = (cli.multiplier, cli.jitter()) {
             return Err(ConfigError(format!(
                 "--multiplier ({multiplier}) has no effect with --jitter decorrelated, whose waits \
                  grow from the previous wait; leave out --multiplier, or choose another --jitter"
             )));
         }
-        let multiplier = cli.multiplier.unwrap_or(DEFAULT_MULTIPLIER);
-        let backoff = Backoff::new(cli.base, cli.cap, multiplier, cli.jitter)
-            .map_err(|err| backoff_error(err, cli.base, cli.cap, multiplier))?;
+        let multiplier = cli.multiplier();
+        let backoff = Backoff::new(cli.base(), cli.cap(), multiplier, cli.jitter())
+            .map_err(|err| backoff_error(err, cli.base(), cli.cap(), multiplier))?;
         if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time) {
             if splay >= max_time {
                 return Err(ConfigError(format!(
@@ -196,7 +196,7 @@ impl Config {
             None => None,
             Some(name) => Some(budget_settings(name, &cli, &env)?),
         };
-        if cli.max_requested_wait.is_zero() {
+        if cli.max_requested_wait().is_zero() {
             return Err(ConfigError(
                 "--max-requested-wait (0s) must be more than 0s, e.g. 15m; to bound the whole \
                  run, give --max-time"
@@ -214,7 +214,7 @@ impl Config {
             env(environment::OUTER_DEPTH.name).as_deref(),
             env(environment::OUTER_MAX_ATTEMPTS.name).as_deref(),
         );
-        let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
+        let policy = Policy::new(cli.success_on(), cli.retry_on, cli.stop_on)
             .map_err(|overlap| overlap_error(overlap, &cli))?
             .requiring_retry_match(conditions.requires_retry_match())
             .requiring_success_match(conditions.requires_success_match());
@@ -224,7 +224,7 @@ impl Config {
             (Some(Subcommand::Simulate(args)), _) => Action::Simulate(simulate_settings(*args)?),
             (Some(Subcommand::Budget { command }), _) => {
                 let BudgetCommand::Show(args) = command;
-                cli.log_format = args.log_format;
+                cli.log_format = Some(args.log_format);
                 Action::ShowBudget(show_request(args, &env)?)
             }
             (None, true) => Action::Plan,
@@ -232,10 +232,10 @@ impl Config {
         };
         Ok(Config {
             action,
-            limit: layer.limit(cli.nested, cli.max_attempts),
+            limit: layer.limit(cli.nested(), cli.max_attempts()),
             layer,
-            nested: cli.nested,
-            max_requested_wait: cli.max_requested_wait,
+            nested: cli.nested(),
+            max_requested_wait: cli.max_requested_wait(),
             backoff,
             policy,
             seed,
@@ -244,8 +244,8 @@ impl Config {
             max_time: cli.max_time,
             process: ProcessOptions {
                 timeout: cli.timeout,
-                kill_after: cli.kill_after,
-                timeout_signal: cli.timeout_signal,
+                kill_after: cli.kill_after(),
+                timeout_signal: cli.timeout_signal(),
                 isolation: match cli.foreground {
                     true => Isolation::Foreground,
                     false => Isolation::OwnGroup,
@@ -254,7 +254,7 @@ impl Config {
             replay_stdin: cli.replay_stdin,
             output: OutputOptions {
                 conditions: Arc::new(conditions),
-                stream: cli.output_stream,
+                stream: cli.output_stream(),
                 hold: cli.hold_output,
             },
             hooks: HookLines {
@@ -262,15 +262,15 @@ impl Config {
                 on_give_up: cli.on_give_up.clone(),
             },
             reset_after: cli.reset_after,
-            report: cli.report,
             log: LogSettings {
-                format: cli.log_format,
+                format: cli.log_format(),
                 verbosity: match (cli.quiet, cli.verbose) {
                     (true, _) => Verbosity::Quiet,
                     (false, true) => Verbosity::Verbose,
                     (false, false) => Verbosity::Normal,
                 },
             },
+            report: cli.report,
             recorded,
         })
     }
@@ -463,11 +463,11 @@ impl ReportOptions {
                 .map(|word| word.to_string_lossy().into_owned())
                 .collect(),
             shell: cli.shell,
-            max_attempts: cli.max_attempts,
-            base_ms: to_millis(cli.base),
-            cap_ms: to_millis(cli.cap),
-            multiplier: cli.multiplier.unwrap_or(DEFAULT_MULTIPLIER),
-            jitter: cli.jitter.name(),
+            max_attempts: cli.max_attempts(),
+            base_ms: to_millis(cli.base()),
+            cap_ms: to_millis(cli.cap()),
+            multiplier: cli.multiplier(),
+            jitter: cli.jitter().name(),
             seed,
             splay_ms: millis(cli.splay),
             budget: budget.map(|budget| budget.name.as_str().to_string()),
@@ -476,23 +476,23 @@ impl ReportOptions {
             budget_window_ms: budget.map(|budget| to_millis(budget.terms.window)),
             budget_store: budget.map(|budget| budget.location.to_string()),
             budget_store_fail: budget.map(|budget| budget.on_failure.name()),
-            success_on: cli.success_on.to_string(),
+            success_on: cli.success_on().to_string(),
             retry_on: cli.retry_on.map(|set| set.to_string()),
             stop_on: cli.stop_on.map(|set| set.to_string()),
             retry_on_output: text(&cli.retry_on_output),
             stop_on_output: text(&cli.stop_on_output),
             retry_after_output: text(&cli.retry_after_output),
             success_on_output: text(&cli.success_on_output),
-            output_stream: cli.output_stream.name(),
-            timeout_signal: cli.timeout_signal.to_string(),
+            output_stream: cli.output_stream().name(),
+            timeout_signal: cli.timeout_signal().to_string(),
             on_retry: cli.on_retry.clone(),
             on_give_up: cli.on_give_up.clone(),
-            max_requested_wait_ms: to_millis(cli.max_requested_wait),
-            nested: cli.nested.name(),
+            max_requested_wait_ms: to_millis(cli.max_requested_wait()),
+            nested: cli.nested().name(),
             hold_output: cli.hold_output,
             timeout_ms: millis(cli.timeout),
             max_time_ms: millis(cli.max_time),
-            kill_after_ms: to_millis(cli.kill_after),
+            kill_after_ms: to_millis(cli.kill_after()),
             reset_after_ms: millis(cli.reset_after),
             foreground: cli.foreground,
             replay_stdin: cli.replay_stdin,
@@ -605,7 +605,7 @@ fn budget_settings(
     cli: &Cli,
     env: impl Fn(&str) -> Option<OsString>,
 ) -> Result<BudgetSettings, ConfigError> {
-    if cli.budget_window.is_zero() {
+    if cli.budget_window().is_zero() {
         return Err(ConfigError(
             "--budget-window (0s) must be more than 0s, e.g. 1m: earned tokens would be gone \
              at once"
@@ -620,12 +620,12 @@ fn budget_settings(
     Ok(BudgetSettings {
         name,
         terms: Terms {
-            rate: cli.budget_rate,
+            rate: cli.budget_rate(),
             ratio: cli.budget_ratio.map(|ratio| ratio.0),
-            window: cli.budget_window,
+            window: cli.budget_window(),
         },
         location,
-        on_failure: cli.budget_store_fail,
+        on_failure: cli.budget_store_fail(),
     })
 }
 
@@ -700,7 +700,7 @@ fn overlap_error(overlap: Overlap, cli: &Cli) -> ConfigError {
     ConfigError(format!(
         "status {} is in both --success-on ({}) and {} ({}); a status cannot be success and failure",
         overlap.status,
-        cli.success_on,
+        cli.success_on(),
         overlap.flag,
         failures.unwrap_or_default(),
     ))
@@ -712,7 +712,11 @@ mod tests {
     use clap::Parser;
 
     fn resolve(args: &[&str], env: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let cli = Cli::try_parse_from(std::iter::once("retry").chain(args.iter().copied()));
+        let args: Vec<OsString> = std::iter::once("retry")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let cli = Cli::parse_args(&args);
         let env: Vec<(String, OsString)> = env
             .iter()
             .map(|(name, value)| (name.to_string(), OsString::from(value)))

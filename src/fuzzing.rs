@@ -7,7 +7,6 @@ use std::os::unix::ffi::OsStringExt;
 use std::time::{Duration, Instant};
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
 use crate::budget::model::{BucketState, Terms};
 use crate::cli::{one_line_error, Cli};
@@ -27,7 +26,7 @@ pub fn arguments(data: &[u8]) {
                 .map(|word| OsString::from_vec(word.to_vec())),
         )
         .collect();
-    let cli = match Cli::try_parse_from(&words) {
+    let cli = match Cli::parse_args(&words) {
         Ok(cli) => cli,
         Err(err)
             if matches!(
@@ -40,9 +39,9 @@ pub fn arguments(data: &[u8]) {
         Err(err) => return assert_one_line(&one_line_error(&err, &words)),
     };
     let terms = Terms {
-        rate: cli.budget_rate,
+        rate: cli.budget_rate(),
         ratio: cli.budget_ratio.map(|ratio| ratio.0),
-        window: cli.budget_window,
+        window: cli.budget_window(),
     };
     let config = match Config::try_from(cli) {
         Ok(config) => config,

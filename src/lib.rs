@@ -32,7 +32,7 @@ mod seed;
 mod simulate;
 mod spill;
 
-pub use cli::{one_line_error, Cli};
+pub use cli::{full_command, one_line_error, Cli};
 pub use exit::Exit;
 pub use invocation::run;
 pub use process::signals::die_of;

@@ -9,7 +9,6 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use clap::error::ErrorKind;
-use clap::Parser;
 use retry_exec::{Cli, Exit};
 
 #[no_mangle]
@@ -17,7 +16,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     let inherited = retry_exec::prepare();
     // SAFETY: the C runtime passes `argc` valid C strings in `argv`.
     let args = unsafe { arguments(argc, argv) };
-    let outcome = match Cli::try_parse_from(&args) {
+    let outcome = match Cli::parse_args(&args) {
         Ok(cli) => retry_exec::run(cli, inherited),
         Err(err)
             if matches!(

@@ -5,11 +5,13 @@
 pub(crate) mod simulate;
 
 use std::ffi::OsString;
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue};
 use clap::Parser;
+use nix::sys::signal::Signal;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::Jitter;
@@ -128,33 +130,29 @@ const FLEET: &str = "Fleets";
     long_about = LONG_ABOUT,
     override_usage = USAGE,
     after_help = "Exit statuses, signals, the command's environment and examples: retry --help",
-    after_long_help = after_long_help(),
     args_override_self = true,
-    args_conflicts_with_subcommands = true,
-    // `retry help` runs a program called help; only `simulate` and `budget` are words of the
-    // tool's own.
-    disable_help_subcommand = true,
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Make at most N attempts in total, the first included
+    /// Make at most N attempts in total, the first included [default: 5]
     ///
     /// Make at most N attempts in total, the first included: a whole number, or 'unlimited'.
-    #[arg(short = 'n', long, value_name = "N", default_value = "5", allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) max_attempts: AttemptLimit,
+    /// [default: 5]
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) max_attempts: Option<AttemptLimit>,
 
-    /// The first wait; later ones grow from it
+    /// The first wait; later ones grow from it [default: 1s]
     ///
     /// Wait this long after the first failure; every later wait grows from it (e.g. 250ms, 2s;
-    /// 0s: never wait).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) base: Duration,
+    /// 0s: never wait). [default: 1s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) base: Option<Duration>,
 
-    /// The longest single wait
+    /// The longest single wait [default: 60s]
     ///
-    /// Never wait longer than this between two attempts (e.g. 30s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) cap: Duration,
+    /// Never wait longer than this between two attempts (e.g. 30s, 5m). [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) cap: Option<Duration>,
 
     /// Growth of the longest wait per retry [default: 2]
     ///
@@ -164,14 +162,14 @@ pub struct Cli {
     #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) multiplier: Option<f64>,
 
-    /// How the waits are spread
+    /// How the waits are spread [default: full]
     ///
     /// Spread the waits with this strategy, so that clients failing together retry apart: none
     /// (exactly the exponential ceiling), full (uniform between 0 and the ceiling), equal (half
     /// the ceiling plus a uniform half), decorrelated (uniform between --base and three times the
-    /// previous wait).
-    #[arg(long, value_name = "STRATEGY", default_value = "full", hide_possible_values = true, help_heading = WAITS)]
-    pub(crate) jitter: Jitter,
+    /// previous wait). [default: full]
+    #[arg(long, value_name = "STRATEGY", hide_possible_values = true, help_heading = WAITS)]
+    pub(crate) jitter: Option<Jitter>,
 
     /// Start over after a failure this long
     ///
@@ -205,11 +203,11 @@ pub struct Cli {
     #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on: Option<StatusSet>,
 
-    /// Exit statuses that count as success
+    /// Exit statuses that count as success [default: 0]
     ///
-    /// Count these exit statuses as success (e.g. 0,3).
-    #[arg(long, value_name = "CODES", default_value = "0", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) success_on: StatusSet,
+    /// Count these exit statuses as success (e.g. 0,3). [default: 0]
+    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) success_on: Option<StatusSet>,
 
     /// Retry only if a line of output matches
     ///
@@ -233,12 +231,12 @@ pub struct Cli {
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) success_on_output: Vec<String>,
 
-    /// Which streams the output conditions read
+    /// Which streams the output conditions read [default: both]
     ///
     /// Match the output conditions against both of the command's streams, or only stdout or
-    /// stderr; the stream no condition reads stays attached directly.
-    #[arg(long, value_name = "STREAM", default_value = "both", hide_possible_values = true, hide_short_help = true, help_heading = DECIDING)]
-    pub(crate) output_stream: OutputStream,
+    /// stderr; the stream no condition reads stays attached directly. [default: both]
+    #[arg(long, value_name = "STREAM", hide_possible_values = true, hide_short_help = true, help_heading = DECIDING)]
+    pub(crate) output_stream: Option<OutputStream>,
 
     /// Wait as long as a line of output asks
     ///
@@ -248,20 +246,20 @@ pub struct Cli {
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) retry_after_output: Vec<String>,
 
-    /// The longest requested wait honoured
+    /// The longest requested wait honoured [default: 15m]
     ///
     /// Cap a wait the command asks for (in RETRY_AFTER_FILE or with --retry-after-output) at
-    /// this, with a warning (e.g. 1h).
-    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING)]
-    pub(crate) max_requested_wait: Duration,
+    /// this, with a warning (e.g. 1h). [default: 15m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING)]
+    pub(crate) max_requested_wait: Option<Duration>,
 
-    /// Inside another retry: once, retry or quiet
+    /// Inside another retry: once, retry or quiet [default: retry]
     ///
     /// When this run is inside another retry's attempt (RETRY_DEPTH is set): 'once' makes one
     /// attempt and leaves the retrying to the outer layer; 'retry' retries, warning of the
-    /// attempts the layers multiply to; 'quiet' retries without the warning.
-    #[arg(long, value_name = "MODE", default_value = "retry", hide_possible_values = true, help_heading = DECIDING)]
-    pub(crate) nested: Nested,
+    /// attempts the layers multiply to; 'quiet' retries without the warning. [default: retry]
+    #[arg(long, value_name = "MODE", hide_possible_values = true, help_heading = DECIDING)]
+    pub(crate) nested: Option<Nested>,
 
     /// Time limit of one attempt (status 124)
     ///
@@ -277,19 +275,20 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) max_time: Option<Duration>,
 
-    /// The signal a time limit sends first
+    /// The signal a time limit sends first [default: TERM]
     ///
     /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
     /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
-    #[arg(long, value_name = "SIGNAL", default_value = "TERM", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS)]
-    pub(crate) timeout_signal: TimeoutSignal,
+    /// [default: TERM]
+    #[arg(long, value_name = "SIGNAL", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) timeout_signal: Option<TimeoutSignal>,
 
-    /// SIGKILL this long after SIGTERM
+    /// SIGKILL this long after SIGTERM [default: 10s]
     ///
     /// Send SIGKILL this long after the --timeout-signal (or a passed-on signal) to an attempt
-    /// still running; also the longest wait for what an attempt leaves behind.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
-    pub(crate) kill_after: Duration,
+    /// still running; also the longest wait for what an attempt leaves behind. [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
+    pub(crate) kill_after: Option<Duration>,
 
     /// Keep COMMAND in retry's process group
     ///
@@ -338,12 +337,12 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub(crate) report: Option<PathBuf>,
 
-    /// text, or json: one object a line
+    /// text, or json: one object a line [default: text]
     ///
     /// Write the tool's own messages on stderr in this form: text, or json (one object per
-    /// line).
-    #[arg(long, value_name = "FORMAT", default_value = "text", hide_possible_values = true, help_heading = OUTPUT)]
-    pub(crate) log_format: LogFormat,
+    /// line). [default: text]
+    #[arg(long, value_name = "FORMAT", hide_possible_values = true, help_heading = OUTPUT)]
+    pub(crate) log_format: Option<LogFormat>,
 
     /// Say nothing of the tool's own
     ///
@@ -372,11 +371,12 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", allow_hyphen_values = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetName>,
 
-    /// At most N tokens, N more every DURATION
+    /// At most N tokens, N more every DURATION [default: 10/1m]
     ///
     /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
-    #[arg(long, value_name = "N/DURATION", default_value = "10/1m", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
-    pub(crate) budget_rate: Rate,
+    /// [default: 10/1m]
+    #[arg(long, value_name = "N/DURATION", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
+    pub(crate) budget_rate: Option<Rate>,
 
     /// Also earn R tokens per first attempt (e.g. 0.1)
     ///
@@ -386,11 +386,11 @@ pub struct Cli {
     #[arg(long, value_name = "R", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
     pub(crate) budget_ratio: Option<Ratio>,
 
-    /// How long earned tokens last
+    /// How long earned tokens last [default: 1m]
     ///
-    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, requires = "budget", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget_window: Duration,
+    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m). [default: 1m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "budget", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
+    pub(crate) budget_window: Option<Duration>,
 
     /// Where the budget lives: file, or redis://HOST
     ///
@@ -402,13 +402,13 @@ pub struct Cli {
     #[arg(long, value_name = "STORE", requires = "budget", help_heading = FLEET)]
     pub(crate) budget_store: Option<String>,
 
-    /// When the store cannot be reached: open or closed
+    /// When the store cannot be reached: open or closed [default: open]
     ///
     /// When the store cannot be reached: 'open' warns once and uses the file store on this
     /// machine for the rest of the run; 'closed' counts it as no token, so the run gives up with
-    /// reason budget.
-    #[arg(long, value_name = "open|closed", default_value = "open", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget_store_fail: OnFailure,
+    /// reason budget. [default: open]
+    #[arg(long, value_name = "open|closed", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET)]
+    pub(crate) budget_store_fail: Option<OnFailure>,
 
     /// Where the file store keeps budgets
     ///
@@ -417,13 +417,144 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", requires = "budget", help_heading = FLEET)]
     pub(crate) budget_dir: Option<PathBuf>,
 
-    /// Instead of running a command, run the simulator or look at a budget.
-    #[command(subcommand)]
+    /// Instead of running a command, run the simulator or look at a budget: parsed apart, by
+    /// [`ToolWord`] (see [`Cli::parse_args`]).
+    #[arg(skip)]
     pub(crate) subcommand: Option<Subcommand>,
 
     /// The command to run, then its arguments, passed on untouched (the usage line shows it).
     #[arg(value_name = "COMMAND", trailing_var_arg = true, hide = true)]
     pub(crate) command: Vec<OsString>,
+}
+
+/// The defaults of the options whose help states one ("[default: 5]"): applied here rather than
+/// by clap, which would parse each default's text through its value parser at every start. A
+/// test holds each to the text its help shows.
+impl Cli {
+    pub(crate) fn max_attempts(&self) -> AttemptLimit {
+        self.max_attempts
+            .unwrap_or(AttemptLimit::AtMost(NonZeroU64::MIN.saturating_add(4)))
+    }
+
+    pub(crate) fn base(&self) -> Duration {
+        self.base.unwrap_or(Duration::from_secs(1))
+    }
+
+    pub(crate) fn cap(&self) -> Duration {
+        self.cap.unwrap_or(Duration::from_secs(60))
+    }
+
+    pub(crate) fn multiplier(&self) -> f64 {
+        self.multiplier.unwrap_or(2.0)
+    }
+
+    pub(crate) fn jitter(&self) -> Jitter {
+        self.jitter.unwrap_or(Jitter::Full)
+    }
+
+    pub(crate) fn success_on(&self) -> StatusSet {
+        self.success_on.unwrap_or(StatusSet::only(0))
+    }
+
+    pub(crate) fn output_stream(&self) -> OutputStream {
+        self.output_stream.unwrap_or(OutputStream::Both)
+    }
+
+    pub(crate) fn max_requested_wait(&self) -> Duration {
+        self.max_requested_wait
+            .unwrap_or(Duration::from_secs(15 * 60))
+    }
+
+    pub(crate) fn nested(&self) -> Nested {
+        self.nested.unwrap_or(Nested::Retry)
+    }
+
+    pub(crate) fn timeout_signal(&self) -> TimeoutSignal {
+        self.timeout_signal
+            .unwrap_or(TimeoutSignal(Signal::SIGTERM))
+    }
+
+    pub(crate) fn kill_after(&self) -> Duration {
+        self.kill_after.unwrap_or(Duration::from_secs(10))
+    }
+
+    pub(crate) fn log_format(&self) -> LogFormat {
+        self.log_format.unwrap_or(LogFormat::Text)
+    }
+
+    pub(crate) fn budget_rate(&self) -> Rate {
+        self.budget_rate.unwrap_or(Rate {
+            tokens: 10,
+            period: Duration::from_secs(60),
+        })
+    }
+
+    pub(crate) fn budget_window(&self) -> Duration {
+        self.budget_window.unwrap_or(Duration::from_secs(60))
+    }
+
+    pub(crate) fn budget_store_fail(&self) -> OnFailure {
+        self.budget_store_fail.unwrap_or(OnFailure::Open)
+    }
+}
+
+/// `retry simulate ...` and `retry budget ...`: the tool's own words, which only the first
+/// argument can be (`retry -- budget` runs a program called budget).
+#[derive(Parser, Debug)]
+#[command(
+    name = "retry",
+    version,
+    override_usage = USAGE,
+    subcommand_required = true,
+    // `retry help` runs a program called help.
+    disable_help_subcommand = true,
+    max_term_width = 100
+)]
+struct ToolWord {
+    #[command(subcommand)]
+    word: Subcommand,
+}
+
+impl Cli {
+    /// Parse the tool's arguments, the program's name first: a run's options and COMMAND, or a
+    /// word of the tool's own (`simulate`, `budget`) and its options. Each is parsed by its part
+    /// of the definition alone, and the long help's tables are built only when `--help` may ask
+    /// for them: building the interface is most of what a short run costs.
+    pub fn parse_args(args: &[OsString]) -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let first = args.get(1).and_then(|arg| arg.to_str());
+        if matches!(first, Some("simulate" | "budget")) {
+            let ToolWord { word } = ToolWord::try_parse_from(args)?;
+            let mut cli = Cli::try_parse_from(&args[..1])?;
+            cli.subcommand = Some(word);
+            return Ok(cli);
+        }
+        let mut command = Cli::command();
+        if args.iter().any(|arg| arg == "--help") {
+            command = command.after_long_help(after_long_help());
+        }
+        let mut matches = command.try_get_matches_from_mut(args)?;
+        let cli =
+            Cli::from_arg_matches_mut(&mut matches).map_err(|err| err.format(&mut Cli::command()));
+        // Freeing the definition would cost a tenth of a short run's instructions; the
+        // process gives the memory back when it ends.
+        std::mem::forget((command, matches));
+        cli
+    }
+}
+
+/// The whole interface, the tool's own words included, as the man pages and the completions
+/// describe it.
+#[doc(hidden)]
+pub fn full_command() -> clap::Command {
+    use clap::{CommandFactory, Subcommand as _};
+    // Augmenting a command directly would also give it the enum's doc comment as its about.
+    let words = Subcommand::augment_subcommands(clap::Command::new("retry"));
+    Cli::command()
+        .after_long_help(after_long_help())
+        .subcommands(words.get_subcommands().cloned())
+        .args_conflicts_with_subcommands(true)
+        .disable_help_subcommand(true)
 }
 
 /// What `retry` can do besides running a command.
@@ -642,20 +773,90 @@ mod tests {
 
     #[test]
     fn definition_is_consistent() {
+        full_command().debug_assert();
         Cli::command().debug_assert();
+        ToolWord::command().debug_assert();
     }
 
     #[test]
     fn command_words_after_the_first_are_untouched() {
         let cli = Cli::try_parse_from(["retry", "-n", "3", "curl", "-n", "--base", "x"]).unwrap();
         assert_eq!(cli.command, ["curl", "-n", "--base", "x"]);
-        assert_eq!(cli.max_attempts.count(), Some(3));
+        assert_eq!(cli.max_attempts().count(), Some(3));
     }
 
     #[test]
     fn last_value_of_a_repeated_flag_wins() {
         let cli = Cli::try_parse_from(["retry", "--base", "1s", "--base", "2s", "true"]).unwrap();
-        assert_eq!(cli.base, Duration::from_secs(2));
+        assert_eq!(cli.base(), Duration::from_secs(2));
+    }
+
+    /// Each option's resolved value, as text, for comparing the default with a given value.
+    type Resolved = fn(&Cli) -> String;
+
+    const DEFAULTED: [(&str, Resolved); 15] = [
+        ("max-attempts", |cli| format!("{:?}", cli.max_attempts())),
+        ("base", |cli| format!("{:?}", cli.base())),
+        ("cap", |cli| format!("{:?}", cli.cap())),
+        ("multiplier", |cli| format!("{:?}", cli.multiplier())),
+        ("jitter", |cli| format!("{:?}", cli.jitter())),
+        ("success-on", |cli| cli.success_on().to_string()),
+        ("output-stream", |cli| format!("{:?}", cli.output_stream())),
+        ("max-requested-wait", |cli| {
+            format!("{:?}", cli.max_requested_wait())
+        }),
+        ("nested", |cli| format!("{:?}", cli.nested())),
+        ("timeout-signal", |cli| {
+            format!("{:?}", cli.timeout_signal())
+        }),
+        ("kill-after", |cli| format!("{:?}", cli.kill_after())),
+        ("log-format", |cli| format!("{:?}", cli.log_format())),
+        ("budget-rate", |cli| format!("{:?}", cli.budget_rate())),
+        ("budget-window", |cli| format!("{:?}", cli.budget_window())),
+        ("budget-store-fail", |cli| {
+            format!("{:?}", cli.budget_store_fail())
+        }),
+    ];
+
+    #[test]
+    fn the_defaults_are_the_ones_the_help_states() {
+        let parse = |extra: &[&str]| {
+            let args: Vec<OsString> = ["retry", "--budget", "b"]
+                .iter()
+                .chain(extra)
+                .chain(&["true"])
+                .map(OsString::from)
+                .collect();
+            Cli::parse_args(&args).unwrap()
+        };
+        let defaults = parse(&[]);
+        let mut checked = 0;
+        for arg in Cli::command().get_arguments() {
+            let long = arg.get_long().unwrap_or_default();
+            let help = |text: Option<&clap::builder::StyledStr>| {
+                let text = text.map(|text| text.to_string()).unwrap_or_default();
+                let (_, after) = text.split_once("[default: ")?;
+                after.split_once(']').map(|(value, _)| value.to_string())
+            };
+            // "[default: none]" and "[default: $VARIABLE, or ...]" describe; the rest are values.
+            let described = |value: &String| value == "none" || value.starts_with('$');
+            let Some(stated) = help(arg.get_long_help()).filter(|value| !described(value)) else {
+                continue;
+            };
+            assert_eq!(
+                help(arg.get_help()).as_ref(),
+                Some(&stated),
+                "--{long}: -h differs"
+            );
+            let (_, resolved) = DEFAULTED
+                .iter()
+                .find(|(name, _)| *name == long)
+                .unwrap_or_else(|| panic!("--{long} states a default that no accessor applies"));
+            let given = parse(&[&format!("--{long}"), &stated]);
+            assert_eq!(resolved(&defaults), resolved(&given), "--{long} {stated}");
+            checked += 1;
+        }
+        assert_eq!(checked, DEFAULTED.len());
     }
 
     #[test]
@@ -671,7 +872,7 @@ mod tests {
             .chain(args.iter().copied())
             .map(OsString::from)
             .collect();
-        let err = Cli::try_parse_from(&args).unwrap_err();
+        let err = Cli::parse_args(&args).unwrap_err();
         one_line_error(&err, &args)
     }
 

@@ -4,9 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::CommandFactory;
 use clap_complete::Shell;
-use retry_exec::Cli;
 
 use crate::completions;
 use crate::harness::program;
@@ -15,7 +13,7 @@ use crate::man;
 /// Every generated file: its path in the repository and its content.
 fn generated() -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let command = Cli::command();
+    let command = retry_exec::full_command();
     let mut files = vec![
         (
             root.join("man/retry.1"),
@@ -48,7 +46,12 @@ fn generated() -> Vec<(PathBuf, Vec<u8>)> {
         (Shell::PowerShell, "_retry.ps1"),
     ] {
         let mut content = Vec::new();
-        clap_complete::generate(shell, &mut Cli::command(), "retry", &mut content);
+        clap_complete::generate(
+            shell,
+            &mut retry_exec::full_command(),
+            "retry",
+            &mut content,
+        );
         files.push((completions.join(name), content));
     }
     files

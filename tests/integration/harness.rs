@@ -619,8 +619,15 @@ pub(crate) fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> I
 }
 
 /// The fault injector (`fault/inject.c`), built once per test run with the system's C compiler;
-/// load it into a run with `LD_PRELOAD` and steer it with `FAULT_PATH` and `FAULT`.
+/// load it into a run with `LD_PRELOAD` and steer it with `FAULT_PATH` and `FAULT`. A statically
+/// linked binary under test (`RETRY_TEST_BINARY`) would not load it, so the test fails saying so.
 pub(crate) fn fault_injector() -> PathBuf {
+    assert!(
+        is_dynamic(Path::new(&binary())),
+        "fault injection loads through LD_PRELOAD, which {} (statically linked) ignores; run \
+         these tests on the debug build",
+        binary()
+    );
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
@@ -640,4 +647,24 @@ pub(crate) fn fault_injector() -> PathBuf {
             library
         })
         .clone()
+}
+
+/// Whether the ELF executable at `path` asks for a dynamic loader (has a PT_INTERP header).
+pub(crate) fn is_dynamic(path: &Path) -> bool {
+    const PT_INTERP: u32 = 3;
+    let elf = std::fs::read(path).expect("read the binary");
+    let number = |at: usize, width: usize| {
+        elf[at..at + width]
+            .iter()
+            .rev()
+            .fold(0usize, |value, &byte| value << 8 | usize::from(byte))
+    };
+    assert_eq!(
+        &elf[..5],
+        b"\x7fELF\x02",
+        "{} is not a 64-bit ELF file",
+        path.display()
+    );
+    let (table, entry_size, entries) = (number(0x20, 8), number(0x36, 2), number(0x38, 2));
+    (0..entries).any(|index| number(table + index * entry_size, 4) == PT_INTERP as usize)
 }

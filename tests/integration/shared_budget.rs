@@ -108,6 +108,21 @@ fn four_hosts_share_one_redis_budget_where_file_stores_make_four_times_the_retri
     assert_eq!(fleet("file"), 4 * 3, "one budget per host");
 }
 
+/// The store's host is named, not numbered: the binary resolves names, however it is linked
+/// (the lean default build links glibc statically; see README's Install).
+#[test]
+fn a_store_named_by_its_host_name_is_reached() {
+    let server = RedisServer::on_loopback();
+    let scratch = Scratch::new();
+    let named = server.url().replace("127.0.0.1", "localhost");
+    let run = failing(&named, "inventory", "3/1h", &scratch.path("files"))
+        .args(["--budget-store-fail", "closed", "--", "false"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(run.event("done")["attempts"], 2, "the store gave no token");
+    assert_eq!(run.event("done")["reason"], "exhausted");
+}
+
 #[test]
 fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
     let server = RedisServer::on_socket();

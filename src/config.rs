@@ -369,7 +369,7 @@ impl Config {
         watch: &'a SignalWatch,
         terminal: Option<Terminal>,
         input: Option<HeldInput>,
-        requests: Option<RequestFiles>,
+        requests: RequestFiles,
     ) -> ProcessRunner<'a> {
         ProcessRunner {
             command,
@@ -379,7 +379,7 @@ impl Config {
             terminal,
             input,
             output: self.output.clone(),
-            requests,
+            requests: Some(requests),
         }
     }
 

@@ -85,16 +85,7 @@ fn run_command(
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
-    let requests = RequestFiles::new()
-        .map_err(|err| {
-            reporter.emit(&Event::Warning(format!(
-                "cannot make a directory for RETRY_AFTER_FILE in {}: {err}; no attempt can ask \
-                 for a wait in a file in this run",
-                std::env::temp_dir().display()
-            )));
-        })
-        .ok();
-    let mut runner = config.runner(command, &watch, terminal, input, requests);
+    let mut runner = config.runner(command, &watch, terminal, input, RequestFiles::new());
     let mut report = report;
     let mut end = retry_loop::run(
         &config.rules(),

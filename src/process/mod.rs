@@ -227,20 +227,26 @@ impl Attempts for ProcessRunner<'_> {
             (Some(own), _) => Some((own, TimeLimit::Attempt)),
             (None, run) => run.map(|run| (run, TimeLimit::Deadline)),
         };
-        let (request_file, mut request_problems) = match &self.requests {
-            Some(files) => match files.create(numbering.attempt) {
-                Ok(file) => (Some(file), Vec::new()),
-                Err(err) => (
-                    None,
-                    vec![format!(
-                        "cannot make attempt {}'s RETRY_AFTER_FILE: {err}; it cannot ask for a \
-                         wait in a file",
-                        numbering.attempt
-                    )],
-                ),
-            },
-            None => (None, Vec::new()),
-        };
+        let (request_file, mut request_problems) =
+            match self.requests.as_ref().map(RequestFiles::create) {
+                Some(Ok(file)) => (Some(file), Vec::new()),
+                Some(Err(err)) => {
+                    // Said once: the directory is the same for every attempt.
+                    let dir = self
+                        .requests
+                        .take()
+                        .map(|files| files.dir().display().to_string());
+                    (
+                        None,
+                        vec![format!(
+                            "cannot make RETRY_AFTER_FILE in {}: {err}; no attempt can ask for a \
+                         wait in a file in this run",
+                            dir.unwrap_or_default()
+                        )],
+                    )
+                }
+                None => (None, Vec::new()),
+            };
         let mut child = self.spawn(numbering, request_file.as_ref())?;
         let (copies, mut failure) = self.start_copies(&mut child);
         if let Some(input) = &self.input {

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Every benchmark of the tool, in one run; writes BENCHMARKS.md. Not part of CI's test step.
 #
-#   bench/run.sh            # all of them (about two minutes)
+#   bench/run.sh            # all of them (about five minutes, the builds included)
 #
-# It builds the static release binary (as README's install section describes), installs what
-# it measures with (hyperfine, valgrind, GNU time) from Debian's packages when missing, and
-# records the machine and the command beside every figure.
+# It builds each way a user gets the binary: the default build (`cargo install --path .`, which
+# scripts/link-static links statically), the plain dynamic build cargo makes of a crate from the
+# registry, and the static musl binary of the release archives (scripts/dist); and the peers
+# it compares with: a C program that only spawns and waits (the floor), Debian's `retry`
+# (minfrin's) and attempt-cli. It installs what it measures with (hyperfine, valgrind, GNU time)
+# from Debian's packages when missing, and records the machine and the command beside every
+# figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,10 +18,27 @@ need hyperfine hyperfine
 need valgrind valgrind
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 
-target=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
-  cargo build --release --quiet --target "$target"
-export RETRY_BIN="$PWD/target/$target/release/retry"
+peers=target/bench-peers
+mkdir -p "$peers"
+
+cargo build --release --locked --quiet
+export RETRY_BIN="$PWD/target/release/retry"
+cargo build --release --locked --quiet --target-dir target/bench-plain \
+  --config 'target.x86_64-unknown-linux-gnu.linker="cc"'
+export RETRY_PLAIN="$PWD/target/bench-plain/release/retry"
+rustup target add x86_64-unknown-linux-musl >/dev/null 2>&1
+cargo build --release --locked --quiet --features tls --target x86_64-unknown-linux-musl
+export RETRY_MUSL="$PWD/target/x86_64-unknown-linux-musl/release/retry"
+
+cc -O2 -static -o "$peers/spawn" bench/spawn.c
+export SPAWN_FLOOR="$PWD/$peers/spawn"
+# Debian's `retry` is minfrin's; unpacked, not installed, so that it shadows nothing.
+if [ ! -x "$peers/minfrin/usr/bin/retry" ]; then
+  (cd "$peers" && apt-get download retry >/dev/null 2>&1 && dpkg-deb -x retry_*.deb minfrin)
+fi
+export PEER_MINFRIN="$PWD/$peers/minfrin/usr/bin/retry"
+[ -x "$peers/attempt/bin/attempt" ] || cargo install --quiet --locked attempt-cli --root "$peers/attempt"
+export PEER_ATTEMPT="$PWD/$peers/attempt/bin/attempt"
 
 python3 bench/measure.py > BENCHMARKS.md
 cat BENCHMARKS.md

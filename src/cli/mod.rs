@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue};
 use clap::Parser;
-use nix::sys::signal::Signal;
 
 use crate::attempts::AttemptLimit;
 use crate::backoff::Jitter;
@@ -428,8 +427,9 @@ pub struct Cli {
 }
 
 /// The defaults of the options whose help states one ("[default: 5]"): applied here rather than
-/// by clap, which would parse each default's text through its value parser at every start. A
-/// test holds each to the text its help shows.
+/// by clap, which would parse each default's text through its value parser at every start (a
+/// type's own `Default`, where it has one, is that default). A test holds each to the text its
+/// help shows.
 impl Cli {
     pub(crate) fn max_attempts(&self) -> AttemptLimit {
         self.max_attempts
@@ -457,7 +457,7 @@ impl Cli {
     }
 
     pub(crate) fn output_stream(&self) -> OutputStream {
-        self.output_stream.unwrap_or(OutputStream::Both)
+        self.output_stream.unwrap_or_default()
     }
 
     pub(crate) fn max_requested_wait(&self) -> Duration {
@@ -466,12 +466,11 @@ impl Cli {
     }
 
     pub(crate) fn nested(&self) -> Nested {
-        self.nested.unwrap_or(Nested::Retry)
+        self.nested.unwrap_or_default()
     }
 
     pub(crate) fn timeout_signal(&self) -> TimeoutSignal {
-        self.timeout_signal
-            .unwrap_or(TimeoutSignal(Signal::SIGTERM))
+        self.timeout_signal.unwrap_or_default()
     }
 
     pub(crate) fn kill_after(&self) -> Duration {

@@ -19,6 +19,10 @@ use std::time::Duration;
 
 use rand::{Rng, RngExt, SeedableRng};
 
+/// The growth of the ceiling per retry unless --multiplier says otherwise: doubling, as in the
+/// blog post's experiments (which the simulator reruns with it).
+pub(crate) const DEFAULT_MULTIPLIER: f64 = 2.0;
+
 /// How randomness spreads the waits (Marc Brooker, "Exponential Backoff And Jitter").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Jitter {

@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{self, Backoff, BackoffError, Jitter, Schedule};
+use crate::backoff::{self, Backoff, BackoffError, Jitter, Schedule, DEFAULT_MULTIPLIER};
 use crate::budget::file::{BudgetFile, Refused};
 use crate::budget::model::Terms;
 use crate::budget::show::ShowRequest;
@@ -88,9 +88,6 @@ pub(crate) enum Action {
     /// Print a budget's state.
     ShowBudget(ShowRequest),
 }
-
-/// The growth of the exponential ceiling per retry when `--multiplier` is not given.
-const DEFAULT_MULTIPLIER: f64 = 2.0;
 
 /// A shared retry budget.
 #[derive(Clone, Debug, PartialEq)]

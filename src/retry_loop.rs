@@ -153,7 +153,7 @@ where
 {
     let start = parts.clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
-    let (attempts, last, mut reason) = attempt_until_the_end(rules, &mut parts, start);
+    let (attempts, last, mut reason) = attempt_until_the_end(rules, &mut parts, start, deadline);
     if reason.gives_up() {
         let status = match &reason {
             Reason::SpawnFailed(failure, _) => crate::exit::Exit::from(*failure).status(),
@@ -192,11 +192,12 @@ fn run_hook(
 }
 
 /// The attempts, and the waits and retry hooks between them, from `start` up to the end of the
-/// run.
+/// run, which `deadline` (from --max-time) bounds.
 fn attempt_until_the_end<W, A, C, B, R, H, S>(
     rules: &Rules,
     parts: &mut Parts<'_, W, A, C, B, R, H, S>,
     start: Instant,
+    deadline: Option<Instant>,
 ) -> Ending
 where
     W: Waits,
@@ -210,7 +211,6 @@ where
     let (waits, attempts, clock) = (&mut *parts.waits, &mut *parts.attempts, &mut *parts.clock);
     let (budget, release) = (&mut *parts.budget, &mut *parts.release);
     let (hooks, sink) = (&mut *parts.hooks, &mut *parts.sink);
-    let deadline = rules.max_time.and_then(|max| start.checked_add(max));
     if !rules.splay.is_zero() {
         sink.emit(&Event::Splay(rules.splay));
         if let Some(signal) = clock.sleep(rules.splay) {

@@ -13,7 +13,7 @@ use clap::error::{ContextKind, ContextValue};
 use clap::Parser;
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::Jitter;
+use crate::backoff::{Jitter, DEFAULT_MULTIPLIER};
 use crate::budget::store::OnFailure;
 use crate::budget::{BudgetName, Rate, Ratio};
 use crate::codes::StatusSet;
@@ -445,7 +445,7 @@ impl Cli {
     }
 
     pub(crate) fn multiplier(&self) -> f64 {
-        self.multiplier.unwrap_or(2.0)
+        self.multiplier.unwrap_or(DEFAULT_MULTIPLIER)
     }
 
     pub(crate) fn jitter(&self) -> Jitter {

@@ -230,20 +230,12 @@ impl Attempts for ProcessRunner<'_> {
         let (request_file, mut request_problems) =
             match self.requests.as_ref().map(RequestFiles::create) {
                 Some(Ok(file)) => (Some(file), Vec::new()),
-                Some(Err(err)) => {
-                    // Said once: the directory is the same for every attempt.
-                    let dir = self
-                        .requests
-                        .take()
-                        .map(|files| files.dir().display().to_string());
-                    (
-                        None,
-                        vec![format!(
-                            "cannot make RETRY_AFTER_FILE in {}: {err}; no attempt can ask for a \
-                         wait in a file in this run",
-                            dir.unwrap_or_default()
-                        )],
-                    )
+                Some(Err(problem)) => {
+                    // Said once: every attempt's file would go to the same directory.
+                    self.requests = None;
+                    let problem =
+                        format!("{problem}; no attempt can ask for a wait in a file in this run");
+                    (None, vec![problem])
                 }
                 None => (None, Vec::new()),
             };

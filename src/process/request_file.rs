@@ -38,20 +38,21 @@ impl RequestFiles {
         }
     }
 
-    /// The directory the files are made in.
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// A fresh empty file for the next attempt, mode 0600.
-    pub(crate) fn create(&self) -> io::Result<RequestFile> {
-        let file = tempfile::Builder::new()
+    /// A fresh empty file for the next attempt, mode 0600; the error names the directory.
+    pub(crate) fn create(&self) -> Result<RequestFile, String> {
+        let made = tempfile::Builder::new()
             .prefix("retry-after-")
             .permissions(std::fs::Permissions::from_mode(0o600))
-            .tempfile_in(&self.dir)?;
-        // The path stays; removing it is this RequestFile's job.
-        let (_, path) = file.keep().map_err(|err| err.error)?;
-        Ok(RequestFile { path })
+            .tempfile_in(&self.dir)
+            // The path stays; removing it is this RequestFile's job.
+            .and_then(|file| file.keep().map_err(|err| err.error));
+        match made {
+            Ok((_, path)) => Ok(RequestFile { path }),
+            Err(err) => Err(format!(
+                "cannot make RETRY_AFTER_FILE in {}: {err}",
+                self.dir.display()
+            )),
+        }
     }
 }
 

@@ -3,9 +3,8 @@
 //! binary name, resolving a host name as the budget store does, built as cargo builds the tool.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::harness::{is_dynamic, is_root, Scratch};
+use crate::harness::{is_dynamic, is_root, program, Scratch};
 
 /// A program that resolves `localhost` and spawns `true`, as `retry` would.
 const PROBE: &str = r#"
@@ -31,35 +30,25 @@ fn build_probe(scratch: &Scratch, around: &[&str]) -> PathBuf {
     std::fs::write(root.join("src/main.rs"), PROBE).unwrap();
     let linker = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/link-static");
     let cargo = [env!("CARGO"), "build", "--release", "--offline", "--quiet"];
-    let mut command = Command::new(around.first().copied().unwrap_or(cargo[0]));
-    command
-        .args(
-            around
-                .iter()
-                .skip(1)
-                .chain(&cargo[usize::from(around.is_empty())..]),
-        )
+    let words: Vec<&str> = around.iter().chain(&cargo).copied().collect();
+    program(words[0])
+        .args(&words[1..])
         .current_dir(&root)
         .env("CARGO_TARGET_DIR", root.join("target"))
-        .env("RUSTFLAGS", format!("-C linker={}", linker.display()));
-    let output = command.output().expect("run cargo");
-    assert!(
-        output.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .env("RUSTFLAGS", format!("-C linker={}", linker.display()))
+        .run()
+        .expect_code(0);
     root.join("target/release/retry")
 }
 
 #[track_caller]
 fn expect_runs(binary: &Path) {
-    let output = Command::new(binary).output().expect("run the probe");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let run = program(binary.to_str().unwrap()).run();
+    run.expect_code(0);
+    let stdout = run.stdout();
     assert!(
-        output.status.success() && stdout.starts_with("resolved ") && !stdout.contains(" 0,"),
-        "{}: {stdout}{}",
-        binary.display(),
-        String::from_utf8_lossy(&output.stderr)
+        stdout.starts_with("resolved ") && !stdout.contains(" 0,"),
+        "{run}"
     );
 }
 
@@ -82,11 +71,9 @@ fn without_static_archives_the_binary_is_linked_dynamically() {
         return;
     }
     // glibc's static archive, made an empty file for this build only: the static link fails.
-    let archive = Command::new("cc")
-        .arg("-print-file-name=libc.a")
-        .output()
-        .expect("a C compiler (cc): apt-get install gcc");
-    let archive = String::from_utf8(archive.stdout).unwrap();
+    let archive = program("cc").args(["-print-file-name=libc.a"]).run();
+    archive.expect_code(0);
+    let archive = archive.stdout();
     let hide = format!("mount --bind /dev/null {} && exec \"$@\"", archive.trim());
     let scratch = Scratch::new();
     let binary = build_probe(&scratch, &["unshare", "--mount", "sh", "-c", &hide, "sh"]);

@@ -1,21 +1,16 @@
 //! The package as others see it: the Rust it needs, and what the published crate holds.
 
-use std::process::Command;
+use crate::harness::program;
 
 /// What cargo prints for `args`, run in the repository, offline and with the locked versions.
 fn cargo(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO"))
+    let run = program(env!("CARGO"))
         .args(args)
         .args(["--locked", "--offline"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run cargo");
-    assert!(
-        output.status.success(),
-        "cargo {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+        .run();
+    run.expect_code(0);
+    run.stdout()
 }
 
 /// A `1.85`-style version as numbers, for comparing.

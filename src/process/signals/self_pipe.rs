@@ -142,15 +142,15 @@ fn pipe() -> io::Result<(libc::c_int, libc::c_int)> {
     if unsafe { libc::pipe(ends.as_mut_ptr()) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    // A blocking write end would hang the handler once the pipe is full: fail instead.
     for end in ends {
         // SAFETY: fcntl on descriptors just made; the flags only add non-blocking and close-on-exec.
-        unsafe {
-            libc::fcntl(
-                end,
-                libc::F_SETFL,
-                libc::fcntl(end, libc::F_GETFL) | libc::O_NONBLOCK,
-            );
-            libc::fcntl(end, libc::F_SETFD, libc::FD_CLOEXEC);
+        let set = unsafe {
+            libc::fcntl(end, libc::F_SETFL, libc::O_NONBLOCK) == 0
+                && libc::fcntl(end, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+        };
+        if !set {
+            return Err(io::Error::last_os_error());
         }
     }
     Ok((ends[0], ends[1]))

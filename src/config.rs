@@ -1015,6 +1015,7 @@ mod tests {
             ][..],
             &["-n", "3", "--base", "0s", "true"],
             &["-n", "3", "--reset-after", "10m", "true"],
+            &["-n", "3", "--reset-after", "1m", "--cap", "1m", "true"],
             &["-n", "unlimited", "true"],
         ] {
             assert!(warnings(bounded).is_empty(), "{bounded:?}");
@@ -1143,6 +1144,28 @@ mod tests {
             "1h",
         ]);
         assert!(too_large.unwrap_err().to_string().contains("too large"));
+        let resolve_load = |args: &[&str]| config(&[&["simulate", "load"], args].concat());
+        let first_tries = |duration| {
+            resolve_load(&[
+                "--clients",
+                "1000",
+                "--rate",
+                "100/s",
+                "--duration",
+                duration,
+            ])
+        };
+        assert!(first_tries("100s").is_ok(), "10^7 first tries a trial");
+        assert!(first_tries("101s").is_err());
+        let trials = |count: usize| {
+            let rates: Vec<String> = (0..count).map(|i| format!("0.0{i}")).collect();
+            resolve_load(&["--failure-rates", &rates.join(","), "--trials", "1000"])
+        };
+        assert!(
+            trials(25).is_ok(),
+            "25 rates, 4 policies, 1000 trials: 10^5"
+        );
+        assert!(trials(26).is_err());
         let zero = config(&["simulate", "load", "--duration", "0s"]).unwrap_err();
         assert!(zero
             .to_string()

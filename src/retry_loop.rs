@@ -1037,6 +1037,27 @@ mod tests {
     }
 
     #[test]
+    fn a_request_that_only_equals_the_backoff_or_the_most_is_not_said_to_change_it() {
+        let mut rules = rules("5", None);
+        rules.max_requested_wait = Duration::from_secs(2);
+        let wait = |seconds| Some(Requested::Wait(Duration::from_secs(seconds)));
+        let script = vec![
+            asking(1, wait(1), &[]),
+            asking(1, wait(2), &[]),
+            asking(0, None, &[]),
+        ];
+        let out = run_script(&rules, script);
+        assert_eq!(
+            waits_announced(&out),
+            [
+                (Duration::from_secs(1), WaitCause::Backoff),
+                (Duration::from_secs(2), WaitCause::Backoff)
+            ]
+        );
+        assert_eq!(warnings(&out), Vec::<String>::new());
+    }
+
+    #[test]
     fn a_request_only_matters_for_a_retry() {
         let stop = Some(Requested::Stop);
         let not_retried = rules("5", Some("2"));

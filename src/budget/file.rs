@@ -22,7 +22,7 @@
 
 use std::fmt;
 use std::fs::{DirBuilder, File, OpenOptions};
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -166,20 +166,11 @@ fn open_state(path: &Path, shared: bool) -> io::Result<File> {
     }
 }
 
-/// The start of the file: a record, or what stands in its place.
+/// The start of a file just opened: a record, or what stands in its place.
 fn read_record(file: &File) -> io::Result<Vec<u8>> {
-    let mut buffer = vec![0; 4 * RECORD];
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read_at(&mut buffer[filled..], filled as u64) {
-            Ok(0) => break,
-            Ok(count) => filled += count,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        }
-    }
-    buffer.truncate(filled);
-    Ok(buffer)
+    let mut record = Vec::with_capacity(4 * RECORD);
+    file.take(4 * RECORD as u64).read_to_end(&mut record)?;
+    Ok(record)
 }
 
 /// A budget whose state lives in a file, consulted with the run's signals in view.
@@ -238,9 +229,8 @@ impl<'a> FileBudget<'a> {
         let state = self.read(&record, now, warn)?;
         let (answer, next) = change(&self.terms, state, now);
         file.write_all_at(&record_of(next, &self.terms), 0)?;
-        if record.len() > RECORD {
-            file.set_len(RECORD as u64)?;
-        }
+        // Whatever stood beyond a record (a damaged state's rest) goes.
+        file.set_len(RECORD as u64)?;
         Ok(answer)
     }
 
@@ -546,6 +536,166 @@ mod tests {
             BudgetFile::check(dir.path(), &name("api")).is_ok(),
             "its own, damaged"
         );
+    }
+
+    #[test]
+    fn a_link_to_a_state_is_refused_too() {
+        let (dir, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let target = elsewhere.path().join("api");
+        std::fs::write(&target, "").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("api")).unwrap();
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_err());
+        assert!(peek(dir.path(), &name("api")).is_err());
+    }
+
+    #[test]
+    fn now_is_on_the_unix_clock_in_microseconds() {
+        let year_2020 = 1_577_836_800_000_000;
+        assert!((year_2020..year_2020 * 2).contains(&now_micros()));
+    }
+
+    /// A budget of one token an hour in a new directory, with the warnings it gives.
+    struct Store {
+        dir: tempfile::TempDir,
+        watch: SignalWatch,
+        warnings: Vec<String>,
+    }
+
+    impl Store {
+        fn new() -> Self {
+            let inherited = crate::process::startup::Inherited::default();
+            Store {
+                dir: tempfile::tempdir().unwrap(),
+                watch: SignalWatch::install(false, inherited).unwrap(),
+                warnings: Vec::new(),
+            }
+        }
+
+        fn path(&self) -> PathBuf {
+            self.dir.path().join("api")
+        }
+
+        fn terms() -> Terms {
+            Terms {
+                rate: "1/1h".parse().unwrap(),
+                ratio: None,
+                window: Duration::from_secs(60),
+            }
+        }
+
+        /// The store's answer to a retry that may wait a second at most.
+        fn reserve(&mut self) -> Reservation {
+            let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
+            let mut budget = FileBudget::new(file, Self::terms(), &self.watch);
+            let warnings = &mut self.warnings;
+            budget.reserve(Some(Duration::from_secs(1)), &mut |warning| {
+                warnings.push(warning)
+            })
+        }
+
+        /// Run `change` on the state file between the check and the use of the budget.
+        fn reserve_after(&mut self, change: impl FnOnce(&Path)) -> Reservation {
+            let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
+            change(&self.path());
+            let mut budget = FileBudget::new(file, Self::terms(), &self.watch);
+            let warnings = &mut self.warnings;
+            budget.reserve(None, &mut |warning| warnings.push(warning))
+        }
+
+        fn peek(&self) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
+            peek(self.dir.path(), &name("api"))
+        }
+    }
+
+    #[test]
+    fn the_stored_state_is_spent_and_kept_at_one_record() {
+        let mut store = Store::new();
+        assert!(store.peek().unwrap().is_none(), "no file yet");
+        assert_eq!(store.reserve(), Reservation::Granted(Duration::ZERO));
+        assert_eq!(
+            store.reserve(),
+            Reservation::Refused,
+            "the one token is spent"
+        );
+        let (state, terms) = store.peek().unwrap().unwrap();
+        assert_eq!((state.retries, state.refusals), (1, 1));
+        assert_eq!(terms.unwrap().rate.to_string(), "1/1h");
+        assert_eq!(
+            std::fs::metadata(store.path()).unwrap().len(),
+            RECORD as u64
+        );
+        assert_eq!(store.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_damaged_or_implausible_state_starts_over_with_one_warning() {
+        let mut store = Store::new();
+        std::fs::write(store.path(), "retry-budget-v2 rubbish").unwrap();
+        assert!(store.peek().unwrap_err().to_string().contains("damaged"));
+        let long_damage = format!("retry-budget-v1 0 0 {}", "x".repeat(2 * RECORD));
+        store.reserve_after(|path| std::fs::write(path, &long_damage).unwrap());
+        assert_eq!(store.reserve(), Reservation::Refused, "the new state holds");
+        assert_eq!(
+            std::fs::metadata(store.path()).unwrap().len(),
+            RECORD as u64
+        );
+
+        let future = BucketState {
+            tokens: 0.0,
+            earned: 0.0,
+            at: u64::MAX / 2,
+            first_attempts: 0,
+            retries: 0,
+            refusals: 0,
+        };
+        let record = record_of(future, &Store::terms());
+        let granted = store.reserve_after(|path| std::fs::write(path, record).unwrap());
+        assert_eq!(granted, Reservation::Granted(Duration::ZERO));
+        let [damaged, implausible] = &store.warnings[..] else {
+            panic!("{:?}", store.warnings)
+        };
+        assert!(damaged.ends_with("its content is damaged; starting again from a full bucket"));
+        assert!(implausible.contains("holds values no run could have stored"));
+    }
+
+    #[test]
+    fn a_state_replaced_during_the_run_is_left_alone() {
+        let replaced = |change: &dyn Fn(&Path)| {
+            let mut store = Store::new();
+            let reservation = store.reserve_after(change);
+            assert_eq!(reservation, Reservation::Granted(Duration::ZERO));
+            let [warning] = &store.warnings[..] else {
+                panic!("{:?}", store.warnings)
+            };
+            (warning.clone(), store)
+        };
+        let makefile = "all:\n\tcc -o app app.c\n";
+        let (warning, store) = replaced(&|path| std::fs::write(path, makefile).unwrap());
+        assert!(warning.contains("no longer a retry budget state; leaving it alone"));
+        assert_eq!(std::fs::read_to_string(store.path()).unwrap(), makefile);
+        assert!(store
+            .peek()
+            .unwrap_err()
+            .to_string()
+            .contains("not a retry budget state"));
+
+        let (warning, _) = replaced(&|path| {
+            let other = path.with_extension("new");
+            std::fs::write(&other, "").unwrap();
+            std::fs::rename(&other, path).unwrap();
+        });
+        assert!(
+            warning.contains("another file was put in its place"),
+            "{warning}"
+        );
+
+        let (warning, store) = replaced(&|path| {
+            std::fs::remove_file(path).unwrap();
+            std::os::unix::fs::symlink("/dev/null", path).unwrap();
+        });
+        let loop_error = io::Error::from_raw_os_error(libc::ELOOP).to_string();
+        assert!(warning.contains(&loop_error), "{warning}");
+        assert!(store.peek().is_err(), "a link is not followed");
     }
 
     #[test]

@@ -583,9 +583,11 @@ mod tests {
             }
         }
 
-        /// The store's answer to a retry that may wait a second at most.
-        fn reserve(&mut self) -> Reservation {
+        /// The store's answer to a retry that may wait a second at most, after `change` is made
+        /// to the state file between the check and the use of the budget.
+        fn reserve_after(&mut self, change: impl FnOnce(&Path)) -> Reservation {
             let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
+            change(&self.path());
             let mut budget = FileBudget::new(file, Self::terms(), &self.watch);
             let warnings = &mut self.warnings;
             budget.reserve(Some(Duration::from_secs(1)), &mut |warning| {
@@ -593,13 +595,8 @@ mod tests {
             })
         }
 
-        /// Run `change` on the state file between the check and the use of the budget.
-        fn reserve_after(&mut self, change: impl FnOnce(&Path)) -> Reservation {
-            let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
-            change(&self.path());
-            let mut budget = FileBudget::new(file, Self::terms(), &self.watch);
-            let warnings = &mut self.warnings;
-            budget.reserve(None, &mut |warning| warnings.push(warning))
+        fn reserve(&mut self) -> Reservation {
+            self.reserve_after(|_| {})
         }
 
         fn peek(&self) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {

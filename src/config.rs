@@ -8,7 +8,6 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +42,7 @@ use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::process::{Isolation, ProcessOptions, ProcessRunner};
 use crate::report::file::{ReportTarget, ReportWriter};
+use crate::report::outlet::Outlet;
 use crate::report::reporter::Reporter;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
 use crate::retry_loop::Rules;
@@ -426,8 +426,13 @@ impl Config {
     }
 
     /// The reporter of the tool's own messages on stderr.
-    pub(crate) fn reporter(&self) -> Reporter<io::Stderr> {
-        Reporter::new(io::stderr(), self.log)
+    pub(crate) fn reporter(&self) -> Reporter<Outlet> {
+        Reporter::on_stderr(self.log)
+    }
+
+    /// `--max-time`, the limit of the whole run.
+    pub(crate) fn max_time(&self) -> Option<Duration> {
+        self.max_time
     }
 }
 

@@ -4,6 +4,7 @@
 //! from how it ended.
 
 use std::io::{self, Write};
+use std::time::Instant;
 
 use anyhow::Context;
 
@@ -87,6 +88,11 @@ fn run_command(
     }
     let mut runner = config.runner(command, &watch, terminal, input, RequestFiles::new());
     let mut report = report;
+    // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
+    // what is written after it.
+    let deadline = config
+        .max_time()
+        .and_then(|max_time| Instant::now().checked_add(max_time));
     let mut end = retry_loop::run(
         &config.rules(),
         Parts {
@@ -100,9 +106,13 @@ fn run_command(
         },
     );
     if let Some(report) = report {
-        write_report(report, &mut end, &watch);
+        write_report(report, &mut end, &watch, deadline);
     }
     reporter.emit(&Event::Done(end.clone()));
+    let interrupted = matches!(end.reason, Reason::Interrupted(..));
+    if let Some(signal) = reporter.finish(&watch, deadline, interrupted) {
+        return Ok(Exit::Stopped(signal));
+    }
     Ok(Exit::of(&end))
 }
 
@@ -117,8 +127,13 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
 }
 
 /// Write the report of the run that ended as `end`, and make its failure part of how it ended.
-fn write_report(report: ReportWriter, end: &mut RunEnd, watch: &SignalWatch) {
-    match report.write(end, watch) {
+fn write_report(
+    report: ReportWriter,
+    end: &mut RunEnd,
+    watch: &SignalWatch,
+    deadline: Option<Instant>,
+) {
+    match report.write(end, watch, deadline) {
         Ok(()) => {}
         Err(ReportError::Failed(error)) => end.report_error = Some(error),
         Err(ReportError::Interrupted(signal)) => {

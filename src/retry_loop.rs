@@ -273,7 +273,7 @@ where
                 Err(reason) => Next::Stop(reason),
             },
         };
-        match release.release(std::mem::take(&mut report.output.held), &next) {
+        match release.release(std::mem::take(&mut report.output.held), &next, deadline) {
             Released::Done => {}
             Released::Interrupted(signal) => {
                 next = Next::Stop(Reason::Interrupted(signal, Moment::Output));
@@ -325,6 +325,12 @@ fn warn_about_leftovers(sink: &mut impl EventSink, attempt: u64, report: &Attemp
         sink.emit(&Event::Warning(format!(
             "attempt {attempt}: a process that left its process group still holds its output; \
              stopped reading it --kill-after after the command ended, keeping what was read"
+        )));
+    }
+    if let Some(stream) = report.output.stalled {
+        sink.emit(&Event::Warning(format!(
+            "attempt {attempt}: the reader of retry's {stream} stopped reading, so the rest of the \
+             attempt's output was not passed on to it"
         )));
     }
     if report.lingering {
@@ -503,7 +509,12 @@ mod tests {
     struct Releases(Vec<bool>);
 
     impl Release for Releases {
-        fn release(&mut self, _held: HeldOutput, next: &Next) -> Released {
+        fn release(
+            &mut self,
+            _held: HeldOutput,
+            next: &Next,
+            _deadline: Option<Instant>,
+        ) -> Released {
             self.0.push(next == &Next::Stop(Reason::Success));
             Released::Done
         }

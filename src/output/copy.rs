@@ -20,8 +20,8 @@ use crate::spill::SpillBuffer;
 const CHUNK: usize = 64 * 1024;
 /// Where a piped stream goes.
 pub(crate) enum Destination {
-    /// Straight on to this file (a duplicate of the tool's stdout or stderr).
-    PassOn(File),
+    /// Straight on to this file (a duplicate of the tool's stdout or stderr, named).
+    PassOn(File, &'static str),
     /// Into a buffer, to be released when the attempt is judged.
     Hold(SpillBuffer),
     /// Nowhere: the tool's own stream is closed.
@@ -31,12 +31,16 @@ pub(crate) enum Destination {
 impl Destination {
     /// A duplicate of the tool's stdout, or nowhere if it is closed.
     pub(crate) fn stdout() -> Destination {
-        duplicate(io::stdout().as_fd()).map_or(Destination::Nowhere, Destination::PassOn)
+        duplicate(io::stdout().as_fd()).map_or(Destination::Nowhere, |file| {
+            Destination::PassOn(file, "stdout")
+        })
     }
 
     /// A duplicate of the tool's stderr, or nowhere if it is closed.
     pub(crate) fn stderr() -> Destination {
-        duplicate(io::stderr().as_fd()).map_or(Destination::Nowhere, Destination::PassOn)
+        duplicate(io::stderr().as_fd()).map_or(Destination::Nowhere, |file| {
+            Destination::PassOn(file, "stderr")
+        })
     }
 }
 
@@ -61,6 +65,9 @@ pub(crate) struct CopyOutcome {
     /// A stream was still open when the tool stopped reading it: a process that left the
     /// attempt's group holds it.
     pub(crate) cut_short: bool,
+    /// The tool's stream (`stdout` or `stderr`) whose reader was not reading when the tool
+    /// stopped waiting to pass output on to it.
+    pub(crate) stalled: Option<&'static str>,
 }
 
 impl CopyOutcome {
@@ -71,6 +78,7 @@ impl CopyOutcome {
             held: HeldOutput(self.held.0.or(other.held.0)),
             failure: self.failure.or(other.failure),
             cut_short: self.cut_short || other.cut_short,
+            stalled: self.stalled.or(other.stalled),
         }
     }
 }
@@ -85,8 +93,10 @@ struct Progress {
     ended: bool,
     /// The thread is over.
     finished: bool,
-    /// The tool asked the thread to stop reading.
+    /// The tool asked the thread to stop reading before it was over.
     stopped: bool,
+    /// The thread is passing a chunk on to this stream of the tool's.
+    writing: Option<&'static str>,
 }
 
 impl Progress {
@@ -125,7 +135,7 @@ impl StreamCopy {
         on_end: impl FnOnce() + Send + 'static,
     ) -> io::Result<StreamCopy> {
         let (pass_on, hold) = match destination {
-            Destination::PassOn(file) => (Some(file), None),
+            Destination::PassOn(file, name) => (Some((file, name)), None),
             Destination::Hold(buffer) => (None, Some(buffer)),
             Destination::Nowhere => (None, None),
         };
@@ -154,7 +164,11 @@ impl StreamCopy {
 
     /// Stop reading: the thread finishes the chunk in hand and ends.
     pub(crate) fn stop(&mut self) {
-        lock(&self.progress).stopped = true;
+        let mut progress = lock(&self.progress);
+        if !progress.finished {
+            progress.stopped = true;
+        }
+        drop(progress);
         self.stop = None;
     }
 
@@ -169,7 +183,8 @@ impl StreamCopy {
                 .unwrap_or_default(),
             held: HeldOutput(progress.hold.take()),
             failure: progress.failure.take(),
-            cut_short: progress.stopped && !progress.ended,
+            cut_short: progress.stopped && !progress.ended && progress.writing.is_none(),
+            stalled: progress.writing.filter(|_| !progress.finished),
         }
     }
 }
@@ -179,8 +194,14 @@ fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
 }
 
 /// The copy thread: read `pipe` until it ends or `stop` closes, pass each chunk on at once, and
-/// give it to `progress`.
-fn copy(mut pipe: File, stop: &OwnedFd, mut pass_on: Option<File>, progress: &Mutex<Progress>) {
+/// give it to `progress`. A reader of the tool's stream that went away ends the copy, as the
+/// command would have met the broken pipe without the tool in between.
+fn copy(
+    mut pipe: File,
+    stop: &OwnedFd,
+    mut pass_on: Option<(File, &'static str)>,
+    progress: &Mutex<Progress>,
+) {
     let mut chunk = vec![0; CHUNK];
     while readable(&pipe, stop) {
         let count = match pipe.read(&mut chunk) {
@@ -195,8 +216,11 @@ fn copy(mut pipe: File, stop: &OwnedFd, mut pass_on: Option<File>, progress: &Mu
                 break;
             }
         };
-        if let Some(out) = &mut pass_on {
-            match out.write_all(&chunk[..count]) {
+        if let Some((out, name)) = &mut pass_on {
+            lock(progress).writing = Some(name);
+            let written = out.write_all(&chunk[..count]);
+            lock(progress).writing = None;
+            match written {
                 Ok(()) => {}
                 // The tool's own reader is gone: drop the pipe too, so the command meets the
                 // broken pipe as it would without the tool in between.
@@ -281,7 +305,7 @@ mod tests {
         let (ended, end) = std::sync::mpsc::channel();
         let mut copy = StreamCopy::start(
             OwnedFd::from(read),
-            Destination::PassOn(File::from(OwnedFd::from(passed_on))),
+            Destination::PassOn(File::from(OwnedFd::from(passed_on)), "stdout"),
             conditions(&["^important$"], &[]),
             move || ended.send(()).unwrap(),
         )

@@ -3,17 +3,19 @@
 //! holds the release up.
 
 use std::io;
+use std::time::Instant;
 
 use crate::outcome::{Next, Reason};
 use crate::output::copy::{Destination, HeldOutput};
 use crate::process::signals::{SignalWatch, Waited};
+use crate::report::outlet::GRACE;
 use crate::spill::HoldError;
 
 /// Where held output goes once its attempt is judged.
 pub(crate) trait Release {
     /// Write `held` where the run's decision `next` sends it: to stdout after a success, to
-    /// stderr otherwise.
-    fn release(&mut self, held: HeldOutput, next: &Next) -> Released;
+    /// stderr otherwise; a reader that does not take it by `deadline` fails the release.
+    fn release(&mut self, held: HeldOutput, next: &Next, deadline: Option<Instant>) -> Released;
 }
 
 /// How a release went.
@@ -40,7 +42,7 @@ impl<'a> StdRelease<'a> {
 }
 
 impl Release for StdRelease<'_> {
-    fn release(&mut self, held: HeldOutput, next: &Next) -> Released {
+    fn release(&mut self, held: HeldOutput, next: &Next, deadline: Option<Instant>) -> Released {
         let Some(buffer) = held.0 else {
             return Released::Done;
         };
@@ -48,16 +50,22 @@ impl Release for StdRelease<'_> {
             Next::Stop(Reason::Success) => (Destination::stdout(), "stdout"),
             _ => (Destination::stderr(), "stderr"),
         };
-        let Destination::PassOn(mut out) = destination else {
+        let Destination::PassOn(mut out, _) = destination else {
             return Released::Done;
         };
+        let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
         let written = match self
             .watch
-            .run_job(None, move || buffer.drain_into(&mut out))
+            .run_job(until, move || buffer.drain_into(&mut out))
         {
             Ok(Waited::Done(written)) => written,
             Ok(Waited::Stopped(signal)) => return Released::Interrupted(signal),
-            Ok(Waited::TimedOut) => Ok(()),
+            Ok(Waited::TimedOut) => {
+                return Released::Failed(format!(
+                    "the reader of {name} did not take the held output before the --max-time \
+                     deadline"
+                ))
+            }
             Err(err) => return Released::Failed(format!("cannot start a thread: {err}")),
         };
         match written {

@@ -40,6 +40,7 @@ use crate::process::signals::{ChildMask, SignalWatch, TimeoutSignal, Wake};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::{Handover, Terminal};
 use crate::process::termination::TimeLimit;
+use crate::report::outlet::GRACE;
 use crate::requested;
 use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
 use crate::spill::SpillBuffer;
@@ -173,13 +174,17 @@ impl ProcessRunner<'_> {
 
     /// Wait for the copies to reach the end of their streams, `--kill-after` at most (a process
     /// that left the attempt's group may hold them open), and not at all once a signal that
-    /// ends the run has come; then stop them and collect what they found and kept.
+    /// ends the run has come or past the run's `deadline`; then stop them and collect what they
+    /// found and kept.
     fn finish_copies(
         &self,
         mut copies: Vec<StreamCopy>,
         supervision: &mut Supervision,
+        deadline: Option<Instant>,
     ) -> CopyOutcome {
-        let mut until = Instant::now().checked_add(self.options.kill_after);
+        let last = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
+        let mut until = earliest(Instant::now().checked_add(self.options.kill_after), last);
+        let mut reading = true;
         while supervision.interrupted_by().is_none() && !copies.iter().all(StreamCopy::is_finished)
         {
             match self.watch.wait_until(until) {
@@ -188,12 +193,14 @@ impl ProcessRunner<'_> {
                 }
                 Wake::Stop(signal) => supervision.interrupt(signal),
                 Wake::PassOn(_) => {}
-                // Stop reading; each copy finishes the chunk in hand (a slow reader of the
-                // tool's own stdout may hold that up, but only until a signal).
-                Wake::Timeout => {
+                // Stop reading; each copy finishes the chunk in hand, which a reader of the
+                // tool's own stream that does not read may hold up, until the deadline.
+                Wake::Timeout if reading => {
                     copies.iter_mut().for_each(StreamCopy::stop);
-                    until = None;
+                    reading = false;
+                    until = last;
                 }
+                Wake::Timeout => break,
             }
         }
         copies.iter_mut().for_each(StreamCopy::stop);
@@ -257,7 +264,7 @@ impl Attempts for ProcessRunner<'_> {
         }
         supervision.keyboard_interrupt(status, held_terminal);
         supervision.clear_group();
-        let mut output = self.finish_copies(copies, &mut supervision);
+        let mut output = self.finish_copies(copies, &mut supervision, deadline);
         output.failure = failure.or(output.failure);
         let capture = output
             .matched
@@ -275,6 +282,14 @@ impl Attempts for ProcessRunner<'_> {
         report.requested = requested;
         report.request_problems = request_problems;
         Ok(report)
+    }
+}
+
+/// The earlier of two moments, either of which may be never.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::unistd::{access, AccessFlags};
 use serde::Serialize;
@@ -25,6 +25,7 @@ use crate::exit::Exit;
 use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
 use crate::process::signals::{self, SignalWatch, Waited};
 use crate::report::events::{Event, EventSink};
+use crate::report::outlet::GRACE;
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -242,9 +243,14 @@ impl ReportWriter {
         }
     }
 
-    /// Write the report of the run that ended as `end`, its reader's pace allowing, and awake
-    /// to the signals that end a run.
-    pub(crate) fn write(mut self, end: &RunEnd, watch: &SignalWatch) -> Result<(), ReportError> {
+    /// Write the report of the run that ended as `end`, its reader's pace allowing until
+    /// `deadline` (the run's), and awake to the signals that end a run.
+    pub(crate) fn write(
+        mut self,
+        end: &RunEnd,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+    ) -> Result<(), ReportError> {
         if let (Reason::SpawnFailed(failure, error), Some(record)) =
             (&end.reason, self.attempts.last_mut())
         {
@@ -279,10 +285,13 @@ impl ReportWriter {
         match self.target {
             ReportTarget::Replace { file } => replace(&file, &text).map_err(failed),
             ReportTarget::InPlace(mut file) => {
-                match watch.run_job(None, move || file.write_all(&text)) {
+                let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
+                match watch.run_job(until, move || file.write_all(&text)) {
                     Ok(Waited::Done(written)) => written.map_err(failed),
                     Ok(Waited::Stopped(signal)) => Err(ReportError::Interrupted(signal)),
-                    Ok(Waited::TimedOut) => Ok(()),
+                    Ok(Waited::TimedOut) => Err(failed(io::Error::other(
+                        "its reader did not take it before the --max-time deadline",
+                    ))),
                     Err(err) => Err(failed(err)),
                 }
             }

@@ -6,6 +6,7 @@ pub(crate) mod events;
 pub(crate) mod file;
 mod json;
 pub(crate) mod message;
+pub(crate) mod outlet;
 pub(crate) mod reporter;
 mod text;
 pub(crate) mod verbosity;

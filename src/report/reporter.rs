@@ -1,14 +1,18 @@
 //! The one path of the tool's own messages to stderr: every event, warning and error goes
 //! through here, in text or JSON, honouring `-q`.
 //!
-//! Write errors (a closed stderr) are ignored: reporting must never end or change a run.
+//! Write errors (a closed stderr) are ignored: reporting must never end or change a run. In the
+//! binary the lines go to an [`Outlet`], so that a reader that stops reading cannot hold the run.
 
 use std::io::{self, Write};
+use std::time::Instant;
 
 use crate::outcome::Reason;
+use crate::process::signals::SignalWatch;
 use crate::report::events::{Event, EventSink};
 use crate::report::json;
 use crate::report::message::printable;
+use crate::report::outlet::Outlet;
 use crate::report::text;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
 
@@ -30,6 +34,42 @@ impl<W: Write> Reporter<W> {
             .out
             .write_all(format!("{}\n", printable(line)).as_bytes());
     }
+}
+
+impl Reporter<Outlet> {
+    /// The reporter on stderr, through an outlet that the run never waits for.
+    pub(crate) fn on_stderr(settings: LogSettings) -> Self {
+        let notice = match settings.format {
+            LogFormat::Text => |dropped| dropped_notice(LogFormat::Text, dropped),
+            LogFormat::Json => |dropped| dropped_notice(LogFormat::Json, dropped),
+        };
+        Reporter::new(Outlet::stderr(notice), settings)
+    }
+
+    /// Wait for the lines still queued to be written, as [`Outlet::finish`] says.
+    pub(crate) fn finish(
+        &self,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+        interrupted: bool,
+    ) -> Option<i32> {
+        self.out.finish(watch, deadline, interrupted)
+    }
+}
+
+/// The warning that `dropped` messages were not written, in `format`.
+fn dropped_notice(format: LogFormat, dropped: u64) -> Vec<u8> {
+    let message = format!(
+        "{dropped} of retry's own messages were not written: the reader of its stderr was not \
+         reading"
+    );
+    let settings = LogSettings {
+        format,
+        verbosity: Verbosity::Normal,
+    };
+    let mut reporter = Reporter::new(Vec::new(), settings);
+    reporter.emit(&Event::Warning(message));
+    reporter.out
 }
 
 impl<W: Write> EventSink for Reporter<W> {

@@ -216,6 +216,7 @@ pub(crate) struct Invocation {
     stdin: Input,
     ignored: Vec<i32>,
     stdout: Option<Stdio>,
+    stderr: Option<Stdio>,
 }
 
 /// What a run reads on stdin.
@@ -260,6 +261,7 @@ impl Invocation {
             stdin: Input::Nothing,
             ignored: Vec::new(),
             stdout: None,
+            stderr: None,
         }
     }
 
@@ -307,6 +309,13 @@ impl Invocation {
         self
     }
 
+    /// Send the run's stderr here instead of collecting it (the run's [`Run::stderr`] is then
+    /// empty).
+    pub(crate) fn stderr(mut self, stderr: impl Into<Stdio>) -> Self {
+        self.stderr = Some(stderr.into());
+        self
+    }
+
     /// Start the run with `signal` ignored, as a parent that ignores it would leave it.
     pub(crate) fn ignoring(mut self, signal: i32) -> Self {
         self.ignored.push(signal);
@@ -327,10 +336,8 @@ impl Invocation {
             Input::From(input) => (input, None),
         };
         let stdout = self.stdout.take().unwrap_or_else(Stdio::piped);
-        self.command
-            .stdin(stdin)
-            .stdout(stdout)
-            .stderr(Stdio::piped());
+        let stderr = self.stderr.take().unwrap_or_else(Stdio::piped);
+        self.command.stdin(stdin).stdout(stdout).stderr(stderr);
         let ignored = self.ignored.clone();
         // SAFETY: `signal` is async-signal-safe, and the closure allocates nothing.
         unsafe {
@@ -354,7 +361,7 @@ impl Invocation {
             });
         }
         let stdout = drain(child.stdout.take());
-        let stderr = StderrLines::follow(child.stderr.take().expect("piped stderr"));
+        let stderr = StderrLines::follow(child.stderr.take());
         Running {
             child,
             argv: self.argv,
@@ -445,9 +452,13 @@ struct StderrLines {
 }
 
 impl StderrLines {
-    fn follow(pipe: impl Read + Send + 'static) -> StderrLines {
-        let seen = Arc::new((Mutex::new((String::new(), false)), Condvar::new()));
+    /// Follow `pipe`; none (stderr not collected) reads as nothing.
+    fn follow(pipe: Option<impl Read + Send + 'static>) -> StderrLines {
+        let seen = Arc::new((Mutex::new((String::new(), pipe.is_none())), Condvar::new()));
         let theirs = Arc::clone(&seen);
+        let Some(pipe) = pipe else {
+            return StderrLines { seen };
+        };
         std::thread::spawn(move || {
             let mut lines = BufReader::new(pipe);
             let mut line = Vec::new();

@@ -21,5 +21,6 @@ mod requested;
 mod run;
 mod shared_budget;
 mod simulate;
+mod stalled_readers;
 mod stress;
 mod usage;

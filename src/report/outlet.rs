@@ -1,0 +1,260 @@
+//! The tool's own stderr, written by a thread of its own, so that a reader that stops reading
+//! (a stalled log collector, a terminal held by Ctrl-S) can never hold the run.
+//!
+//! Every message is queued and written in order by a writer thread started with the first one;
+//! the run never waits for a write while it runs. The queue is bounded by [`QUEUE_BOUND`]: past
+//! it, messages are dropped and counted, and once the writer catches up it says how many. When
+//! the run is over, [`Outlet::finish`] waits for the queue to empty, but never past the run's
+//! deadline (and [`GRACE`] after it, for the last lines), and not at all once a signal that ends
+//! the run arrives.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::process::reaper;
+use crate::process::signals::{Doorbell, SignalWatch, Wake};
+
+/// The most bytes waiting to be written; messages beyond are dropped and counted.
+pub(crate) const QUEUE_BOUND: usize = 1 << 20;
+
+/// How long past the run's deadline the last messages may still take to be written.
+pub(crate) const GRACE: Duration = Duration::from_millis(50);
+
+/// The line that says how many messages were dropped, in the reporter's format.
+pub(crate) type Notice = fn(u64) -> Vec<u8>;
+
+/// A destination that the run never waits for.
+pub(crate) struct Outlet {
+    shared: Arc<Shared>,
+    writer: Writer,
+    notice: Notice,
+}
+
+/// Who writes the lines.
+enum Writer {
+    /// Nobody yet: the thread starts with the first line.
+    NotStarted(File),
+    /// The writer thread.
+    Thread,
+    /// The run itself, as no thread could be had: a stalled reader can hold it up, which is
+    /// better than losing the messages.
+    Direct(File),
+    /// Nobody: the stream is closed.
+    Closed,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    lines: VecDeque<Vec<u8>>,
+    bytes: usize,
+    dropped: u64,
+    /// The writer is writing a line.
+    busy: bool,
+    /// Rung when the writer runs out of lines, once somebody waits for that.
+    doorbell: Option<Doorbell>,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.dropped == 0 && !self.busy
+    }
+}
+
+impl Outlet {
+    /// The tool's stderr (a duplicate of it, written without std's lock); `notice` words the
+    /// count of dropped messages.
+    pub(crate) fn stderr(notice: Notice) -> Outlet {
+        let destination = io::stderr().as_fd().try_clone_to_owned().ok();
+        Outlet::new(destination.map(File::from), notice)
+    }
+
+    /// An outlet to `destination`; none is a closed stream.
+    fn new(destination: Option<File>, notice: Notice) -> Outlet {
+        let writer = match destination {
+            Some(file) => Writer::NotStarted(file),
+            None => Writer::Closed,
+        };
+        Outlet {
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue::default()),
+                changed: Condvar::new(),
+            }),
+            writer,
+            notice,
+        }
+    }
+
+    /// Queue `line` (whole lines, so that two are never interleaved); never blocks.
+    pub(crate) fn send(&mut self, line: Vec<u8>) {
+        match std::mem::replace(&mut self.writer, Writer::Thread) {
+            Writer::Thread => self.queue(line),
+            Writer::NotStarted(destination) => self.start(destination, line),
+            Writer::Direct(mut destination) => {
+                let _ = destination.write_all(&line);
+                self.writer = Writer::Direct(destination);
+            }
+            Writer::Closed => self.writer = Writer::Closed,
+        }
+    }
+
+    fn queue(&self, line: Vec<u8>) {
+        let mut queue = lock(&self.shared);
+        if queue.bytes + line.len() > QUEUE_BOUND {
+            queue.dropped += 1;
+            return;
+        }
+        queue.bytes += line.len();
+        queue.lines.push_back(line);
+        self.shared.changed.notify_all();
+    }
+
+    /// Start the writer thread with `first` queued; if no thread can be had, write here.
+    fn start(&mut self, mut destination: File, first: Vec<u8>) {
+        self.queue(first);
+        let started = destination.try_clone().and_then(|mut theirs| {
+            let shared = Arc::clone(&self.shared);
+            let notice = self.notice;
+            std::thread::Builder::new().spawn(move || write_queued(&shared, &mut theirs, notice))
+        });
+        if started.is_err() {
+            let lines = {
+                let mut queue = lock(&self.shared);
+                queue.bytes = 0;
+                std::mem::take(&mut queue.lines)
+            };
+            for line in lines {
+                let _ = destination.write_all(&line);
+            }
+            self.writer = Writer::Direct(destination);
+        }
+    }
+
+    /// Wait until everything queued is written, but at the latest until `deadline` (plus
+    /// [`GRACE`]). A signal that ends the run ends the wait and is returned; but once a signal
+    /// has ended the run already (`interrupted`), the last lines get their [`GRACE`] whatever
+    /// comes.
+    pub(crate) fn finish(
+        &self,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+        interrupted: bool,
+    ) -> Option<i32> {
+        let until = match interrupted {
+            true => Some(Instant::now() + GRACE),
+            false => deadline.map(|deadline| deadline.max(Instant::now()) + GRACE),
+        };
+        lock(&self.shared).doorbell = Some(watch.doorbell());
+        while !lock(&self.shared).is_empty() {
+            match watch.wait_until(until) {
+                Wake::Stop(signal) if !interrupted => return Some(signal),
+                Wake::Stop(_) => {}
+                Wake::Timeout => return None,
+                Wake::Changed => {
+                    reaper::reap_ended(None, false);
+                }
+                Wake::PassOn(_) => {}
+            }
+        }
+        None
+    }
+}
+
+/// The writer thread: write each queued line in order, and the notice of dropped ones.
+fn write_queued(shared: &Shared, destination: &mut File, notice: Notice) {
+    let mut queue = lock(shared);
+    loop {
+        queue.busy = false;
+        let line = match (queue.lines.pop_front(), queue.dropped) {
+            (Some(line), _) => {
+                queue.bytes -= line.len();
+                line
+            }
+            (None, 0) => {
+                if let Some(doorbell) = queue.doorbell {
+                    doorbell.ring();
+                }
+                queue = shared
+                    .changed
+                    .wait(queue)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            (None, dropped) => {
+                queue.dropped = 0;
+                notice(dropped)
+            }
+        };
+        queue.busy = true;
+        drop(queue);
+        // A closed stderr is not worth a word: there is nobody to tell.
+        let _ = destination.write_all(&line);
+        queue = lock(shared);
+    }
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Queue> {
+    shared.queue.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Write for Outlet {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.send(bytes.to_vec());
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_reader_that_stops_costs_bounded_memory_and_is_told_what_it_missed() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let notice: Notice = |dropped| format!("{dropped} dropped\n").into_bytes();
+        let mut outlet = Outlet::new(Some(File::from(std::os::fd::OwnedFd::from(writer))), notice);
+        let line = vec![b'x'; 1023];
+        let lines = 3 * QUEUE_BOUND / 1024;
+        for _ in 0..lines {
+            let mut line = line.clone();
+            line.push(b'\n');
+            outlet.send(line);
+        }
+        assert!(
+            lock(&outlet.shared).bytes <= QUEUE_BOUND,
+            "bounded while nobody reads"
+        );
+        drop(outlet);
+        let mut text = String::new();
+        let mut chunk = [0; 65536];
+        while !text.ends_with(" dropped\n") {
+            let count = reader.read(&mut chunk).unwrap();
+            text.push_str(std::str::from_utf8(&chunk[..count]).unwrap());
+        }
+        let written = text.lines().filter(|line| line.len() == 1023).count();
+        let dropped: usize = text
+            .lines()
+            .last()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(written + dropped, lines, "every line written or counted");
+        assert!(dropped > 0);
+    }
+}

@@ -54,6 +54,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--budget-ratio', '--budget-ratio', [CompletionResultType]::ParameterName, 'Also earn R tokens per first attempt (e.g. 0.1)')
             [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'How long earned tokens last [default: 1m]')
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives: file, or redis://HOST')
+            [CompletionResult]::new('--budget-password-file', '--budget-password-file', [CompletionResultType]::ParameterName, 'Read the store''s password from FILE')
             [CompletionResult]::new('--budget-store-fail', '--budget-store-fail', [CompletionResultType]::ParameterName, 'When the store cannot be reached: open or closed [default: open]')
             [CompletionResult]::new('--budget-dir', '--budget-dir', [CompletionResultType]::ParameterName, 'Where the file store keeps budgets')
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the waits, and run nothing')
@@ -134,6 +135,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
         }
         'retry;budget;show' {
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives: file, or a redis:// URL, as runs give it [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-password-file', '--budget-password-file', [CompletionResultType]::ParameterName, 'Read the store''s password from the first line of FILE, as runs do')
             [CompletionResult]::new('--budget-dir', '--budget-dir', [CompletionResultType]::ParameterName, 'Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print the state as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

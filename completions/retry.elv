@@ -51,6 +51,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget-ratio 'Also earn R tokens per first attempt (e.g. 0.1)'
             cand --budget-window 'How long earned tokens last [default: 1m]'
             cand --budget-store 'Where the budget lives: file, or redis://HOST'
+            cand --budget-password-file 'Read the store''s password from FILE'
             cand --budget-store-fail 'When the store cannot be reached: open or closed [default: open]'
             cand --budget-dir 'Where the file store keeps budgets'
             cand --plan 'Print the waits, and run nothing'
@@ -126,6 +127,7 @@ set edit:completion:arg-completer[retry] = {|@words|
         }
         &'retry;budget;show'= {
             cand --budget-store 'Where the budget lives: file, or a redis:// URL, as runs give it [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-password-file 'Read the store''s password from the first line of FILE, as runs do'
             cand --budget-dir 'Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]'
             cand --log-format 'Print the state as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'

@@ -18,7 +18,7 @@ function __retry_command_tokens
             case --
                 string join \n -- $tokens[(math $i + 1)..-1] $current
                 return 0
-            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-store-fail' '--budget-dir'
+            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-password-file' '--budget-store-fail' '--budget-dir'
                 set skip_value 1
             case '-*'
             case '*'
@@ -83,6 +83,7 @@ complete -c retry -n __retry_own -l budget-rate -x -d 'At most N tokens, N more 
 complete -c retry -n __retry_own -l budget-ratio -x -d 'Also earn R tokens per first attempt (e.g. 0.1)'
 complete -c retry -n __retry_own -l budget-window -x -d 'How long earned tokens last [default: 1m]'
 complete -c retry -n __retry_own -l budget-store -x -d 'Where the budget lives: file, or redis://HOST'
+complete -c retry -n __retry_own -l budget-password-file -r -F -d 'Read the store\'s password from FILE'
 complete -c retry -n __retry_own -l budget-store-fail -x -a 'open closed' -d 'When the store cannot be reached: open or closed [default: open]'
 complete -c retry -n __retry_own -l budget-dir -r -F -d 'Where the file store keeps budgets'
 complete -c retry -n __retry_own -s h -l help -d 'Print help (see more with \'--help\')'

@@ -21,7 +21,7 @@ use crate::backoff::{self, Backoff, BackoffError, Jitter, Schedule, DEFAULT_MULT
 use crate::budget::file::{BudgetFile, Refused};
 use crate::budget::model::Terms;
 use crate::budget::show::ShowRequest;
-use crate::budget::store::{Location, OnFailure, Store};
+use crate::budget::store::{Location, OnFailure, RedisAddress, Store};
 use crate::budget::{BudgetName, Prepared};
 use crate::cli::simulate::{
     ContentionArgs, Experiment as SimulateExperiment, LoadArgs, SimulateCommand,
@@ -430,6 +430,18 @@ impl Config {
         Reporter::on_stderr(self.log)
     }
 
+    /// The shared store's address, whose secrets to hide where the tool was given them.
+    pub(crate) fn store_address(&self) -> Option<&RedisAddress> {
+        let location = match &self.action {
+            Action::ShowBudget(request) => Some(&request.location),
+            _ => self.budget.as_ref().map(|budget| &budget.location),
+        };
+        match location {
+            Some(Location::Shared { address, .. }) => Some(address),
+            _ => None,
+        }
+    }
+
     /// `--max-time`, the limit of the whole run.
     pub(crate) fn max_time(&self) -> Option<Duration> {
         self.max_time
@@ -614,7 +626,11 @@ fn budget_settings(
                 .into(),
         ));
     }
-    let store = budget_store(cli.budget_store.as_deref(), &env)?;
+    let store = budget_store(
+        cli.budget_store.as_deref(),
+        cli.budget_password_file.as_deref(),
+        &env,
+    )?;
     let dir = cli.budget_dir.clone().or_else(|| default_budget_dir(&env));
     let location = Location::new(store, dir).ok_or_else(|| {
         ConfigError("--budget needs a directory: give --budget-dir, or set HOME".into())
@@ -636,7 +652,11 @@ fn show_request(
     args: BudgetShowArgs,
     env: impl Fn(&str) -> Option<OsString>,
 ) -> Result<ShowRequest, ConfigError> {
-    let store = budget_store(args.budget_store.as_deref(), &env)?;
+    let store = budget_store(
+        args.budget_store.as_deref(),
+        args.budget_password_file.as_deref(),
+        &env,
+    )?;
     let dir = args.budget_dir.or_else(|| default_budget_dir(&env));
     let location = Location::new(store, dir).ok_or_else(|| {
         ConfigError("retry budget show needs a directory: give --budget-dir, or set HOME".into())
@@ -648,10 +668,11 @@ fn show_request(
 }
 
 /// The store `flag` (`--budget-store`) names, or else `RETRY_BUDGET_STORE` (an empty one is
-/// none), or else the file store; the error names where the address came from, its password
-/// hidden.
+/// none), or else the file store, with the password in `password_file` if one is given; the
+/// error names where the address came from, its password hidden.
 fn budget_store(
     flag: Option<&str>,
+    password_file: Option<&Path>,
     env: impl Fn(&str) -> Option<OsString>,
 ) -> Result<Store, ConfigError> {
     let variable = environment::BUDGET_STORE.name;
@@ -665,9 +686,21 @@ fn budget_store(
                 )))
             }
         },
-        (None, None) => return Ok(Store::File),
+        (None, None) => ("--budget-store", "file".to_string()),
     };
-    Store::parse(&text).map_err(|err| ConfigError(format!("{source}: {err}")))
+    let store = Store::parse(&text).map_err(|err| ConfigError(format!("{source}: {err}")))?;
+    match (store, password_file) {
+        (Store::Redis(address), Some(file)) => address
+            .with_password_from(file)
+            .map(Store::Redis)
+            .map_err(ConfigError),
+        (Store::File, Some(_)) => Err(ConfigError(
+            "--budget-password-file needs a shared store: give --budget-store redis://... or \
+             set RETRY_BUDGET_STORE"
+                .into(),
+        )),
+        (store, None) => Ok(store),
+    }
 }
 
 /// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets`, or
@@ -917,9 +950,10 @@ mod tests {
         let err = store(&[], &[home, ("RETRY_BUDGET_STORE", "mysql://u:s3cret@db")]).unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("RETRY_BUDGET_STORE: 'mysql://u:***@db'"),
+                .starts_with("RETRY_BUDGET_STORE: 'mysql' is not a budget store's scheme"),
             "{err}"
         );
+        assert!(!err.to_string().contains("s3cret"), "{err}");
         let err = store(&["--budget-store", "redis//u:s3cret@h"], &[home]).unwrap_err();
         assert!(err.to_string().starts_with("--budget-store: "), "{err}");
         assert!(!err.to_string().contains("s3cret"), "{err}");

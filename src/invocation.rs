@@ -20,6 +20,7 @@ use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
 use crate::process::reaper;
 use crate::process::request_file::RequestFiles;
+use crate::process::scrub;
 use crate::process::signals::SignalWatch;
 use crate::process::startup::Inherited;
 use crate::process::stdin_replay::HeldInput;
@@ -34,8 +35,18 @@ use crate::spill::HoldError;
 /// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
 pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
     let config = Config::try_from(cli)?;
-    // Its password, if it holds one, is the tool's secret, not the command's. Nothing else runs
-    // yet to read the environment at the same time.
+    // The store's password is the tool's secret, not the command's: out of sight in the tool's
+    // own argv and environment, and out of the environment its children inherit. Nothing else
+    // runs yet to read the environment at the same time.
+    if let Some(address) = config.store_address() {
+        let (text, spans) = address.secrets_in_text();
+        scrub::hide(
+            text,
+            spans,
+            "--budget-store",
+            environment::BUDGET_STORE.name,
+        );
+    }
     std::env::remove_var(environment::BUDGET_STORE.name);
     match config.action() {
         Action::Simulate(settings) => {

@@ -11,6 +11,8 @@
 pub(crate) mod file;
 pub(crate) mod model;
 pub(crate) mod redis;
+mod resp;
+mod script;
 pub(crate) mod shared;
 pub(crate) mod show;
 pub(crate) mod store;

@@ -8,13 +8,18 @@
 //!
 //! Every call, the connection included, is bounded by [`CALL_LIMIT`] and by what is left before
 //! `--max-time`, and runs on a helper thread so that a server that never answers, or a signal,
-//! cannot hold the run. The server needs Redis 5.0 or later (or Valkey), and an ACL user needs
-//! only `~retry:budget:* -@all +evalsha +script|load +hmget +hset +pexpire +time`.
+//! cannot hold the run. The connection is kept between calls; one the server (or a proxy, or a
+//! NAT) closed while it was idle is opened again once, before the store counts as failing. A
+//! reply is read in bounded memory (`resp`), and each value in it is checked: one no run of
+//! the script could give makes the store count as failing. The server needs Redis 5.0 or later
+//! (or Valkey), and an ACL user needs only `~retry:budget:* -@all +evalsha +script|load +hmget
+//! +hset +pexpire +time`.
 
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use super::model::{delay_of, micros, BucketState, Rate, Terms, MAX_DEBT_PERIODS};
+use super::resp::{describe, first_words, Connection, Reply, Trouble};
+use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
 use crate::process::signals::{SignalWatch, Waited};
@@ -22,16 +27,12 @@ use crate::process::signals::{SignalWatch, Waited};
 /// The longest any call to the store may take, the connection included.
 pub(crate) const CALL_LIMIT: Duration = Duration::from_millis(500);
 
-/// The script, hashed once, when a Redis store is first used.
-static SCRIPT: LazyLock<::redis::Script> =
-    LazyLock::new(|| ::redis::Script::new(include_str!("budget.lua")));
-
 /// A budget on a Redis server.
 pub(crate) struct RedisStore<'a> {
     address: RedisAddress,
     key: String,
     /// The open connection, between calls.
-    connection: Option<::redis::Connection>,
+    connection: Option<Connection>,
     /// Takes the signals that end a run while a call waits; none outside a run.
     watch: Option<&'a SignalWatch>,
 }
@@ -50,7 +51,8 @@ enum Operation<'t> {
 /// Why a call to the store did not answer.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Failure {
-    /// The store failed, or did not answer in time; the message says how, password hidden.
+    /// The store failed, did not answer in time, or answered what cannot be used; the message
+    /// says how, password hidden.
     Failed(String),
     /// A signal that ends the run arrived while the call waited.
     Interrupted(i32),
@@ -97,7 +99,11 @@ impl<'a> RedisStore<'a> {
         terms: &Terms,
         latest: Option<Duration>,
     ) -> Result<(), Failure> {
-        self.call(Operation::First(terms), latest, None).map(drop)
+        let answer = self.call(Operation::First(terms), latest, None)?;
+        match strings(&answer).as_deref() {
+            Some([counted, _, _]) if counted == "counted" => Ok(()),
+            _ => Err(unusable(&answer)),
+        }
     }
 
     /// Take a token on `terms` for a retry that must start within `latest`; says too whether
@@ -108,70 +114,89 @@ impl<'a> RedisStore<'a> {
         latest: Option<Duration>,
     ) -> Result<(Reservation, bool), Failure> {
         let answer = self.call(Operation::Reserve(terms), latest, None)?;
-        decide(&answer).ok_or_else(|| Failure::Failed(format!("unexpected answer {answer:?}")))
+        strings(&answer)
+            .and_then(|fields| decide(&fields, terms))
+            .ok_or_else(|| unusable(&answer))
     }
 
     /// The state now, changing nothing.
     pub(crate) fn show(&mut self) -> Result<Stored, Failure> {
-        let fields = self.call(Operation::Show, None, None)?;
-        stored(&fields).ok_or_else(|| Failure::Failed(format!("unexpected answer {fields:?}")))
+        let answer = self.call(Operation::Show, None, None)?;
+        strings(&answer)
+            .and_then(|fields| stored(&fields))
+            .ok_or_else(|| unusable(&answer))
     }
 
     /// One call of the script, at the server's time unless `now` (in tests), within `latest`
-    /// and [`CALL_LIMIT`].
+    /// and [`CALL_LIMIT`], on the kept connection or a new one.
     fn call(
         &mut self,
         operation: Operation<'_>,
         latest: Option<Duration>,
         now: Option<u64>,
-    ) -> Result<Vec<String>, Failure> {
+    ) -> Result<Reply, Failure> {
         let limit = latest.map_or(CALL_LIMIT, |latest| latest.min(CALL_LIMIT));
-        let invocation = self.invocation(operation, latest, now);
-        let (address, connection) = (self.address.clone(), self.connection.take());
-        let job = move || -> (::redis::RedisResult<Vec<String>>, Option<::redis::Connection>) {
-            let mut connection = match connection.map_or_else(|| connect(&address, limit), Ok) {
+        let args = self.arguments(operation, latest, now);
+        let (address, kept) = (self.address.clone(), self.connection.take());
+        let job = move || -> (Result<Reply, Trouble>, Option<Connection>) {
+            let kept = kept.filter(|connection| !connection.is_closed());
+            let reused = kept.is_some();
+            let mut connection = match kept.map_or_else(|| Connection::open(&address, limit), Ok) {
                 Ok(connection) => connection,
-                Err(err) => return (Err(err), None),
+                Err(trouble) => return (Err(trouble), None),
             };
-            let answer = invocation.invoke(&mut connection);
-            (answer, Some(connection))
+            let mut answer = evaluate(&mut connection, &args);
+            // Closed while idle, between the look above and the call: once more, afresh.
+            if reused && matches!(answer, Err(Trouble::Dropped)) {
+                connection = match Connection::open(&address, limit) {
+                    Ok(connection) => connection,
+                    Err(trouble) => return (Err(trouble), None),
+                };
+                answer = evaluate(&mut connection, &args);
+            }
+            let keep = answer.is_ok().then_some(connection);
+            (answer, keep)
         };
         let (answer, connection) = self.bounded(limit, job)?;
         self.connection = connection;
-        answer.map_err(|err| Failure::Failed(self.address.scrub(&err.to_string())))
+        match answer {
+            Ok(Reply::Error(error)) => {
+                Err(Failure::Failed(self.address.scrub(&first_words(&error))))
+            }
+            Ok(reply) => Ok(reply),
+            Err(trouble) => Err(Failure::Failed(self.address.scrub(&trouble.to_string()))),
+        }
     }
 
-    /// The script with this budget's key and the operation's arguments (empty where the
-    /// operation has none).
-    fn invocation(
+    /// The script's arguments: this budget's key and the operation's arguments (empty where
+    /// the operation has none).
+    fn arguments(
         &self,
         operation: Operation<'_>,
         latest: Option<Duration>,
         now: Option<u64>,
-    ) -> ::redis::ScriptInvocation<'static> {
-        let text = |value: Option<String>| value.unwrap_or_default();
+    ) -> Vec<Vec<u8>> {
+        let text = |value: Option<String>| value.unwrap_or_default().into_bytes();
         let (name, terms) = match operation {
             Operation::First(terms) => ("first", Some(terms)),
             Operation::Reserve(terms) => ("reserve", Some(terms)),
             Operation::Show => ("show", None),
         };
-        let mut invocation = SCRIPT.key(&self.key);
-        invocation
-            .arg(name)
-            .arg(text(terms.map(|terms| terms.rate.tokens.to_string())))
-            .arg(text(
-                terms.map(|terms| micros(terms.rate.period).to_string()),
-            ))
-            .arg(text(
+        vec![
+            self.key.clone().into_bytes(),
+            name.as_bytes().to_vec(),
+            text(terms.map(|terms| terms.rate.tokens.to_string())),
+            text(terms.map(|terms| micros(terms.rate.period).to_string())),
+            text(
                 terms
                     .and_then(|terms| terms.ratio)
                     .map(|ratio| ratio.to_string()),
-            ))
-            .arg(text(terms.map(|terms| micros(terms.window).to_string())))
-            .arg(text(latest.map(|latest| micros(latest).to_string())))
-            .arg(MAX_DEBT_PERIODS)
-            .arg(text(now.map(|now| now.to_string())));
-        invocation
+            ),
+            text(terms.map(|terms| micros(terms.window).to_string())),
+            text(latest.map(|latest| micros(latest).to_string())),
+            MAX_DEBT_PERIODS.to_string().into_bytes(),
+            text(now.map(|now| now.to_string())),
+        ]
     }
 
     /// Run `job` on a thread of its own for `limit` at most, awake to the run's signals.
@@ -205,30 +230,76 @@ impl<'a> RedisStore<'a> {
     }
 }
 
-/// A connection to `address`, every wait of it bounded by `limit`.
-fn connect(address: &RedisAddress, limit: Duration) -> ::redis::RedisResult<::redis::Connection> {
-    let client = ::redis::Client::open(address.with_password())?;
-    let connection = client.get_connection_with_timeout(limit)?;
-    connection.set_read_timeout(Some(limit))?;
-    connection.set_write_timeout(Some(limit))?;
-    Ok(connection)
+/// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
+/// not have it yet.
+fn evaluate(connection: &mut Connection, args: &[Vec<u8>]) -> Result<Reply, Trouble> {
+    let (key, rest) = args.split_first().expect("the key comes first");
+    let mut call: Vec<&[u8]> = vec![b"EVALSHA", &script::SHA1, b"1", key];
+    call.extend(rest.iter().map(Vec::as_slice));
+    match connection.call(&call)? {
+        Reply::Error(error) if error.starts_with("NOSCRIPT") => {
+            match connection.call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])? {
+                Reply::Bulk(Some(sha)) if sha == script::SHA1 => connection.call(&call),
+                Reply::Error(error) => Ok(Reply::Error(error)),
+                other => Err(Trouble::Malformed(format!(
+                    "SCRIPT LOAD answered {}, not the script's SHA-1",
+                    describe(&other)
+                ))),
+            }
+        }
+        reply => Ok(reply),
+    }
 }
 
-/// The answer of a reservation: the verdict, the delay, and whether the state was damaged.
-fn decide(answer: &[String]) -> Option<(Reservation, bool)> {
+/// An answer no run of the script could give, as the failure it makes of the store.
+fn unusable(answer: &Reply) -> Failure {
+    Failure::Failed(format!(
+        "its answer ({}) is not one the budget's script gives",
+        describe(answer)
+    ))
+}
+
+/// The items of an array of strings, as text.
+fn strings(reply: &Reply) -> Option<Vec<String>> {
+    let Reply::Array(Some(items)) = reply else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(bytes)) => String::from_utf8(bytes.clone()).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The answer of a reservation on `terms`: the verdict, the delay, and whether the state was
+/// damaged; none when a value is not one the script could give.
+fn decide(answer: &[String], terms: &Terms) -> Option<(Reservation, bool)> {
     let [verdict, delay, damaged] = answer else {
         return None;
     };
+    // The longest delay the arithmetic grants: its debt bound, in periods.
+    let most = micros(terms.rate.period) * f64::from(MAX_DEBT_PERIODS + 1);
+    let delay: f64 = delay
+        .parse()
+        .ok()
+        .filter(|delay: &f64| (0.0..=most).contains(delay))?;
     let reservation = match verdict.as_str() {
-        "granted" => Reservation::Granted(delay_of(delay.parse().ok()?)),
+        "granted" => Reservation::Granted(delay_of(delay)),
         "refused" => Reservation::Refused,
         _ => return None,
     };
-    Some((reservation, damaged == "1"))
+    let damaged = match damaged.as_str() {
+        "1" => true,
+        "0" => false,
+        _ => return None,
+    };
+    Some((reservation, damaged))
 }
 
 /// The stored fields and the server's time, as the script's `show` returns them (the fields
-/// empty when the budget has no state).
+/// empty when the budget has no state); none when a value is not one a run could store.
 fn stored(fields: &[String]) -> Option<Stored> {
     let [tokens, earned, at, first, retries, refusals, capacity, period, window, now] = fields
     else {
@@ -238,9 +309,11 @@ fn stored(fields: &[String]) -> Option<Stored> {
     if tokens.is_empty() {
         return Some(Stored { written: None, now });
     }
+    let finite = |text: &str| text.parse::<f64>().ok().filter(|value| value.is_finite());
+    let span = |text: &str| finite(text).filter(|&micros| micros > 0.0).map(delay_of);
     let state = BucketState {
-        tokens: tokens.parse().ok()?,
-        earned: earned.parse().ok()?,
+        tokens: finite(tokens)?,
+        earned: finite(earned)?,
         at: at.parse().ok()?,
         first_attempts: first.parse().ok()?,
         retries: retries.parse().ok()?,
@@ -249,10 +322,10 @@ fn stored(fields: &[String]) -> Option<Stored> {
     let terms = Terms {
         rate: Rate {
             tokens: capacity.parse().ok().filter(|&tokens| tokens > 0)?,
-            period: delay_of(period.parse().ok()?),
+            period: span(period)?,
         },
         ratio: None,
-        window: delay_of(window.parse().ok()?),
+        window: span(window)?,
     };
     Some(Stored {
         written: Some((state, terms)),
@@ -278,6 +351,23 @@ mod tests {
             panic!("{} is not a Redis URL", server.url())
         };
         RedisStore::new(address, &name.parse().unwrap(), None)
+    }
+
+    /// A connection of the test's own to `server`.
+    fn direct(server: &RedisServer) -> Connection {
+        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
+            panic!("{} is not a Redis URL", server.url())
+        };
+        Connection::open(&address, Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn the_script_is_named_by_the_sha1_the_server_gives_it() {
+        let server = RedisServer::on_socket();
+        let loaded = direct(&server)
+            .call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])
+            .unwrap();
+        assert_eq!(loaded, Reply::Bulk(Some(script::SHA1.to_vec())));
     }
 
     fn close(a: f64, b: f64) -> bool {
@@ -343,7 +433,11 @@ mod tests {
                     let answer = store
                         .call(Operation::First(&terms), None, Some(now))
                         .unwrap();
-                    assert_eq!(answer, ["counted", "0", flag], "{context}");
+                    assert_eq!(
+                        strings(&answer).unwrap(),
+                        ["counted", "0", flag],
+                        "{context}"
+                    );
                 } else {
                     let latest = rng
                         .random_bool(0.5)
@@ -353,7 +447,8 @@ mod tests {
                     let answer = store
                         .call(Operation::Reserve(&terms), latest, Some(now))
                         .unwrap();
-                    let (reservation, script_damaged) = decide(&answer).unwrap();
+                    let (reservation, script_damaged) =
+                        decide(&strings(&answer).unwrap(), &terms).unwrap();
                     assert_eq!(script_damaged, damaged, "{context}");
                     match (expected, reservation) {
                         (Reservation::Granted(a), Reservation::Granted(b)) => {
@@ -386,14 +481,12 @@ mod tests {
             window: Duration::from_secs(1),
         };
         store.reserve(&terms, None).unwrap();
-        let mut connection = ::redis::Client::open(server.url())
+        let Reply::Integer(ttl) = direct(&server)
+            .call(&[b"PTTL", store.key().as_bytes()])
             .unwrap()
-            .get_connection()
-            .unwrap();
-        let ttl: i64 = ::redis::cmd("PTTL")
-            .arg(store.key())
-            .query(&mut connection)
-            .unwrap();
+        else {
+            panic!("PTTL answers an integer")
+        };
         // Full again in half a second, and the earned tokens gone in ten windows, plus a second.
         assert!((10_000..=11_000).contains(&ttl), "{ttl}");
         assert_eq!(store.key(), "retry:budget:{api}");
@@ -403,10 +496,7 @@ mod tests {
     fn a_damaged_state_starts_over_and_says_so() {
         let server = RedisServer::on_socket();
         let mut store = store(&server, "api");
-        let mut connection = ::redis::Client::open(server.url())
-            .unwrap()
-            .get_connection()
-            .unwrap();
+        let mut connection = direct(&server);
         let terms = Terms {
             rate: "5/1m".parse().unwrap(),
             ratio: None,
@@ -419,11 +509,13 @@ mod tests {
             ("earned", "inf"),
         ] {
             store.reserve(&terms, None).unwrap();
-            let () = ::redis::cmd("HSET")
-                .arg(store.key())
-                .arg(field)
-                .arg(value)
-                .query(&mut connection)
+            connection
+                .call(&[
+                    b"HSET",
+                    store.key().as_bytes(),
+                    field.as_bytes(),
+                    value.as_bytes(),
+                ])
                 .unwrap();
             let (reservation, damaged) = store.reserve(&terms, None).unwrap();
             assert_eq!(

@@ -1,14 +1,27 @@
 //! Where a budget lives (`--budget-store`, or `RETRY_BUDGET_STORE`), and what to do when that
 //! place cannot be reached (`--budget-store-fail`).
 //!
-//! A store's address may hold a password: it is kept whole only for connecting, and shown
-//! everywhere else (messages, events, the report, the plan) with the password replaced.
+//! A shared store's address is parsed here, by this tool's own grammar, into its parts; it is
+//! shown everywhere (messages, events, the report, the plan, `budget show`) rebuilt from those
+//! parts, never from the text, so that its password cannot show whatever way it was spelt. An
+//! error in an address names the part that is wrong and never quotes the user information or a
+//! query value. The byte ranges of the secrets in the text are kept, so that the tool can hide
+//! them in its own argv and environment.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::io::Read;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 /// What stands in a shown address for its password.
 const HIDDEN: &str = "***";
+
+/// The port of a Redis server when the address names none.
+pub(crate) const DEFAULT_PORT: u16 = 6379;
+
+/// What an address may be, for error messages.
+const EXPECTED: &str = "expected file, redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://... \
+                        (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]";
 
 /// Where the budget lives.
 #[derive(Clone, PartialEq, Eq)]
@@ -54,9 +67,45 @@ impl fmt::Display for Location {
     }
 }
 
-/// A `redis://`, `rediss://` or `redis+unix://` address, password and all.
+/// A password (or a text that holds one): shown as `***`, even in a debug print.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct RedisAddress(String);
+pub(crate) struct Secret(String);
+
+impl Secret {
+    /// The password itself, to send to the server and for nothing else.
+    pub(crate) fn reveal(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(HIDDEN)
+    }
+}
+
+/// How to reach a Redis server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// A TCP port, with TLS for `rediss://`.
+    Tcp { host: String, port: u16, tls: bool },
+    /// A Unix socket.
+    Unix(PathBuf),
+}
+
+/// A `redis://`, `rediss://` or `redis+unix://` address, parsed.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct RedisAddress {
+    endpoint: Endpoint,
+    /// The port as the address gave it, to show it as given.
+    port_given: bool,
+    db: Option<u32>,
+    user: Option<String>,
+    password: Option<Secret>,
+    /// The text the address was parsed from, and where its secrets are in it.
+    text: Secret,
+    secret_spans: Vec<Range<usize>>,
+}
 
 /// `--budget-store-fail`: what a store that cannot be reached means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -78,103 +127,207 @@ impl OnFailure {
 }
 
 impl Store {
-    /// Parse a store's address, and check that the client can use it (nothing is connected);
-    /// the error shows it with its password hidden.
+    /// Parse a store's address (nothing is connected); the error names what is wrong without
+    /// quoting a secret.
     pub(crate) fn parse(text: &str) -> Result<Store, String> {
         if text == "file" {
             return Ok(Store::File);
         }
-        let schemes = ["redis://", "rediss://", "redis+unix://"];
-        if !schemes.iter().any(|scheme| text.starts_with(scheme)) {
-            return Err(format!(
-                "'{}' is not a budget store; expected file, redis://[USER:PASSWORD@]HOST[:PORT][/DB], \
-                 rediss://... (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]",
-                hide_password(text)
-            ));
-        }
-        let address = RedisAddress(text.to_string());
-        if cfg!(not(feature = "tls")) && text.starts_with("rediss://") {
+        let Some((scheme, rest)) = text.split_once("://") else {
+            return Err(format!("not a budget store; {EXPECTED}"));
+        };
+        let offset = scheme.len() + 3;
+        let mut address = match scheme {
+            "redis" | "rediss" => parse_tcp(rest, offset, scheme == "rediss")?,
+            "redis+unix" | "unix" => parse_unix(rest, offset)?,
+            _ => {
+                return Err(format!(
+                    "'{}' is not a budget store's scheme; {EXPECTED}",
+                    shown_scheme(scheme)
+                ))
+            }
+        };
+        address.text = Secret(text.to_string());
+        if cfg!(not(feature = "tls")) && address.is_tls() {
             return Err(format!(
                 "'{address}': this retry was built without TLS; use a release archive, or build \
                  it with --features tls (cargo install --locked --features tls ...)"
             ));
         }
-        match ::redis::Client::open(text) {
-            Ok(_) => Ok(Store::Redis(address)),
-            Err(err) => {
-                // The client says what is wrong, then " - InvalidClientConfig".
-                let why = err.to_string();
-                let why = why.split(" - ").next().unwrap_or_default();
-                Err(format!(
-                    "'{address}' is not a Redis address the client can use: {}",
-                    address.scrub(why)
-                ))
+        Ok(Store::Redis(address))
+    }
+}
+
+/// A scheme as an error may show it: it holds no secret, but may hold anything else.
+fn shown_scheme(scheme: &str) -> String {
+    scheme.chars().take(20).collect()
+}
+
+/// The parts of an address's query: `db`, `user` and `pass` (or `password`), percent-decoded,
+/// with where each value was in the text.
+#[derive(Default)]
+struct Query {
+    db: Option<u32>,
+    user: Option<String>,
+    password: Option<(String, Range<usize>)>,
+}
+
+/// Parse `query`, which starts at `offset` in the address.
+fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
+    let mut parsed = Query::default();
+    let mut start = offset;
+    for pair in query.split('&') {
+        let here = start;
+        start += pair.len() + 1;
+        if pair.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(format!(
+                "its query holds a part that is not KEY=VALUE; the keys are db, user and pass; \
+                 {EXPECTED}"
+            ));
+        };
+        let value_span = here + key.len() + 1..here + pair.len();
+        match decode(key).as_deref() {
+            Ok("db") => parsed.db = Some(parse_db(&decode(value)?)?),
+            Ok("user" | "username") => parsed.user = Some(decode(value)?),
+            Ok("pass" | "password") => parsed.password = Some((decode(value)?, value_span)),
+            _ => {
+                return Err("its query has a key that is not db, user or pass (or password)".into())
             }
         }
     }
+    Ok(parsed)
 }
 
-impl RedisAddress {
-    /// The address with its password, for connecting and for nothing else.
-    pub(crate) fn with_password(&self) -> &str {
-        &self.0
+/// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme, which ends at
+/// `offset`.
+fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, String> {
+    if rest.contains('#') {
+        return Err(
+            "a '#' has no meaning in a budget store's address; percent-encode it \
+                    (%23) in a password"
+                .into(),
+        );
     }
-
-    /// `text` (an error the client gave, say) with this address's password hidden, should it be
-    /// there.
-    pub(crate) fn scrub(&self, text: &str) -> String {
-        let shown = hide_password(&self.0);
-        let mut text = text.replace(&self.0, &shown);
-        for password in passwords(&self.0) {
-            text = text.replace(&password, HIDDEN);
-        }
-        text
-    }
-}
-
-/// The parts of an address: the scheme, the user information before the last `@` (where the
-/// password is, even one with a `/` in it that should have been percent-encoded), and the rest.
-fn split_address(address: &str) -> (&str, Option<&str>, &str) {
-    let (scheme, rest) = address.split_once("://").unwrap_or(("", address));
-    match rest.rsplit_once('@') {
-        Some((user_info, rest)) => (scheme, Some(user_info), rest),
-        None => (scheme, None, rest),
-    }
-}
-
-/// The passwords `address` holds, as written and percent-decoded: after `USER:`, or in `pass=`
-/// or `password=`.
-fn passwords(address: &str) -> Vec<String> {
-    let (_, user_info, rest) = split_address(address);
-    let mut found: Vec<&str> = Vec::new();
-    if let Some((_, password)) = user_info.and_then(|info| info.split_once(':')) {
-        found.push(password);
-    }
-    let query = rest.split_once('?').map_or("", |(_, query)| query);
-    for pair in query.split('&') {
-        if let Some(("pass" | "password", password)) = pair.split_once('=') {
-            found.push(password);
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let query = parse_query(query, offset + before_query.len() + 1)?;
+    // The user information ends at the last '@', so that a password with an '@' in it (which
+    // should have been percent-encoded) still counts as a password.
+    let (user_info, host_part) = match before_query.rsplit_once('@') {
+        Some((info, host)) => (Some(info), host),
+        None => (None, before_query),
+    };
+    let (authority, path) = host_part.split_once('/').unwrap_or((host_part, ""));
+    let (host, port) = parse_host_port(authority)?;
+    let (mut user, mut password, mut secret_spans) = (None, None, Vec::new());
+    if let Some(info) = user_info {
+        match info.split_once(':') {
+            Some((name, secret)) => {
+                let start = offset + name.len() + 1;
+                secret_spans.push(start..start + secret.len());
+                password = Some(Secret(decode(secret).map_err(|_| {
+                    "its password is not valid percent-encoded UTF-8".to_string()
+                })?));
+                user = Some(decode(name)?).filter(|name| !name.is_empty());
+            }
+            None => user = Some(decode(info)?).filter(|name| !name.is_empty()),
         }
     }
-    let mut passwords: Vec<String> = found
-        .iter()
-        .map(|password| percent_decoded(password))
-        .collect();
-    passwords.extend(found.iter().map(|password| password.to_string()));
-    passwords.retain(|password| !password.is_empty());
-    passwords
+    let db = match path {
+        "" => None,
+        path => Some(parse_db(path)?),
+    };
+    if let Some((secret, span)) = query.password {
+        password = Some(Secret(secret));
+        secret_spans.push(span);
+    }
+    Ok(RedisAddress {
+        endpoint: Endpoint::Tcp {
+            host,
+            port: port.unwrap_or(DEFAULT_PORT),
+            tls,
+        },
+        port_given: port.is_some(),
+        db: query.db.or(db),
+        user: query.user.or(user),
+        password,
+        text: Secret(String::new()),
+        secret_spans,
+    })
 }
 
-/// `text` with its `%XX` escapes decoded, as the client decodes a password.
-fn percent_decoded(text: &str) -> String {
+/// `redis+unix:///PATH[?QUERY]`, after the scheme, which ends at `offset`.
+fn parse_unix(rest: &str, offset: usize) -> Result<RedisAddress, String> {
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if !path.starts_with('/') {
+        return Err(format!(
+            "a Unix socket's path must be absolute (three slashes after the scheme); {EXPECTED}"
+        ));
+    }
+    let query = parse_query(query, offset + path.len() + 1)?;
+    let (password, secret_spans) = match query.password {
+        Some((secret, span)) => (Some(Secret(secret)), vec![span]),
+        None => (None, Vec::new()),
+    };
+    Ok(RedisAddress {
+        endpoint: Endpoint::Unix(PathBuf::from(decode(path)?)),
+        port_given: false,
+        db: query.db,
+        user: query.user,
+        password,
+        text: Secret(String::new()),
+        secret_spans,
+    })
+}
+
+/// `HOST[:PORT]`, the host an IPv6 address in brackets or a name.
+fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest
+                .split_once(']')
+                .ok_or("its IPv6 address lacks its closing ']'")?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(format!("it names no host; {EXPECTED}"));
+    }
+    let port = match port {
+        None | Some("") => None,
+        Some(port) => Some(
+            port.parse::<u16>()
+                .ok()
+                .filter(|&port| port > 0)
+                .ok_or_else(|| format!("its port '{port}' is not a number from 1 to 65535"))?,
+        ),
+    };
+    Ok((decode(host)?, port))
+}
+
+/// A database number.
+fn parse_db(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("its database '{text}' is not a number, e.g. /0 or ?db=2"))
+}
+
+/// `text` with its `%XX` escapes decoded; an error when that is not UTF-8.
+fn decode(text: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;
     while index < bytes.len() {
         let escape = bytes
             .get(index + 1..index + 3)
-            .filter(|_| bytes[index] == b'%');
-        match escape.and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()) {
+            .filter(|_| bytes[index] == b'%')
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escape {
             Some(byte) => {
                 decoded.push(byte);
                 index += 3;
@@ -185,7 +338,102 @@ fn percent_decoded(text: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&decoded).into_owned()
+    String::from_utf8(decoded)
+        .map_err(|_| "a part of it is not valid percent-encoded UTF-8".to_string())
+}
+
+/// The longest password a file may give.
+pub(crate) const MAX_PASSWORD: usize = 4096;
+
+/// The password in the file at `path`: its first line, without its end.
+fn read_password(path: &Path) -> Result<Secret, String> {
+    let cannot = |why: String| {
+        format!(
+            "cannot read --budget-password-file {}: {why}",
+            path.display()
+        )
+    };
+    let file = std::fs::File::open(path).map_err(|err| cannot(err.to_string()))?;
+    let metadata = file.metadata().map_err(|err| cannot(err.to_string()))?;
+    if !metadata.is_file() {
+        return Err(cannot("it is not a regular file".into()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PASSWORD as u64 + 2)
+        .read_to_end(&mut bytes)
+        .map_err(|err| cannot(err.to_string()))?;
+    let line = bytes
+        .split(|&byte| byte == b'\n')
+        .next()
+        .unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match std::str::from_utf8(line) {
+        Ok("") => Err(cannot(
+            "its first line is empty; write the password there".into(),
+        )),
+        Ok(_) if line.len() > MAX_PASSWORD => Err(cannot(format!(
+            "its first line is longer than {MAX_PASSWORD} bytes"
+        ))),
+        Ok(password) if password.chars().any(char::is_control) => {
+            Err(cannot("its first line holds a control character".into()))
+        }
+        Ok(password) => Ok(Secret(password.to_string())),
+        Err(_) => Err(cannot("its first line is not UTF-8".into())),
+    }
+}
+
+impl RedisAddress {
+    /// How to reach the server.
+    pub(crate) fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The database to select, if not the first.
+    pub(crate) fn db(&self) -> Option<u32> {
+        self.db.filter(|&db| db != 0)
+    }
+
+    /// The user to log in as, if one is named.
+    pub(crate) fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    /// The password, from the address or given apart from it.
+    pub(crate) fn password(&self) -> Option<&Secret> {
+        self.password.as_ref()
+    }
+
+    /// This address with the password in the file at `path` (`--budget-password-file`): its
+    /// first line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
+    pub(crate) fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, String> {
+        if self.password.is_some() {
+            return Err(format!(
+                "'{self}' holds a password already; give it in the address or in \
+                 --budget-password-file, not both"
+            ));
+        }
+        self.password = Some(read_password(path)?);
+        Ok(self)
+    }
+
+    /// The text this address was parsed from, and where its secrets are in it: what to hide
+    /// where the tool was given it.
+    pub(crate) fn secrets_in_text(&self) -> (&str, &[Range<usize>]) {
+        (&self.text.0, &self.secret_spans)
+    }
+
+    fn is_tls(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Tcp { tls: true, .. })
+    }
+
+    /// `text` (an error the server gave, say) with this address's password hidden, should it be
+    /// there.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        match &self.password {
+            Some(secret) if !secret.0.is_empty() => text.replace(&secret.0, HIDDEN),
+            _ => text.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Store {
@@ -197,10 +445,52 @@ impl fmt::Display for Store {
     }
 }
 
-/// Shown with its password hidden.
+/// Rebuilt from its parts, with its password hidden.
 impl fmt::Display for RedisAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&hide_password(&self.0))
+        let hidden = match self.password {
+            Some(_) => ":***",
+            None => "",
+        };
+        match &self.endpoint {
+            Endpoint::Tcp { host, port, tls } => {
+                let scheme = if *tls { "rediss" } else { "redis" };
+                write!(f, "{scheme}://")?;
+                match &self.user {
+                    Some(user) => write!(f, "{user}{hidden}@")?,
+                    None if !hidden.is_empty() => write!(f, "{hidden}@")?,
+                    None => {}
+                }
+                match host.contains(':') {
+                    true => write!(f, "[{host}]")?,
+                    false => f.write_str(host)?,
+                }
+                if self.port_given {
+                    write!(f, ":{port}")?;
+                }
+                if let Some(db) = self.db {
+                    write!(f, "/{db}")?;
+                }
+                Ok(())
+            }
+            Endpoint::Unix(path) => {
+                write!(f, "redis+unix://{}", path.display())?;
+                let mut query = Vec::new();
+                if let Some(db) = self.db {
+                    query.push(format!("db={db}"));
+                }
+                if let Some(user) = &self.user {
+                    query.push(format!("user={user}"));
+                }
+                if self.password.is_some() {
+                    query.push(format!("pass={HIDDEN}"));
+                }
+                match query.is_empty() {
+                    true => Ok(()),
+                    false => write!(f, "?{}", query.join("&")),
+                }
+            }
+        }
     }
 }
 
@@ -217,90 +507,147 @@ impl fmt::Debug for Store {
     }
 }
 
-/// `address` with the password of `scheme://USER:PASSWORD@HOST` (or `?pass=PASSWORD`) hidden.
-fn hide_password(address: &str) -> String {
-    let (scheme, user_info, rest) = split_address(address);
-    let mut shown = match scheme.is_empty() {
-        true => String::new(),
-        false => format!("{scheme}://"),
-    };
-    if let Some(info) = user_info {
-        match info.split_once(':') {
-            Some((user, _)) => shown += &format!("{user}:{HIDDEN}@"),
-            None => shown += &format!("{info}@"),
-        }
-    }
-    match rest.split_once('?') {
-        Some((path, query)) => {
-            let hidden: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key @ ("pass" | "password"), _)) => format!("{key}={HIDDEN}"),
-                    _ => pair.to_string(),
-                })
-                .collect();
-            shown += &format!("{path}?{}", hidden.join("&"));
-        }
-        None => shown += rest,
-    }
-    shown
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn address(text: &str) -> RedisAddress {
+        match Store::parse(text) {
+            Ok(Store::Redis(address)) => address,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
     #[test]
-    fn passwords_never_show() {
+    fn passwords_never_show_whatever_their_spelling() {
         let cases = [
             (
                 "redis://app:s3cret@cache:6379/2",
                 "redis://app:***@cache:6379/2",
             ),
             ("redis://:s3cret@cache", "redis://:***@cache"),
-            ("rediss://app@cache", "rediss://app@cache"),
+            ("redis://app@cache", "redis://app@cache"),
             ("redis://cache:6379", "redis://cache:6379"),
             (
                 "redis+unix:///run/redis.sock?db=1&pass=s3cret",
                 "redis+unix:///run/redis.sock?db=1&pass=***",
             ),
             (
-                "redis://a:b:c@h/0?password=x",
-                "redis://a:***@h/0?password=***",
+                "redis+unix:///run/redis.sock?pa%73s=s3cret",
+                "redis+unix:///run/redis.sock?pass=***",
             ),
+            (
+                "redis+unix:///s?%70assword=s3cret&db=0",
+                "redis+unix:///s?db=0&pass=***",
+            ),
+            ("redis://a:s3:c@h/0?password=s3cret", "redis://a:***@h/0"),
             ("redis://app:s3/cret@cache", "redis://app:***@cache"),
             ("redis://app:s3@cret@cache", "redis://app:***@cache"),
+            (
+                "redis://app:s3%40cret@[::1]:7000",
+                "redis://app:***@[::1]:7000",
+            ),
         ];
-        for (address, shown) in cases {
-            assert_eq!(hide_password(address), shown);
-            if let Ok(store) = Store::parse(address) {
-                assert_eq!(store.to_string(), shown);
-                assert!(!format!("{store:?}").contains("s3"));
+        for (text, shown) in cases {
+            let address = address(text);
+            assert_eq!(address.to_string(), shown, "{text}");
+            assert!(!format!("{address:?}").contains("s3"), "{text}");
+            let (given, spans) = address.secrets_in_text();
+            assert_eq!(given, text);
+            for span in spans {
+                assert!(text[span.clone()].contains("s3"), "{text}: {span:?}");
             }
         }
-        assert!(Store::parse("redis://app:s3cret@cache:6379/2").is_ok());
+        assert_eq!(
+            address("redis://app:s3%40cret@cache")
+                .password()
+                .map(Secret::reveal),
+            Some("s3@cret")
+        );
     }
 
     #[test]
-    fn errors_are_scrubbed_of_the_password() {
-        let Ok(Store::Redis(address)) = Store::parse("redis://app:s3cret@cache:6379") else {
-            panic!("not redis")
-        };
-        let scrubbed =
-            address.scrub("auth as app with s3cret failed at redis://app:s3cret@cache:6379");
-        assert!(!scrubbed.contains("s3cret"), "{scrubbed}");
-        let Ok(Store::Redis(address)) = Store::parse("redis://app:s3%40cret@cache") else {
-            panic!("not redis")
-        };
-        let scrubbed = address.scrub("WRONGPASS s3@cret, from s3%40cret");
-        assert!(!scrubbed.contains("s3"), "{scrubbed}");
+    fn the_parts_are_read_as_a_client_reads_them() {
+        let tcp = address("redis://u%40x:p@example.com:7000/3");
+        assert_eq!(
+            tcp.endpoint(),
+            &Endpoint::Tcp {
+                host: "example.com".into(),
+                port: 7000,
+                tls: false
+            }
+        );
+        assert_eq!((tcp.db(), tcp.user()), (Some(3), Some("u@x")));
+        let unix = address("redis+unix:///run/r.sock?db=2&user=app");
+        assert_eq!(unix.endpoint(), &Endpoint::Unix("/run/r.sock".into()));
+        assert_eq!(
+            (unix.db(), unix.user(), unix.password()),
+            (Some(2), Some("app"), None)
+        );
+        let plain = address("redis://cache");
+        assert_eq!(
+            (plain.db(), plain.user(), plain.endpoint()),
+            (
+                None,
+                None,
+                &Endpoint::Tcp {
+                    host: "cache".into(),
+                    port: DEFAULT_PORT,
+                    tls: false
+                }
+            )
+        );
     }
 
     #[test]
-    fn unknown_stores_are_refused_without_their_password() {
+    fn errors_name_the_part_and_never_a_secret() {
+        for (text, expected) in [
+            ("memcached://u:s3cret@h", "is not a budget store's scheme"),
+            ("redis//u:s3cret@h", "not a budget store"),
+            ("redis://u:s3cret@h:port", "its port 'port' is not a number"),
+            ("redis://u:s3cret@h/x", "its database 'x' is not a number"),
+            ("redis://u:s3cret@", "it names no host"),
+            ("redis://u:s3cret@h#frag", "has no meaning"),
+            ("redis+unix://rel?pass=s3cret", "must be absolute"),
+            ("redis+unix:///s?s3cret", "not KEY=VALUE"),
+            ("redis+unix:///s?pw=s3cret", "not db, user or pass"),
+            ("redis://u:s3%ffcret@h", "not valid percent-encoded UTF-8"),
+        ] {
+            let err = Store::parse(text).unwrap_err();
+            assert!(err.contains(expected), "{text}: {err}");
+            assert!(!err.contains("s3"), "{text}: {err}");
+        }
         assert_eq!(Store::parse("file"), Ok(Store::File));
-        let err = Store::parse("memcached://u:s3cret@h").unwrap_err();
-        assert!(err.contains("'memcached://u:***@h'"), "{err}");
-        assert!(!err.contains("s3cret"));
+    }
+
+    #[test]
+    fn a_password_file_gives_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("password");
+        std::fs::write(&file, "pw\r\nrest\n").unwrap();
+        let address = address("redis://app@cache")
+            .with_password_from(&file)
+            .unwrap();
+        assert_eq!(address.to_string(), "redis://app:***@cache");
+        assert_eq!(address.password().map(Secret::reveal), Some("pw"));
+        assert_eq!(address.scrub("WRONGPASS pw"), "WRONGPASS ***");
+        let twice = self::address("redis://app:s3@cache").with_password_from(&file);
+        assert!(twice.unwrap_err().contains("not both"));
+        for (content, why) in [("\n", "empty"), ("a\u{1b}b", "control character")] {
+            std::fs::write(&file, content).unwrap();
+            let err = self::address("redis://cache")
+                .with_password_from(&file)
+                .unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+        std::fs::write(&file, "x".repeat(MAX_PASSWORD + 1)).unwrap();
+        let err = self::address("redis://cache")
+            .with_password_from(&file)
+            .unwrap_err();
+        assert!(err.contains("longer than"), "{err}");
+        let err = self::address("redis://cache")
+            .with_password_from(dir.path())
+            .unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
     }
 }

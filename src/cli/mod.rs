@@ -395,11 +395,19 @@ pub struct Cli {
     ///
     /// Keep the budget in STORE: 'file' (a file in --budget-dir, for this machine), or a Redis
     /// or Valkey server a fleet shares: redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://...
-    /// (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]. Give a password through
-    /// RETRY_BUDGET_STORE rather than here: every user of the machine can read argv [default:
+    /// (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]. Give a password in
+    /// --budget-password-file, or through RETRY_BUDGET_STORE, rather than here [default:
     /// $RETRY_BUDGET_STORE, or file].
     #[arg(long, value_name = "STORE", requires = "budget", help_heading = FLEET)]
     pub(crate) budget_store: Option<String>,
+
+    /// Read the store's password from FILE
+    ///
+    /// Log in to the --budget-store with the password on the first line of FILE (e.g.
+    /// /run/secrets/redis), which neither ps nor /proc shows, with the address's USER if it
+    /// names one.
+    #[arg(long, value_name = "FILE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
+    pub(crate) budget_password_file: Option<PathBuf>,
 
     /// When the store cannot be reached: open or closed [default: open]
     ///
@@ -609,6 +617,10 @@ pub(crate) struct BudgetShowArgs {
     #[arg(long, value_name = "STORE")]
     pub(crate) budget_store: Option<String>,
 
+    /// Read the store's password from the first line of FILE, as runs do.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) budget_password_file: Option<PathBuf>,
+
     /// Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or
     /// ~/.local/state/retry/budgets].
     #[arg(long, value_name = "DIR")]
@@ -758,12 +770,19 @@ fn invalid_utf8(args: &[OsString]) -> String {
             .map(String::from),
     };
     match flag {
+        Some(flag) if SECRET_FLAGS.contains(&flag.as_str()) => format!(
+            "invalid value for '{flag}' (not shown: it may hold a password): not valid UTF-8; \
+             the tool's own values are text"
+        ),
         Some(flag) => format!(
             "invalid value '{value}' for '{flag}': not valid UTF-8; the tool's own values are text"
         ),
         None => format!("argument '{value}' is not valid UTF-8"),
     }
 }
+
+/// The flags whose values may hold a password, which no message quotes.
+const SECRET_FLAGS: [&str; 1] = ["--budget-store"];
 
 #[cfg(test)]
 mod tests {
@@ -927,6 +946,28 @@ mod tests {
             let line = one_line_error(&err, &args);
             assert!(line.contains("for '--base': not valid UTF-8"), "{line}");
             assert!(!line.contains('\n'), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_secret_flag_is_never_quoted() {
+        use std::os::unix::ffi::OsStringExt;
+        let store = OsString::from_vec(b"redis://:s3cret\xff@h".to_vec());
+        let joined = OsString::from_vec(b"--budget-store=redis://:s3cret\xff@h".to_vec());
+        for args in [
+            vec![
+                "retry".into(),
+                "--budget".into(),
+                "b".into(),
+                "--budget-store".into(),
+                store,
+            ],
+            vec!["retry".into(), "--budget".into(), "b".into(), joined],
+        ] {
+            let err = Cli::try_parse_from(&args).unwrap_err();
+            let line = one_line_error(&err, &args);
+            assert!(line.contains("'--budget-store' (not shown"), "{line}");
+            assert!(!line.contains("s3cret"), "{line}");
         }
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod command_line;
 pub(crate) mod hooks;
 pub(crate) mod reaper;
 pub(crate) mod request_file;
+pub(crate) mod scrub;
 pub(crate) mod signals;
 pub(crate) mod startup;
 pub(crate) mod stdin_replay;

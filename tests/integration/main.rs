@@ -22,5 +22,7 @@ mod run;
 mod shared_budget;
 mod simulate;
 mod stalled_readers;
+mod store_password;
 mod stress;
+mod untrusted_store;
 mod usage;

@@ -53,6 +53,11 @@ impl RedisServer {
         RedisServer::start(Listener::Socket, &[])
     }
 
+    /// A server on a Unix socket whose default user needs `password`; the URL holds none.
+    pub(crate) fn on_socket_requiring(password: &str) -> RedisServer {
+        RedisServer::start(Listener::Socket, &["--requirepass".into(), password.into()])
+    }
+
     /// A server on a random loopback port: `redis://127.0.0.1:PORT`.
     pub(crate) fn on_loopback() -> RedisServer {
         RedisServer::start(Listener::Loopback, &[])

@@ -55,7 +55,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'How long earned tokens last [default: 1m]')
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives: file, or redis://HOST')
             [CompletionResult]::new('--budget-password-file', '--budget-password-file', [CompletionResultType]::ParameterName, 'Read the store''s password from FILE')
-            [CompletionResult]::new('--budget-store-fail', '--budget-store-fail', [CompletionResultType]::ParameterName, 'When the store cannot be reached: open or closed [default: open]')
+            [CompletionResult]::new('--budget-store-fail', '--budget-store-fail', [CompletionResultType]::ParameterName, 'When the budget cannot be used: open or closed [default: open]')
             [CompletionResult]::new('--budget-dir', '--budget-dir', [CompletionResultType]::ParameterName, 'Where the file store keeps budgets')
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the waits, and run nothing')
             [CompletionResult]::new('--foreground', '--foreground', [CompletionResultType]::ParameterName, 'Keep COMMAND in retry''s process group')

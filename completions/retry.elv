@@ -52,7 +52,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget-window 'How long earned tokens last [default: 1m]'
             cand --budget-store 'Where the budget lives: file, or redis://HOST'
             cand --budget-password-file 'Read the store''s password from FILE'
-            cand --budget-store-fail 'When the store cannot be reached: open or closed [default: open]'
+            cand --budget-store-fail 'When the budget cannot be used: open or closed [default: open]'
             cand --budget-dir 'Where the file store keeps budgets'
             cand --plan 'Print the waits, and run nothing'
             cand --foreground 'Keep COMMAND in retry''s process group'

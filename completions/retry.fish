@@ -84,7 +84,7 @@ complete -c retry -n __retry_own -l budget-ratio -x -d 'Also earn R tokens per f
 complete -c retry -n __retry_own -l budget-window -x -d 'How long earned tokens last [default: 1m]'
 complete -c retry -n __retry_own -l budget-store -x -d 'Where the budget lives: file, or redis://HOST'
 complete -c retry -n __retry_own -l budget-password-file -r -F -d 'Read the store\'s password from FILE'
-complete -c retry -n __retry_own -l budget-store-fail -x -a 'open closed' -d 'When the store cannot be reached: open or closed [default: open]'
+complete -c retry -n __retry_own -l budget-store-fail -x -a 'open closed' -d 'When the budget cannot be used: open or closed [default: open]'
 complete -c retry -n __retry_own -l budget-dir -r -F -d 'Where the file store keeps budgets'
 complete -c retry -n __retry_own -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n __retry_own -s V -l version -d 'Print version'

@@ -403,26 +403,29 @@ impl Config {
         )))
     }
 
-    /// The `--budget`, its file checked when the file store keeps it; the error names the budget
-    /// and what is wrong.
-    pub(crate) fn budget(&self) -> Result<Option<Prepared>, Refused> {
-        let Some(budget) = &self.budget else {
-            return Ok(None);
-        };
+    /// The `--budget`, its file checked when the file store keeps it: one that cannot be used
+    /// says why, for the run to warn of it and go on as `--budget-store-fail` says.
+    pub(crate) fn budget(&self) -> Option<Prepared> {
+        let budget = self.budget.as_ref()?;
         let terms = budget.terms;
-        Ok(Some(match &budget.location {
-            Location::File(dir) => Prepared::File {
-                file: BudgetFile::check(dir, &budget.name)?,
-                terms,
+        let on_failure = budget.on_failure;
+        Some(match &budget.location {
+            Location::File(dir) => match BudgetFile::check(dir, &budget.name) {
+                Ok(file) => Prepared::File {
+                    file,
+                    terms,
+                    on_failure,
+                },
+                Err(Refused(why)) => Prepared::Unusable { why, on_failure },
             },
             Location::Shared { address, fallback } => Prepared::Shared {
                 address: address.clone(),
-                on_failure: budget.on_failure,
+                on_failure,
                 dir: fallback.clone(),
                 name: budget.name.clone(),
                 terms,
             },
-        }))
+        })
     }
 
     /// The reporter of the tool's own messages on stderr.
@@ -1067,7 +1070,7 @@ mod tests {
         assert!(plain.hands_over_terminal());
         assert!(!plain.replay_stdin());
         assert!(plain.report_writer().unwrap().is_none());
-        assert!(plain.budget().unwrap().is_none());
+        assert!(plain.budget().is_none());
 
         let scratch = tempfile::tempdir().unwrap();
         let report = scratch.path().join("report.json");
@@ -1088,13 +1091,13 @@ mod tests {
         assert!(!every.hands_over_terminal());
         assert!(every.replay_stdin());
         assert!(every.report_writer().unwrap().is_some());
-        assert!(matches!(every.budget(), Ok(Some(Prepared::File { .. }))));
+        assert!(matches!(every.budget(), Some(Prepared::File { .. })));
         assert!(budgets.join("api").exists(), "checked, and so created");
 
         let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
         assert!(matches!(
             shared.unwrap().budget(),
-            Ok(Some(Prepared::Shared { .. }))
+            Some(Prepared::Shared { .. })
         ));
     }
 

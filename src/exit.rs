@@ -104,9 +104,10 @@ impl Exit {
             ),
             Exit::ToolFailed => (
                 "125",
-                "retry itself failed: bad usage; a --report, --budget or --budget-dir it cannot \
-                 use; stdin it could not read or keep for --replay-stdin; or output it could \
-                 neither keep nor pass on (--hold-output with no room in TMPDIR)",
+                "retry itself failed: bad usage; a --report it cannot use; stdin it could not \
+                 read or keep for --replay-stdin; or output it could neither keep nor pass on \
+                 (--hold-output with no room in TMPDIR); never a budget that cannot be used, \
+                 which only warns",
             ),
             Exit::CannotExecute => ("126", "COMMAND was found but could not be executed"),
             Exit::NotFound => ("127", "COMMAND was not found"),

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::budget::show;
+use crate::budget::{show, Prepared};
 use crate::cli::Cli;
 use crate::config::{Action, Config};
 use crate::environment;
@@ -78,7 +78,7 @@ fn run_command(
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
     let report = config.report_writer().map_err(anyhow::Error::msg)?;
-    let budget = config.budget()?;
+    let budget = config.budget();
     let terminal = match config.hands_over_terminal() {
         true => Terminal::if_in_foreground(),
         false => None,
@@ -92,11 +92,15 @@ fn run_command(
     let watch = SignalWatch::install(terminal.is_some(), inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
-    let mut budget = budget.map(|budget| budget.open(&watch));
     let mut reporter = config.reporter();
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
+    if let Some(Prepared::Unusable { why, on_failure }) = &budget {
+        let message = format!("retry budget: {why}; {}", on_failure.consequence());
+        reporter.emit(&Event::Warning(message));
+    }
+    let mut budget = budget.map(|budget| budget.open(&watch));
     let mut runner = config.runner(command, &watch, terminal, input, RequestFiles::new());
     let mut report = report;
     // The loop counts its own deadline from its own clock; this one, from the same moment, bounds

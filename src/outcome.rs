@@ -119,8 +119,11 @@ pub(crate) enum Reason {
     /// The tool received this signal at this moment of the run, and stops.
     Interrupted(i32, Moment),
     /// The retry budget has no token for another attempt in time (before `--max-time`, within
-    /// its debt bound), or its store failed with `--budget-store-fail closed`.
+    /// its debt bound).
     Budget,
+    /// The retry budget cannot be used (its store failed, its file cannot be trusted), and
+    /// `--budget-store-fail closed` makes that no token.
+    BudgetUnavailable,
     /// Output that the tool could neither keep nor pass on; the text says why.
     OutputLost(String),
     /// The command asked not to be retried (`stop` in `RETRY_AFTER_FILE` or its output).
@@ -199,7 +202,7 @@ impl Reason {
             Reason::SpawnFailed(..) => "spawn_failed",
             Reason::Deadline => "deadline",
             Reason::Interrupted(..) => "interrupted",
-            Reason::Budget => "budget",
+            Reason::Budget | Reason::BudgetUnavailable => "budget",
             Reason::OutputLost(_) => "output_lost",
             Reason::StopRequested => "stop_requested",
         }

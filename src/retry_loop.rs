@@ -400,6 +400,7 @@ fn schedule_retry(
     }
     match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
         Reservation::Refused => Next::Stop(Reason::Budget),
+        Reservation::Unavailable => Next::Stop(Reason::BudgetUnavailable),
         Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
         Reservation::Granted(delay) if delay > wait => Next::Retry {
             wait: delay,

@@ -2,23 +2,27 @@
 //!
 //! One small file per budget, `DIR/NAME`, read and rewritten under an exclusive `flock`, so that
 //! concurrent runs lose no update and never spend a token twice. What the store trusts, it checks
-//! before the first attempt, as ssh checks its keys:
-//! - The directory is created with mode 0700; one that is a symbolic link, not a directory, or
-//!   writable by every user is refused (anyone could replace the state and deny every retry). A
-//!   directory that a group may write (several service accounts sharing a budget) is fine, and
-//!   the files created in it are group-writable too.
+//! before the first attempt, as ssh's StrictModes checks a user's keys:
+//! - The directory is created with mode 0700, and must be the user's own (or root's); one that
+//!   is a symbolic link, not a directory, or writable by every user is refused (anyone could
+//!   replace the state and deny every retry). A directory that a group may write (several
+//!   service accounts sharing a budget) is fine, and the files created in it are group-writable.
 //! - The file is opened without following a symbolic link and without blocking (a FIFO would
-//!   block), and must be a regular file that not every user may write, and either empty or in
-//!   the store's own format: any other file (a Makefile, say) is refused, never overwritten.
+//!   block), and must be a regular file that not every user may write, and the user's own (or,
+//!   in a group's directory, the group's).
 //!
 //! Each update is one write of a fixed-size record at the start of the file, within one page, so
-//! a run killed in the middle leaves the old state or the new, never an empty file. A record that
-//! is the store's but damaged, or whose values the arithmetic could not have produced, starts
-//! over from a full bucket with one warning. Waiting for the lock is bounded (by [`LOCK_PATIENCE`],
-//! and half the time left before `--max-time`, so that the retry still has time to run) and a
-//! signal ends it; a budget that cannot be used in time, or that fails
-//! mid-run (the disk full, say), lets the retry go without it, with a warning: the budget is a
-//! courtesy to the service and must not turn a retry into a failure.
+//! a run killed in the middle leaves the old state or the new. A record whose values the
+//! arithmetic could not have produced starts over from a full bucket with one warning; so does
+//! one that is the store's own but damaged (cut short, garbled, or the zeros a file system leaves
+//! of data that never reached the disk after a power loss), whose bytes are first copied aside to
+//! `NAME.damaged`. A file that is not the store's (a Makefile, say) is never touched.
+//!
+//! A budget that cannot be used, from the start or mid-run (the disk full, a lock held too long,
+//! a file that is not the store's), never stops the command: with `--budget-store-fail open` the
+//! run goes on without it, and with `closed` it retries no more; either way with one warning.
+//! Waiting for the lock is bounded (by [`LOCK_PATIENCE`], and half the time left before
+//! `--max-time`, so that the retry still has time to run) and a signal ends it.
 
 use std::fmt;
 use std::fs::{DirBuilder, File, OpenOptions};
@@ -30,6 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 use nix::fcntl::{Flock, FlockArg};
 
 use super::model::{delay_of, micros, BucketState, Terms};
+use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
 use crate::process::signals::{SignalWatch, Waited};
 
@@ -60,7 +65,7 @@ pub(crate) struct BudgetFile {
 
 /// Why a budget directory or file cannot be used; the message names the path and the fix.
 #[derive(Debug)]
-pub(crate) struct Refused(String);
+pub(crate) struct Refused(pub(crate) String);
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -80,7 +85,8 @@ impl BudgetFile {
             .mode(0o700)
             .create(dir)
             .map_err(|err| refused(dir, err))?;
-        let shared = check_directory(dir)?;
+        let directory = check_directory(dir)?;
+        let shared = directory.permissions().mode() & 0o020 != 0;
         let path = dir.join(name.as_str());
         let file = open_state(&path, shared).map_err(|err| refused(&path, err))?;
         let metadata = file.metadata().map_err(|err| refused(&path, err))?;
@@ -99,12 +105,13 @@ impl BudgetFile {
                 path.display()
             )));
         }
-        let content = read_record(&file).map_err(|err| refused(&path, err))?;
-        if !content.is_empty() && !content.starts_with(OWN_PREFIX.as_bytes()) {
+        let group_shares = shared && metadata.gid() == directory.gid();
+        if metadata.uid() != effective_user() && !group_shares {
             return Err(Refused(format!(
-                "{} is not a retry budget state (it does not start with '{FORMAT}'), so it is \
-                 left alone; choose another --budget name or --budget-dir",
-                path.display()
+                "{} belongs to another user (uid {}), who could deny or stall this user's \
+                 retries; remove it, or choose another --budget name or --budget-dir",
+                path.display(),
+                metadata.uid()
             )));
         }
         Ok(BudgetFile {
@@ -114,9 +121,14 @@ impl BudgetFile {
     }
 }
 
-/// Refuse a directory that is a link, not a directory, or writable by all; returns whether a
-/// group may write it, so that files made in it are group-writable too.
-fn check_directory(dir: &Path) -> Result<bool, Refused> {
+/// The user the tool runs as.
+fn effective_user() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// Refuse a directory that is a link, not a directory, writable by all, or another user's;
+/// returns its metadata.
+fn check_directory(dir: &Path) -> Result<std::fs::Metadata, Refused> {
     let metadata = std::fs::symlink_metadata(dir)
         .map_err(|err| Refused(format!("{}: {err}", dir.display())))?;
     if metadata.file_type().is_symlink() {
@@ -140,7 +152,15 @@ fn check_directory(dir: &Path) -> Result<bool, Refused> {
             dir.display()
         )));
     }
-    Ok(mode & 0o020 != 0)
+    if metadata.uid() != effective_user() && metadata.uid() != 0 {
+        return Err(Refused(format!(
+            "--budget-dir {} belongs to another user (uid {}), who could deny or stall this \
+             user's retries; give a directory of this user's own (or root's)",
+            dir.display(),
+            metadata.uid()
+        )));
+    }
+    Ok(metadata)
 }
 
 /// Open the state file for reading and writing, never through a link and never blocking (a FIFO
@@ -178,6 +198,8 @@ pub(crate) struct FileBudget<'a> {
     file: BudgetFile,
     terms: Terms,
     watch: &'a SignalWatch,
+    /// What a file that cannot be used means: a retry without the budget, or none.
+    on_failure: OnFailure,
     /// Warnings go out once per run; the first one tells the story.
     warned: bool,
 }
@@ -205,12 +227,19 @@ pub(crate) fn now_micros() -> u64 {
 }
 
 impl<'a> FileBudget<'a> {
-    /// The budget in `file`, on `terms`; lock waits end early on the signals `watch` takes.
-    pub(crate) fn new(file: BudgetFile, terms: Terms, watch: &'a SignalWatch) -> Self {
+    /// The budget in `file`, on `terms`, which `on_failure` says what to make of a file that
+    /// cannot be used; lock waits end early on the signals `watch` takes.
+    pub(crate) fn new(
+        file: BudgetFile,
+        terms: Terms,
+        on_failure: OnFailure,
+        watch: &'a SignalWatch,
+    ) -> Self {
         FileBudget {
             file,
             terms,
             watch,
+            on_failure,
             warned: false,
         }
     }
@@ -235,24 +264,48 @@ impl<'a> FileBudget<'a> {
     }
 
     /// The state `record` holds as of `now`: none for a new file, none (after a warning) for one
-    /// that is this store's but damaged, and an error for one that is not this store's any more.
+    /// that is this store's but damaged, its bytes copied aside first, and an error for one that
+    /// is not this store's.
     fn read(
         &mut self,
         record: &[u8],
         now: u64,
         warn: &mut dyn FnMut(String),
     ) -> Result<Option<BucketState>, Trouble> {
-        Ok(match parse(record) {
-            _ if record.is_empty() => None,
-            Ok((state, _)) if self.terms.is_plausible(&state, now) => Some(state),
-            Ok(_) => self.reset("it holds values no run could have stored", warn),
-            Err(Foreign) if !record.starts_with(OWN_PREFIX.as_bytes()) => {
+        Ok(match classify(record) {
+            Content::Empty => None,
+            Content::Own(state) if self.terms.is_plausible(&state, now) => Some(state),
+            Content::Own(_) => self.reset("it holds values no run could have stored", warn),
+            Content::Damaged => {
+                let kept = match self.set_aside(record) {
+                    Ok(copy) => format!("a copy is in {}", copy.display()),
+                    Err(err) => format!("no copy could be kept: {err}"),
+                };
+                self.reset(&format!("its content was damaged ({kept})"), warn)
+            }
+            Content::Foreign => {
                 return Err(Trouble::Failed(
-                    "it is no longer a retry budget state; leaving it alone".into(),
+                    "it is not a retry budget state, so it is left alone".into(),
                 ))
             }
-            Err(Foreign) => self.reset("its content is damaged", warn),
         })
+    }
+
+    /// Keep the damaged `record` in `NAME.damaged` beside the state, replacing an older copy
+    /// but never following a link; returns its path.
+    fn set_aside(&self, record: &[u8]) -> io::Result<PathBuf> {
+        let mut copy = self.file.path.clone().into_os_string();
+        copy.push(".damaged");
+        let copy = PathBuf::from(copy);
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&copy)
+            .and_then(|mut file| io::Write::write_all(&mut file, record))?;
+        Ok(copy)
     }
 
     /// The state file, open and locked: at once if the lock is free, else after waiting for it
@@ -307,7 +360,7 @@ impl RetryBudget for FileBudget<'_> {
             Ok(()) => Counted::Done,
             Err(Trouble::Interrupted(signal)) => Counted::Interrupted(signal),
             Err(Trouble::Failed(why)) => {
-                self.warn(&format!("{why}; going on without the budget"), warn);
+                self.warn(&format!("{why}; {}", self.on_failure.consequence()), warn);
                 Counted::Done
             }
         }
@@ -321,8 +374,8 @@ impl RetryBudget for FileBudget<'_> {
             Ok(reservation) => reservation,
             Err(Trouble::Interrupted(signal)) => Reservation::Interrupted(signal),
             Err(Trouble::Failed(why)) => {
-                self.warn(&format!("{why}; retrying without the budget"), warn);
-                Reservation::Granted(Duration::ZERO)
+                self.warn(&format!("{why}; {}", self.on_failure.consequence()), warn);
+                self.on_failure.reservation()
             }
         }
     }
@@ -351,13 +404,13 @@ pub(crate) fn peek(
         return Err(refused(&"not a regular file, so not a retry budget state"));
     }
     let record = read_record(&file).map_err(|err| refused(&err))?;
-    match parse(&record) {
-        _ if record.is_empty() => Ok(None),
-        Ok(written) => Ok(Some(written)),
-        Err(Foreign) if record.starts_with(OWN_PREFIX.as_bytes()) => Err(refused(
+    match (classify(&record), parse(&record)) {
+        (_, Ok(written)) => Ok(Some(written)),
+        (Content::Empty, _) => Ok(None),
+        (Content::Damaged, _) => Err(refused(
             &"its content is damaged; the next run that uses it starts again from a full bucket",
         )),
-        Err(Foreign) => Err(refused(&"not a retry budget state")),
+        _ => Err(refused(&"not a retry budget state")),
     }
 }
 
@@ -380,6 +433,40 @@ fn open_checked(path: &Path, identity: (u64, u64)) -> io::Result<File> {
 /// A record that is not a state of this store's formats.
 #[derive(Debug, PartialEq, Eq)]
 struct Foreign;
+
+/// What the start of a state file holds.
+#[derive(Debug, PartialEq)]
+enum Content {
+    /// Nothing: a new budget.
+    Empty,
+    /// A state of this store's.
+    Own(BucketState),
+    /// A state of this store's that a crash or a bad disk damaged: its own prefix (whole or cut
+    /// short), only zeros (what a file system leaves of data that never reached the disk), or
+    /// exactly a record's size of something else.
+    Damaged,
+    /// Somebody else's file.
+    Foreign,
+}
+
+/// What `record` (the start of a state file) holds.
+fn classify(record: &[u8]) -> Content {
+    if record.is_empty() {
+        return Content::Empty;
+    }
+    if let Ok((state, _)) = parse(record) {
+        return Content::Own(state);
+    }
+    let own = OWN_PREFIX.as_bytes();
+    let damaged = record.starts_with(own)
+        || own.starts_with(record)
+        || record.iter().all(|&byte| byte == 0)
+        || record.len() == RECORD;
+    match damaged {
+        true => Content::Damaged,
+        false => Content::Foreign,
+    }
+}
 
 /// A state record, padded with spaces: `retry-budget-v2 TOKENS EARNED MICROS FIRST RETRIES
 /// REFUSALS CAPACITY PERIOD WINDOW` (the last three, in microseconds, the terms of the run that
@@ -523,19 +610,9 @@ mod tests {
         assert!(refusal(dir.path()).contains("not a regular file"));
         std::fs::remove_file(&file).unwrap();
 
+        // What a file holds is read at each use, and never a reason to refuse it here.
         std::fs::write(&file, "all:\n\tcc -o app app.c\n").unwrap();
-        assert!(refusal(dir.path()).contains("is not a retry budget state"));
-        assert_eq!(
-            std::fs::read_to_string(&file).unwrap(),
-            "all:\n\tcc -o app app.c\n",
-            "left alone"
-        );
-
-        std::fs::write(&file, "retry-budget-v1 garbage").unwrap();
-        assert!(
-            BudgetFile::check(dir.path(), &name("api")).is_ok(),
-            "its own, damaged"
-        );
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_ok());
     }
 
     #[test]
@@ -588,7 +665,7 @@ mod tests {
         fn reserve_after(&mut self, change: impl FnOnce(&Path)) -> Reservation {
             let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
             change(&self.path());
-            let mut budget = FileBudget::new(file, Self::terms(), &self.watch);
+            let mut budget = FileBudget::new(file, Self::terms(), OnFailure::Open, &self.watch);
             let warnings = &mut self.warnings;
             budget.reserve(Some(Duration::from_secs(1)), &mut |warning| {
                 warnings.push(warning)
@@ -651,7 +728,19 @@ mod tests {
         let [damaged, implausible] = &store.warnings[..] else {
             panic!("{:?}", store.warnings)
         };
-        assert!(damaged.ends_with("its content is damaged; starting again from a full bucket"));
+        assert!(
+            damaged.ends_with(&format!(
+                "its content was damaged (a copy is in {}.damaged); starting again from a full \
+                 bucket",
+                store.path().display()
+            )),
+            "{damaged}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(format!("{}.damaged", store.path().display())).unwrap(),
+            long_damage,
+            "the damaged bytes read are kept"
+        );
         assert!(implausible.contains("holds values no run could have stored"));
     }
 
@@ -668,7 +757,7 @@ mod tests {
         };
         let makefile = "all:\n\tcc -o app app.c\n";
         let (warning, store) = replaced(&|path| std::fs::write(path, makefile).unwrap());
-        assert!(warning.contains("no longer a retry budget state; leaving it alone"));
+        assert!(warning.contains("not a retry budget state, so it is left alone"));
         assert_eq!(std::fs::read_to_string(store.path()).unwrap(), makefile);
         assert!(store
             .peek()

@@ -33,7 +33,13 @@ use store::{OnFailure, RedisAddress};
 /// A budget checked before the run, to be opened once the run's signals are watched.
 pub(crate) enum Prepared {
     /// On this machine, in this file.
-    File { file: BudgetFile, terms: Terms },
+    File {
+        file: BudgetFile,
+        terms: Terms,
+        on_failure: OnFailure,
+    },
+    /// One that cannot be used, and why: the run goes on as `on_failure` says.
+    Unusable { why: String, on_failure: OnFailure },
     /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
     Shared {
         address: RedisAddress,
@@ -48,13 +54,20 @@ pub(crate) enum Prepared {
 pub(crate) enum Budget<'a> {
     File(FileBudget<'a>),
     Shared(Box<SharedBudget<'a>>),
+    /// None to be had, which the run was warned of: each retry is as `--budget-store-fail` says.
+    Unusable(OnFailure),
 }
 
 impl Prepared {
     /// The budget, its waits awake to `watch`'s signals.
     pub(crate) fn open(self, watch: &SignalWatch) -> Budget<'_> {
         match self {
-            Prepared::File { file, terms } => Budget::File(FileBudget::new(file, terms, watch)),
+            Prepared::File {
+                file,
+                terms,
+                on_failure,
+            } => Budget::File(FileBudget::new(file, terms, on_failure, watch)),
+            Prepared::Unusable { on_failure, .. } => Budget::Unusable(on_failure),
             Prepared::Shared {
                 address,
                 on_failure,
@@ -75,6 +88,7 @@ impl RetryBudget for Budget<'_> {
         match self {
             Budget::File(budget) => budget.first_attempt(latest, warn),
             Budget::Shared(budget) => budget.first_attempt(latest, warn),
+            Budget::Unusable(_) => Counted::Done,
         }
     }
 
@@ -82,6 +96,7 @@ impl RetryBudget for Budget<'_> {
         match self {
             Budget::File(budget) => budget.reserve(latest, warn),
             Budget::Shared(budget) => budget.reserve(latest, warn),
+            Budget::Unusable(on_failure) => on_failure.reservation(),
         }
     }
 }
@@ -93,6 +108,9 @@ pub(crate) enum Reservation {
     Granted(Duration),
     /// No token would be there within the time allowed.
     Refused,
+    /// The budget cannot be used (its store fails, its file cannot be trusted), and
+    /// `--budget-store-fail closed` makes that no token.
+    Unavailable,
     /// A signal that ends the run arrived while the budget was being consulted.
     Interrupted(i32),
 }

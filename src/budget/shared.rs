@@ -64,9 +64,7 @@ impl<'a> SharedBudget<'a> {
         };
         let then = match self.on_failure {
             OnFailure::Open => "using the file store on this machine for the rest of the run",
-            OnFailure::Closed => {
-                "counting that as no token for the rest of the run (--budget-store-fail closed)"
-            }
+            OnFailure::Closed => self.on_failure.consequence(),
         };
         warn(format!(
             "retry budget store {}: {why}; {then}",
@@ -82,7 +80,9 @@ impl<'a> SharedBudget<'a> {
                 None => Err("no --budget-dir, and no HOME to find one".into()),
             };
             self.fallback = match checked {
-                Ok(file) => Fallback::File(FileBudget::new(file, self.terms, watch)),
+                Ok(file) => {
+                    Fallback::File(FileBudget::new(file, self.terms, OnFailure::Open, watch))
+                }
                 Err(why) => {
                     warn(format!(
                         "retry budget: cannot use the file store either ({why}); going on \
@@ -142,7 +142,7 @@ impl RetryBudget for SharedBudget<'_> {
             }
         }
         match self.on_failure {
-            OnFailure::Closed => Reservation::Refused,
+            OnFailure::Closed => Reservation::Unavailable,
             OnFailure::Open => match self.fallback(warn) {
                 Some(file) => file.reserve(latest, warn),
                 None => Reservation::Granted(Duration::ZERO),

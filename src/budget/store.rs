@@ -12,6 +12,9 @@ use std::fmt;
 use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::Reservation;
 
 /// What stands in a shown address for its password.
 const HIDDEN: &str = "***";
@@ -122,6 +125,24 @@ impl OnFailure {
         match self {
             OnFailure::Open => "open",
             OnFailure::Closed => "closed",
+        }
+    }
+
+    /// What a budget that cannot be used means for the run, in words that follow a reason.
+    pub(crate) fn consequence(self) -> &'static str {
+        match self {
+            OnFailure::Open => "going on without the budget",
+            OnFailure::Closed => {
+                "counting that as no token for the rest of the run (--budget-store-fail closed)"
+            }
+        }
+    }
+
+    /// The answer to a retry while the budget cannot be used.
+    pub(crate) fn reservation(self) -> Reservation {
+        match self {
+            OnFailure::Open => Reservation::Granted(Duration::ZERO),
+            OnFailure::Closed => Reservation::Unavailable,
         }
     }
 }

@@ -409,11 +409,12 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_password_file: Option<PathBuf>,
 
-    /// When the store cannot be reached: open or closed [default: open]
+    /// When the budget cannot be used: open or closed [default: open]
     ///
-    /// When the store cannot be reached: 'open' warns once and uses the file store on this
-    /// machine for the rest of the run; 'closed' counts it as no token, so the run gives up with
-    /// reason budget. [default: open]
+    /// When the budget cannot be used (its store cannot be reached or answers nonsense, its file
+    /// cannot be trusted): 'open' warns once and goes on, with the file store on this machine
+    /// for a shared store, else without the budget; 'closed' counts it as no token, so the run
+    /// gives up with reason budget. The first attempt always runs. [default: open]
     #[arg(long, value_name = "open|closed", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_store_fail: Option<OnFailure>,
 

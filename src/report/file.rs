@@ -1,16 +1,29 @@
 //! `--report FILE`: a JSON summary of the run, written when it ends, for a CI job to archive.
 //!
 //! The path is checked before the first attempt, so that a report that cannot be written fails
-//! the run at once (exit 125) rather than after the work is done. It is treated as a shell
-//! redirection would treat it: a symbolic link leads to its target, and a FIFO, a device or
-//! anything else that is not a regular file is opened at once and written in place, never
-//! replaced. A regular file (or a new one) is written beside its target under a temporary name
-//! and renamed into place at the end, so a reader never sees half a report; it gets the mode the
-//! umask gives any new file. A write that fails at the end changes the exit status to 125. The
-//! schema is the `Report` and `AttemptRecord` types, and the table in the README.
+//! the run at once (exit 125) rather than after the work is done. It is treated as a redirection
+//! by a shell on a hardened system (`fs.protected_symlinks`, `fs.protected_fifos` and
+//! `fs.protected_regular` on, as Debian, Ubuntu and Fedora have them), whatever this system's
+//! settings say:
+//! - a symbolic link leads to its target, but not one in a sticky directory that every user may
+//!   write (`/tmp`) that belongs to neither this user nor the directory's owner: another user's
+//!   link there may point anywhere;
+//! - a name of one of the tool's own descriptors (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+//!   `/proc/self/fd/N`) is that descriptor, written in place where it stands, as shells do;
+//! - a FIFO, a device or anything else that is not a regular file is opened at once and written
+//!   in place, never replaced;
+//! - a regular file (or a new one) is written beside its target under a temporary name and
+//!   renamed into place at the end, so a reader never sees half a report; it gets the mode the
+//!   umask gives any new file;
+//! - an existing file or FIFO in such a sticky directory that belongs to neither this user nor
+//!   the directory's owner is refused, for root too.
+//!
+//! A write that fails at the end changes the exit status to 125. The schema is the `Report` and
+//! `AttemptRecord` types, and the table in the README.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
@@ -54,7 +67,16 @@ impl ReportTarget {
                 "it names a directory (it ends in '/'); give a file name".into(),
             ));
         }
-        let file = resolve_links(path).map_err(|err| cannot(err.to_string()))?;
+        let file = match resolve_links(path).map_err(cannot)? {
+            Resolved::Descriptor(fd) => {
+                return duplicate(fd).map(ReportTarget::InPlace).map_err(|err| {
+                    cannot(format!(
+                        "it names descriptor {fd}, which is not open: {err}"
+                    ))
+                })
+            }
+            Resolved::Path(file) => file,
+        };
         let metadata = match std::fs::symlink_metadata(&file) {
             Ok(metadata) => Some(metadata),
             Err(err) if err.kind() == io::ErrorKind::NotFound => None,
@@ -65,9 +87,12 @@ impl ReportTarget {
                 "it is a directory; give a file name, e.g. {}",
                 path.join("retry-report.json").display()
             ))),
-            Some(metadata) if !metadata.is_file() => open_in_place(&file)
-                .map(ReportTarget::InPlace)
-                .map_err(|err| cannot(format!("cannot open it: {err}"))),
+            Some(metadata) if !metadata.is_file() => {
+                refuse_planted(parent(&file), &metadata).map_err(cannot)?;
+                open_in_place(&file)
+                    .map(ReportTarget::InPlace)
+                    .map_err(|err| cannot(format!("cannot open it: {err}")))
+            }
             existing => {
                 check_replaceable(parent(&file), existing.as_ref()).map_err(cannot)?;
                 Ok(ReportTarget::Replace { file })
@@ -76,22 +101,85 @@ impl ReportTarget {
     }
 }
 
-/// `path` with every symbolic link along the last component followed to its target, as
-/// `open` would follow them; a dangling link gives the path it points to.
-fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+/// Where a report path leads.
+enum Resolved {
+    /// To a file by this path, links followed.
+    Path(PathBuf),
+    /// To one of the tool's own open descriptors.
+    Descriptor(RawFd),
+}
+
+/// Where `path` leads, every symbolic link along the last component followed to its target as
+/// `open` would follow them on a hardened system, and a name of the tool's own descriptor
+/// recognised as one; a dangling link gives the path it points to.
+fn resolve_links(path: &Path) -> Result<Resolved, String> {
     let mut current = path.to_path_buf();
     for _ in 0..MAX_LINKS {
+        if let Some(fd) = own_descriptor(&current) {
+            return Ok(Resolved::Descriptor(fd));
+        }
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
-                let target = std::fs::read_link(&current)?;
+                refuse_planted(parent(&current), &metadata)
+                    .map_err(|why| format!("{}: {why}", current.display()))?;
+                let target = std::fs::read_link(&current).map_err(|err| err.to_string())?;
                 current = parent(&current).join(target);
             }
-            _ => return Ok(current),
+            _ => return Ok(Resolved::Path(current)),
         }
     }
-    Err(io::Error::other(format!(
-        "more than {MAX_LINKS} symbolic links in a row"
-    )))
+    Err(format!("more than {MAX_LINKS} symbolic links in a row"))
+}
+
+/// The descriptor `path` names, if it names one of the tool's own: `/dev/fd/N`,
+/// `/proc/self/fd/N`, `/proc/thread-self/fd/N` or `/proc/PID/fd/N` with the tool's PID (where
+/// `/dev/stdout` and `/dev/stderr` lead).
+fn own_descriptor(path: &Path) -> Option<RawFd> {
+    let text = path.to_str()?;
+    let own = format!("/proc/{}/fd/", std::process::id());
+    [
+        "/dev/fd/",
+        "/proc/self/fd/",
+        "/proc/thread-self/fd/",
+        own.as_str(),
+    ]
+    .iter()
+    .find_map(|prefix| text.strip_prefix(prefix))
+    .filter(|number| !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()))
+    .and_then(|number| number.parse().ok())
+}
+
+/// A descriptor of its own on the open file `fd` names, written where it stands.
+fn duplicate(fd: RawFd) -> io::Result<File> {
+    // SAFETY: `fd` is only borrowed for the duplication; F_DUPFD_CLOEXEC fails with EBADF if it
+    // is not open.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    borrowed.try_clone_to_owned().map(File::from)
+}
+
+/// Refuse a file, FIFO or link (`metadata`) in `directory` that a hardened system protects: in
+/// a sticky directory that every user may write, one that belongs to neither this user nor the
+/// directory's owner (`fs.protected_symlinks`, `fs.protected_fifos`, `fs.protected_regular`).
+fn refuse_planted(directory: &Path, metadata: &std::fs::Metadata) -> Result<(), String> {
+    let Ok(dir) = std::fs::metadata(directory) else {
+        return Ok(());
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    let public = dir.permissions().mode() & 0o1002 == 0o1002;
+    if public && metadata.uid() != me && metadata.uid() != dir.uid() {
+        let what = match metadata.file_type().is_symlink() {
+            true => "a symbolic link",
+            false => "a file",
+        };
+        return Err(format!(
+            "it is {what} of another user (uid {}) in {}, a sticky directory every user may \
+             write; a hardened system does not let a redirection use it, and neither does \
+             retry; give another path",
+            metadata.uid(),
+            directory.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The directory `path` is in ("." for a bare name).
@@ -123,6 +211,7 @@ fn check_replaceable(directory: &Path, existing: Option<&std::fs::Metadata>) -> 
     let Some(existing) = existing else {
         return Ok(());
     };
+    refuse_planted(directory, existing)?;
     let me = nix::unistd::geteuid().as_raw();
     let sticky = metadata.permissions().mode() & 0o1000 != 0;
     if sticky && me != 0 && existing.uid() != me && metadata.uid() != me {

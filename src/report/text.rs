@@ -156,6 +156,10 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
             "retry: giving up after {attempts}: the retry budget has no token for another in time; \
              the last {last}{exits}"
         ),
+        Reason::BudgetUnavailable => format!(
+            "retry: giving up after {attempts}: the retry budget cannot be used, and \
+             --budget-store-fail closed allows no retry without it; the last {last}{exits}"
+        ),
         Reason::Interrupted(signal, moment) => interrupted_line(*signal, *moment, &attempts),
     })
 }

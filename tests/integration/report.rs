@@ -148,6 +148,64 @@ fn a_file_another_user_owns_in_a_sticky_directory_fails_before_anything_runs() {
 }
 
 #[test]
+fn what_another_user_planted_in_a_sticky_directory_is_not_used_not_even_by_root() {
+    if !crate::harness::is_root() {
+        eprintln!("skipped: making files of another user needs root (CI runs as root)");
+        return;
+    }
+    let scratch = Scratch::new();
+    std::fs::set_permissions(scratch.path(""), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = scratch.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::write(scratch.path("victim"), "precious").unwrap();
+    let link = shared.join("report.json");
+    std::os::unix::fs::symlink(scratch.path("victim"), &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let fifo = shared.join("report.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o666)).unwrap();
+    std::os::unix::fs::chown(&fifo, Some(65534), Some(65534)).unwrap();
+    let file = shared.join("theirs.json");
+    std::fs::write(&file, "theirs").unwrap();
+    std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+    for (path, what) in [
+        (&link, "a symbolic link"),
+        (&fifo, "a file"),
+        (&file, "a file"),
+    ] {
+        let run = retry(["--report"])
+            .args([path])
+            .args(["sh", "-c", "echo ran"])
+            .run();
+        run.expect_code(125)
+            .expect_stderr(&format!("it is {what} of another user (uid 65534)"))
+            .expect_stdout("");
+    }
+    assert_eq!(scratch.read("victim"), "precious");
+    assert_eq!(scratch.read("shared/theirs.json"), "theirs");
+}
+
+#[test]
+fn the_tools_own_streams_take_the_report_where_they_stand() {
+    for stream in ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/2"] {
+        let run = retry(["--report", stream, "--", "echo", "done"]).run();
+        run.expect_code(0);
+        let taken = run.stdout() + &run.stderr();
+        assert!(taken.contains("\"reason\": \"success\""), "{stream}\n{run}");
+    }
+    // A stream that is a file is written to where it stands, after what is there, as a shell
+    // writes to it: never replaced.
+    let scratch = Scratch::new();
+    crate::harness::shell("\"$RETRY\" --report /dev/stdout -- echo done > \"$OUT\"")
+        .env("OUT", scratch.path("out"))
+        .run()
+        .expect_code(0);
+    let out = scratch.read("out");
+    assert!(out.starts_with("done\n{"), "{out}");
+    assert!(out.contains("\"reason\": \"success\""), "{out}");
+}
+
+#[test]
 fn a_link_is_followed_and_stays_a_link() {
     let scratch = Scratch::new();
     std::os::unix::fs::symlink("target.json", scratch.path("link.json")).unwrap();

@@ -105,7 +105,8 @@ impl Exit {
             Exit::ToolFailed => (
                 "125",
                 "retry itself failed: bad usage; a --report it cannot use; stdin it could not \
-                 read or keep for --replay-stdin; or output it could neither keep nor pass on \
+                 read or keep for --replay-stdin; an attempt it could not start for want of \
+                 descriptors, processes or memory; or output it could neither keep nor pass on \
                  (--hold-output with no room in TMPDIR); never a budget that cannot be used, \
                  which only warns",
             ),

@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use nix::unistd::Pid;
 
 use super::supervision::Supervision;
-use super::{prepare_child, ProcessOptions};
+use super::{prepare_child, spawn_failure, ProcessOptions};
 use crate::duration::to_millis;
 use crate::environment;
 use crate::exit::Exit;
-use crate::outcome::{Hook, HookEnd, HookOutcome, SpawnFailure};
+use crate::outcome::{Hook, HookEnd, HookOutcome};
 use crate::process::signals::SignalWatch;
 use crate::process::termination::TimeLimit;
 use crate::retry_loop::{HookCall, Hooks};
@@ -66,10 +66,7 @@ impl Hooks for HookRunner<'_> {
         let child = match self.command(line, call).spawn() {
             Ok(child) => child,
             Err(err) => {
-                let failure = match err.kind() {
-                    io::ErrorKind::NotFound => SpawnFailure::NotFound,
-                    _ => SpawnFailure::CannotExecute,
-                };
+                let failure = spawn_failure(&err);
                 let why = format!("cannot run sh: {err}");
                 return Some(not_run(call.hook, Exit::from(failure).status(), why));
             }

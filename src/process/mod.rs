@@ -328,25 +328,81 @@ fn set_parent_death_signal(parent: Pid) -> io::Result<()> {
     Ok(())
 }
 
+/// Who failed when a process could not be started, by the error: the command (not found, 127;
+/// found but not executable, 126), or the tool, short of descriptors, processes or memory (125).
+pub(crate) fn spawn_failure(err: &io::Error) -> SpawnFailure {
+    match err.raw_os_error() {
+        Some(libc::ENOENT) => SpawnFailure::NotFound,
+        Some(
+            libc::EACCES
+            | libc::EPERM
+            | libc::ENOEXEC
+            | libc::EISDIR
+            | libc::ENOTDIR
+            | libc::ELOOP
+            | libc::ENAMETOOLONG
+            | libc::ETXTBSY
+            | libc::E2BIG
+            | libc::EINVAL,
+        ) => SpawnFailure::CannotExecute,
+        _ if err.kind() == io::ErrorKind::NotFound => SpawnFailure::NotFound,
+        _ => SpawnFailure::ToolFailed,
+    }
+}
+
 fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
-    match err.kind() {
-        io::ErrorKind::NotFound => SpawnError {
-            failure: SpawnFailure::NotFound,
-            message: match command
+    let failure = spawn_failure(err);
+    let message = match failure {
+        SpawnFailure::NotFound
+            if command
                 .program()
                 .to_string_lossy()
-                .contains(char::is_whitespace)
-            {
-                true => format!(
-                    "command not found: {command} (the whole command line is one word here: \
-                     give COMMAND and its arguments as separate words, or use --shell)"
-                ),
-                false => format!("command not found: {command}"),
-            },
-        },
-        _ => SpawnError {
-            failure: SpawnFailure::CannotExecute,
-            message: format!("cannot execute {command}: {err}"),
-        },
+                .contains(char::is_whitespace) =>
+        {
+            format!(
+                "command not found: {command} (the whole command line is one word here: give \
+                 COMMAND and its arguments as separate words, or use --shell)"
+            )
+        }
+        SpawnFailure::NotFound => format!("command not found: {command}"),
+        SpawnFailure::CannotExecute => format!("cannot execute {command}: {err}"),
+        SpawnFailure::ToolFailed => format!(
+            "could not start an attempt of {command}: {err}; {}",
+            short_of(err)
+        ),
+    };
+    SpawnError { failure, message }
+}
+
+/// What the tool is short of, by the error, for a message.
+fn short_of(err: &io::Error) -> &'static str {
+    match err.raw_os_error() {
+        Some(libc::EMFILE) => "retry itself is out of file descriptors (see ulimit -n)",
+        Some(libc::ENFILE) => "the system is out of file descriptors",
+        Some(libc::EAGAIN) => "retry itself is out of processes (see ulimit -u)",
+        Some(libc::ENOMEM) => "retry itself is out of memory",
+        _ => "the failure is retry's own, not the command's",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_start_is_blamed_on_whoever_failed() {
+        let of = |errno| spawn_failure(&io::Error::from_raw_os_error(errno));
+        assert_eq!(of(libc::ENOENT), SpawnFailure::NotFound);
+        for errno in [libc::EACCES, libc::ENOEXEC, libc::EISDIR, libc::E2BIG] {
+            assert_eq!(of(errno), SpawnFailure::CannotExecute, "{errno}");
+        }
+        for errno in [libc::EMFILE, libc::ENFILE, libc::EAGAIN, libc::ENOMEM] {
+            assert_eq!(of(errno), SpawnFailure::ToolFailed, "{errno}");
+        }
+        let command = CommandLine::direct(vec!["curl".into()]).unwrap();
+        let error = spawn_error(&command, &io::Error::from_raw_os_error(libc::EAGAIN));
+        assert!(error
+            .message
+            .ends_with("retry itself is out of processes (see ulimit -u)"));
     }
 }

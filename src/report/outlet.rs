@@ -40,11 +40,10 @@ enum Writer {
     NotStarted(File),
     /// The writer thread.
     Thread,
-    /// The run itself, as no thread could be had: a stalled reader can hold it up, which is
-    /// better than losing the messages.
-    Direct(File),
-    /// Nobody: the stream is closed.
-    Closed,
+    /// The run itself, as no thread or descriptor could be had (a tool out of them): a stalled
+    /// reader can hold it up, which is better than losing the messages. On this file, or on
+    /// std's stderr when there is none.
+    Direct(Option<File>),
 }
 
 struct Shared {
@@ -77,11 +76,11 @@ impl Outlet {
         Outlet::new(destination.map(File::from), notice)
     }
 
-    /// An outlet to `destination`; none is a closed stream.
+    /// An outlet to `destination`; none writes directly to std's stderr.
     fn new(destination: Option<File>, notice: Notice) -> Outlet {
         let writer = match destination {
             Some(file) => Writer::NotStarted(file),
-            None => Writer::Closed,
+            None => Writer::Direct(None),
         };
         Outlet {
             shared: Arc::new(Shared {
@@ -99,10 +98,12 @@ impl Outlet {
             Writer::Thread => self.queue(line),
             Writer::NotStarted(destination) => self.start(destination, line),
             Writer::Direct(mut destination) => {
-                let _ = destination.write_all(&line);
+                let _ = match &mut destination {
+                    Some(file) => file.write_all(&line),
+                    None => io::stderr().write_all(&line),
+                };
                 self.writer = Writer::Direct(destination);
             }
-            Writer::Closed => self.writer = Writer::Closed,
         }
     }
 
@@ -134,7 +135,7 @@ impl Outlet {
             for line in lines {
                 let _ = destination.write_all(&line);
             }
-            self.writer = Writer::Direct(destination);
+            self.writer = Writer::Direct(Some(destination));
         }
     }
 

@@ -363,3 +363,12 @@ fn a_run_that_can_spin_for_ever_is_warned_about_once_at_the_start() {
     );
     assert_eq!(run.events()[0]["event"], "warning", "{run}");
 }
+
+#[test]
+fn a_tool_out_of_descriptors_says_it_failed_itself() {
+    // Descriptors 0 to 3 only: the tool starts, but cannot make the pipes that start an attempt.
+    let run = crate::harness::shell("ulimit -n 4 && exec \"$RETRY\" -- true").run();
+    run.expect_code(125)
+        .expect_stderr("Too many open files")
+        .expect_no_stderr("cannot execute");
+}

@@ -120,11 +120,7 @@ impl ProcessRunner<'_> {
             command.stderr(Stdio::piped());
         }
         if let Some(input) = &self.input {
-            command.stdin(
-                input
-                    .stdin()
-                    .map_err(|err| self.failure("give stdin to", &err))?,
-            );
+            command.stdin(input.stdin());
         }
         if self.options.isolation == Isolation::OwnGroup {
             command.process_group(0);
@@ -209,13 +205,6 @@ impl ProcessRunner<'_> {
             .into_iter()
             .map(StreamCopy::outcome)
             .fold(CopyOutcome::default(), CopyOutcome::merge)
-    }
-
-    fn failure(&self, what: &str, err: &io::Error) -> SpawnError {
-        SpawnError {
-            failure: SpawnFailure::ToolFailed,
-            message: format!("cannot {what} {}: {err}", self.command),
-        }
     }
 }
 

@@ -1,24 +1,30 @@
 //! `--replay-stdin`: read the tool's stdin to its end once, and give every attempt the same bytes.
 //!
-//! The input is held in a [`spill`] buffer. Input held in memory is written to each
-//! attempt through a pipe by a short-lived thread; spilled input is given to each attempt as the
-//! temporary file itself, read from the start. Without `--replay-stdin` none of this runs and
-//! stdin is never touched.
+//! The input is held in a [`spill`] buffer: in memory up to a bound, in an unnamed temporary file
+//! beyond it. Every attempt gets a pipe of its own, which a short-lived thread fills from the
+//! held bytes, reading the file by offset (`pread`), never through a shared file position: so a
+//! process an earlier attempt left behind that still reads its stdin cannot take bytes from a
+//! later attempt, and no attempt can write into the input (a pipe's read end cannot be written).
+//! Without `--replay-stdin` none of this runs and stdin is never touched.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::process::{ChildStdin, Stdio};
 use std::sync::Arc;
 
 use crate::spill::{self, Held, HoldError};
 
+/// Bytes read from the held file at a time.
+const CHUNK: usize = 64 * 1024;
+
 /// The whole input, held for replay.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum HeldInput {
     /// Input short enough to keep in memory.
     Memory(Arc<[u8]>),
     /// Longer input, in an unnamed temporary file.
-    Spilled(File),
+    Spilled(Arc<File>),
 }
 
 impl HeldInput {
@@ -26,33 +32,48 @@ impl HeldInput {
     pub(crate) fn read_all(input: impl Read) -> Result<Self, HoldError> {
         Ok(match spill::hold_all(input)? {
             Held::Memory(bytes) => HeldInput::Memory(bytes.into()),
-            Held::Spilled(file) => HeldInput::Spilled(file),
+            Held::Spilled(file) => HeldInput::Spilled(Arc::new(file)),
         })
     }
 
-    /// The stdin to give the next attempt.
-    pub(crate) fn stdin(&self) -> io::Result<Stdio> {
-        match self {
-            HeldInput::Memory(_) => Ok(Stdio::piped()),
-            HeldInput::Spilled(file) => {
-                let mut file = file.try_clone()?;
-                file.rewind()?;
-                Ok(Stdio::from(file))
-            }
-        }
+    /// The stdin to give the next attempt: a pipe of its own, for [`HeldInput::feed`] to fill.
+    pub(crate) fn stdin(&self) -> Stdio {
+        Stdio::piped()
     }
 
-    /// Start writing held bytes into an attempt's stdin pipe, if the input lives in memory. The
-    /// writer ends when all is written or the attempt closes its end.
+    /// Start writing the held bytes into an attempt's stdin pipe. The writer ends when all is
+    /// written or the attempt closes its end.
     pub(crate) fn feed(&self, pipe: Option<ChildStdin>) -> io::Result<()> {
-        if let (HeldInput::Memory(bytes), Some(mut pipe)) = (self, pipe) {
-            let bytes = Arc::clone(bytes);
-            std::thread::Builder::new().spawn(move || {
-                // An attempt that stops reading early is its own business.
-                let _ = pipe.write_all(&bytes);
-            })?;
-        }
+        let Some(mut pipe) = pipe else {
+            return Ok(());
+        };
+        let input = self.clone();
+        std::thread::Builder::new().spawn(move || {
+            // An attempt that stops reading early is its own business.
+            let _ = input.write_into(&mut pipe);
+        })?;
         Ok(())
+    }
+
+    /// Write every held byte into `out`, from the start.
+    fn write_into(&self, out: &mut impl Write) -> io::Result<()> {
+        match self {
+            HeldInput::Memory(bytes) => out.write_all(bytes),
+            HeldInput::Spilled(file) => {
+                let mut chunk = vec![0; CHUNK];
+                let mut offset = 0;
+                loop {
+                    let count = match file.read_at(&mut chunk, offset) {
+                        Ok(0) => return Ok(()),
+                        Ok(count) => count,
+                        Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(err) => return Err(err),
+                    };
+                    out.write_all(&chunk[..count])?;
+                    offset += count as u64;
+                }
+            }
+        }
     }
 }
 
@@ -61,19 +82,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_attempt_reads_spilled_input_from_the_start() {
+    fn every_attempt_gets_the_whole_input_from_the_start() {
         let input: Vec<u8> = (0..spill::MEMORY_BOUND + 5000)
             .map(|i| (i % 251) as u8)
             .collect();
-        let held = HeldInput::read_all(&input[..]).unwrap();
-        let HeldInput::Spilled(file) = &held else {
-            panic!("kept in memory")
-        };
-        for _ in 0..2 {
-            held.stdin().unwrap();
-            let mut copy = Vec::new();
-            file.try_clone().unwrap().read_to_end(&mut copy).unwrap();
-            assert_eq!(copy, input);
+        for held in [
+            HeldInput::read_all(&input[..]).unwrap(),
+            HeldInput::read_all(&input[..100]).unwrap(),
+        ] {
+            let expected = match &held {
+                HeldInput::Spilled(_) => &input[..],
+                HeldInput::Memory(_) => &input[..100],
+            };
+            for _ in 0..2 {
+                let mut copy = Vec::new();
+                held.write_into(&mut copy).unwrap();
+                assert_eq!(copy, expected);
+            }
         }
     }
 }

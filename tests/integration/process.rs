@@ -402,6 +402,41 @@ fn replay_stdin_spills_long_input_and_keeps_memory_bounded() {
 }
 
 #[test]
+fn replayed_stdin_is_each_attempts_own_and_cannot_be_written() {
+    let scratch = Scratch::new();
+    let input: Vec<u8> = (0..2_688_895u32).map(|i| (i % 251) as u8).collect();
+    // The first attempt writes into its stdin, and leaves behind, outside its process group, a
+    // process that reads it; the second keeps what it gets.
+    let script = r#"if [ "$RETRY_ATTEMPT" = 1 ]; then
+            printf XXXX >&0 2>/dev/null
+            setsid sh -c 'cat >/dev/null' <&0 &
+            exit 1
+        fi
+        cat > "$COPY""#;
+    retry([
+        "--replay-stdin",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
+    .env("COPY", scratch.path("copy"))
+    .stdin(input.clone())
+    .run()
+    .expect_code(0);
+    let copy = std::fs::read(scratch.path("copy")).unwrap();
+    assert_eq!(copy.len(), input.len());
+    assert!(
+        copy == input,
+        "the second attempt's stdin differs from the input"
+    );
+}
+
+#[test]
 fn replay_stdin_names_the_temporary_directory_it_could_not_use() {
     retry(["--replay-stdin", "--", "wc", "-c"])
         .env("TMPDIR", "/nonexistent-retry-tmp")

@@ -364,7 +364,7 @@ impl Config {
         &self,
         command: CommandLine,
         watch: &'a SignalWatch,
-        terminal: Option<Terminal>,
+        terminal: Option<&'a Terminal>,
         input: Option<HeldInput>,
         requests: RequestFiles,
     ) -> ProcessRunner<'a> {
@@ -380,12 +380,18 @@ impl Config {
         }
     }
 
-    /// The runner of the hooks, taking signals from `watch`.
-    pub(crate) fn hooks<'a>(&self, watch: &'a SignalWatch) -> HookRunner<'a> {
+    /// The runner of the hooks, taking signals from `watch` and handing them `terminal`, as
+    /// attempts are.
+    pub(crate) fn hooks<'a>(
+        &self,
+        watch: &'a SignalWatch,
+        terminal: Option<&'a Terminal>,
+    ) -> HookRunner<'a> {
         HookRunner {
             lines: self.hooks.clone(),
             options: self.process,
             watch,
+            terminal,
         }
     }
 

@@ -101,7 +101,13 @@ fn run_command(
         reporter.emit(&Event::Warning(message));
     }
     let mut budget = budget.map(|budget| budget.open(&watch));
-    let mut runner = config.runner(command, &watch, terminal, input, RequestFiles::new());
+    let mut runner = config.runner(
+        command,
+        &watch,
+        terminal.as_ref(),
+        input,
+        RequestFiles::new(),
+    );
     let mut report = report;
     // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
     // what is written after it.
@@ -116,7 +122,7 @@ fn run_command(
             clock: &mut SignalClock::new(&watch),
             budget: &mut budget,
             release: &mut StdRelease::new(&watch),
-            hooks: &mut config.hooks(&watch),
+            hooks: &mut config.hooks(&watch, terminal.as_ref()),
             sink: &mut (&mut reporter, &mut report),
         },
     );

@@ -4,7 +4,8 @@
 //! A hook gets the attempt's environment (the variables stay as the last attempt had them, but
 //! for its `RETRY_AFTER_FILE`, already gone) and `RETRY_STATUS`, with `RETRY_NEXT_WAIT_MS` or
 //! `RETRY_REASON`; no stdin, and its stdout goes to the tool's stderr, so that the command's
-//! stdout stays the command's. Its time limit is `--timeout`, or [`HOOK_LIMIT`], and never past
+//! stdout stays the command's. When the tool holds the terminal, the hook is handed it as an
+//! attempt is, so that it may write there whatever `stty tostop` says. Its time limit is `--timeout`, or [`HOOK_LIMIT`], and never past
 //! `--max-time`; then the time-limit signal, SIGKILL after `--kill-after`, and its whole group
 //! is cleared after it, as for an attempt. A signal that ends the run is passed on to it.
 
@@ -23,6 +24,7 @@ use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Hook, HookEnd, HookOutcome};
 use crate::process::signals::SignalWatch;
+use crate::process::terminal::Terminal;
 use crate::process::termination::TimeLimit;
 use crate::retry_loop::{HookCall, Hooks};
 
@@ -41,6 +43,8 @@ pub(crate) struct HookRunner<'a> {
     pub(crate) lines: HookLines,
     pub(crate) options: ProcessOptions,
     pub(crate) watch: &'a SignalWatch,
+    /// The controlling terminal, when the tool holds it.
+    pub(crate) terminal: Option<&'a Terminal>,
 }
 
 impl Hooks for HookRunner<'_> {
@@ -72,8 +76,12 @@ impl Hooks for HookRunner<'_> {
             }
         };
         let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-        let mut supervision = Supervision::new(self.watch, leader, true, None, &self.options);
+        let terminal = self.terminal;
+        let mut supervision = Supervision::new(self.watch, leader, true, terminal, &self.options);
         let status = supervision.await_leader(limit);
+        if let Some(terminal) = terminal {
+            terminal.take_back_from(leader);
+        }
         supervision.clear_group();
         Some(HookEnd {
             hook: call.hook,
@@ -101,7 +109,8 @@ impl HookRunner<'_> {
         }
         command.env_remove(environment::AFTER_FILE.name);
         command.process_group(0);
-        prepare_child(&mut command, self.watch.child_mask(), None);
+        let handover = self.terminal.map(Terminal::handover);
+        prepare_child(&mut command, self.watch.child_mask(), handover);
         command
     }
 }

@@ -81,7 +81,7 @@ pub(crate) struct ProcessRunner<'a> {
     /// The signal watch, installed on the thread that runs attempts.
     pub(crate) watch: &'a SignalWatch,
     /// The controlling terminal to hand to attempts (never with `--foreground`).
-    pub(crate) terminal: Option<Terminal>,
+    pub(crate) terminal: Option<&'a Terminal>,
     /// The held stdin, for `--replay-stdin`.
     pub(crate) input: Option<HeldInput>,
     /// The output conditions and `--hold-output`.
@@ -125,7 +125,7 @@ impl ProcessRunner<'_> {
         if self.options.isolation == Isolation::OwnGroup {
             command.process_group(0);
         }
-        let handover = self.terminal.as_ref().map(Terminal::handover);
+        let handover = self.terminal.map(Terminal::handover);
         prepare_child(&mut command, self.watch.child_mask(), handover);
         command
             .spawn()
@@ -245,7 +245,7 @@ impl Attempts for ProcessRunner<'_> {
         }
         let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         let group = self.options.isolation == Isolation::OwnGroup;
-        let terminal = self.terminal.as_ref();
+        let terminal = self.terminal;
         let mut supervision = Supervision::new(self.watch, leader, group, terminal, &self.options);
         let status = supervision.await_leader(limit);
         let held_terminal = terminal.is_some_and(|terminal| terminal.is_held_by(leader));

@@ -219,3 +219,17 @@ fn one_stream_leaves_the_other_attached() {
         .run();
     assert_eq!(run.event("done")["reason"], "exhausted", "{run}");
 }
+
+#[test]
+fn a_hook_writes_on_the_terminal_as_a_command_does() {
+    let mut shell = crate::pty::Session::shell();
+    // With tostop, a process that writes on the terminal outside its foreground is stopped.
+    shell.write(b"stty tostop\n");
+    shell.write(
+        b"\"$RETRY\" -n 2 --base 0s --on-retry 'echo hook-$((6 * 7))' -- false; echo status-$?\n",
+    );
+    shell.expect("hook-42");
+    shell.expect("status-1");
+    shell.write(b"exit\n");
+    shell.wait();
+}

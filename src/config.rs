@@ -549,13 +549,32 @@ fn simulate_settings(command: SimulateCommand) -> Result<simulate::Settings, Con
     }
 }
 
+/// The most trials one run of the contention experiment may hold results for, all strategies
+/// and client counts together.
+const CONTENTION_TRIALS: usize = 1_000_000;
+
 fn contention_settings(args: ContentionArgs) -> Result<simulate::Settings, ConfigError> {
     let backoff = Backoff::new(args.base, args.cap, args.multiplier, Jitter::None)
         .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
+    let mut jitters: Vec<Jitter> = Vec::new();
+    for jitter in args.jitter {
+        if !jitters.contains(&jitter) {
+            jitters.push(jitter);
+        }
+    }
+    // The no-backoff baseline is always simulated too.
+    let trials = (jitters.len() + 1) * args.clients.0.len() * args.trials as usize;
+    if trials > CONTENTION_TRIALS {
+        return Err(ConfigError(format!(
+            "this contention simulation is too large: {trials} trials (at most \
+             {CONTENTION_TRIALS}: strategies, the baseline among them, times client counts \
+             times --trials)"
+        )));
+    }
     Ok(simulate::Settings {
         experiment: simulate::Experiment::Contention(simulate::contention::Experiment {
             clients: args.clients.0,
-            jitters: args.jitter,
+            jitters,
             backoff,
             trials: args.trials,
             seed: Seed::resolve(args.output.seed.map(Seed::Number), &[]),

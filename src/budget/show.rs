@@ -13,6 +13,7 @@ use super::redis::{Failure, RedisStore};
 use super::store::Location;
 use super::BudgetName;
 use crate::duration::{format_duration, to_millis};
+use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 
 /// Which budget to show, and where it lives.
@@ -118,8 +119,9 @@ fn shown_state(state: BucketState, terms: Option<Terms>, now: u64) -> ShownState
 }
 
 fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
+    // The state file's path may hold anything; the store's address is escaped already.
     let place = match shown.store.as_str() {
-        "file" => format!("in {}", shown.location),
+        "file" => format!("in {}", printable(&shown.location)),
         store => format!("in {store}, key {}", shown.location),
     };
     let Some(state) = &shown.state else {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Reservation;
+use crate::report::message::printable;
 
 /// What stands in a shown address for its password.
 const HIDDEN: &str = "***";
@@ -466,7 +467,8 @@ impl fmt::Display for Store {
     }
 }
 
-/// Rebuilt from its parts, with its password hidden.
+/// Rebuilt from its parts, with its password hidden, and control characters in them escaped
+/// (a host, a path or a user may hold anything).
 impl fmt::Display for RedisAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let hidden = match self.password {
@@ -478,13 +480,13 @@ impl fmt::Display for RedisAddress {
                 let scheme = if *tls { "rediss" } else { "redis" };
                 write!(f, "{scheme}://")?;
                 match &self.user {
-                    Some(user) => write!(f, "{user}{hidden}@")?,
+                    Some(user) => write!(f, "{}{hidden}@", printable(user))?,
                     None if !hidden.is_empty() => write!(f, "{hidden}@")?,
                     None => {}
                 }
                 match host.contains(':') {
-                    true => write!(f, "[{host}]")?,
-                    false => f.write_str(host)?,
+                    true => write!(f, "[{}]", printable(host))?,
+                    false => f.write_str(&printable(host))?,
                 }
                 if self.port_given {
                     write!(f, ":{port}")?;
@@ -495,13 +497,13 @@ impl fmt::Display for RedisAddress {
                 Ok(())
             }
             Endpoint::Unix(path) => {
-                write!(f, "redis+unix://{}", path.display())?;
+                write!(f, "redis+unix://{}", printable(&path.to_string_lossy()))?;
                 let mut query = Vec::new();
                 if let Some(db) = self.db {
                     query.push(format!("db={db}"));
                 }
                 if let Some(user) = &self.user {
-                    query.push(format!("user={user}"));
+                    query.push(format!("user={}", printable(user)));
                 }
                 if self.password.is_some() {
                     query.push(format!("pass={HIDDEN}"));

@@ -300,7 +300,7 @@ pub(crate) struct ContentionArgs {
     pub(crate) multiplier: f64,
 
     /// Run N trials per strategy and client count; the table reports their mean and spread.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(crate) trials: u32,
 
     #[command(flatten)]

@@ -1,6 +1,6 @@
 //! The tool's own usage: help, version, and every kind of bad input (exit 125, one line).
 
-use crate::harness::retry;
+use crate::harness::{retry, Scratch};
 
 #[test]
 fn help_and_version_exit_zero() {
@@ -177,4 +177,42 @@ fn zero_time_limits_mean_none_and_decorrelated_refuses_a_multiplier() {
         .run()
         .expect_code(125)
         .expect_stderr("--multiplier (1.5) has no effect with --jitter decorrelated");
+}
+
+#[test]
+fn text_from_outside_is_escaped_on_stdout_too() {
+    let scratch = Scratch::new();
+    let plan = retry(["--plan", "--budget", "api", "--budget-store"])
+        .args(["redis://ho\u{1b}[2Jst\n/0"])
+        .run();
+    plan.expect_code(0)
+        .expect_stdout_contains("redis://ho\\u{1b}[2Jst\\n/0");
+    assert!(!plan.stdout().contains('\u{1b}'), "{plan}");
+    let dir = scratch.path("budgets\nrm -rf ~");
+    let shown = retry(["budget", "show", "api", "--budget-dir"])
+        .args([&dir])
+        .run();
+    shown.expect_code(0);
+    assert_eq!(shown.stdout().lines().count(), 1, "{shown}");
+    shown.expect_stdout_contains("budgets\\nrm -rf ~");
+}
+
+#[test]
+fn sizes_that_size_memory_are_bounded_in_every_subcommand() {
+    for args in [
+        &["simulate", "--trials", "4294967295"][..],
+        &["simulate", "--clients", "1-1000", "--trials", "1001"],
+        &[
+            "simulate",
+            "load",
+            "--trials",
+            "100000",
+            "--failure-rates",
+            "0.1,0.2",
+        ],
+    ] {
+        let run = retry(args).run();
+        run.expect_code(125);
+        assert_eq!(run.stderr().lines().count(), 1, "{run}");
+    }
 }

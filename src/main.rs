@@ -38,7 +38,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         // A reader that went away early (`retry simulate | head -1`) ends the tool quietly.
         Err(err) if is_broken_pipe(&err) => c_int::from(Exit::Success.status()),
         Err(err) => {
-            retry_exec::say_error(&format!("{err:#}"));
+            retry_exec::say_error(&format!("{err:#}"), &args);
             c_int::from(Exit::ToolFailed.status())
         }
     }

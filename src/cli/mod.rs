@@ -747,6 +747,60 @@ pub fn one_line_error(err: &clap::Error, args: &[OsString]) -> String {
     printable(&format!("{message} (see 'retry --help')"))
 }
 
+/// The log format `args` (the tool's arguments, its name first) ask for, found even when they
+/// do not parse: the last `--log-format` among the tool's own options (those before COMMAND,
+/// or a subcommand's), walked with the definition's knowledge of which options take a value.
+pub(crate) fn requested_log_format(args: &[OsString]) -> LogFormat {
+    let definition = full_command();
+    let mut command = &definition;
+    let mut format = LogFormat::Text;
+    let mut words = args.iter().skip(1).map(|arg| arg.to_str());
+    while let Some(Some(word)) = words.next() {
+        if word == "--" {
+            break;
+        }
+        if let Some(sub) = command.find_subcommand(word) {
+            command = sub;
+            continue;
+        }
+        let (takes_value, value) = match word.strip_prefix("--") {
+            Some(long) => {
+                let (name, value) = long
+                    .split_once('=')
+                    .map_or((long, None), |(n, v)| (n, Some(v)));
+                let takes = command
+                    .get_arguments()
+                    .find(|arg| arg.get_long() == Some(name))
+                    .is_some_and(|arg| arg.get_action().takes_values());
+                if name == "log-format" {
+                    let given = value.map(Some).unwrap_or_else(|| words.next().flatten());
+                    format = match given {
+                        Some("json") => LogFormat::Json,
+                        _ => LogFormat::Text,
+                    };
+                    continue;
+                }
+                (takes, value)
+            }
+            None if word.len() == 2 && word.starts_with('-') => {
+                let short = word.chars().nth(1);
+                let takes = command
+                    .get_arguments()
+                    .find(|arg| arg.get_short() == short)
+                    .is_some_and(|arg| arg.get_action().takes_values());
+                (takes, None)
+            }
+            // COMMAND: what follows is the command's.
+            None if !word.starts_with('-') && std::ptr::eq(command, &definition) => break,
+            None => (false, None),
+        };
+        if takes_value && value.is_none() {
+            words.next();
+        }
+    }
+    format
+}
+
 /// This tool's flag for `flag` as other retry tools spell it, with a note.
 fn familiar_flag(flag: &str) -> Option<(&'static str, &'static str)> {
     let name = flag.split('=').next().unwrap_or(flag);
@@ -948,6 +1002,49 @@ mod tests {
             assert!(line.contains("for '--base': not valid UTF-8"), "{line}");
             assert!(!line.contains('\n'), "{line}");
         }
+    }
+
+    #[test]
+    fn the_log_format_is_found_even_in_arguments_that_do_not_parse() {
+        let format = |args: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("retry")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            requested_log_format(&args)
+        };
+        assert_eq!(
+            format(&["--log-format", "json", "--base", "x"]),
+            LogFormat::Json
+        );
+        assert_eq!(
+            format(&["--base", "x", "--log-format=json"]),
+            LogFormat::Json
+        );
+        assert_eq!(
+            format(&["-n", "--log-format", "--log-format", "json"]),
+            LogFormat::Json
+        );
+        assert_eq!(
+            format(&["-n", "3", "true", "--log-format", "json"]),
+            LogFormat::Text
+        );
+        assert_eq!(
+            format(&["--", "x", "--log-format", "json"]),
+            LogFormat::Text
+        );
+        assert_eq!(
+            format(&["--report", "--log-format", "true"]),
+            LogFormat::Text
+        );
+        assert_eq!(
+            format(&["budget", "show", "x", "--log-format", "json"]),
+            LogFormat::Json
+        );
+        assert_eq!(
+            format(&["--log-format", "json", "--log-format", "text"]),
+            LogFormat::Text
+        );
     }
 
     #[test]

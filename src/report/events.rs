@@ -21,6 +21,9 @@ pub(crate) enum Event {
     HookEnd(HookEnd),
     /// The run is over.
     Done(RunEnd),
+    /// The tool itself failed before any attempt could run (bad usage, a `--report` it cannot
+    /// use...), and ends with status 125: the message says what was wrong.
+    Failed(String),
 }
 
 /// Where the run loop sends its events.

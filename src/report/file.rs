@@ -436,7 +436,7 @@ impl EventSink for ReportWriter {
                 }
             }
             Event::Splay(wait) => self.splay = Some(*wait),
-            Event::Done(_) | Event::Warning(_) | Event::HookEnd(_) => {}
+            Event::Done(_) | Event::Warning(_) | Event::HookEnd(_) | Event::Failed(_) => {}
         }
     }
 }

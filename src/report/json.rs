@@ -48,6 +48,9 @@ pub(crate) enum JsonEvent<'a> {
     Warning {
         message: &'a str,
     },
+    Error {
+        message: &'a str,
+    },
     HookEnd {
         hook: &'static str,
         status: u8,
@@ -116,6 +119,18 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             },
             report_error: end.report_error.as_deref(),
         }],
+        Event::Failed(message) => vec![
+            JsonEvent::Error { message },
+            JsonEvent::Done {
+                status: Exit::ToolFailed.status(),
+                attempts: 0,
+                reason: "error",
+                elapsed_ms: 0.0,
+                error: Some(message),
+                signal: None,
+                report_error: None,
+            },
+        ],
     }
 }
 
@@ -204,6 +219,7 @@ mod tests {
             }),
             Event::Done(end),
             Event::Done(lost),
+            Event::Failed("no such flag".into()),
         ]
     }
 
@@ -220,7 +236,7 @@ mod tests {
                 keys.dedup();
             }
         }
-        assert_eq!(seen.len(), 6, "{seen:?}");
+        assert_eq!(seen.len(), 7, "{seen:?}");
         for (event, keys) in seen {
             assert_eq!(keys, row_keys(&event), "the README's row for {event}");
         }

@@ -4,9 +4,11 @@
 //! Write errors (a closed stderr) are ignored: reporting must never end or change a run. In the
 //! binary the lines go to an [`Outlet`], so that a reader that stops reading cannot hold the run.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::time::Instant;
 
+use crate::cli::requested_log_format;
 use crate::outcome::Reason;
 use crate::process::signals::SignalWatch;
 use crate::report::events::{Event, EventSink};
@@ -76,10 +78,13 @@ impl<W: Write> EventSink for Reporter<W> {
     fn emit(&mut self, event: &Event) {
         // A command that cannot start, and output the tool could not keep, are failures to fix,
         // so they are said even under --quiet.
-        let failure = matches!(
-            event,
-            Event::Done(end) if matches!(end.reason, Reason::SpawnFailed(..) | Reason::OutputLost(_))
-        );
+        let failure = match event {
+            Event::Done(end) => {
+                matches!(end.reason, Reason::SpawnFailed(..) | Reason::OutputLost(_))
+            }
+            Event::Failed(_) => true,
+            _ => false,
+        };
         if self.settings.verbosity == Verbosity::Quiet && !failure {
             return;
         }
@@ -100,9 +105,15 @@ impl<W: Write> EventSink for Reporter<W> {
     }
 }
 
-/// Say that the tool itself failed: one line on stderr, `retry: ` and the message, printable.
-pub fn say_error(message: &str) {
-    let _ = io::stderr().write_all(format!("retry: {}\n", printable(message)).as_bytes());
+/// Say that the tool itself failed before any attempt, in the log format `args` (the tool's
+/// arguments, parsed or not) ask for: one line on stderr, `retry: ` and the message, or with
+/// `--log-format json` an `error` event and the `done` event.
+pub fn say_error(message: &str, args: &[OsString]) {
+    let settings = LogSettings {
+        format: requested_log_format(args),
+        verbosity: Verbosity::Normal,
+    };
+    Reporter::new(io::stderr(), settings).emit(&Event::Failed(message.to_string()));
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
             None => return Vec::new(),
         },
         Event::Done(end) => return end_lines(end),
+        Event::Failed(message) => format!("retry: {message}"),
         _ => return Vec::new(),
     };
     vec![line]

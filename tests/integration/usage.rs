@@ -216,3 +216,48 @@ fn sizes_that_size_memory_are_bounded_in_every_subcommand() {
         assert_eq!(run.stderr().lines().count(), 1, "{run}");
     }
 }
+
+#[test]
+fn with_json_logs_every_line_is_json_errors_before_the_first_attempt_included() {
+    let scratch = Scratch::new();
+    for args in [
+        vec!["--log-format", "json", "--base", "5", "true"],
+        vec!["--base", "5", "--log-format=json", "true"],
+        vec![
+            "--log-format",
+            "json",
+            "--report",
+            "/nonexistent-dir/r.json",
+            "true",
+        ],
+        vec!["--log-format", "json", "--frobnicate", "true"],
+        vec!["--log-format", "json"],
+        vec![
+            "budget",
+            "show",
+            "api",
+            "--log-format",
+            "json",
+            "--budget-store",
+            "redis://127.0.0.1:1",
+        ],
+    ] {
+        let run = retry(&args).env("HOME", scratch.path("")).run();
+        run.expect_code(125);
+        let stderr = run.stderr();
+        let events: Vec<serde_json::Value> = stderr
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}\n{run}"))
+            })
+            .collect();
+        let names: Vec<&str> = events
+            .iter()
+            .map(|event| event["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["error", "done"], "{run}");
+        assert_eq!(events[1]["status"], 125, "{run}");
+        assert_eq!(events[1]["reason"], "error", "{run}");
+        assert_eq!(events[1]["error"], events[0]["message"], "{run}");
+    }
+}

@@ -1,59 +1,127 @@
 //! `RETRY_AFTER_FILE`: a fresh empty file for each attempt, through which the command can ask
 //! for a wait or a stop (see `requested`).
 //!
-//! Each file is made in `$TMPDIR` (or `/tmp`) under a new random name, created exclusively with
-//! mode 0600, so that only the user running the tool (and so the attempt) may write it, nothing
-//! already at that path (a link, somebody's file) is taken over, and a process an earlier attempt
-//! left behind cannot answer for a later one. After the attempt the file's first 4 KiB are read
-//! without following a link or blocking on a FIFO, and only if it is still a regular file of the
-//! tool's user (in a temporary directory without the sticky bit another user could replace it);
-//! then it is removed, after a signal too (the tool re-raises a signal only once its attempt is
-//! over). No directory of the run's own: making and removing one costs about 60 µs on ext4, a
-//! twentieth of a whole short run.
+//! On Linux the file has no name at all: it is made unnamed in `$TMPDIR` (or `/tmp`), mode 0600,
+//! held open by the tool, and the command reaches it through the tool's descriptor,
+//! `/proc/PID/fd/N`, which only processes of the tool's user may open. So a tool killed at any
+//! moment (SIGKILL, the OOM killer) leaves no file behind, and no directory entry is made or
+//! removed for an attempt. Each attempt's descriptor gets a number no earlier attempt's had (the
+//! numbers rise, wrapping only at the descriptor limit), so that a process an earlier attempt
+//! left behind cannot answer for a later one: its path leads nowhere once its attempt is over.
+//!
+//! Elsewhere (and where `/proc` does not show this process) each file is made in the same
+//! directory under a new random name, created exclusively with mode 0600, so that nothing
+//! already at that path (a link, somebody's file) is taken over; after the attempt it is read
+//! without following a link or blocking on a FIFO, only if it is still a regular file of the
+//! tool's user, and removed.
+//!
+//! Either way only the file's first [`MAX_REQUEST`] bytes are read.
 
+use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::requested::MAX_REQUEST;
+
+/// The lowest descriptor number a request file gets, above what the tool itself keeps open.
+const FIRST_DESCRIPTOR: RawFd = 16;
 
 /// Where the run's request files are made.
 #[derive(Debug)]
 pub(crate) struct RequestFiles {
     dir: PathBuf,
+    /// With unnamed files: `/proc/PID/fd/`, and the lowest number the next one may get.
+    unnamed: Option<(String, Cell<RawFd>)>,
 }
 
-/// One attempt's request file, removed when taken or dropped.
+/// One attempt's request file, removed (or closed) when taken or dropped.
 #[derive(Debug)]
 pub(crate) struct RequestFile {
     path: PathBuf,
+    /// The file itself, when it has no name.
+    unnamed: Option<File>,
 }
 
 impl RequestFiles {
-    /// Request files in `$TMPDIR` (or `/tmp`).
+    /// Request files in `$TMPDIR` (or `/tmp`): unnamed where `/proc` shows this process.
     pub(crate) fn new() -> RequestFiles {
+        RequestFiles::in_dir(std::env::temp_dir(), own_descriptors())
+    }
+
+    /// Request files in `dir`, unnamed and reached through `descriptors` (`/proc/PID/fd/`) if
+    /// given.
+    fn in_dir(dir: PathBuf, descriptors: Option<String>) -> RequestFiles {
         RequestFiles {
-            dir: std::env::temp_dir(),
+            dir,
+            unnamed: descriptors.map(|prefix| (prefix, Cell::new(FIRST_DESCRIPTOR))),
         }
     }
 
     /// A fresh empty file for the next attempt, mode 0600; the error names the directory.
     pub(crate) fn create(&self) -> Result<RequestFile, String> {
-        let made = tempfile::Builder::new()
+        let made = match &self.unnamed {
+            Some((prefix, next)) => self.create_unnamed(prefix, next),
+            None => self.create_named(),
+        };
+        made.map_err(|err| {
+            format!(
+                "cannot make RETRY_AFTER_FILE in {}: {err}",
+                self.dir.display()
+            )
+        })
+    }
+
+    fn create_named(&self) -> io::Result<RequestFile> {
+        let (_, path) = tempfile::Builder::new()
             .prefix("retry-after-")
             .permissions(std::fs::Permissions::from_mode(0o600))
             .tempfile_in(&self.dir)
             // The path stays; removing it is this RequestFile's job.
-            .and_then(|file| file.keep().map_err(|err| err.error));
-        match made {
-            Ok((_, path)) => Ok(RequestFile { path }),
-            Err(err) => Err(format!(
-                "cannot make RETRY_AFTER_FILE in {}: {err}",
-                self.dir.display()
-            )),
-        }
+            .and_then(|file| file.keep().map_err(|err| err.error))?;
+        Ok(RequestFile {
+            path,
+            unnamed: None,
+        })
     }
+
+    fn create_unnamed(&self, prefix: &str, next: &Cell<RawFd>) -> io::Result<RequestFile> {
+        let file = tempfile::tempfile_in(&self.dir)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        let renumbered = match renumber(&file, next.get()) {
+            Ok(fd) => fd,
+            // The numbers ran up to the descriptor limit: start again from the lowest.
+            Err(_) => renumber(&file, FIRST_DESCRIPTOR)?,
+        };
+        next.set(renumbered.as_raw_fd() + 1);
+        Ok(RequestFile {
+            path: PathBuf::from(format!("{prefix}{}", renumbered.as_raw_fd())),
+            unnamed: Some(File::from(renumbered)),
+        })
+    }
+}
+
+/// A duplicate of `file`'s descriptor with the lowest free number from `lowest` up.
+fn renumber(file: &File, lowest: RawFd) -> io::Result<OwnedFd> {
+    nix::fcntl::fcntl(file.as_fd(), nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(lowest))
+        .map(|fd| {
+            // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+            unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }
+        })
+        .map_err(io::Error::from)
+}
+
+/// `/proc/PID/fd/`, where the tool's own descriptors are seen by other processes, if `/proc`
+/// is there and shows this process under its own PID.
+fn own_descriptors() -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let pid = std::process::id().to_string();
+    let seen = std::fs::read_link("/proc/self").ok()?;
+    (seen == Path::new(&pid)).then(|| format!("/proc/{pid}/fd/"))
 }
 
 impl RequestFile {
@@ -65,6 +133,12 @@ impl RequestFile {
     /// What the command wrote (its first 4 KiB), removing the file; the error says why it
     /// could not be read.
     pub(crate) fn take(self) -> Result<String, String> {
+        if let Some(file) = &self.unnamed {
+            let mut bytes = vec![0; MAX_REQUEST];
+            let count = file.read_at(&mut bytes, 0).map_err(|err| err.to_string())?;
+            bytes.truncate(count);
+            return Ok(String::from_utf8_lossy(&bytes).into_owned());
+        }
         let file = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -91,6 +165,9 @@ fn read_start(file: File) -> io::Result<String> {
 
 impl Drop for RequestFile {
     fn drop(&mut self) {
+        if self.unnamed.is_some() {
+            return;
+        }
         // Whatever the command left at the path: a file, a link, a FIFO, or a directory (never
         // followed: a link is removed, not what it points to).
         if std::fs::remove_file(&self.path).is_err() {
@@ -104,19 +181,13 @@ mod tests {
     use super::*;
 
     fn mode(path: &Path) -> u32 {
-        std::fs::symlink_metadata(path)
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
     #[test]
     fn each_attempt_gets_a_fresh_private_file_that_goes_once_read() {
         let scratch = tempfile::tempdir().unwrap();
-        let files = RequestFiles {
-            dir: scratch.path().to_path_buf(),
-        };
+        let files = RequestFiles::in_dir(scratch.path().to_path_buf(), None);
         let first = files.create().unwrap();
         let path = first.path().to_path_buf();
         assert_eq!(path.parent(), Some(scratch.path()));
@@ -138,8 +209,36 @@ mod tests {
     }
 
     #[test]
+    fn unnamed_files_leave_nothing_and_never_share_a_path() {
+        let descriptors = own_descriptors();
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let descriptors = descriptors.expect("/proc shows this process's descriptors");
+        let scratch = tempfile::tempdir().unwrap();
+        let files = RequestFiles::in_dir(scratch.path().to_path_buf(), Some(descriptors));
+        let mut paths = Vec::new();
+        for attempt in 0..5 {
+            let file = files.create().unwrap();
+            assert_eq!(std::fs::read(file.path()).unwrap(), b"", "fresh");
+            assert_eq!(mode(file.path()), 0o600);
+            std::fs::write(file.path(), format!("{attempt}s\n")).unwrap();
+            assert!(!paths.contains(&file.path().to_path_buf()), "a path again");
+            paths.push(file.path().to_path_buf());
+            assert_eq!(file.take(), Ok(format!("{attempt}s\n")));
+        }
+        assert!(
+            std::fs::read(&paths[0]).is_err(),
+            "an attempt's path leads nowhere after it"
+        );
+        let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    #[test]
     fn reads_only_the_start_and_never_a_link_or_a_fifo() {
-        let files = RequestFiles::new();
+        let scratch = tempfile::tempdir().unwrap();
+        let files = RequestFiles::in_dir(scratch.path().to_path_buf(), None);
         let big = files.create().unwrap();
         std::fs::write(big.path(), "9".repeat(3 * MAX_REQUEST)).unwrap();
         assert_eq!(big.take().unwrap().len(), MAX_REQUEST);

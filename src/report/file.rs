@@ -389,32 +389,84 @@ impl ReportWriter {
 }
 
 /// Write `text` beside `file` under a temporary name, then rename it into place; the temporary
-/// file is removed if anything fails.
+/// file is removed if anything fails. Where the system can (Linux), the text is written to a
+/// file with no name, which gets its temporary name only once whole, so that a tool killed
+/// while writing leaves nothing behind.
 fn replace(file: &Path, text: &[u8]) -> io::Result<()> {
-    let (mut temporary, name) = create_beside(file)?;
-    let written = temporary
-        .write_all(text)
-        .and_then(|()| std::fs::rename(&name, file));
-    if written.is_err() {
+    let name = match write_unnamed(file, text) {
+        Some(named) => named?,
+        None => {
+            let (mut temporary, name) = create_beside(file, |name| {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o666)
+                    .open(name)
+            })?;
+            if let Err(err) = temporary.write_all(text) {
+                let _ = std::fs::remove_file(&name);
+                return Err(err);
+            }
+            name
+        }
+    };
+    let renamed = std::fs::rename(&name, file);
+    if renamed.is_err() {
         let _ = std::fs::remove_file(&name);
     }
-    written
+    renamed
 }
 
-/// A new file in `file`'s directory, with a name no other file has, and the mode the umask
-/// gives a new file.
-fn create_beside(file: &Path) -> io::Result<(File, PathBuf)> {
+/// `text` in an unnamed file in `file`'s directory, then linked there under a temporary name,
+/// which is returned; none where unnamed files cannot be made (not Linux, or a file system
+/// without `O_TMPFILE`).
+fn write_unnamed(file: &Path, text: &[u8]) -> Option<io::Result<PathBuf>> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut unnamed = OpenOptions::new()
+            .write(true)
+            .mode(0o666)
+            .custom_flags(libc::O_TMPFILE)
+            .open(parent(file))
+            .ok()?;
+        let descriptor = format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&unnamed)
+        );
+        let linked = unnamed.write_all(text).and_then(|()| {
+            let (_, name) = create_beside(file, |name| {
+                nix::unistd::linkat(
+                    nix::fcntl::AT_FDCWD,
+                    descriptor.as_str(),
+                    nix::fcntl::AT_FDCWD,
+                    name,
+                    nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+                )
+                .map_err(io::Error::from)
+            })?;
+            Ok(name)
+        });
+        Some(linked)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, text);
+        None
+    }
+}
+
+/// A name in `file`'s directory that no other file has, made with `make` (which fails with
+/// `AlreadyExists` when the name is taken), and what `make` made.
+fn create_beside<T>(
+    file: &Path,
+    make: impl Fn(&Path) -> io::Result<T>,
+) -> io::Result<(T, PathBuf)> {
     let stem = file.file_name().unwrap_or_default().to_string_lossy();
     let mut attempt = 0;
     loop {
         let name = parent(file).join(format!(".{stem}.retry-{}-{attempt}", std::process::id()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&name)
-        {
-            Ok(created) => return Ok((created, name)),
+        match make(&name) {
+            Ok(made) => return Ok((made, name)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
             Err(err) => return Err(err),
         }

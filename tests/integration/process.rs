@@ -536,21 +536,41 @@ fn ctrl_c_stops_a_whole_interactive_pipeline_at_once() {
 }
 
 #[test]
-fn a_command_whose_tool_is_killed_is_told_by_sigterm() {
+fn a_tool_killed_tells_its_command_and_leaves_nothing_behind() {
     let scratch = Scratch::new();
+    let tmp = scratch.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     // The command lets go of the test's pipes, so that the test ends even if it is never told.
     let trap = "exec >/dev/null 2>&1; trap 'echo told > \"$MARKER\"; exit 0' TERM; \
                 echo up > \"$UP\"; while :; do sleep 0.05; done";
-    let running = retry(["-n", "1", "--", "sh", "-c", trap])
+    let running = retry(["-n", "2", "--replay-stdin", "--hold-output", "--report"])
+        .args([scratch.path("report.json")])
+        .args(["--retry-on-output", "x", "--", "sh", "-c", trap])
         .env("MARKER", scratch.path("marker"))
         .env("UP", scratch.path("up"))
+        .env("TMPDIR", &tmp)
+        .stdin(vec![b'i'; 2 << 20])
         .spawn();
     wait_for("the command to start", || scratch.lines("up") == 1);
     running.signal(libc::SIGKILL);
-    running.finish().expect_signal(libc::SIGKILL);
+    let run = running.finish();
+    run.expect_signal(libc::SIGKILL);
+    assert_eq!(run.stderr(), "", "nothing is said when the tool is killed");
     wait_for("the parent-death signal", || {
         scratch.read("marker") == "told\n"
     });
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    let mut files: Vec<String> = std::fs::read_dir(scratch.path(""))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["marker", "tmp", "up"],
+        "no report, and nothing half-made"
+    );
 }
 
 #[cfg(target_os = "linux")]

@@ -30,6 +30,17 @@ impl AttemptLimit {
             AttemptLimit::Unlimited => None,
         }
     }
+
+    /// The most attempts of a command that this limit makes of each of `outer`'s: their
+    /// product, unlimited if either is (or if it is too large to count).
+    pub(crate) fn times(self, outer: AttemptLimit) -> AttemptLimit {
+        match (self, outer) {
+            (AttemptLimit::AtMost(inner), AttemptLimit::AtMost(outer)) => inner
+                .checked_mul(outer)
+                .map_or(AttemptLimit::Unlimited, AttemptLimit::AtMost),
+            _ => AttemptLimit::Unlimited,
+        }
+    }
 }
 
 impl FromStr for AttemptLimit {

@@ -209,6 +209,7 @@ impl Config {
         .map_err(|PatternError(message)| ConfigError(message))?;
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
+            env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
             env(environment::OUTER_MAX_ATTEMPTS.name).as_deref(),
         );
         let policy = Policy::new(cli.success_on(), cli.retry_on, cli.stop_on)
@@ -371,6 +372,7 @@ impl Config {
         ProcessRunner {
             command,
             limit: self.limit,
+            total: self.layer.total(self.limit),
             options: self.process,
             watch,
             terminal,

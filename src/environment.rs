@@ -34,6 +34,13 @@ pub(crate) const AFTER_FILE: Variable = Variable {
     meaning: "a fresh empty file to write a wait in (37s, 37, an HTTP date) or 'stop'",
 };
 
+/// The most attempts of the command all the retry layers around it can make together.
+pub(crate) const TOTAL_ATTEMPTS: Variable = Variable {
+    name: "RETRY_TOTAL_ATTEMPTS",
+    meaning: "the most attempts all nested retries together may make: their --max-attempts \
+              multiplied, or 'unlimited'",
+};
+
 /// How deep among nested retries this attempt runs.
 pub(crate) const DEPTH: Variable = Variable {
     name: "RETRY_DEPTH",
@@ -41,10 +48,11 @@ pub(crate) const DEPTH: Variable = Variable {
 };
 
 /// Every variable, in the order the help lists them.
-pub(crate) const ALL: [Variable; 5] = [
+pub(crate) const ALL: [Variable; 6] = [
     ATTEMPT,
     ATTEMPT_SINCE_RESET,
     MAX_ATTEMPTS,
+    TOTAL_ATTEMPTS,
     AFTER_FILE,
     DEPTH,
 ];
@@ -86,8 +94,21 @@ pub(crate) const OUTER_DEPTH: Variable = Variable {
 /// An outer run's `RETRY_MAX_ATTEMPTS`, for the warning of a nested run.
 pub(crate) const OUTER_MAX_ATTEMPTS: Variable = Variable {
     name: MAX_ATTEMPTS.name,
-    meaning: "with RETRY_DEPTH: the outer run's attempts, which this run's multiply",
+    meaning: "with RETRY_DEPTH and no RETRY_TOTAL_ATTEMPTS (an older retry outside): the \
+              outer run's attempts",
+};
+
+/// The outer runs' `RETRY_TOTAL_ATTEMPTS`, for the warning of a nested run.
+pub(crate) const OUTER_TOTAL_ATTEMPTS: Variable = Variable {
+    name: TOTAL_ATTEMPTS.name,
+    meaning: "with RETRY_DEPTH: all the outer runs' attempts together, which this run's \
+              multiply",
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 3] = [BUDGET_STORE, OUTER_DEPTH, OUTER_MAX_ATTEMPTS];
+pub(crate) const READ: [Variable; 4] = [
+    BUDGET_STORE,
+    OUTER_DEPTH,
+    OUTER_MAX_ATTEMPTS,
+    OUTER_TOTAL_ATTEMPTS,
+];

@@ -76,6 +76,8 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) command: CommandLine,
     /// The attempt limit, passed on in `RETRY_MAX_ATTEMPTS`.
     pub(crate) limit: AttemptLimit,
+    /// The attempts all nested layers together may make, passed on in `RETRY_TOTAL_ATTEMPTS`.
+    pub(crate) total: AttemptLimit,
     /// Timeout, kill-after and process-group options.
     pub(crate) options: ProcessOptions,
     /// The signal watch, installed on the thread that runs attempts.
@@ -105,6 +107,7 @@ impl ProcessRunner<'_> {
         let since_reset = numbering.since_reset.to_string();
         std::env::set_var(environment::ATTEMPT_SINCE_RESET.name, since_reset);
         std::env::set_var(environment::MAX_ATTEMPTS.name, self.limit.to_string());
+        std::env::set_var(environment::TOTAL_ATTEMPTS.name, self.total.to_string());
         std::env::set_var(environment::DEPTH.name, numbering.depth.to_string());
         // Set or removed, never an outer run's file passed on.
         match request_file {

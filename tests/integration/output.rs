@@ -301,3 +301,13 @@ fn sigterm_ends_a_run_whose_held_output_waits_for_a_slow_reader() {
     running.signal(libc::SIGTERM);
     running.finish().expect_signal(libc::SIGTERM);
 }
+
+#[test]
+fn a_reader_that_goes_away_is_not_a_process_that_left_its_group() {
+    let run =
+        crate::harness::shell("\"$RETRY\" --retry-on-output X -- seq 1000000 | head -1").run();
+    run.expect_code(0)
+        .expect_stdout("1\n")
+        .expect_stderr("the command's reader went away")
+        .expect_no_stderr("left its process group");
+}

@@ -261,6 +261,32 @@ fn a_retry_inside_a_retry_says_how_the_attempts_multiply() {
 }
 
 #[test]
+fn the_warning_counts_every_layer_around_a_run() {
+    let scratch = Scratch::new();
+    let binary = crate::harness::binary();
+    let count = r#"echo "$RETRY_TOTAL_ATTEMPTS" >> "$COUNT"; exit 1"#;
+    let run = retry([
+        "-n", "2", "--base", "0s", "--", &binary, "-n", "3", "--base", "0s",
+    ])
+    .args([
+        "--", &binary, "-n", "4", "--base", "0s", "--", "sh", "-c", count,
+    ])
+    .env("COUNT", scratch.path("count"))
+    .run();
+    run.expect_code(1);
+    assert_eq!(scratch.lines("count"), 24, "{run}");
+    assert!(
+        scratch.read("count").lines().all(|total| total == "24"),
+        "{run}"
+    );
+    let innermost = run
+        .stderr()
+        .matches("up to 6 × 4 = 24 attempts of this command")
+        .count();
+    assert_eq!(innermost, 6, "once for each innermost run\n{run}");
+}
+
+#[test]
 fn nested_once_leaves_the_retrying_to_the_outer_run() {
     let scratch = Scratch::new();
     let run = nested(&scratch, &["--nested", "once"]);

@@ -1,53 +1,129 @@
 //! Durations as people write and read them.
 //!
-//! Parsing accepts humantime's grammar (`250ms`, `2s`, `1m30s`, `1.5s`) and insists on a unit,
-//! because a bare `5` is ambiguous between seconds and milliseconds. Formatting rounds to what a
-//! person reading a log line needs. This module owns no clock and never sleeps.
+//! Parsing takes one or more numbers, each with its unit (`250ms`, `2s`, `1m30s`, `1m 30s`,
+//! `1.5s`, `1e3ms`), and insists on the unit, because a bare `5` is ambiguous between seconds
+//! and milliseconds. A value too large to represent (`9223372036854775808d`, `1e4000s`) is the
+//! longest duration there is, which every limit takes as "never": no limit in practice, as
+//! coreutils `timeout` takes it. A positive value below a nanosecond is one nanosecond, never
+//! zero (which means "no limit" to some flags). Formatting rounds to what a person reading a
+//! log line needs. This module owns no clock and never sleeps.
 
 use std::time::Duration;
+
+/// The units of time and their length in seconds; the first name of each is the one the
+/// messages show.
+const UNITS: [(&[&str], f64); 10] = [
+    (&["ns", "nsec", "nanos"], 1e-9),
+    (&["us", "usec", "µs", "micros"], 1e-6),
+    (&["ms", "msec", "millis"], 1e-3),
+    (&["s", "sec", "secs", "second", "seconds"], 1.0),
+    (&["m", "min", "mins", "minute", "minutes"], 60.0),
+    (&["h", "hr", "hrs", "hour", "hours"], 3600.0),
+    (&["d", "day", "days"], 86_400.0),
+    (&["w", "week", "weeks"], 604_800.0),
+    (&["M", "month", "months"], 2_630_016.0),
+    (&["y", "year", "years"], 31_557_600.0),
+];
+
+/// What a duration may be, for messages.
+const EXPECTED: &str = "expected e.g. 250ms, 2s or 1m30s";
 
 /// Parse a DURATION flag value, explaining what is accepted when `text` is not one.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     if trimmed.starts_with('-') {
-        return Err("a duration must not be negative; expected e.g. 250ms, 2s or 1m30s".into());
+        return Err(format!("a duration must not be negative; {EXPECTED}"));
     }
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return Err(format!(
             "a unit is needed; expected e.g. {trimmed}ms or {trimmed}s"
         ));
     }
-    if let Some(bare) = number_without_unit(trimmed) {
-        return Err(format!(
-            "'{bare}' has no unit, and each number needs its own; expected e.g. 250ms, 2s, \
-             1m30s or 1m 30s"
-        ));
-    }
-    humantime::parse_duration(trimmed)
-        .map_err(|err| format!("{err}; expected e.g. 250ms, 2s or 1m30s"))
-}
-
-/// The first number in `text` that is not followed at once by a unit, if any: humantime would
-/// glue `5 10m` into 510 minutes.
-fn number_without_unit(text: &str) -> Option<&str> {
-    let mut rest = text;
-    loop {
-        rest = rest.trim_start();
-        let number = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if number == 0 {
-            // Not a number: humantime says what is wrong with it.
-            return None;
-        }
-        let after = &rest[number..];
-        let unit = after
+    let mut seconds = 0.0;
+    let mut rest = trimmed;
+    while !rest.is_empty() {
+        let (number, after) = split_number(rest)
+            .ok_or_else(|| format!("'{trimmed}' is not a duration; {EXPECTED}"))?;
+        let unit_length = after
             .find(|c: char| !c.is_alphabetic())
             .unwrap_or(after.len());
-        if unit == 0 {
-            return Some(&rest[..number]);
+        let (unit, after) = after.split_at(unit_length);
+        if unit.is_empty() {
+            return Err(format!(
+                "'{number}' has no unit, and each number needs its own; expected e.g. 250ms, \
+                 2s, 1m30s or 1m 30s"
+            ));
         }
-        rest = &after[unit..];
+        seconds += number
+            .parse::<f64>()
+            .map_err(|_| format!("'{number}' is not a number"))?
+            * unit_seconds(unit)?;
+        rest = after.trim_start();
+    }
+    if trimmed.is_empty() {
+        return Err(format!("an empty duration; {EXPECTED}"));
+    }
+    Ok(saturating(seconds))
+}
+
+/// The number `text` starts with (digits, a fraction, an exponent) and what follows it.
+fn split_number(text: &str) -> Option<(&str, &str)> {
+    let bytes = text.as_bytes();
+    let digits = |from: usize| {
+        from + bytes[from..]
+            .iter()
+            .take_while(|byte| byte.is_ascii_digit())
+            .count()
+    };
+    let mut end = digits(0);
+    if bytes.get(end) == Some(&b'.') {
+        end = digits(end + 1);
+    }
+    if end == 0 || text[..end] == *"." {
+        return None;
+    }
+    // An exponent: 'e', a sign maybe, and digits (no unit starts with 'e').
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let signed = end + 1 + usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        let exponent_end = digits(signed);
+        if exponent_end > signed {
+            end = exponent_end;
+        }
+    }
+    Some(text.split_at(end))
+}
+
+/// The length of `unit` in seconds; the error names the units, and the one meant if only its
+/// case is wrong.
+fn unit_seconds(unit: &str) -> Result<f64, String> {
+    let found = |name: &str| {
+        UNITS
+            .iter()
+            .find(|(names, _)| names.contains(&name))
+            .map(|&(_, seconds)| seconds)
+    };
+    if let Some(seconds) = found(unit) {
+        return Ok(seconds);
+    }
+    let hint = match found(&unit.to_lowercase()) {
+        Some(_) => format!(" (did you mean '{}'?)", unit.to_lowercase()),
+        None => String::new(),
+    };
+    let names: Vec<&str> = UNITS.iter().map(|(names, _)| names[0]).collect();
+    Err(format!(
+        "'{unit}' is not a unit of time{hint}; the units are {} (months and years as M and y), \
+         e.g. 250ms, 2s or 1m30s",
+        names.join(", ")
+    ))
+}
+
+/// `seconds` as a duration: too many for one is the longest there is; a positive amount below
+/// a nanosecond is one.
+fn saturating(seconds: f64) -> Duration {
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(duration) if duration.is_zero() && seconds > 0.0 => Duration::from_nanos(1),
+        Ok(duration) => duration,
+        Err(_) => Duration::MAX,
     }
 }
 
@@ -108,6 +184,34 @@ pub(crate) fn to_millis(duration: Duration) -> f64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn too_large_to_represent_is_never_and_below_a_nanosecond_is_one() {
+        for huge in [
+            "9223372036854775808d",
+            "1e4000s",
+            "99999999999999999999s",
+            "584942417356y",
+        ] {
+            assert_eq!(parse_duration(huge), Ok(Duration::MAX), "{huge}");
+        }
+        assert_eq!(parse_duration("1.5e3ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1e-12s"), Ok(Duration::from_nanos(1)));
+        assert_eq!(parse_duration("0e5s"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_unit_that_is_not_one_names_the_units() {
+        let err = parse_duration("5S").unwrap_err();
+        assert!(
+            err.starts_with("'S' is not a unit of time (did you mean 's'?);"),
+            "{err}"
+        );
+        assert!(err.contains("ns, us, ms, s, m, h, d, w, M, y"), "{err}");
+        assert!(!parse_duration("5 parsecs")
+            .unwrap_err()
+            .contains("did you mean"));
+    }
 
     #[test]
     fn parses_humantime_units() {

@@ -149,7 +149,8 @@ pub struct Cli {
 
     /// The longest single wait [default: 60s]
     ///
-    /// Never wait longer than this between two attempts (e.g. 30s, 5m). [default: 60s]
+    /// Never wait longer than this between two attempts (e.g. 30s, 5m); it may not be below
+    /// --base. [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) cap: Option<Duration>,
 
@@ -192,7 +193,8 @@ pub struct Cli {
 
     /// Retry only these exit statuses
     ///
-    /// Retry only when the exit status is in CODES (e.g. 1,75-78). Default: any failure.
+    /// Retry only when the exit status is in CODES: statuses and ascending ranges, each in 0-255
+    /// (e.g. 1,75-78; a range backwards, 78-75, is refused). Default: any failure.
     #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) retry_on: Option<StatusSet>,
 
@@ -263,7 +265,8 @@ pub struct Cli {
     /// Time limit of one attempt (status 124)
     ///
     /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it
-    /// counts as status 124 (e.g. 30s). 0s: no limit, as for coreutils timeout.
+    /// counts as status 124 (e.g. 30s). 0s, or a value too large to represent (1e4000s), is no
+    /// limit, as for coreutils timeout.
     #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) timeout: Option<Duration>,
 

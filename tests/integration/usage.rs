@@ -133,6 +133,19 @@ fn extreme_values_that_parse_run_without_panic() {
 }
 
 #[test]
+fn a_limit_too_large_to_represent_is_no_limit_as_for_coreutils_timeout() {
+    for huge in ["9223372036854775808d", "1e4000s"] {
+        retry(["--timeout", huge, "--max-time", huge, "--", "true"])
+            .run()
+            .expect_code(0);
+    }
+    let run = retry(["--timeout", "5S", "true"]).run();
+    run.expect_code(125)
+        .expect_stderr("'S' is not a unit of time (did you mean 's'?)")
+        .expect_no_stderr("supported units");
+}
+
+#[test]
 fn the_accepted_values_are_listed_once_on_one_line() {
     let run = retry(["--jitter", "fulll", "true"]).run();
     run.expect_code(125);

@@ -4,9 +4,10 @@
 //! Every message is queued and written in order by a writer thread started with the first one;
 //! the run never waits for a write while it runs. The queue is bounded by [`QUEUE_BOUND`]: past
 //! it, messages are dropped and counted, and once the writer catches up it says how many. When
-//! the run is over, [`Outlet::finish`] waits for the queue to empty, but never past the run's
-//! deadline (and [`GRACE`] after it, for the last lines), and not at all once a signal that ends
-//! the run arrives.
+//! the run is over, [`Outlet::finish`] waits for the queue to empty: a signal that ends the run
+//! ends the wait, and past the run's deadline (or once a signal has ended the run) so does a
+//! reader that has not taken a line for [`STALLED`]. A writer that is merely slow to be
+//! scheduled on a busy machine is waited for, so that no line is lost to the load.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -21,8 +22,11 @@ use crate::process::signals::{Doorbell, SignalWatch, Wake};
 /// The most bytes waiting to be written; messages beyond are dropped and counted.
 pub(crate) const QUEUE_BOUND: usize = 1 << 20;
 
-/// How long past the run's deadline the last messages may still take to be written.
+/// How long past the run's deadline the last output may still take to be written.
 pub(crate) const GRACE: Duration = Duration::from_millis(50);
+
+/// How long a reader may hold one line before it counts as having stopped reading.
+pub(crate) const STALLED: Duration = Duration::from_millis(100);
 
 /// The line that says how many messages were dropped, in the reporter's format.
 pub(crate) type Notice = fn(u64) -> Vec<u8>;
@@ -56,15 +60,20 @@ struct Queue {
     lines: VecDeque<Vec<u8>>,
     bytes: usize,
     dropped: u64,
-    /// The writer is writing a line.
-    busy: bool,
+    /// Since when the writer has been writing a line, if it is.
+    busy: Option<Instant>,
     /// Rung when the writer runs out of lines, once somebody waits for that.
     doorbell: Option<Doorbell>,
 }
 
 impl Queue {
     fn is_empty(&self) -> bool {
-        self.lines.is_empty() && self.dropped == 0 && !self.busy
+        self.lines.is_empty() && self.dropped == 0 && self.busy.is_none()
+    }
+
+    /// Whether the reader has held the line being written for [`STALLED`].
+    fn is_stalled(&self) -> bool {
+        self.busy.is_some_and(|since| since.elapsed() >= STALLED)
     }
 }
 
@@ -139,33 +148,37 @@ impl Outlet {
         }
     }
 
-    /// Wait until everything queued is written, but at the latest until `deadline` (plus
-    /// [`GRACE`]). A signal that ends the run ends the wait and is returned; but once a signal
-    /// has ended the run already (`interrupted`), the last lines get their [`GRACE`] whatever
-    /// comes.
+    /// Wait until everything queued is written. A signal that ends the run ends the wait and is
+    /// returned, unless a signal has ended the run already (`interrupted`); then, as past
+    /// `deadline`, a reader that stopped reading ends it too.
     pub(crate) fn finish(
         &self,
         watch: &SignalWatch,
         deadline: Option<Instant>,
         interrupted: bool,
     ) -> Option<i32> {
-        let until = match interrupted {
-            true => Some(Instant::now() + GRACE),
-            false => deadline.map(|deadline| deadline.max(Instant::now()) + GRACE),
-        };
         lock(&self.shared).doorbell = Some(watch.doorbell());
-        while !lock(&self.shared).is_empty() {
+        loop {
+            let now = Instant::now();
+            let over = interrupted || deadline.is_some_and(|deadline| now >= deadline);
+            let queue = lock(&self.shared);
+            if queue.is_empty() || (over && queue.is_stalled()) {
+                return None;
+            }
+            drop(queue);
+            // Past the limit, look again as soon as the reader could count as stalled.
+            let until = match over {
+                true => Some(now + STALLED / 4),
+                false => deadline,
+            };
             match watch.wait_until(until) {
                 Wake::Stop(signal) if !interrupted => return Some(signal),
-                Wake::Stop(_) => {}
-                Wake::Timeout => return None,
                 Wake::Changed => {
                     reaper::reap_ended(None, false);
                 }
-                Wake::PassOn(_) => {}
+                Wake::Stop(_) | Wake::Timeout | Wake::PassOn(_) => {}
             }
         }
-        None
     }
 }
 
@@ -173,7 +186,7 @@ impl Outlet {
 fn write_queued(shared: &Shared, destination: &mut File, notice: Notice) {
     let mut queue = lock(shared);
     loop {
-        queue.busy = false;
+        queue.busy = None;
         let line = match (queue.lines.pop_front(), queue.dropped) {
             (Some(line), _) => {
                 queue.bytes -= line.len();
@@ -194,7 +207,7 @@ fn write_queued(shared: &Shared, destination: &mut File, notice: Notice) {
                 notice(dropped)
             }
         };
-        queue.busy = true;
+        queue.busy = Some(Instant::now());
         drop(queue);
         // A closed stderr is not worth a word: there is nobody to tell.
         let _ = destination.write_all(&line);

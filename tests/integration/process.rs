@@ -79,10 +79,14 @@ fn a_parent_that_ignores_sigchld_cannot_hide_the_end_of_an_attempt() {
 
 /// An attempt that leaves a zombie in its group, whose parent has left the group and never
 /// reaps it: a subshell starts a short sleep, then becomes a `setsid sleep 30`. `$PIDFILE` gets
-/// the long sleep's pid, and `$LEADER` the attempt's main process's.
+/// the long sleep's pid, and `$LEADER` the attempt's main process's, which ends once the kernel
+/// shows the zombie and its parent leading a session of its own.
 const ZOMBIE_KEEPER: &str = "echo $$ > \"$LEADER\"; \
-                             (sleep 0.05 & exec setsid sleep 30) >/dev/null 2>&1 & \
-                             echo $! > \"$PIDFILE\"; sleep 0.2";
+    (sleep 0 & echo $! > \"$PIDFILE.zombie\"; exec setsid sleep 30) >/dev/null 2>&1 & \
+    keeper=$!; echo $keeper > \"$PIDFILE\"; \
+    state() { sed 's/.*) //' \"/proc/$1/stat\" 2>/dev/null | cut -d' ' -f\"$2\"; }; \
+    until [ -s \"$PIDFILE.zombie\" ] && [ \"$(state \"$(cat \"$PIDFILE.zombie\")\" 1)\" = Z ] \
+        && [ \"$(state $keeper 4)\" = $keeper ]; do sleep 0.01; done";
 
 #[test]
 fn clearing_a_group_kept_alive_by_a_zombie_ends_after_kill_after() {

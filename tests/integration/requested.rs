@@ -142,8 +142,13 @@ fn an_unreadable_request_is_ignored_with_one_warning() {
 
 #[test]
 fn a_wait_in_the_output_counts_from_its_last_match_on_either_stream() {
+    // The last line is written only once the tool has read the stderr line from the pipe (the
+    // kernel shows it empty), so that it is the last read whatever the load.
     let script = r#"[ "$RETRY_ATTEMPT" = 2 ] && exit 0
-        echo "retry-after: 9"; echo "Retry-After: 1" >&2; sleep 0.2; echo "RETRY-AFTER: 0.3"
+        echo "retry-after: 9"; echo "Retry-After: 1" >&2
+        python3 -c 'import fcntl, termios, struct, time
+while struct.unpack("i", fcntl.ioctl(2, termios.FIONREAD, b"    "))[0]: time.sleep(0.01)'
+        echo "RETRY-AFTER: 0.3"
         exit 1"#;
     let run = retry(["--log-format", "json", "--base", "1ms", "-n", "2"])
         .args(["--retry-after-output", r"(?i)^retry-after:\s*(.+)$"])

@@ -23,7 +23,12 @@ fn finish_all(runs: Vec<Running>) -> (Vec<Run>, u64) {
     let runs: Vec<Run> = runs.into_iter().map(Running::finish).collect();
     let retries = runs
         .iter()
-        .map(|run| run.event("done")["attempts"].as_u64().unwrap() - 1)
+        .map(|run| {
+            let attempts = run.event("done")["attempts"].as_u64().unwrap();
+            attempts
+                .checked_sub(1)
+                .unwrap_or_else(|| panic!("no attempt\n{run}"))
+        })
         .sum();
     (runs, retries)
 }

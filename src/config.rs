@@ -371,7 +371,6 @@ impl Config {
     ) -> ProcessRunner<'a> {
         ProcessRunner {
             command,
-            limit: self.limit,
             total: self.layer.total(self.limit),
             options: self.process,
             watch,
@@ -394,6 +393,7 @@ impl Config {
             options: self.process,
             watch,
             terminal,
+            total: self.layer.total(self.limit),
         }
     }
 

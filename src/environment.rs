@@ -1,6 +1,8 @@
 //! The environment variables of the interface: those every attempt finds in its environment, and
 //! those the tool reads; their names, and what they hold, for the code that sets or reads them
-//! and for `--help` and the man page that describe them.
+//! and for `--help` and the man page that describe them; and the values an attempt gets.
+
+use crate::attempts::{AttemptLimit, Numbering};
 
 /// One variable of the attempt's environment.
 #[derive(Clone, Copy, Debug)]
@@ -112,3 +114,19 @@ pub(crate) const READ: [Variable; 4] = [
     OUTER_MAX_ATTEMPTS,
     OUTER_TOTAL_ATTEMPTS,
 ];
+
+/// The values of the variables an attempt (and a hook after it) gets, but `RETRY_AFTER_FILE`:
+/// the attempt `numbering` names, of a run whose layers together may make `total` attempts.
+pub(crate) fn of_attempt(numbering: Numbering, total: AttemptLimit) -> [(&'static str, String); 5] {
+    [
+        (ATTEMPT.name, numbering.attempt.to_string()),
+        (ATTEMPT_SINCE_RESET.name, numbering.since_reset.to_string()),
+        (MAX_ATTEMPTS.name, numbering.limit.to_string()),
+        (TOTAL_ATTEMPTS.name, total.to_string()),
+        (DEPTH.name, numbering.depth.to_string()),
+    ]
+}
+
+/// The variables no child of the tool inherits from it: the store's address (its password is
+/// the tool's secret), and an outer run's request file.
+pub(crate) const WITHHELD: [Variable; 2] = [BUDGET_STORE, AFTER_FILE];

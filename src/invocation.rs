@@ -36,8 +36,8 @@ use crate::spill::HoldError;
 pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
     let config = Config::try_from(cli)?;
     // The store's password is the tool's secret, not the command's: out of sight in the tool's
-    // own argv and environment, and out of the environment its children inherit. Nothing else
-    // runs yet to read the environment at the same time.
+    // own argv and environment (and no child inherits the variable; see `process`). Nothing
+    // else runs yet to read them at the same time.
     if let Some(address) = config.store_address() {
         let (text, spans) = address.secrets_in_text();
         scrub::hide(
@@ -47,7 +47,6 @@ pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
             environment::BUDGET_STORE.name,
         );
     }
-    std::env::remove_var(environment::BUDGET_STORE.name);
     match config.action() {
         Action::Simulate(settings) => {
             simulate::run(settings)?;

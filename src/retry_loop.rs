@@ -62,6 +62,8 @@ pub(crate) trait Hooks {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct HookCall {
     pub(crate) hook: Hook,
+    /// The last attempt, whose variables the hook gets too.
+    pub(crate) numbering: Option<Numbering>,
     /// The failed attempt's status (`RETRY_STATUS`).
     pub(crate) status: u8,
     /// `--on-retry`: the wait before the next attempt (`RETRY_NEXT_WAIT_MS`).
@@ -131,8 +133,9 @@ pub(crate) struct Parts<'a, W, A, C, B, R, H, S> {
     pub(crate) sink: &'a mut S,
 }
 
-/// How the attempts ended: how many were made, how the last ended, and why the run stops.
-type Ending = (u64, Option<Termination>, Reason);
+/// How the attempts ended: which was the last made (none before the first), how it ended, and
+/// why the run stops.
+type Ending = (Option<Numbering>, Option<Termination>, Reason);
 
 /// Run attempts until success or giving up, waiting between them as the waits say, taking a
 /// budget token for each retry, releasing each attempt's held output as its outcome says, and
@@ -153,7 +156,9 @@ where
 {
     let start = parts.clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
-    let (attempts, last, mut reason) = attempt_until_the_end(rules, &mut parts, start, deadline);
+    let (last_attempt, last, mut reason) =
+        attempt_until_the_end(rules, &mut parts, start, deadline);
+    let attempts = last_attempt.map_or(0, |numbering| numbering.attempt);
     if reason.gives_up() {
         let status = match &reason {
             Reason::SpawnFailed(failure, _) => crate::exit::Exit::from(*failure).status(),
@@ -161,6 +166,7 @@ where
         };
         let call = HookCall {
             hook: Hook::OnGiveUp,
+            numbering: last_attempt,
             status,
             next_wait: None,
             reason: Some(reason.name()),
@@ -214,7 +220,7 @@ where
     if !rules.splay.is_zero() {
         sink.emit(&Event::Splay(rules.splay));
         if let Some(signal) = clock.sleep(rules.splay) {
-            return (0, None, Reason::Interrupted(signal, Moment::Splay));
+            return (None, None, Reason::Interrupted(signal, Moment::Splay));
         }
     }
     let (mut attempt, mut since_reset) = (0, 0);
@@ -235,7 +241,11 @@ where
         let mut report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
-                return (attempt, None, Reason::SpawnFailed(err.failure, err.message));
+                return (
+                    Some(numbering),
+                    None,
+                    Reason::SpawnFailed(err.failure, err.message),
+                );
             }
         };
         let duration = clock.now().saturating_duration_since(began);
@@ -292,28 +302,33 @@ where
         sink.emit(&Event::AttemptEnd(outcome.clone()));
         let last = Some(outcome.termination);
         let wait = match outcome.next {
-            Next::Stop(reason) => return (attempt, last, reason),
+            Next::Stop(reason) => return (Some(numbering), last, reason),
             Next::Retry { wait, .. } => wait,
         };
         let call = HookCall {
             hook: Hook::OnRetry,
+            numbering: Some(numbering),
             status: outcome.termination.status(),
             next_wait: Some(wait),
             reason: None,
         };
         if let Some(signal) = run_hook(&call, hooks, sink, deadline) {
             return (
-                attempt,
+                Some(numbering),
                 last,
                 Reason::Interrupted(signal, Moment::Hook(Hook::OnRetry)),
             );
         }
         // The hook's time counts: a wait that now ends at or past the deadline is not waited.
         if deadline.is_some_and(|deadline| clock.now() + wait >= deadline) {
-            return (attempt, last, Reason::Deadline);
+            return (Some(numbering), last, Reason::Deadline);
         }
         if let Some(signal) = clock.sleep(wait) {
-            return (attempt, last, Reason::Interrupted(signal, Moment::Wait));
+            return (
+                Some(numbering),
+                last,
+                Reason::Interrupted(signal, Moment::Wait),
+            );
         }
     }
 }
@@ -1111,19 +1126,27 @@ mod tests {
             .iter()
             .map(|(call, _)| call.clone())
             .collect();
-        let retry = |status, wait| HookCall {
+        let numbering = |attempt| Numbering {
+            attempt,
+            since_reset: attempt,
+            limit: "3".parse().unwrap(),
+            depth: 1,
+        };
+        let retry = |attempt, status, wait| HookCall {
             hook: Hook::OnRetry,
+            numbering: Some(numbering(attempt)),
             status,
             next_wait: Some(Duration::from_secs(wait)),
             reason: None,
         };
         let give_up = HookCall {
             hook: Hook::OnGiveUp,
+            numbering: Some(numbering(3)),
             status: 6,
             next_wait: None,
             reason: Some("exhausted"),
         };
-        assert_eq!(calls, [retry(4, 1), retry(5, 2), give_up]);
+        assert_eq!(calls, [retry(1, 4, 1), retry(2, 5, 2), give_up]);
         let ends = out
             .events
             .iter()

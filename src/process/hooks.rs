@@ -1,8 +1,7 @@
 //! The hooks, `--on-retry` and `--on-give-up`: a shell line run with `sh -c` in a process group
 //! of its own, under the supervision an attempt gets.
 //!
-//! A hook gets the attempt's environment (the variables stay as the last attempt had them, but
-//! for its `RETRY_AFTER_FILE`, already gone) and `RETRY_STATUS`, with `RETRY_NEXT_WAIT_MS` or
+//! A hook gets the last attempt's variables (but for its `RETRY_AFTER_FILE`, already gone) and `RETRY_STATUS`, with `RETRY_NEXT_WAIT_MS` or
 //! `RETRY_REASON`; no stdin, and its stdout goes to the tool's stderr, so that the command's
 //! stdout stays the command's. When the tool holds the terminal, the hook is handed it as an
 //! attempt is, so that it may write there whatever `stty tostop` says. Its time limit is `--timeout`, or [`HOOK_LIMIT`], and never past
@@ -18,7 +17,8 @@ use std::time::{Duration, Instant};
 use nix::unistd::Pid;
 
 use super::supervision::Supervision;
-use super::{prepare_child, spawn_failure, ProcessOptions};
+use super::{prepare_child, set_environment, spawn_failure, ProcessOptions};
+use crate::attempts::AttemptLimit;
 use crate::duration::to_millis;
 use crate::environment;
 use crate::exit::Exit;
@@ -45,6 +45,8 @@ pub(crate) struct HookRunner<'a> {
     pub(crate) watch: &'a SignalWatch,
     /// The controlling terminal, when the tool holds it.
     pub(crate) terminal: Option<&'a Terminal>,
+    /// The attempts all nested layers together may make, passed on in `RETRY_TOTAL_ATTEMPTS`.
+    pub(crate) total: AttemptLimit,
 }
 
 impl Hooks for HookRunner<'_> {
@@ -100,6 +102,7 @@ impl HookRunner<'_> {
         if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
             command.stdout(stderr);
         }
+        set_environment(&mut command, call.numbering, self.total);
         command.env(environment::STATUS.name, call.status.to_string());
         if let Some(wait) = call.next_wait {
             command.env(environment::NEXT_WAIT_MS.name, to_millis(wait).to_string());
@@ -107,7 +110,6 @@ impl HookRunner<'_> {
         if let Some(reason) = call.reason {
             command.env(environment::REASON.name, reason);
         }
-        command.env_remove(environment::AFTER_FILE.name);
         command.process_group(0);
         let handover = self.terminal.map(Terminal::handover);
         prepare_child(&mut command, self.watch.child_mask(), handover);

@@ -74,8 +74,6 @@ pub(crate) struct ProcessOptions {
 pub(crate) struct ProcessRunner<'a> {
     /// What each attempt runs.
     pub(crate) command: CommandLine,
-    /// The attempt limit, passed on in `RETRY_MAX_ATTEMPTS`.
-    pub(crate) limit: AttemptLimit,
     /// The attempts all nested layers together may make, passed on in `RETRY_TOTAL_ATTEMPTS`.
     pub(crate) total: AttemptLimit,
     /// Timeout, kill-after and process-group options.
@@ -99,23 +97,12 @@ impl ProcessRunner<'_> {
         numbering: Numbering,
         request_file: Option<&RequestFile>,
     ) -> Result<Child, SpawnError> {
-        // The variables go into the tool's own environment, which the child inherits as it is:
-        // giving them to the Command would make std copy the whole environment for every
-        // attempt. No other thread reads the environment while an attempt is spawned, and std
-        // serialises its own reads and writes.
-        std::env::set_var(environment::ATTEMPT.name, numbering.attempt.to_string());
-        let since_reset = numbering.since_reset.to_string();
-        std::env::set_var(environment::ATTEMPT_SINCE_RESET.name, since_reset);
-        std::env::set_var(environment::MAX_ATTEMPTS.name, self.limit.to_string());
-        std::env::set_var(environment::TOTAL_ATTEMPTS.name, self.total.to_string());
-        std::env::set_var(environment::DEPTH.name, numbering.depth.to_string());
-        // Set or removed, never an outer run's file passed on.
-        match request_file {
-            Some(file) => std::env::set_var(environment::AFTER_FILE.name, file.path()),
-            None => std::env::remove_var(environment::AFTER_FILE.name),
-        }
         let mut command = Command::new(self.command.program());
         command.args(self.command.args());
+        set_environment(&mut command, Some(numbering), self.total);
+        if let Some(file) = request_file {
+            command.env(environment::AFTER_FILE.name, file.path());
+        }
         if self.output.pipes_stdout() {
             command.stdout(Stdio::piped());
         }
@@ -275,6 +262,17 @@ impl Attempts for ProcessRunner<'_> {
         report.requested = requested;
         report.request_problems = request_problems;
         Ok(report)
+    }
+}
+
+/// Give `command` the variables of the attempt `numbering` names (if any), of a run whose layers
+/// together may make `total` attempts, and none of the tool's own it must not inherit.
+fn set_environment(command: &mut Command, numbering: Option<Numbering>, total: AttemptLimit) {
+    for variable in environment::WITHHELD {
+        command.env_remove(variable.name);
+    }
+    if let Some(numbering) = numbering {
+        command.envs(environment::of_attempt(numbering, total));
     }
 }
 

@@ -1,18 +1,20 @@
-//! Process start-up done by hand, because the binary has no Rust `main` runtime.
+//! What the tool must not take on trust from its parent, set right as it starts.
 //!
-//! `main.rs` uses `#![no_main]`: std's runtime start-up spends more instructions than the whole
-//! rest of a `retry -- true` run (it reads /proc/self/maps to guard the main thread's stack).
-//! What it does that matters to a process wrapper is done here instead, plus what a wrapper must
-//! not take on trust from its parent:
-//! - SIGPIPE is ignored, so that a write to a closed pipe is an error to handle, not a death.
-//!   Whether the parent had it ignored is remembered, so that the command gets it as the parent
-//!   left it (std resets it to its default in children).
 //! - SIGCHLD is reset to its default, as coreutils `timeout` does: a parent that ignores it (some
 //!   daemons and CI agents do) would otherwise make the kernel reap the command behind the tool's
 //!   back, and the tool would never see it end.
-//! - File descriptors 0, 1 and 2 are made to exist: a wrapper started with stdout closed would
-//!   otherwise open its next file (a report, a temporary file) as descriptor 1, and the command
-//!   would write its output into it. A closed one is opened on /dev/null.
+//! - Whether the parent left SIGPIPE ignored is remembered, so that the command gets it as the
+//!   parent left it: std's runtime ignores SIGPIPE in the tool (a write to a closed pipe is then
+//!   an error to handle, not a death) and resets it to its default in children. It is read by a
+//!   constructor, which the loader runs before std's runtime changes it.
+//!
+//! - A panic (a bug) is the tool's own failure: one line and exit 125, never a backtrace, and
+//!   never 134, which would read as "the last attempt died of SIGABRT".
+//!
+//! std's runtime also makes descriptors 0, 1 and 2 exist (on /dev/null when closed), so that a
+//! tool started with stdout closed never opens a file of its own as descriptor 1.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the tool's parent left it with that the command must get back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,21 +23,37 @@ pub struct Inherited {
     pub(crate) sigpipe_ignored: bool,
 }
 
+/// Whether SIGPIPE was ignored when the process started.
+static SIGPIPE_IGNORED: AtomicBool = AtomicBool::new(false);
+
+/// Run by the loader before `main`, and so before std's runtime sets SIGPIPE to be ignored.
+#[used]
+#[cfg_attr(
+    any(target_os = "linux", target_os = "freebsd", target_os = "android"),
+    unsafe(link_section = ".init_array")
+)]
+#[cfg_attr(
+    target_vendor = "apple",
+    unsafe(link_section = "__DATA,__mod_init_func")
+)]
+static REMEMBER_SIGPIPE: extern "C" fn() = remember_sigpipe;
+
+extern "C" fn remember_sigpipe() {
+    let ignored = crate::process::signals::is_ignored(libc::SIGPIPE);
+    SIGPIPE_IGNORED.store(ignored, Ordering::Relaxed);
+}
+
 /// Prepare the process; call first thing in `main`.
 pub fn prepare() -> Inherited {
-    // SAFETY: setting a signal to be ignored or to its default installs no handler; the previous
-    // disposition `signal` returns is only compared.
-    let sigpipe_ignored = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } == libc::SIG_IGN;
-    // SAFETY: as above.
+    // SAFETY: setting a signal to its default installs no handler.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
-    for fd in 0..=2 {
-        // SAFETY: F_GETFD only reads the descriptor's flags.
-        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1;
-        if closed {
-            // SAFETY: a constant, NUL-terminated path; `open` returns the lowest free descriptor,
-            // which is `fd` since the lower ones exist.
-            unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
-        }
+    std::panic::set_hook(Box::new(|panic| {
+        let message = format!("internal error: {panic}; this is a bug, please report it");
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        crate::report::reporter::say_error(&message, &args);
+        std::process::exit(125);
+    }));
+    Inherited {
+        sigpipe_ignored: SIGPIPE_IGNORED.load(Ordering::Relaxed),
     }
-    Inherited { sigpipe_ignored }
 }

@@ -5,7 +5,6 @@ mod fleet;
 mod generated;
 mod harness;
 mod hooks;
-mod lean_build;
 mod man;
 mod output;
 mod package;

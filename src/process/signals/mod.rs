@@ -244,7 +244,7 @@ impl ChildMask {
 }
 
 /// Whether `signal` is set to be ignored (inherited from the tool's parent).
-fn is_ignored(signal: i32) -> bool {
+pub(crate) fn is_ignored(signal: i32) -> bool {
     let mut current = MaybeUninit::<libc::sigaction>::uninit();
     // SAFETY: a null new action only queries; `current` is writable storage for the old one.
     let queried = unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } == 0;

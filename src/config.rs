@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::rngs::Xoshiro256PlusPlus;
 use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use serde::Serialize;
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{self, Backoff, BackoffError, Jitter, Schedule, DEFAULT_MULTIPLIER};
+use crate::backoff::{self, Backoff, BackoffError, DEFAULT_MULTIPLIER, Jitter, Schedule};
 use crate::budget::file::{BudgetFile, Refused};
 use crate::budget::model::Terms;
 use crate::budget::show::ShowRequest;
@@ -30,8 +30,8 @@ use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, Subcommand};
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
-use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
 use crate::output::OutputOptions;
+use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
 use crate::plan::PlanRequest;
 use crate::policy::{Overlap, Policy};
 use crate::process::command_line::CommandLine;
@@ -180,14 +180,14 @@ impl Config {
         let multiplier = cli.multiplier();
         let backoff = Backoff::new(cli.base(), cli.cap(), multiplier, cli.jitter())
             .map_err(|err| backoff_error(err, cli.base(), cli.cap(), multiplier))?;
-        if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time) {
-            if splay >= max_time {
-                return Err(ConfigError(format!(
-                    "--splay ({}) must be below --max-time ({}), or no attempt could start",
-                    format_duration(splay),
-                    format_duration(max_time)
-                )));
-            }
+        if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time)
+            && splay >= max_time
+        {
+            return Err(ConfigError(format!(
+                "--splay ({}) must be below --max-time ({}), or no attempt could start",
+                format_duration(splay),
+                format_duration(max_time)
+            )));
         }
         let budget = match cli.budget.clone() {
             None => None,
@@ -316,16 +316,16 @@ impl Config {
                     .to_string(),
             );
         }
-        if let (Some(reset_after), Some(limit)) = (self.reset_after, self.limit.count()) {
-            if reset_after < self.backoff.cap() {
-                warnings.push(format!(
-                    "--reset-after ({}) is shorter than --cap ({}): every failure that lasts \
+        if let (Some(reset_after), Some(limit)) = (self.reset_after, self.limit.count())
+            && reset_after < self.backoff.cap()
+        {
+            warnings.push(format!(
+                "--reset-after ({}) is shorter than --cap ({}): every failure that lasts \
                      that long starts the count over, so --max-attempts {limit} may never run \
                      out; give --max-time to bound the run",
-                    format_duration(reset_after),
-                    format_duration(self.backoff.cap())
-                ));
-            }
+                format_duration(reset_after),
+                format_duration(self.backoff.cap())
+            ));
         }
         warnings
     }
@@ -713,7 +713,7 @@ fn budget_store(
             Err(_) => {
                 return Err(ConfigError(format!(
                     "{variable} is not valid UTF-8; expected file or a redis:// URL"
-                )))
+                )));
             }
         },
         (None, None) => ("--budget-store", "file".to_string()),
@@ -833,10 +833,12 @@ mod tests {
 
     #[test]
     fn command_is_required_except_for_a_plan() {
-        assert!(config(&[])
-            .unwrap_err()
-            .to_string()
-            .starts_with("no COMMAND given"));
+        assert!(
+            config(&[])
+                .unwrap_err()
+                .to_string()
+                .starts_with("no COMMAND given")
+        );
         assert!(matches!(
             config(&["--plan"]).unwrap().action(),
             Action::Plan
@@ -853,9 +855,10 @@ mod tests {
         assert_eq!(unlimited.process.timeout, None);
         assert_eq!(unlimited.rules().max_time, None);
         let err = config(&["--reset-after", "0s", "true"]).unwrap_err();
-        assert!(err
-            .to_string()
-            .starts_with("--reset-after (0s) must be more than 0s"));
+        assert!(
+            err.to_string()
+                .starts_with("--reset-after (0s) must be more than 0s")
+        );
         let config = config(&["-t", "2s", "--max-time", "1m", "--foreground", "true"]).unwrap();
         assert_eq!(config.process.timeout, Some(Duration::from_secs(2)));
         assert_eq!(config.process.kill_after, Duration::from_secs(10));
@@ -1148,9 +1151,10 @@ mod tests {
     #[test]
     fn requested_waits_need_a_limit_and_a_group() {
         let err = config(&["--max-requested-wait", "0s", "true"]).unwrap_err();
-        assert!(err
-            .to_string()
-            .contains("--max-requested-wait (0s) must be more than 0s"));
+        assert!(
+            err.to_string()
+                .contains("--max-requested-wait (0s) must be more than 0s")
+        );
         let err = config(&["--retry-after-output", "after: \\d+", "true"]).unwrap_err();
         assert!(
             err.to_string()
@@ -1236,8 +1240,9 @@ mod tests {
         );
         assert!(trials(26).is_err());
         let zero = config(&["simulate", "load", "--duration", "0s"]).unwrap_err();
-        assert!(zero
-            .to_string()
-            .contains("--duration (0s) must be more than 0s"));
+        assert!(
+            zero.to_string()
+                .contains("--duration (0s) must be more than 0s")
+        );
     }
 }

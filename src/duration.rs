@@ -208,9 +208,11 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("ns, us, ms, s, m, h, d, w, M, y"), "{err}");
-        assert!(!parse_duration("5 parsecs")
-            .unwrap_err()
-            .contains("did you mean"));
+        assert!(
+            !parse_duration("5 parsecs")
+                .unwrap_err()
+                .contains("did you mean")
+        );
     }
 
     #[test]
@@ -224,9 +226,11 @@ mod tests {
     #[test]
     fn rejects_bare_numbers_negatives_and_garbage() {
         assert!(parse_duration("5").unwrap_err().contains("unit is needed"));
-        assert!(parse_duration("1.5")
-            .unwrap_err()
-            .contains("unit is needed"));
+        assert!(
+            parse_duration("1.5")
+                .unwrap_err()
+                .contains("unit is needed")
+        );
         assert!(parse_duration("-1s").unwrap_err().contains("negative"));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("").is_err());

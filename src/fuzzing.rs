@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use clap::error::ErrorKind;
 
 use crate::budget::model::{BucketState, Terms};
-use crate::cli::{one_line_error, Cli};
+use crate::cli::{Cli, one_line_error};
 use crate::config::{Action, Config};
 use crate::report::message::printable;
 use crate::retry_loop::Waits;
@@ -34,7 +34,7 @@ pub fn arguments(data: &[u8]) {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
             ) =>
         {
-            return
+            return;
         }
         Err(err) => return assert_one_line(&one_line_error(&err, &words)),
     };

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::budget::{show, Prepared};
+use crate::budget::{Prepared, show};
 use crate::cli::Cli;
 use crate::config::{Action, Config};
 use crate::environment;

@@ -32,11 +32,11 @@ mod seed;
 mod simulate;
 mod spill;
 
-pub use cli::{full_command, one_line_error, Cli};
+pub use cli::{Cli, full_command, one_line_error};
 pub use exit::Exit;
 pub use invocation::run;
 pub use process::signals::die_of;
-pub use process::startup::{prepare, Inherited};
+pub use process::startup::{Inherited, prepare};
 pub use report::reporter::say_error;
 
 /// The tables `--help` prints, for the man page the tests generate from the same source.

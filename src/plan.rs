@@ -69,7 +69,7 @@ pub(crate) struct TotalWait {
 impl PlanRequest {
     /// The rows of the plan: every attempt of a finite run, or enough of an unlimited one to see
     /// the waits reach the cap; none that `--max-time` rules out.
-    pub(crate) fn rows(&self) -> impl Iterator<Item = Row> {
+    pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + use<> {
         let max_time = self.max_time;
         self.rows_regardless_of_max_time()
             .take_while(move |row| max_time.is_none_or(|max| row.elapsed < max))
@@ -84,7 +84,7 @@ impl PlanRequest {
             .map(|row| row.attempt)
     }
 
-    fn rows_regardless_of_max_time(&self) -> impl Iterator<Item = Row> {
+    fn rows_regardless_of_max_time(&self) -> impl Iterator<Item = Row> + use<> {
         let mut schedule = self
             .backoff
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed));

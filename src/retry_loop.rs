@@ -1214,11 +1214,12 @@ mod tests {
             "its 1s wait would end past it"
         );
         let deadline = out.start + Duration::from_secs(10);
-        assert!(out
-            .hooks
-            .calls
-            .iter()
-            .all(|(_, given)| *given == Some(deadline)));
+        assert!(
+            out.hooks
+                .calls
+                .iter()
+                .all(|(_, given)| *given == Some(deadline))
+        );
         assert!(out.slept.is_empty());
         assert_eq!(
             out.done.elapsed,

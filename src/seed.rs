@@ -10,8 +10,8 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::str::FromStr;
 
-use rand::rngs::SysRng;
 use rand::TryRng;
+use rand::rngs::SysRng;
 
 /// The `--seed` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::model::{delay_of, micros, BucketState, Terms};
+use super::model::{BucketState, Terms, delay_of, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
 use crate::process::signals::{SignalWatch, Waited};
@@ -286,7 +286,7 @@ impl<'a> FileBudget<'a> {
             Content::Foreign => {
                 return Err(Trouble::Failed(
                     "it is not a retry budget state, so it is left alone".into(),
-                ))
+                ));
             }
         })
     }
@@ -759,11 +759,13 @@ mod tests {
         let (warning, store) = replaced(&|path| std::fs::write(path, makefile).unwrap());
         assert!(warning.contains("not a retry budget state, so it is left alone"));
         assert_eq!(std::fs::read_to_string(store.path()).unwrap(), makefile);
-        assert!(store
-            .peek()
-            .unwrap_err()
-            .to_string()
-            .contains("not a retry budget state"));
+        assert!(
+            store
+                .peek()
+                .unwrap_err()
+                .to_string()
+                .contains("not a retry budget state")
+        );
 
         let (warning, _) = replaced(&|path| {
             let other = path.with_extension("new");

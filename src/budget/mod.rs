@@ -180,8 +180,7 @@ impl FromStr for BudgetName {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str =
-            "expected 1 to 64 letters, digits, '.', '_' or '-', not starting with '.', e.g. api.example.com";
+        const EXPECTED: &str = "expected 1 to 64 letters, digits, '.', '_' or '-', not starting with '.', e.g. api.example.com";
         let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
         if text.is_empty() || text.len() > 64 || !text.chars().all(allowed) || text.starts_with('.')
         {

@@ -191,7 +191,7 @@ impl FromStr for Rate {
             _ => {
                 return Err(format!(
                     "'{tokens}' is not a whole number of at least 1; {EXPECTED}"
-                ))
+                ));
             }
         };
         let period = parse_duration(period).map_err(|err| format!("{err} (after the /)"))?;

@@ -17,8 +17,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::model::{delay_of, micros, BucketState, Rate, Terms, MAX_DEBT_PERIODS};
-use super::resp::{describe, first_words, Connection, Reply, Trouble};
+use super::model::{BucketState, MAX_DEBT_PERIODS, Rate, Terms, delay_of, micros};
+use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
@@ -301,7 +301,18 @@ fn decide(answer: &[String], terms: &Terms) -> Option<(Reservation, bool)> {
 /// The stored fields and the server's time, as the script's `show` returns them (the fields
 /// empty when the budget has no state); none when a value is not one a run could store.
 fn stored(fields: &[String]) -> Option<Stored> {
-    let [tokens, earned, at, first, retries, refusals, capacity, period, window, now] = fields
+    let [
+        tokens,
+        earned,
+        at,
+        first,
+        retries,
+        refusals,
+        capacity,
+        period,
+        window,
+        now,
+    ] = fields
     else {
         return None;
     };

@@ -7,11 +7,11 @@ use std::io::{self, Write};
 use anyhow::Context;
 use serde::Serialize;
 
+use super::BudgetName;
 use super::file;
 use super::model::{BucketState, Terms};
 use super::redis::{Failure, RedisStore};
 use super::store::Location;
-use super::BudgetName;
 use crate::duration::{format_duration, to_millis};
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;

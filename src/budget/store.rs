@@ -166,7 +166,7 @@ impl Store {
                 return Err(format!(
                     "'{}' is not a budget store's scheme; {EXPECTED}",
                     shown_scheme(scheme)
-                ))
+                ));
             }
         };
         address.text = Secret(text.to_string());
@@ -216,7 +216,9 @@ fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
             Ok("user" | "username") => parsed.user = Some(decode(value)?),
             Ok("pass" | "password") => parsed.password = Some((decode(value)?, value_span)),
             _ => {
-                return Err("its query has a key that is not db, user or pass (or password)".into())
+                return Err(
+                    "its query has a key that is not db, user or pass (or password)".into(),
+                );
             }
         }
     }

@@ -9,11 +9,11 @@ use std::num::NonZeroU64;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::error::{ContextKind, ContextValue};
 use clap::Parser;
+use clap::error::{ContextKind, ContextValue};
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{Jitter, DEFAULT_MULTIPLIER};
+use crate::backoff::{DEFAULT_MULTIPLIER, Jitter};
 use crate::budget::store::OnFailure;
 use crate::budget::{BudgetName, Rate, Ratio};
 use crate::codes::StatusSet;
@@ -727,10 +727,10 @@ pub fn one_line_error(err: &clap::Error, args: &[OsString]) -> String {
     let first = first.replace(":\n  ", ": ").replace("\n  ", ", ");
     let mut message = first.strip_prefix("error: ").unwrap_or(&first).to_string();
     for kind in [ContextKind::ValidValue, ContextKind::ValidSubcommand] {
-        if let Some(ContextValue::Strings(values)) = err.get(kind) {
-            if !values.is_empty() {
-                message += &format!("; expected one of: {}", values.join(", "));
-            }
+        if let Some(ContextValue::Strings(values)) = err.get(kind)
+            && !values.is_empty()
+        {
+            message += &format!("; expected one of: {}", values.join(", "));
         }
     }
     let familiar = match err.get(ContextKind::InvalidArg) {

@@ -151,7 +151,7 @@ fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, PatternErro
                 return Err(PatternError(format!(
                     "{FLAG} '{text}' has no group to read the wait from; put it in \
                      parentheses, e.g. '(?i)^retry-after:\\s*(.+)$'"
-                )))
+                )));
             }
         };
         compiled.push((regex, group));
@@ -309,10 +309,10 @@ impl Captures {
 }
 
 fn first_match(patterns: &Option<Patterns>, line: &[u8], found: &mut Option<String>) {
-    if let (Some(patterns), None) = (patterns, &found) {
-        if let Some(index) = patterns.set.matches(line).iter().next() {
-            *found = Some(patterns.texts[index].clone());
-        }
+    if let (Some(patterns), None) = (patterns, &found)
+        && let Some(index) = patterns.set.matches(line).iter().next()
+    {
+        *found = Some(patterns.texts[index].clone());
     }
 }
 

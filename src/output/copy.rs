@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use crate::output::conditions::{LineMatcher, OutputConditions, OutputMatch};
 use crate::spill::SpillBuffer;
@@ -105,11 +105,11 @@ impl Progress {
         if let Some(matcher) = &mut self.matcher {
             matcher.feed(bytes);
         }
-        if let Some(hold) = &mut self.hold {
-            if let Err(err) = hold.write_all(bytes) {
-                self.fail(format!("cannot hold the command's stdout: {err}"));
-                self.hold = None;
-            }
+        if let Some(hold) = &mut self.hold
+            && let Err(err) = hold.write_all(bytes)
+        {
+            self.fail(format!("cannot hold the command's stdout: {err}"));
+            self.hold = None;
         }
     }
 

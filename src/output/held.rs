@@ -64,7 +64,7 @@ impl Release for StdRelease<'_> {
                 return Released::Failed(format!(
                     "the reader of {name} did not take the held output before the --max-time \
                      deadline"
-                ))
+                ));
             }
             Err(err) => return Released::Failed(format!("cannot start a thread: {err}")),
         };

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use nix::unistd::Pid;
 
 use super::supervision::Supervision;
-use super::{prepare_child, set_environment, spawn_failure, ProcessOptions};
+use super::{ProcessOptions, prepare_child, set_environment, spawn_failure};
 use crate::attempts::AttemptLimit;
 use crate::duration::to_millis;
 use crate::environment;

@@ -28,13 +28,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use nix::unistd::{getpid, Pid};
+use nix::unistd::{Pid, getpid};
 
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::environment;
 use crate::outcome::SpawnFailure;
-use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::output::OutputOptions;
+use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::signals::{ChildMask, SignalWatch, TimeoutSignal, Wake};
@@ -228,10 +228,10 @@ impl Attempts for ProcessRunner<'_> {
             };
         let mut child = self.spawn(numbering, request_file.as_ref())?;
         let (copies, mut failure) = self.start_copies(&mut child);
-        if let Some(input) = &self.input {
-            if let Err(err) = input.feed(child.stdin.take()) {
-                failure.get_or_insert(format!("cannot give stdin to the command: {err}"));
-            }
+        if let Some(input) = &self.input
+            && let Err(err) = input.feed(child.stdin.take())
+        {
+            failure.get_or_insert(format!("cannot give stdin to the command: {err}"));
         }
         let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         let group = self.options.isolation == Isolation::OwnGroup;
@@ -391,8 +391,10 @@ mod tests {
         }
         let command = CommandLine::direct(vec!["curl".into()]).unwrap();
         let error = spawn_error(&command, &io::Error::from_raw_os_error(libc::EAGAIN));
-        assert!(error
-            .message
-            .ends_with("retry itself is out of processes (see ulimit -u)"));
+        assert!(
+            error
+                .message
+                .ends_with("retry itself is out of processes (see ulimit -u)")
+        );
     }
 }

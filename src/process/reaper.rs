@@ -4,7 +4,7 @@
 //! are re-parented to the tool rather than to init, so it can wait until they are really gone
 //! (init in a container may never reap them) and no zombie outlives the tool's watch.
 
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 /// Adopt orphaned descendants (Linux); elsewhere they go to init as usual.

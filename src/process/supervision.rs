@@ -8,16 +8,16 @@
 
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
 use crate::output::copy::CopyOutcome;
+use crate::process::ProcessOptions;
 use crate::process::reaper;
 use crate::process::signals::{SignalWatch, Wake};
 use crate::process::terminal::Terminal;
 use crate::process::termination::{Termination, TimeLimit};
-use crate::process::ProcessOptions;
 use crate::retry_loop::AttemptReport;
 
 /// How far the tool has gone in ending the attempt.

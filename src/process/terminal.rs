@@ -12,8 +12,8 @@
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::{getpgrp, getpid, tcgetpgrp, tcsetpgrp, Pid};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::{Pid, getpgrp, getpid, tcgetpgrp, tcsetpgrp};
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]

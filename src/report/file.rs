@@ -29,7 +29,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use nix::unistd::{access, AccessFlags};
+use nix::unistd::{AccessFlags, access};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -73,7 +73,7 @@ impl ReportTarget {
                     cannot(format!(
                         "it names descriptor {fd}, which is not open: {err}"
                     ))
-                })
+                });
             }
             Resolved::Path(file) => file,
         };

@@ -252,8 +252,10 @@ mod tests {
             wait: Duration::from_secs(30),
             cause: WaitCause::Budget,
         };
-        assert!(text_of(end(1, Termination::Exited(1), budget))
-            .ends_with("retrying in 30s, when the retry budget has a token\n"));
+        assert!(
+            text_of(end(1, Termination::Exited(1), budget))
+                .ends_with("retrying in 30s, when the retry budget has a token\n")
+        );
     }
 
     #[test]

@@ -294,7 +294,11 @@ fn legend(svg: &mut String, top: f64, series: &[&str]) {
     for (index, name) in series.iter().enumerate() {
         let x = step * (index as f64 + 0.5);
         let colour = COLOURS[index % COLOURS.len()];
-        let _ = writeln!(svg, "<line x1=\"{x}\" x2=\"{}\" y1=\"{top}\" y2=\"{top}\" stroke=\"{colour}\" stroke-width=\"3\"/>", x + 24.0);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x}\" x2=\"{}\" y1=\"{top}\" y2=\"{top}\" stroke=\"{colour}\" stroke-width=\"3\"/>",
+            x + 24.0
+        );
         let _ = writeln!(
             svg,
             "<text x=\"{}\" y=\"{}\">{}</text>",

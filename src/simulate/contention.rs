@@ -266,7 +266,7 @@ pub(crate) fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
             None if item.contains('/') => {
                 return Err(format!(
                     "a step needs a range, as in 10-190/10; got '{item}'"
-                ))
+                ));
             }
             None => counts.push(count(range)?),
         }

@@ -22,8 +22,8 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::Exp1;
 
 use crate::backoff::{Backoff, Schedule};
-use crate::budget::model::{BucketState, Terms};
 use crate::budget::Reservation;
+use crate::budget::model::{BucketState, Terms};
 use crate::simulate::queue::EventQueue;
 use crate::simulate::trials::{mean_and_sd, run_parallel, trial_seed};
 

@@ -8,8 +8,8 @@
 //! gives the same result.
 
 use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
 
 /// A min-queue of events of type `E` by the time they happen at.
 #[derive(Clone, Debug)]

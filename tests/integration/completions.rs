@@ -9,7 +9,7 @@
 
 use clap::{Arg, ArgAction, Command};
 
-use crate::harness::{program, Scratch};
+use crate::harness::{Scratch, program};
 
 /// What an option of the tool takes.
 enum Value {

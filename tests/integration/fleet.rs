@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::harness::{fault_injector, program, retry, sharing_budget, wait_for, Scratch};
+use crate::harness::{Scratch, fault_injector, program, retry, sharing_budget, wait_for};
 
 #[test]
 fn seed_host_repeats_for_a_job_and_differs_between_jobs() {

@@ -1,7 +1,7 @@
 //! What other retry tools' users rely on: hooks, the timeout signal, readiness by output, and
 //! output conditions on one stream.
 
-use crate::harness::{process_exists, retry, wait_for, Invocation, Scratch};
+use crate::harness::{Invocation, Scratch, process_exists, retry, wait_for};
 
 #[test]
 fn on_retry_runs_between_attempts_with_its_variables_and_output_on_stderr() {

@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use crate::harness::{fault_injector, kill_leftover, retry, shell, Scratch};
+use crate::harness::{Scratch, fault_injector, kill_leftover, retry, shell};
 
 /// An `sh -c` command that counts its attempts in `$COUNTER`, prints `line`, and exits `code`.
 fn prints(line: &str, code: u8) -> [String; 3] {

@@ -1,7 +1,7 @@
 //! Process control with real processes: timeouts, the deadline, process groups, signals, stdin,
 //! the terminal, and parents that leave the tool in odd states.
 
-use crate::harness::{kill_leftover, process_exists, retry, shell, wait_for, Scratch};
+use crate::harness::{Scratch, kill_leftover, process_exists, retry, shell, wait_for};
 use crate::pty::Session;
 
 /// `sh -c` words that record the shell's background child's pid in `$PIDFILE`, then run `rest`.

@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::harness::{wait_at_most, PATIENCE, TIME_LIMIT};
+use crate::harness::{PATIENCE, TIME_LIMIT, wait_at_most};
 use std::time::{Duration, Instant};
 
 /// The tool running on the slave side of a pseudo-terminal; the test holds the master side.

@@ -6,10 +6,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::harness::{shell, Run, Scratch};
+use crate::harness::{Run, Scratch, shell};
 use crate::pty::Session;
 
 /// The README, with every shell line continuation joined, as a shell reads it.
@@ -276,7 +276,10 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
                  right host or port?",
                 1,
             ),
-            ("error: error validating \"deploy.yaml\": unknown field \"spec.replica\"", 1),
+            (
+                "error: error validating \"deploy.yaml\": unknown field \"spec.replica\"",
+                1,
+            ),
         ),
         (
             "retry --retry-on-output 'Could not get lock|Temporary failure resolving|Failed to \
@@ -303,7 +306,10 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
                  port=443): Read timed out.",
                 2,
             ),
-            ("ERROR: Could not find a version that satisfies the requirement nosuchpkg", 1),
+            (
+                "ERROR: Could not find a version that satisfies the requirement nosuchpkg",
+                1,
+            ),
         ),
     ];
     for (recipe, program, (transient, status), (permanent, permanent_status)) in cases {
@@ -397,7 +403,10 @@ fn the_fleet_recipes_plan_as_described() {
         "retry --seed host --splay 10m --max-time 50m --budget inventory-api --budget-rate 20/1m \
          --jitter decorrelated --base 2s --cap 5m -n 8 -- curl -fsS https://inventory.example.com/sync",
     ] {
-        assert!(readme_commands().contains(recipe), "the README lacks {recipe:?}");
+        assert!(
+            readme_commands().contains(recipe),
+            "the README lacks {recipe:?}"
+        );
         // The splay would hold a test for up to ten minutes: the plan shows what the run does.
         let planned = recipe.replacen("retry ", "\"$RETRY\" --plan ", 1);
         let run = shell(&planned).run();

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 
-use crate::harness::{fault_injector, retry, shell, Scratch};
+use crate::harness::{Scratch, fault_injector, retry, shell};
 
 /// Every key an attempt record carries, in the README's order.
 const ATTEMPT_KEYS: [&str; 16] = [

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::harness::{retry, Run, Scratch};
+use crate::harness::{Run, Scratch, retry};
 
 /// The command of [`asking`]: on its first attempt it writes `$REQUEST` (as the shell expands
 /// it) to `RETRY_AFTER_FILE` and exits `$STATUS` (1 unless given); later attempts succeed.

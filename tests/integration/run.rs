@@ -1,6 +1,6 @@
 //! Runs of real commands: attempts, statuses, the exit-status options, environment, messages.
 
-use crate::harness::{retry, Scratch};
+use crate::harness::{Scratch, retry};
 
 /// A shell script that appends a line to `$COUNTER` and exits with `$1`... as `sh -c` words.
 fn counting(exit: &str) -> Vec<String> {

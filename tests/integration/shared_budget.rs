@@ -3,7 +3,7 @@
 
 use std::net::TcpListener;
 
-use crate::harness::{retry, sharing_budget, wait_for, Invocation, Run, Running, Scratch};
+use crate::harness::{Invocation, Run, Running, Scratch, retry, sharing_budget, wait_for};
 use crate::redis_server::RedisServer;
 
 /// A run of an always-failing command sharing the budget `name` in `store` (`file` or a URL)

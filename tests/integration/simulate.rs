@@ -1,6 +1,6 @@
 //! `retry simulate`: the contention and load experiments from the command line.
 
-use crate::harness::{retry, Scratch};
+use crate::harness::{Scratch, retry};
 
 #[test]
 fn prints_a_table_and_writes_csv_and_svg() {

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use crate::harness::{retry, Scratch};
+use crate::harness::{Scratch, retry};
 use crate::redis_server::RedisServer;
 
 /// A server on a loopback port that answers every connection with `answer`, given the stream;

@@ -7,7 +7,6 @@ mod harness;
 mod hooks;
 mod man;
 mod output;
-mod package;
 mod plan;
 mod process;
 mod pty;

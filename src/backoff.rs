@@ -17,6 +17,8 @@
 
 use std::time::Duration;
 
+use crate::duration::format_duration;
+
 use rand::{Rng, RngExt, SeedableRng};
 
 /// The growth of the ceiling per retry unless --multiplier says otherwise: doubling, as in the
@@ -24,7 +26,8 @@ use rand::{Rng, RngExt, SeedableRng};
 pub(crate) const DEFAULT_MULTIPLIER: f64 = 2.0;
 
 /// How randomness spreads the waits (Marc Brooker, "Exponential Backoff And Jitter").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum Jitter {
     /// No randomness: wait exactly the exponential ceiling.
     None,
@@ -36,18 +39,6 @@ pub(crate) enum Jitter {
     Decorrelated,
 }
 
-impl Jitter {
-    /// The name the command line uses for this strategy.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Jitter::None => "none",
-            Jitter::Full => "full",
-            Jitter::Equal => "equal",
-            Jitter::Decorrelated => "decorrelated",
-        }
-    }
-}
-
 /// Validated backoff parameters; [`Backoff::schedule`] turns them into waits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Backoff {
@@ -57,13 +48,41 @@ pub(crate) struct Backoff {
     jitter: Jitter,
 }
 
-/// Why parameters cannot make a schedule.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why parameters cannot make a schedule; shown, it names the flags that give them (the same
+/// for a run and for `retry simulate`) and the values.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum BackoffError {
     /// The cap is below the base.
-    CapBelowBase,
+    CapBelowBase { base: Duration, cap: Duration },
     /// The multiplier is NaN, infinite, or below 1.
-    BadMultiplier,
+    BadMultiplier(f64),
+}
+
+impl std::fmt::Display for BackoffError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BackoffError::CapBelowBase { base, cap } => write!(
+                f,
+                "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
+                format_duration(*cap),
+                format_duration(*base)
+            ),
+            BackoffError::BadMultiplier(multiplier) => write!(
+                f,
+                "--multiplier ({multiplier}) must be a finite number of at least 1"
+            ),
+        }
+    }
+}
+
+/// Parse `--multiplier`: a finite number of at least 1.
+pub(crate) fn parse_multiplier(text: &str) -> Result<f64, String> {
+    const EXPECTED: &str = "expected a finite number of at least 1, e.g. 2 or 1.5";
+    match text.trim().parse::<f64>() {
+        Ok(factor) if factor.is_finite() && factor >= 1.0 => Ok(factor),
+        Ok(_) => Err(format!("out of range; {EXPECTED}")),
+        Err(_) => Err(format!("not a number; {EXPECTED}")),
+    }
 }
 
 impl Backoff {
@@ -76,10 +95,10 @@ impl Backoff {
         jitter: Jitter,
     ) -> Result<Self, BackoffError> {
         if cap < base {
-            return Err(BackoffError::CapBelowBase);
+            return Err(BackoffError::CapBelowBase { base, cap });
         }
         if !(multiplier.is_finite() && multiplier >= 1.0) {
-            return Err(BackoffError::BadMultiplier);
+            return Err(BackoffError::BadMultiplier(multiplier));
         }
         Ok(Backoff {
             base: saturating_nanos(base),
@@ -315,9 +334,16 @@ mod tests {
         let ms = Duration::from_millis;
         let make =
             |base, cap, multiplier| Backoff::new(ms(base), ms(cap), multiplier, Jitter::Full);
-        assert_eq!(make(2_000, 1_000, 2.0), Err(BackoffError::CapBelowBase));
+        assert_eq!(
+            make(2_000, 1_000, 2.0).unwrap_err().to_string(),
+            "--cap (1s) must not be below --base (2s); raise --cap or lower --base"
+        );
         for multiplier in [0.5, f64::NAN, f64::INFINITY, -2.0] {
-            assert_eq!(make(1, 2, multiplier), Err(BackoffError::BadMultiplier));
+            let err = make(1, 2, multiplier).unwrap_err();
+            assert!(
+                matches!(err, BackoffError::BadMultiplier(_)),
+                "{multiplier}"
+            );
         }
     }
 

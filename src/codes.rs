@@ -13,13 +13,6 @@ pub(crate) struct StatusSet {
 }
 
 impl StatusSet {
-    /// The set of `status` alone.
-    pub(crate) fn only(status: u8) -> Self {
-        let mut set = StatusSet::default();
-        set.insert(status);
-        set
-    }
-
     /// Whether `status` is in the set.
     pub(crate) fn contains(&self, status: u8) -> bool {
         self.bits[usize::from(status / 64)] & (1 << (status % 64)) != 0

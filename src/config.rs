@@ -1,10 +1,12 @@
-//! Resolving the parsed command line into one consistent run, and building the run's parts.
+//! The run's settings: the parsed command line resolved into one consistent run, with every
+//! cross-flag check made, and the environment read once (where the run sits among nested
+//! retries, and where its budget lives).
 //!
-//! [`Config`] is the only reader of [`Cli`]: every cross-flag check lives here, and the one read
-//! of the environment (the default budget directory) and the one draw of a random seed. Its
-//! fields are private; it hands out the parts a run is made of (the loop's rules, the waits, the
-//! process runner, the budget, the reporter, the report), as ripgrep's `HiArgs` hands out its
-//! matcher. A new flag touches `cli.rs`, this file, the module that uses it, and the README.
+//! [`Config`] is the only reader of a run's [`Cli`]; the tool's subcommands own their options
+//! (`simulate::options`, `budget::show`) and are dispatched before it. Its fields are private:
+//! it hands out the settings each part of a run is built from, by the module that owns the part,
+//! and the record of them that the report keeps, made from the values in force. A new flag
+//! touches `cli.rs`, this file, the module that uses it, and a test.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -14,45 +16,33 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use serde::Serialize;
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{self, Backoff, BackoffError, DEFAULT_MULTIPLIER, Jitter, Schedule};
-use crate::budget::file::{BudgetFile, Refused};
+use crate::backoff::{self, Backoff, Jitter, Schedule};
+use crate::budget::BudgetSettings;
 use crate::budget::model::Terms;
-use crate::budget::show::ShowRequest;
-use crate::budget::store::{Location, OnFailure, RedisAddress, Store};
-use crate::budget::{BudgetName, Prepared};
-use crate::cli::simulate::{
-    ContentionArgs, Experiment as SimulateExperiment, LoadArgs, SimulateCommand,
-};
-use crate::cli::{BudgetCommand, BudgetShowArgs, Cli, Subcommand};
+use crate::budget::store::{Location, RedisAddress};
+use crate::cli::Cli;
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
 use crate::output::OutputOptions;
 use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
 use crate::plan::PlanRequest;
-use crate::policy::{Overlap, Policy};
+use crate::policy::Policy;
 use crate::process::command_line::CommandLine;
-use crate::process::hooks::{HookLines, HookRunner};
-use crate::process::request_file::RequestFiles;
-use crate::process::signals::SignalWatch;
-use crate::process::stdin_replay::HeldInput;
-use crate::process::terminal::Terminal;
-use crate::process::{Isolation, ProcessOptions, ProcessRunner};
-use crate::report::file::{ReportTarget, ReportWriter};
-use crate::report::outlet::Outlet;
-use crate::report::reporter::Reporter;
-use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
+use crate::process::hooks::HookLines;
+use crate::process::{Isolation, ProcessOptions};
+use crate::report::file::OptionsRecord;
+use crate::report::verbosity::{LogSettings, Verbosity};
 use crate::retry_loop::Rules;
 use crate::seed::Seed;
-use crate::simulate;
 
-/// Everything an invocation needs, checked for consistency.
+/// Everything a run needs, checked for consistency.
 #[derive(Debug)]
 pub(crate) struct Config {
-    action: Action,
+    /// What each attempt runs; none for `--plan`, which runs nothing.
+    command: Option<CommandLine>,
     /// The attempt limit in force: `--max-attempts`, or one with `--nested once` when nested.
     limit: AttemptLimit,
     /// Where the run sits among nested retries, and what `--nested` makes of it.
@@ -73,69 +63,7 @@ pub(crate) struct Config {
     hooks: HookLines,
     reset_after: Option<Duration>,
     report: Option<PathBuf>,
-    recorded: ReportOptions,
-}
-
-/// What the invocation asks for.
-#[derive(Debug)]
-pub(crate) enum Action {
-    /// Run this command until it succeeds or the run gives up.
-    Run(CommandLine),
-    /// Print the schedule of waits and exit.
-    Plan,
-    /// Run the simulator.
-    Simulate(simulate::Settings),
-    /// Print a budget's state.
-    ShowBudget(ShowRequest),
-}
-
-/// A shared retry budget.
-#[derive(Clone, Debug, PartialEq)]
-struct BudgetSettings {
-    name: BudgetName,
-    terms: Terms,
-    location: Location,
-    on_failure: OnFailure,
-}
-
-/// The options in force, as `--report` records them: the report's `options` object.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct ReportOptions {
-    command: Vec<String>,
-    shell: bool,
-    max_attempts: AttemptLimit,
-    base_ms: f64,
-    cap_ms: f64,
-    multiplier: f64,
-    jitter: &'static str,
-    seed: u64,
-    splay_ms: Option<f64>,
-    budget: Option<String>,
-    budget_rate: Option<String>,
-    budget_ratio: Option<f64>,
-    budget_window_ms: Option<f64>,
-    budget_store: Option<String>,
-    budget_store_fail: Option<&'static str>,
-    success_on: String,
-    retry_on: Option<String>,
-    stop_on: Option<String>,
-    retry_on_output: Vec<String>,
-    stop_on_output: Vec<String>,
-    retry_after_output: Vec<String>,
-    success_on_output: Vec<String>,
-    output_stream: &'static str,
-    max_requested_wait_ms: f64,
-    nested: &'static str,
-    timeout_signal: String,
-    on_retry: Option<String>,
-    on_give_up: Option<String>,
-    hold_output: bool,
-    timeout_ms: Option<f64>,
-    max_time_ms: Option<f64>,
-    kill_after_ms: f64,
-    reset_after_ms: Option<f64>,
-    foreground: bool,
-    replay_stdin: bool,
+    recorded: OptionsRecord,
 }
 
 /// A combination of flags that cannot make a run; the message says which and why.
@@ -160,46 +88,44 @@ impl TryFrom<Cli> for Config {
 
 impl Config {
     /// Resolve `cli`, reading the environment through `env`.
-    fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+    fn resolve(cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+        refuse(
+            cli.reset_after == Some(Duration::ZERO),
+            "--reset-after (0s) must be more than 0s, or every failure would start the count \
+             over; leave it out to never start over",
+        )?;
+        refuse(
+            cli.multiplier_given && cli.jitter == Jitter::Decorrelated,
+            &format!(
+                "--multiplier ({}) has no effect with --jitter decorrelated, whose waits grow \
+                 from the previous wait; leave out --multiplier, or choose another --jitter",
+                cli.multiplier
+            ),
+        )?;
+        let backoff = Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
+            .map_err(|err| ConfigError(err.to_string()))?;
         // 0s is no limit, as coreutils timeout takes it.
-        cli.timeout = cli.timeout.filter(|limit| !limit.is_zero());
-        cli.max_time = cli.max_time.filter(|limit| !limit.is_zero());
-        if cli.reset_after == Some(Duration::ZERO) {
-            return Err(ConfigError(
-                "--reset-after (0s) must be more than 0s, or every failure would start the count \
-                 over; leave it out to never start over"
-                    .into(),
-            ));
+        let timeout = cli.timeout.filter(|limit| !limit.is_zero());
+        let max_time = cli.max_time.filter(|limit| !limit.is_zero());
+        if let (Some(splay), Some(max_time)) = (cli.splay, max_time) {
+            refuse(
+                splay >= max_time,
+                &format!(
+                    "--splay ({}) must be below --max-time ({}), or no attempt could start",
+                    format_duration(splay),
+                    format_duration(max_time)
+                ),
+            )?;
         }
-        if let (Some(multiplier), Jitter::Decorrelated) = (cli.multiplier, cli.jitter()) {
-            return Err(ConfigError(format!(
-                "--multiplier ({multiplier}) has no effect with --jitter decorrelated, whose waits \
-                 grow from the previous wait; leave out --multiplier, or choose another --jitter"
-            )));
-        }
-        let multiplier = cli.multiplier();
-        let backoff = Backoff::new(cli.base(), cli.cap(), multiplier, cli.jitter())
-            .map_err(|err| backoff_error(err, cli.base(), cli.cap(), multiplier))?;
-        if let (Some(splay), Some(max_time)) = (cli.splay, cli.max_time)
-            && splay >= max_time
-        {
-            return Err(ConfigError(format!(
-                "--splay ({}) must be below --max-time ({}), or no attempt could start",
-                format_duration(splay),
-                format_duration(max_time)
-            )));
-        }
-        let budget = match cli.budget.clone() {
+        let budget = match &cli.budget {
             None => None,
             Some(name) => Some(budget_settings(name, &cli, &env)?),
         };
-        if cli.max_requested_wait().is_zero() {
-            return Err(ConfigError(
-                "--max-requested-wait (0s) must be more than 0s, e.g. 15m; to bound the whole \
-                 run, give --max-time"
-                    .into(),
-            ));
-        }
+        refuse(
+            cli.max_requested_wait.is_zero(),
+            "--max-requested-wait (0s) must be more than 0s, e.g. 15m; to bound the whole run, \
+             give --max-time",
+        )?;
         let conditions = OutputConditions::new(&PatternTexts {
             retry: cli.retry_on_output.clone(),
             stop: cli.stop_on_output.clone(),
@@ -212,56 +138,94 @@ impl Config {
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
             env(environment::OUTER_MAX_ATTEMPTS.name).as_deref(),
         );
-        let policy = Policy::new(cli.success_on(), cli.retry_on, cli.stop_on)
-            .map_err(|overlap| overlap_error(overlap, &cli))?
+        let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
+            .map_err(|overlap| ConfigError(overlap.to_string()))?
             .requiring_retry_match(conditions.requires_retry_match())
             .requiring_success_match(conditions.requires_success_match());
+        let command = match cli.plan {
+            true => None,
+            false => Some(command_line(&cli)?),
+        };
         let seed = Seed::resolve(cli.seed, &cli.command);
-        let recorded = ReportOptions::of(&cli, seed, budget.as_ref());
-        let action = match (cli.subcommand.take(), cli.plan) {
-            (Some(Subcommand::Simulate(args)), _) => Action::Simulate(simulate_settings(*args)?),
-            (Some(Subcommand::Budget { command }), _) => {
-                let BudgetCommand::Show(args) = command;
-                cli.log_format = Some(args.log_format);
-                Action::ShowBudget(show_request(args, &env)?)
-            }
-            (None, true) => Action::Plan,
-            (None, false) => Action::Run(command_line(&cli)?),
+        let limit = layer.limit(cli.nested, cli.max_attempts);
+        let process = ProcessOptions {
+            timeout,
+            kill_after: cli.kill_after,
+            timeout_signal: cli.timeout_signal,
+            isolation: match cli.foreground {
+                true => Isolation::Foreground,
+                false => Isolation::OwnGroup,
+            },
+        };
+        let recorded = OptionsRecord {
+            command: cli
+                .command
+                .iter()
+                .map(|word| word.to_string_lossy().into_owned())
+                .collect(),
+            shell: cli.shell,
+            max_attempts: limit,
+            base_ms: to_millis(backoff.base()),
+            cap_ms: to_millis(backoff.cap()),
+            multiplier: backoff.multiplier(),
+            jitter: backoff.jitter(),
+            seed,
+            splay_ms: cli.splay.map(to_millis),
+            budget: budget
+                .as_ref()
+                .map(|budget| budget.name.as_str().to_string()),
+            budget_rate: budget.as_ref().map(|budget| budget.terms.rate.to_string()),
+            budget_ratio: budget.as_ref().and_then(|budget| budget.terms.ratio),
+            budget_window_ms: budget.as_ref().map(|budget| to_millis(budget.terms.window)),
+            budget_store: budget.as_ref().map(|budget| budget.location.to_string()),
+            budget_store_fail: budget.as_ref().map(|budget| budget.on_failure),
+            success_on: cli.success_on.to_string(),
+            retry_on: cli.retry_on.map(|set| set.to_string()),
+            stop_on: cli.stop_on.map(|set| set.to_string()),
+            retry_on_output: cli.retry_on_output.clone(),
+            stop_on_output: cli.stop_on_output.clone(),
+            retry_after_output: cli.retry_after_output.clone(),
+            success_on_output: cli.success_on_output.clone(),
+            output_stream: cli.output_stream,
+            max_requested_wait_ms: to_millis(cli.max_requested_wait),
+            nested: cli.nested,
+            timeout_signal: cli.timeout_signal.to_string(),
+            on_retry: cli.on_retry.clone(),
+            on_give_up: cli.on_give_up.clone(),
+            hold_output: cli.hold_output,
+            timeout_ms: timeout.map(to_millis),
+            max_time_ms: max_time.map(to_millis),
+            kill_after_ms: to_millis(cli.kill_after),
+            reset_after_ms: cli.reset_after.map(to_millis),
+            foreground: cli.foreground,
+            replay_stdin: cli.replay_stdin,
         };
         Ok(Config {
-            action,
-            limit: layer.limit(cli.nested(), cli.max_attempts()),
+            command,
+            limit,
             layer,
-            nested: cli.nested(),
-            max_requested_wait: cli.max_requested_wait(),
+            nested: cli.nested,
+            max_requested_wait: cli.max_requested_wait,
             backoff,
             policy,
             seed,
             splay: cli.splay,
             budget,
-            max_time: cli.max_time,
-            process: ProcessOptions {
-                timeout: cli.timeout,
-                kill_after: cli.kill_after(),
-                timeout_signal: cli.timeout_signal(),
-                isolation: match cli.foreground {
-                    true => Isolation::Foreground,
-                    false => Isolation::OwnGroup,
-                },
-            },
+            max_time,
+            process,
             replay_stdin: cli.replay_stdin,
             output: OutputOptions {
                 conditions: Arc::new(conditions),
-                stream: cli.output_stream(),
+                stream: cli.output_stream,
                 hold: cli.hold_output,
             },
             hooks: HookLines {
-                on_retry: cli.on_retry.clone(),
-                on_give_up: cli.on_give_up.clone(),
+                on_retry: cli.on_retry,
+                on_give_up: cli.on_give_up,
             },
             reset_after: cli.reset_after,
             log: LogSettings {
-                format: cli.log_format(),
+                format: cli.log_format,
                 verbosity: match (cli.quiet, cli.verbose) {
                     (true, _) => Verbosity::Quiet,
                     (false, true) => Verbosity::Verbose,
@@ -273,14 +237,14 @@ impl Config {
         })
     }
 
-    /// What the invocation asks for.
-    pub(crate) fn action(&self) -> &Action {
-        &self.action
+    /// What each attempt runs; none for `--plan`, which runs nothing.
+    pub(crate) fn command(&self) -> Option<&CommandLine> {
+        self.command.as_ref()
     }
 
-    /// The form of the tool's own output.
-    pub(crate) fn log_format(&self) -> LogFormat {
-        self.log.format
+    /// The form and amount of the tool's own messages.
+    pub(crate) fn log(&self) -> LogSettings {
+        self.log
     }
 
     /// What `--plan` shows.
@@ -320,9 +284,9 @@ impl Config {
             && reset_after < self.backoff.cap()
         {
             warnings.push(format!(
-                "--reset-after ({}) is shorter than --cap ({}): every failure that lasts \
-                     that long starts the count over, so --max-attempts {limit} may never run \
-                     out; give --max-time to bound the run",
+                "--reset-after ({}) is shorter than --cap ({}): every failure that lasts that \
+                 long starts the count over, so --max-attempts {limit} may never run out; give \
+                 --max-time to bound the run",
                 format_duration(reset_after),
                 format_duration(self.backoff.cap())
             ));
@@ -349,6 +313,36 @@ impl Config {
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
     }
 
+    /// `--max-time`, the limit of the whole run.
+    pub(crate) fn max_time(&self) -> Option<Duration> {
+        self.max_time
+    }
+
+    /// The process-control options of an attempt (and of a hook).
+    pub(crate) fn process(&self) -> ProcessOptions {
+        self.process
+    }
+
+    /// The output conditions, and whether stdout is held.
+    pub(crate) fn output(&self) -> &OutputOptions {
+        &self.output
+    }
+
+    /// The hooks' shell lines.
+    pub(crate) fn hooks(&self) -> &HookLines {
+        &self.hooks
+    }
+
+    /// The most attempts of the command all nested layers together may make.
+    pub(crate) fn total_attempts(&self) -> AttemptLimit {
+        self.layer.total(self.limit)
+    }
+
+    /// The run's depth among nested retries: 1 for the outermost.
+    pub(crate) fn depth(&self) -> u32 {
+        self.layer.depth()
+    }
+
     /// Whether attempts may be handed the controlling terminal (when the tool is in its
     /// foreground): never with `--foreground`, where they share the tool's process group.
     pub(crate) fn hands_over_terminal(&self) -> bool {
@@ -360,168 +354,27 @@ impl Config {
         self.replay_stdin
     }
 
-    /// The runner of `command`'s attempts, taking signals from `watch`.
-    pub(crate) fn runner<'a>(
-        &self,
-        command: CommandLine,
-        watch: &'a SignalWatch,
-        terminal: Option<&'a Terminal>,
-        input: Option<HeldInput>,
-        requests: RequestFiles,
-    ) -> ProcessRunner<'a> {
-        ProcessRunner {
-            command,
-            total: self.layer.total(self.limit),
-            options: self.process,
-            watch,
-            terminal,
-            input,
-            output: self.output.clone(),
-            requests: Some(requests),
-        }
+    /// `--report`, and the options in force as it records them.
+    pub(crate) fn report(&self) -> Option<(&Path, &OptionsRecord)> {
+        self.report.as_deref().map(|path| (path, &self.recorded))
     }
 
-    /// The runner of the hooks, taking signals from `watch` and handing them `terminal`, as
-    /// attempts are.
-    pub(crate) fn hooks<'a>(
-        &self,
-        watch: &'a SignalWatch,
-        terminal: Option<&'a Terminal>,
-    ) -> HookRunner<'a> {
-        HookRunner {
-            lines: self.hooks.clone(),
-            options: self.process,
-            watch,
-            terminal,
-            total: self.layer.total(self.limit),
-        }
-    }
-
-    /// The `--report` writer, its path checked; the error is the message.
-    pub(crate) fn report_writer(&self) -> Result<Option<ReportWriter>, String> {
-        let Some(path) = &self.report else {
-            return Ok(None);
-        };
-        let target = ReportTarget::check(path)?;
-        Ok(Some(ReportWriter::new(
-            target,
-            path,
-            &self.recorded,
-            self.layer.depth(),
-        )))
-    }
-
-    /// The `--budget`, its file checked when the file store keeps it: one that cannot be used
-    /// says why, for the run to warn of it and go on as `--budget-store-fail` says.
-    pub(crate) fn budget(&self) -> Option<Prepared> {
-        let budget = self.budget.as_ref()?;
-        let terms = budget.terms;
-        let on_failure = budget.on_failure;
-        Some(match &budget.location {
-            Location::File(dir) => match BudgetFile::check(dir, &budget.name) {
-                Ok(file) => Prepared::File {
-                    file,
-                    terms,
-                    on_failure,
-                },
-                Err(Refused(why)) => Prepared::Unusable { why, on_failure },
-            },
-            Location::Shared { address, fallback } => Prepared::Shared {
-                address: address.clone(),
-                on_failure,
-                dir: fallback.clone(),
-                name: budget.name.clone(),
-                terms,
-            },
-        })
-    }
-
-    /// The reporter of the tool's own messages on stderr.
-    pub(crate) fn reporter(&self) -> Reporter<Outlet> {
-        Reporter::on_stderr(self.log)
+    /// The `--budget`, if the run shares one.
+    pub(crate) fn budget(&self) -> Option<&BudgetSettings> {
+        self.budget.as_ref()
     }
 
     /// The shared store's address, whose secrets to hide where the tool was given them.
     pub(crate) fn store_address(&self) -> Option<&RedisAddress> {
-        let location = match &self.action {
-            Action::ShowBudget(request) => Some(&request.location),
-            _ => self.budget.as_ref().map(|budget| &budget.location),
-        };
-        match location {
-            Some(Location::Shared { address, .. }) => Some(address),
-            _ => None,
-        }
-    }
-
-    /// `--max-time`, the limit of the whole run.
-    pub(crate) fn max_time(&self) -> Option<Duration> {
-        self.max_time
+        self.budget.as_ref()?.location.address()
     }
 }
 
-impl BudgetSettings {
-    /// The budget as the plan's header names it: its name, its terms, and a shared store.
-    fn describe(&self) -> String {
-        let terms = &self.terms;
-        let mut text = format!("{} at {}", self.name.as_str(), terms.rate);
-        if let Some(ratio) = terms.ratio {
-            text += &format!(
-                " plus {ratio} per first attempt over {}",
-                format_duration(terms.window)
-            );
-        }
-        if let Location::Shared { address, .. } = &self.location {
-            text += &format!(" in {address} ({} when it fails)", self.on_failure.name());
-        }
-        text
-    }
-}
-
-impl ReportOptions {
-    fn of(cli: &Cli, seed: u64, budget: Option<&BudgetSettings>) -> Self {
-        let millis = |duration: Option<Duration>| duration.map(to_millis);
-        let text = |words: &[String]| words.to_vec();
-        ReportOptions {
-            command: cli
-                .command
-                .iter()
-                .map(|word| word.to_string_lossy().into_owned())
-                .collect(),
-            shell: cli.shell,
-            max_attempts: cli.max_attempts(),
-            base_ms: to_millis(cli.base()),
-            cap_ms: to_millis(cli.cap()),
-            multiplier: cli.multiplier(),
-            jitter: cli.jitter().name(),
-            seed,
-            splay_ms: millis(cli.splay),
-            budget: budget.map(|budget| budget.name.as_str().to_string()),
-            budget_rate: budget.map(|budget| budget.terms.rate.to_string()),
-            budget_ratio: budget.and_then(|budget| budget.terms.ratio),
-            budget_window_ms: budget.map(|budget| to_millis(budget.terms.window)),
-            budget_store: budget.map(|budget| budget.location.to_string()),
-            budget_store_fail: budget.map(|budget| budget.on_failure.name()),
-            success_on: cli.success_on().to_string(),
-            retry_on: cli.retry_on.map(|set| set.to_string()),
-            stop_on: cli.stop_on.map(|set| set.to_string()),
-            retry_on_output: text(&cli.retry_on_output),
-            stop_on_output: text(&cli.stop_on_output),
-            retry_after_output: text(&cli.retry_after_output),
-            success_on_output: text(&cli.success_on_output),
-            output_stream: cli.output_stream().name(),
-            timeout_signal: cli.timeout_signal().to_string(),
-            on_retry: cli.on_retry.clone(),
-            on_give_up: cli.on_give_up.clone(),
-            max_requested_wait_ms: to_millis(cli.max_requested_wait()),
-            nested: cli.nested().name(),
-            hold_output: cli.hold_output,
-            timeout_ms: millis(cli.timeout),
-            max_time_ms: millis(cli.max_time),
-            kill_after_ms: to_millis(cli.kill_after()),
-            reset_after_ms: millis(cli.reset_after),
-            foreground: cli.foreground,
-            replay_stdin: cli.replay_stdin,
-        }
+/// Refuse a run when `contradiction` holds, saying `why`.
+fn refuse(contradiction: bool, why: &str) -> Result<(), ConfigError> {
+    match contradiction {
+        true => Err(ConfigError(why.to_string())),
+        false => Ok(()),
     }
 }
 
@@ -541,234 +394,35 @@ fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
     })
 }
 
-/// The simulator's settings, from the options of the experiment `command` names (contention
-/// unless it names one); the backoff comes from the simulator's own flags.
-fn simulate_settings(command: SimulateCommand) -> Result<simulate::Settings, ConfigError> {
-    match command.experiment {
-        Some(SimulateExperiment::Load(args)) => load_settings(args),
-        Some(SimulateExperiment::Contention(args)) => contention_settings(args),
-        None => contention_settings(command.contention),
-    }
-}
-
-/// The most trials one run of the contention experiment may hold results for, all strategies
-/// and client counts together.
-const CONTENTION_TRIALS: usize = 1_000_000;
-
-fn contention_settings(args: ContentionArgs) -> Result<simulate::Settings, ConfigError> {
-    let backoff = Backoff::new(args.base, args.cap, args.multiplier, Jitter::None)
-        .map_err(|err| backoff_error(err, args.base, args.cap, args.multiplier))?;
-    let mut jitters: Vec<Jitter> = Vec::new();
-    for jitter in args.jitter {
-        if !jitters.contains(&jitter) {
-            jitters.push(jitter);
-        }
-    }
-    // The no-backoff baseline is always simulated too.
-    let trials = (jitters.len() + 1) * args.clients.0.len() * args.trials as usize;
-    if trials > CONTENTION_TRIALS {
-        return Err(ConfigError(format!(
-            "this contention simulation is too large: {trials} trials (at most \
-             {CONTENTION_TRIALS}: strategies, the baseline among them, times client counts \
-             times --trials)"
-        )));
-    }
-    Ok(simulate::Settings {
-        experiment: simulate::Experiment::Contention(simulate::contention::Experiment {
-            clients: args.clients.0,
-            jitters,
-            backoff,
-            trials: args.trials,
-            seed: Seed::resolve(args.output.seed.map(Seed::Number), &[]),
-        }),
-        csv: args.output.csv,
-        svg: args.output.svg,
-    })
-}
-
-/// The most first tries one trial of the load experiment may simulate, and the most trials one
-/// run may: beyond them a run would take hours.
-const LOAD_LIMITS: (f64, usize) = (10_000_000.0, 100_000);
-
-fn load_settings(args: LoadArgs) -> Result<simulate::Settings, ConfigError> {
-    let positive = [
-        ("--duration", args.duration),
-        ("--budget-window", args.budget_window),
-    ];
-    for (flag, value) in positive {
-        if value.is_zero() {
-            return Err(ConfigError(format!("{flag} (0s) must be more than 0s")));
-        }
-    }
-    let duration = args.duration.as_secs_f64();
-    let first_tries = f64::from(args.clients) * args.rate.0 * duration;
-    let trials = args.failure_rates.0.len() * args.policies.len() * args.trials as usize;
-    if first_tries > LOAD_LIMITS.0 || trials > LOAD_LIMITS.1 {
-        return Err(ConfigError(format!(
-            "this load simulation is too large: {first_tries:.0} first tries a trial (at most \
-             {:.0}: --clients times --rate times --duration) and {trials} trials (at most {}: \
-             failure rates times policies times --trials)",
-            LOAD_LIMITS.0, LOAD_LIMITS.1
-        )));
-    }
-    let cap = args.base.max(Duration::from_secs(60));
-    let backoff = Backoff::new(args.base, cap, DEFAULT_MULTIPLIER, args.jitter)
-        .map_err(|err| backoff_error(err, args.base, cap, DEFAULT_MULTIPLIER))?;
-    let mut policies = args.policies;
-    policies.dedup();
-    Ok(simulate::Settings {
-        experiment: simulate::Experiment::Load(simulate::load::Experiment {
-            failure_rates: args.failure_rates.0,
-            policies,
-            retries: args.retries,
-            clients: args.clients,
-            rate: args.rate.0,
-            serial: args.serial,
-            backoff: args.backoff.then_some(backoff),
-            budget: simulate::load::BudgetPolicy {
-                terms: Terms {
-                    rate: args.budget_rate,
-                    ratio: Some(args.budget_ratio.0),
-                    window: args.budget_window,
-                },
-                shared: args.shared,
-            },
-            duration,
-            trials: args.trials,
-            seed: Seed::resolve(args.output.seed.map(Seed::Number), &[]),
-        }),
-        csv: args.output.csv,
-        svg: args.output.svg,
-    })
-}
-
 /// The `--budget` settings, the store read from `RETRY_BUDGET_STORE` through `env` when no
 /// `--budget-store` is given.
 fn budget_settings(
-    name: BudgetName,
+    name: &crate::budget::BudgetName,
     cli: &Cli,
-    env: impl Fn(&str) -> Option<OsString>,
+    env: &impl Fn(&str) -> Option<OsString>,
 ) -> Result<BudgetSettings, ConfigError> {
-    if cli.budget_window().is_zero() {
-        return Err(ConfigError(
-            "--budget-window (0s) must be more than 0s, e.g. 1m: earned tokens would be gone \
-             at once"
-                .into(),
-        ));
-    }
-    let store = budget_store(
+    refuse(
+        cli.budget_window.is_zero(),
+        "--budget-window (0s) must be more than 0s, e.g. 1m: earned tokens would be gone at once",
+    )?;
+    let location = Location::resolve(
         cli.budget_store.as_deref(),
         cli.budget_password_file.as_deref(),
-        &env,
-    )?;
-    let dir = cli.budget_dir.clone().or_else(|| default_budget_dir(&env));
-    let location = Location::new(store, dir).ok_or_else(|| {
-        ConfigError("--budget needs a directory: give --budget-dir, or set HOME".into())
-    })?;
+        cli.budget_dir.clone(),
+        env,
+        "--budget",
+    )
+    .map_err(ConfigError)?;
     Ok(BudgetSettings {
-        name,
+        name: name.clone(),
         terms: Terms {
-            rate: cli.budget_rate(),
+            rate: cli.budget_rate,
             ratio: cli.budget_ratio.map(|ratio| ratio.0),
-            window: cli.budget_window(),
+            window: cli.budget_window,
         },
         location,
-        on_failure: cli.budget_store_fail(),
+        on_failure: cli.budget_store_fail,
     })
-}
-
-/// What `retry budget show` shows.
-fn show_request(
-    args: BudgetShowArgs,
-    env: impl Fn(&str) -> Option<OsString>,
-) -> Result<ShowRequest, ConfigError> {
-    let store = budget_store(
-        args.budget_store.as_deref(),
-        args.budget_password_file.as_deref(),
-        &env,
-    )?;
-    let dir = args.budget_dir.or_else(|| default_budget_dir(&env));
-    let location = Location::new(store, dir).ok_or_else(|| {
-        ConfigError("retry budget show needs a directory: give --budget-dir, or set HOME".into())
-    })?;
-    Ok(ShowRequest {
-        name: args.name,
-        location,
-    })
-}
-
-/// The store `flag` (`--budget-store`) names, or else `RETRY_BUDGET_STORE` (an empty one is
-/// none), or else the file store, with the password in `password_file` if one is given; the
-/// error names where the address came from, its password hidden.
-fn budget_store(
-    flag: Option<&str>,
-    password_file: Option<&Path>,
-    env: impl Fn(&str) -> Option<OsString>,
-) -> Result<Store, ConfigError> {
-    let variable = environment::BUDGET_STORE.name;
-    let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
-        (Some(text), _) => ("--budget-store", text.to_string()),
-        (None, Some(value)) => match value.into_string() {
-            Ok(text) => (variable, text),
-            Err(_) => {
-                return Err(ConfigError(format!(
-                    "{variable} is not valid UTF-8; expected file or a redis:// URL"
-                )));
-            }
-        },
-        (None, None) => ("--budget-store", "file".to_string()),
-    };
-    let store = Store::parse(&text).map_err(|err| ConfigError(format!("{source}: {err}")))?;
-    match (store, password_file) {
-        (Store::Redis(address), Some(file)) => address
-            .with_password_from(file)
-            .map(Store::Redis)
-            .map_err(ConfigError),
-        (Store::File, Some(_)) => Err(ConfigError(
-            "--budget-password-file needs a shared store: give --budget-store redis://... or \
-             set RETRY_BUDGET_STORE"
-                .into(),
-        )),
-        (store, None) => Ok(store),
-    }
-}
-
-/// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets`, or
-/// `$HOME/.local/state/retry/budgets`.
-fn default_budget_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let state_home = env("XDG_STATE_HOME")
-        .filter(|dir| Path::new(dir).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))?;
-    Some(state_home.join("retry/budgets"))
-}
-
-/// The error for backoff parameters that [`Backoff::new`] refused, naming the flags and values.
-fn backoff_error(err: BackoffError, base: Duration, cap: Duration, multiplier: f64) -> ConfigError {
-    ConfigError(match err {
-        BackoffError::CapBelowBase => format!(
-            "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
-            format_duration(cap),
-            format_duration(base)
-        ),
-        BackoffError::BadMultiplier => {
-            format!("--multiplier ({multiplier}) must be a finite number of at least 1")
-        }
-    })
-}
-
-fn overlap_error(overlap: Overlap, cli: &Cli) -> ConfigError {
-    let failures = match overlap.flag {
-        "--retry-on" => cli.retry_on,
-        _ => cli.stop_on,
-    };
-    ConfigError(format!(
-        "status {} is in both --success-on ({}) and {} ({}); a status cannot be success and failure",
-        overlap.status,
-        cli.success_on(),
-        overlap.flag,
-        failures.unwrap_or_default(),
-    ))
 }
 
 #[cfg(test)]
@@ -800,10 +454,10 @@ mod tests {
     #[test]
     fn resolves_a_plain_run() {
         let config = config(&["--", "true"]).unwrap();
-        let Action::Run(command) = config.action() else {
-            panic!("not a run")
-        };
-        assert_eq!(command, &CommandLine::direct(vec!["true".into()]).unwrap());
+        assert_eq!(
+            config.command(),
+            Some(&CommandLine::direct(vec!["true".into()]).unwrap())
+        );
         assert_eq!(config.limit.count(), Some(5));
         assert_eq!(config.log.verbosity, Verbosity::Normal);
         assert_eq!(config.rules().splay, Duration::ZERO);
@@ -839,14 +493,8 @@ mod tests {
                 .to_string()
                 .starts_with("no COMMAND given")
         );
-        assert!(matches!(
-            config(&["--plan"]).unwrap().action(),
-            Action::Plan
-        ));
-        assert!(matches!(
-            config(&["--plan", "true"]).unwrap().action(),
-            Action::Plan
-        ));
+        assert!(config(&["--plan"]).unwrap().command().is_none());
+        assert!(config(&["--plan", "true"]).unwrap().command().is_none());
     }
 
     #[test]
@@ -1032,10 +680,7 @@ mod tests {
     #[test]
     fn shell_wraps_the_words() {
         let config = config(&["--shell", "echo", "a"]).unwrap();
-        let Action::Run(line) = config.action() else {
-            panic!("not a run")
-        };
-        assert_eq!(line.program(), "sh");
+        assert_eq!(config.command().unwrap().program(), "sh");
     }
 
     #[test]
@@ -1099,7 +744,7 @@ mod tests {
         let plain = config(&["true"]).unwrap();
         assert!(plain.hands_over_terminal());
         assert!(!plain.replay_stdin());
-        assert!(plain.report_writer().unwrap().is_none());
+        assert!(plain.report().is_none());
         assert!(plain.budget().is_none());
 
         let scratch = tempfile::tempdir().unwrap();
@@ -1120,15 +765,12 @@ mod tests {
         .unwrap();
         assert!(!every.hands_over_terminal());
         assert!(every.replay_stdin());
-        assert!(every.report_writer().unwrap().is_some());
-        assert!(matches!(every.budget(), Some(Prepared::File { .. })));
-        assert!(budgets.join("api").exists(), "checked, and so created");
+        assert_eq!(every.report().map(|(path, _)| path), Some(report.as_path()));
+        let budget = every.budget().unwrap();
+        assert_eq!(budget.location, Location::File(budgets.clone()));
 
         let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
-        assert!(matches!(
-            shared.unwrap().budget(),
-            Some(Prepared::Shared { .. })
-        ));
+        assert!(shared.unwrap().store_address().is_some());
     }
 
     #[test]
@@ -1164,85 +806,5 @@ mod tests {
         let config = config(&["--retry-after-output", "after: (.+)", "true"]).unwrap();
         assert_eq!(config.rules().max_requested_wait, Duration::from_secs(900));
         assert!(config.output.pipes_stdout() && config.output.pipes_stderr());
-    }
-
-    #[test]
-    fn simulate_gets_its_own_settings() {
-        let simulation =
-            config(&["simulate", "--clients", "3", "--trials", "2", "--seed", "4"]).unwrap();
-        let contention = |config: &Config| match config.action() {
-            Action::Simulate(simulate::Settings {
-                experiment: simulate::Experiment::Contention(experiment),
-                ..
-            }) => experiment.clone(),
-            _ => panic!("not the contention experiment"),
-        };
-        let experiment = contention(&simulation);
-        assert_eq!((experiment.clients, experiment.seed), (vec![3], 4));
-        let named = config(&["simulate", "contention", "--clients", "3", "--seed", "4"]).unwrap();
-        assert_eq!(contention(&named).clients, [3]);
-        let err = config(&["simulate", "--base", "5s", "--cap", "1s"]).unwrap_err();
-        assert!(err.to_string().contains("--cap (1s)"));
-    }
-
-    #[test]
-    fn the_load_experiment_gets_its_own_settings_within_limits() {
-        let load = config(&[
-            "simulate",
-            "load",
-            "--shared",
-            "--backoff",
-            "--policies",
-            "budget,budget",
-        ]);
-        let Action::Simulate(simulate::Settings {
-            experiment: simulate::Experiment::Load(experiment),
-            ..
-        }) = load.unwrap().action
-        else {
-            panic!("not the load experiment")
-        };
-        assert_eq!(experiment.policies, [simulate::load::Policy::Budget]);
-        assert!(experiment.budget.shared && experiment.backoff.is_some());
-        assert_eq!(
-            (experiment.failure_rates.len(), experiment.rate),
-            (13, 10.0)
-        );
-        let too_large = config(&[
-            "simulate",
-            "load",
-            "--clients",
-            "100000",
-            "--duration",
-            "1h",
-        ]);
-        assert!(too_large.unwrap_err().to_string().contains("too large"));
-        let resolve_load = |args: &[&str]| config(&[&["simulate", "load"], args].concat());
-        let first_tries = |duration| {
-            resolve_load(&[
-                "--clients",
-                "1000",
-                "--rate",
-                "100/s",
-                "--duration",
-                duration,
-            ])
-        };
-        assert!(first_tries("100s").is_ok(), "10^7 first tries a trial");
-        assert!(first_tries("101s").is_err());
-        let trials = |count: usize| {
-            let rates: Vec<String> = (0..count).map(|i| format!("0.0{i}")).collect();
-            resolve_load(&["--failure-rates", &rates.join(","), "--trials", "1000"])
-        };
-        assert!(
-            trials(25).is_ok(),
-            "25 rates, 4 policies, 1000 trials: 10^5"
-        );
-        assert!(trials(26).is_err());
-        let zero = config(&["simulate", "load", "--duration", "0s"]).unwrap_err();
-        assert!(
-            zero.to_string()
-                .contains("--duration (0s) must be more than 0s")
-        );
     }
 }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use clap::error::ErrorKind;
 
 use crate::budget::model::{BucketState, Terms};
-use crate::cli::{Cli, one_line_error};
-use crate::config::{Action, Config};
+use crate::cli::{Cli, Deferred, ToolCommand, one_line_error};
+use crate::config::Config;
 use crate::report::message::printable;
 use crate::retry_loop::Waits;
 use crate::simulate::Experiment;
@@ -26,7 +26,7 @@ pub fn arguments(data: &[u8]) {
                 .map(|word| OsString::from_vec(word.to_vec())),
         )
         .collect();
-    let cli = match Cli::parse_args(&words) {
+    let mut cli = match Cli::parse_args(&words) {
         Ok(cli) => cli,
         Err(err)
             if matches!(
@@ -39,15 +39,16 @@ pub fn arguments(data: &[u8]) {
         Err(err) => return assert_one_line(&one_line_error(&err, &words)),
     };
     let terms = Terms {
-        rate: cli.budget_rate(),
+        rate: cli.budget_rate,
         ratio: cli.budget_ratio.map(|ratio| ratio.0),
-        window: cli.budget_window(),
+        window: cli.budget_window,
     };
-    let config = match Config::try_from(cli) {
-        Ok(config) => config,
-        Err(err) => return assert_one_line(&printable(&err.to_string())),
-    };
-    if let Action::Simulate(settings) = config.action() {
+    if let Some(ToolCommand::Simulate(options)) = cli.tool.take() {
+        let Deferred(options) = *options;
+        let settings = match options.settings() {
+            Ok(settings) => settings,
+            Err(err) => return assert_one_line(&printable(&err)),
+        };
         match &settings.experiment {
             Experiment::Contention(experiment) => {
                 let points = experiment.clients.len() * (experiment.jitters.len() + 1);
@@ -62,6 +63,10 @@ pub fn arguments(data: &[u8]) {
         }
         return;
     }
+    let config = match Config::try_from(cli) {
+        Ok(config) => config,
+        Err(err) => return assert_one_line(&printable(&err.to_string())),
+    };
     let rules = config.rules();
     let now = Instant::now();
     let _ = rules.max_time.and_then(|limit| now.checked_add(limit));

@@ -1,44 +1,104 @@
-//! Carrying out one invocation of the tool: simulate, plan, or run a command, in the order that
-//! keeps every promise: check everything checkable before the first attempt, read stdin before
-//! signals are blocked, report the run once its report is written, and decide the exit status
-//! from how it ended.
+//! Carrying out one invocation of the tool: a subcommand of the tool's own (the simulator,
+//! `budget show`), the plan of a run, or the run itself, in the order that keeps every promise:
+//! check everything checkable before the first attempt, read stdin before signals are blocked,
+//! report the run once its report is written, and decide the exit status from how it ended. The
+//! run's parts are built here, each by the module that owns it, from the settings `config`
+//! resolved.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::time::Instant;
 
 use anyhow::Context;
 
 use crate::budget::{Prepared, show};
-use crate::cli::Cli;
-use crate::config::{Action, Config};
+use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, requested_log_format};
+use crate::config::Config;
 use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Moment, Reason, RunEnd};
 use crate::output::held::StdRelease;
 use crate::plan;
+use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
+use crate::process::hooks::HookRunner;
 use crate::process::reaper;
 use crate::process::request_file::RequestFiles;
 use crate::process::scrub;
 use crate::process::signals::SignalWatch;
-use crate::process::startup::Inherited;
+use crate::process::startup::{self, Inherited};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::events::{Event, EventSink};
-use crate::report::file::{ReportError, ReportWriter};
+use crate::report::file::{ReportError, ReportTarget, ReportWriter};
+use crate::report::reporter::{self, Reporter};
 use crate::retry_loop::{self, Parts};
 use crate::simulate;
 use crate::spill::HoldError;
 
+/// Prepare the process, first thing in `main`: what it must not take on trust from its parent
+/// (see `startup`), and a panic (a bug) made the tool's own failure: one line and exit 125,
+/// never a backtrace, and never 134, which would read as "the last attempt died of SIGABRT".
+pub fn prepare() -> Inherited {
+    std::panic::set_hook(Box::new(|panic| {
+        let message = format!("internal error: {panic}; this is a bug, please report it");
+        let args: Vec<OsString> = std::env::args_os().collect();
+        say_error(&message, &args);
+        std::process::exit(i32::from(Exit::ToolFailed.status()));
+    }));
+    startup::prepare()
+}
+
+/// Say that the tool itself failed before any attempt, in the log format `args` (the tool's
+/// arguments, parsed or not) ask for.
+pub fn say_error(message: &str, args: &[OsString]) {
+    reporter::say_failure(message, requested_log_format(args));
+}
+
 /// Carry out the invocation `cli` describes, in a process that `startup::prepare` prepared and
 /// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
-pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
-    let config = Config::try_from(cli)?;
-    // The store's password is the tool's secret, not the command's: out of sight in the tool's
-    // own argv and environment (and no child inherits the variable; see `process`). Nothing
-    // else runs yet to read them at the same time.
-    if let Some(address) = config.store_address() {
+pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
+    match cli.tool.take() {
+        Some(ToolCommand::Simulate(options)) => {
+            let Deferred(options) = *options;
+            simulate::run(&options.settings().map_err(anyhow::Error::msg)?)?;
+            Ok(Exit::Success)
+        }
+        Some(ToolCommand::Budget(Deferred(budget))) => {
+            let BudgetCommand::Show(options) = budget.command;
+            let request = options
+                .request(&|name| std::env::var_os(name))
+                .map_err(anyhow::Error::msg)?;
+            hide_secrets(request.location.address());
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            show::print(&request, options.log_format, &mut out)?;
+            out.flush()
+                .context("cannot write the budget's state to stdout")?;
+            Ok(Exit::Success)
+        }
+        None => {
+            let config = Config::try_from(cli)?;
+            hide_secrets(config.store_address());
+            match config.command() {
+                None => {
+                    let mut out = io::BufWriter::new(io::stdout().lock());
+                    plan::print(&mut out, &config.plan(), config.log().format)
+                        .and_then(|()| out.flush())
+                        .context("cannot write the plan to stdout")?;
+                    Ok(Exit::Success)
+                }
+                Some(command) => run_command(&config, command.clone(), inherited),
+            }
+        }
+    }
+}
+
+/// The store's password is the tool's secret, not the command's: out of sight in the tool's own
+/// argv and environment (and no child inherits the variable; see `process`). Nothing else runs
+/// yet to read them at the same time.
+fn hide_secrets(address: Option<&crate::budget::store::RedisAddress>) {
+    if let Some(address) = address {
         let (text, spans) = address.secrets_in_text();
         scrub::hide(
             text,
@@ -46,27 +106,6 @@ pub fn run(cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
             "--budget-store",
             environment::BUDGET_STORE.name,
         );
-    }
-    match config.action() {
-        Action::Simulate(settings) => {
-            simulate::run(settings)?;
-            Ok(Exit::Success)
-        }
-        Action::Plan => {
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            plan::print(&mut out, &config.plan(), config.log_format())
-                .and_then(|()| out.flush())
-                .context("cannot write the plan to stdout")?;
-            Ok(Exit::Success)
-        }
-        Action::ShowBudget(request) => {
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            show::print(request, config.log_format(), &mut out)?;
-            out.flush()
-                .context("cannot write the budget's state to stdout")?;
-            Ok(Exit::Success)
-        }
-        Action::Run(command) => run_command(&config, command.clone(), inherited),
     }
 }
 
@@ -76,8 +115,16 @@ fn run_command(
     command: CommandLine,
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
-    let report = config.report_writer().map_err(anyhow::Error::msg)?;
-    let budget = config.budget();
+    let report = match config.report() {
+        Some((path, options)) => Some(ReportWriter::new(
+            ReportTarget::check(path).map_err(anyhow::Error::msg)?,
+            path,
+            options,
+            config.depth(),
+        )),
+        None => None,
+    };
+    let budget = config.budget().map(|budget| budget.prepare());
     let terminal = match config.hands_over_terminal() {
         true => Terminal::if_in_foreground(),
         false => None,
@@ -91,7 +138,7 @@ fn run_command(
     let watch = SignalWatch::install(terminal.is_some(), inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
-    let mut reporter = config.reporter();
+    let mut reporter = Reporter::on_stderr(config.log());
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
@@ -100,13 +147,23 @@ fn run_command(
         reporter.emit(&Event::Warning(message));
     }
     let mut budget = budget.map(|budget| budget.open(&watch));
-    let mut runner = config.runner(
+    let mut runner = ProcessRunner {
         command,
-        &watch,
-        terminal.as_ref(),
+        total: config.total_attempts(),
+        options: config.process(),
+        watch: &watch,
+        terminal: terminal.as_ref(),
         input,
-        RequestFiles::new(),
-    );
+        output: config.output().clone(),
+        requests: Some(RequestFiles::new()),
+    };
+    let mut hooks = HookRunner {
+        lines: config.hooks().clone(),
+        options: config.process(),
+        watch: &watch,
+        terminal: terminal.as_ref(),
+        total: config.total_attempts(),
+    };
     let mut report = report;
     // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
     // what is written after it.
@@ -121,7 +178,7 @@ fn run_command(
             clock: &mut SignalClock::new(&watch),
             budget: &mut budget,
             release: &mut StdRelease::new(&watch),
-            hooks: &mut config.hooks(&watch, terminal.as_ref()),
+            hooks: &mut hooks,
             sink: &mut (&mut reporter, &mut report),
         },
     );

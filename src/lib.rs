@@ -15,8 +15,10 @@ mod codes;
 mod config;
 mod duration;
 mod environment;
+mod examples;
 mod exit;
 mod invocation;
+mod names;
 mod nesting;
 mod outcome;
 mod output;
@@ -34,10 +36,9 @@ mod spill;
 
 pub use cli::{Cli, full_command, one_line_error};
 pub use exit::Exit;
-pub use invocation::run;
+pub use invocation::{prepare, run, say_error};
 pub use process::signals::die_of;
-pub use process::startup::{Inherited, prepare};
-pub use report::reporter::say_error;
+pub use process::startup::Inherited;
 
 /// The tables `--help` prints, for the man page the tests generate from the same source.
 #[doc(hidden)]
@@ -56,9 +57,9 @@ pub mod docs {
     /// and of `retry simulate load`.
     pub fn examples() -> [&'static [(&'static str, &'static str)]; 3] {
         [
-            &crate::cli::EXAMPLES,
-            &crate::cli::simulate::CONTENTION_EXAMPLES,
-            &crate::cli::simulate::LOAD_EXAMPLES,
+            &crate::examples::RUN,
+            &crate::examples::CONTENTION,
+            &crate::examples::LOAD,
         ]
     }
 

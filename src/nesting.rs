@@ -13,7 +13,8 @@ use std::ffi::OsStr;
 use crate::attempts::AttemptLimit;
 
 /// `--nested`: what a run inside another retry's attempt does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum Nested {
     /// One attempt: the outer layer does the retrying.
     Once,
@@ -22,17 +23,6 @@ pub(crate) enum Nested {
     Retry,
     /// Retry as usual, without the warning.
     Quiet,
-}
-
-impl Nested {
-    /// The name on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Nested::Once => "once",
-            Nested::Retry => "retry",
-            Nested::Quiet => "quiet",
-        }
-    }
 }
 
 /// Where a run sits: its depth, and the outer runs' attempts when it is nested.

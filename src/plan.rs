@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, Draw, Jitter};
 use crate::duration::{format_duration, to_millis};
+use crate::names::Named;
 use crate::report::verbosity::LogFormat;
 
 /// Rows shown for an unlimited run at the least and at the most.
@@ -282,7 +283,7 @@ fn describe(request: &PlanRequest) -> String {
     let mut text = format!(
         "plan for {} attempts: jitter {}, base {}, cap {}",
         request.limit,
-        backoff.jitter().name(),
+        Named(backoff.jitter()),
         format_duration(backoff.base()),
         format_duration(backoff.cap()),
     );
@@ -340,7 +341,7 @@ struct PlanTotal {
     event: &'static str,
     seed: u64,
     max_attempts: AttemptLimit,
-    jitter: &'static str,
+    jitter: Jitter,
     planned_attempts: u64,
     max_time_ms: Option<f64>,
     cut_by_max_time: bool,
@@ -379,7 +380,7 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         event: "plan_total",
         seed: request.seed,
         max_attempts: request.limit,
-        jitter: request.backoff.jitter().name(),
+        jitter: request.backoff.jitter(),
         planned_attempts: planned,
         max_time_ms: request.max_time.map(to_millis),
         cut_by_max_time: request.cut_by_max_time().is_some(),

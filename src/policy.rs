@@ -69,13 +69,28 @@ impl Refusal {
     }
 }
 
-/// Which exit-status option makes a policy contradict itself.
+/// Which exit-status option makes a policy contradict itself; shown, it names both flags and
+/// their values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Overlap {
     /// The status that is both success and failure.
     pub(crate) status: u8,
-    /// The flag that lists it as a failure: `--retry-on` or `--stop-on`.
+    /// The `--success-on` set.
+    pub(crate) success_on: StatusSet,
+    /// The flag that lists it as a failure (`--retry-on` or `--stop-on`), and its set.
     pub(crate) flag: &'static str,
+    pub(crate) failures: StatusSet,
+}
+
+impl std::fmt::Display for Overlap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "status {} is in both --success-on ({}) and {} ({}); a status cannot be success and \
+             failure",
+            self.status, self.success_on, self.flag, self.failures
+        )
+    }
 }
 
 /// 128+SIGINT: the user asked the command to stop.
@@ -95,9 +110,14 @@ impl Policy {
             ("--retry-on", retry_on.unwrap_or_default()),
             ("--stop-on", stop_on),
         ];
-        for (flag, set) in failures {
-            if let Some(status) = success_on.first_shared(&set) {
-                return Err(Overlap { status, flag });
+        for (flag, failures) in failures {
+            if let Some(status) = success_on.first_shared(&failures) {
+                return Err(Overlap {
+                    status,
+                    success_on,
+                    flag,
+                    failures,
+                });
             }
         }
         Ok(Policy {
@@ -304,19 +324,11 @@ mod tests {
         let set = |text: &str| text.parse::<StatusSet>().unwrap();
         let retry = Policy::new(set("0"), Some(set("0-255")), None).unwrap_err();
         assert_eq!(
-            retry,
-            Overlap {
-                status: 0,
-                flag: "--retry-on"
-            }
+            retry.to_string(),
+            "status 0 is in both --success-on (0) and --retry-on (0-255); a status cannot be \
+             success and failure"
         );
         let stop = Policy::new(set("0,3"), None, Some(set("3-4"))).unwrap_err();
-        assert_eq!(
-            stop,
-            Overlap {
-                status: 3,
-                flag: "--stop-on"
-            }
-        );
+        assert_eq!((stop.status, stop.flag), (3, "--stop-on"));
     }
 }

@@ -23,12 +23,64 @@ use std::time::Duration;
 
 pub(crate) use model::Rate;
 
+use crate::duration::format_duration;
+use crate::names::Named;
 use crate::process::signals::SignalWatch;
 use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
 use shared::SharedBudget;
-use store::{OnFailure, RedisAddress};
+use store::{Location, OnFailure, RedisAddress};
+
+/// A shared retry budget, as a run's options give it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BudgetSettings {
+    pub(crate) name: BudgetName,
+    pub(crate) terms: Terms,
+    pub(crate) location: Location,
+    pub(crate) on_failure: OnFailure,
+}
+
+impl BudgetSettings {
+    /// The budget as the plan's header names it: its name, its terms, and a shared store.
+    pub(crate) fn describe(&self) -> String {
+        let terms = &self.terms;
+        let mut text = format!("{} at {}", self.name.as_str(), terms.rate);
+        if let Some(ratio) = terms.ratio {
+            text += &format!(
+                " plus {ratio} per first attempt over {}",
+                format_duration(terms.window)
+            );
+        }
+        if let Location::Shared { address, .. } = &self.location {
+            text += &format!(" in {address} ({} when it fails)", Named(self.on_failure));
+        }
+        text
+    }
+
+    /// The budget, its file checked when the file store keeps it: one that cannot be used says
+    /// why, for the run to warn of it and go on as `--budget-store-fail` says.
+    pub(crate) fn prepare(&self) -> Prepared {
+        let (terms, on_failure) = (self.terms, self.on_failure);
+        match &self.location {
+            Location::File(dir) => match BudgetFile::check(dir, &self.name) {
+                Ok(file) => Prepared::File {
+                    file,
+                    terms,
+                    on_failure,
+                },
+                Err(file::Refused(why)) => Prepared::Unusable { why, on_failure },
+            },
+            Location::Shared { address, fallback } => Prepared::Shared {
+                address: address.clone(),
+                on_failure,
+                dir: fallback.clone(),
+                name: self.name.clone(),
+                terms,
+            },
+        }
+    }
+}
 
 /// A budget checked before the run, to be opened once the run's signals are watched.
 pub(crate) enum Prepared {

@@ -2,7 +2,9 @@
 //! text or as one JSON object, on the clock of the store (the Redis server's, or this machine's
 //! for the file store) and the terms of the run that changed it last.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use serde::Serialize;
@@ -16,11 +18,71 @@ use crate::duration::{format_duration, to_millis};
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 
+/// What `retry budget show --help` says it does.
+pub(crate) const ABOUT: &str = "\
+Print the state of the retry budget NAME now, changing nothing: the rate bucket's tokens and \
+when it will be full, the earned tokens, and the first attempts, retries and refusals counted \
+by every run that shared it, with the terms of the run that last changed it.
+
+(`budget` is the tool's own word only as the first word: `retry -- budget` runs a program \
+called budget.)";
+
+/// The `retry budget show` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BudgetShowArgs {
+    /// The budget's name, as runs give it to --budget.
+    #[arg(value_name = "NAME")]
+    pub(crate) name: BudgetName,
+
+    /// Where the budget lives: file, or a redis:// URL, as runs give it [default:
+    /// $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
+
+    /// Read the store's password from the first line of FILE, as runs do.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) budget_password_file: Option<PathBuf>,
+
+    /// Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or
+    /// ~/.local/state/retry/budgets].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) budget_dir: Option<PathBuf>,
+
+    /// Print the state as text, or as one JSON object (json).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "text",
+        hide_possible_values = true
+    )]
+    pub(crate) log_format: LogFormat,
+}
+
 /// Which budget to show, and where it lives.
 #[derive(Debug)]
 pub(crate) struct ShowRequest {
     pub(crate) name: BudgetName,
     pub(crate) location: Location,
+}
+
+impl BudgetShowArgs {
+    /// The budget these options name, and where it lives; `env` reads the environment.
+    pub(crate) fn request(
+        &self,
+        env: &impl Fn(&str) -> Option<OsString>,
+    ) -> Result<ShowRequest, String> {
+        let location = Location::resolve(
+            self.budget_store.as_deref(),
+            self.budget_password_file.as_deref(),
+            self.budget_dir.clone(),
+            env,
+            "retry budget show",
+        )?;
+        Ok(ShowRequest {
+            name: self.name.clone(),
+            location,
+        })
+    }
 }
 
 /// What `retry budget show` prints: the `budget show` object of the README.

@@ -8,6 +8,7 @@
 //! query value. The byte ranges of the secrets in the text are kept, so that the tool can hide
 //! them in its own argv and environment.
 
+use std::ffi::OsString;
 use std::fmt;
 use std::io::Read;
 use std::ops::Range;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Reservation;
+use crate::environment;
 use crate::report::message::printable;
 
 /// What stands in a shown address for its password.
@@ -49,16 +51,51 @@ pub(crate) enum Location {
 }
 
 impl Location {
-    /// `store`, with `dir` for the file store; none for the file store without a directory.
-    pub(crate) fn new(store: Store, dir: Option<PathBuf>) -> Option<Location> {
+    /// Where a budget lives: the store `store` (`--budget-store`) names, or else
+    /// `RETRY_BUDGET_STORE` (an empty one is none), or else the file store, with the password in
+    /// `password_file` if one is given; and the file store's directory, `dir` (`--budget-dir`)
+    /// or else the default one. `env` reads the environment; the error names where a value came
+    /// from, never quoting a secret, and `who` is what needs the directory when there is none.
+    pub(crate) fn resolve(
+        store: Option<&str>,
+        password_file: Option<&Path>,
+        dir: Option<PathBuf>,
+        env: &impl Fn(&str) -> Option<OsString>,
+        who: &str,
+    ) -> Result<Location, String> {
+        let store = Store::from_flag_or_environment(store, env)?;
+        let store = match (store, password_file) {
+            (Store::Redis(address), Some(file)) => Store::Redis(address.with_password_from(file)?),
+            (Store::File, Some(_)) => {
+                return Err(
+                    "--budget-password-file needs a shared store: give --budget-store \
+                            redis://... or set RETRY_BUDGET_STORE"
+                        .into(),
+                );
+            }
+            (store, None) => store,
+        };
+        let dir = dir.or_else(|| default_dir(env));
         match store {
-            Store::File => dir.map(Location::File),
-            Store::Redis(address) => Some(Location::Shared {
+            Store::File => dir
+                .map(Location::File)
+                .ok_or_else(|| format!("{who} needs a directory: give --budget-dir, or set HOME")),
+            Store::Redis(address) => Ok(Location::Shared {
                 address,
                 fallback: dir,
             }),
         }
     }
+}
+
+/// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets` (an absolute one, as the spec
+/// says), or `$HOME/.local/state/retry/budgets`.
+fn default_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let state_home = env("XDG_STATE_HOME")
+        .filter(|dir| Path::new(dir).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))?;
+    Some(state_home.join("retry/budgets"))
 }
 
 /// `file`, or the shared store's address with its password hidden.
@@ -112,7 +149,8 @@ pub(crate) struct RedisAddress {
 }
 
 /// `--budget-store-fail`: what a store that cannot be reached means.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum OnFailure {
     /// Warn once, and use the file store on this machine for the rest of the run.
     Open,
@@ -121,14 +159,6 @@ pub(crate) enum OnFailure {
 }
 
 impl OnFailure {
-    /// The name on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            OnFailure::Open => "open",
-            OnFailure::Closed => "closed",
-        }
-    }
-
     /// What a budget that cannot be used means for the run, in words that follow a reason.
     pub(crate) fn consequence(self) -> &'static str {
         match self {
@@ -149,6 +179,28 @@ impl OnFailure {
 }
 
 impl Store {
+    /// The store `flag` (`--budget-store`) names, or else `RETRY_BUDGET_STORE` (an empty one is
+    /// none), or else the file store; the error names where the address came from.
+    fn from_flag_or_environment(
+        flag: Option<&str>,
+        env: &impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Store, String> {
+        let variable = environment::BUDGET_STORE.name;
+        let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
+            (Some(text), _) => ("--budget-store", text.to_string()),
+            (None, Some(value)) => match value.into_string() {
+                Ok(text) => (variable, text),
+                Err(_) => {
+                    return Err(format!(
+                        "{variable} is not valid UTF-8; expected file or a redis:// URL"
+                    ));
+                }
+            },
+            (None, None) => return Ok(Store::File),
+        };
+        Store::parse(&text).map_err(|err| format!("{source}: {err}"))
+    }
+
     /// Parse a store's address (nothing is connected); the error names what is wrong without
     /// quoting a secret.
     pub(crate) fn parse(text: &str) -> Result<Store, String> {
@@ -456,6 +508,16 @@ impl RedisAddress {
         match &self.password {
             Some(secret) if !secret.0.is_empty() => text.replace(&secret.0, HIDDEN),
             _ => text.to_string(),
+        }
+    }
+}
+
+impl Location {
+    /// The shared store's address, if the budget lives on one.
+    pub(crate) fn address(&self) -> Option<&RedisAddress> {
+        match self {
+            Location::Shared { address, .. } => Some(address),
+            Location::File(_) => None,
         }
     }
 }

@@ -25,7 +25,8 @@ pub(crate) struct OutputOptions {
 }
 
 /// `--output-stream`: which of the command's streams the output conditions read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum OutputStream {
     /// Stdout and stderr.
     #[default]
@@ -34,17 +35,6 @@ pub(crate) enum OutputStream {
     Stdout,
     /// Stderr only.
     Stderr,
-}
-
-impl OutputStream {
-    /// The name on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            OutputStream::Both => "both",
-            OutputStream::Stdout => "stdout",
-            OutputStream::Stderr => "stderr",
-        }
-    }
 }
 
 impl OutputOptions {

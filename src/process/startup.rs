@@ -8,12 +8,10 @@
 //!   an error to handle, not a death) and resets it to its default in children. It is read by a
 //!   constructor, which the loader runs before std's runtime changes it.
 //!
-//! - A panic (a bug) is the tool's own failure: one line and exit 125, never a backtrace, and
-//!   never 134, which would read as "the last attempt died of SIGABRT".
-//!
 //! std's runtime also makes descriptors 0, 1 and 2 exist (on /dev/null when closed), so that a
 //! tool started with stdout closed never opens a file of its own as descriptor 1.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the tool's parent left it with that the command must get back.
@@ -39,21 +37,24 @@ static SIGPIPE_IGNORED: AtomicBool = AtomicBool::new(false);
 static REMEMBER_SIGPIPE: extern "C" fn() = remember_sigpipe;
 
 extern "C" fn remember_sigpipe() {
-    let ignored = crate::process::signals::is_ignored(libc::SIGPIPE);
+    let ignored = is_ignored(libc::SIGPIPE);
     SIGPIPE_IGNORED.store(ignored, Ordering::Relaxed);
 }
 
-/// Prepare the process; call first thing in `main`.
-pub fn prepare() -> Inherited {
+/// Prepare the process.
+pub(crate) fn prepare() -> Inherited {
     // SAFETY: setting a signal to its default installs no handler.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
-    std::panic::set_hook(Box::new(|panic| {
-        let message = format!("internal error: {panic}; this is a bug, please report it");
-        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        crate::report::reporter::say_error(&message, &args);
-        std::process::exit(125);
-    }));
     Inherited {
         sigpipe_ignored: SIGPIPE_IGNORED.load(Ordering::Relaxed),
     }
+}
+
+/// Whether `signal` is set to be ignored (inherited from the tool's parent).
+pub(crate) fn is_ignored(signal: i32) -> bool {
+    let mut current = MaybeUninit::<libc::sigaction>::uninit();
+    // SAFETY: a null new action only queries; `current` is writable storage for the old one.
+    let queried = unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } == 0;
+    // SAFETY: sigaction filled `current` when it returned 0.
+    queried && unsafe { current.assume_init() }.sa_sigaction == libc::SIG_IGN
 }

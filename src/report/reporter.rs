@@ -4,11 +4,9 @@
 //! Write errors (a closed stderr) are ignored: reporting must never end or change a run. In the
 //! binary the lines go to an [`Outlet`], so that a reader that stops reading cannot hold the run.
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::time::Instant;
 
-use crate::cli::requested_log_format;
 use crate::outcome::Reason;
 use crate::process::signals::SignalWatch;
 use crate::report::events::{Event, EventSink};
@@ -105,12 +103,11 @@ impl<W: Write> EventSink for Reporter<W> {
     }
 }
 
-/// Say that the tool itself failed before any attempt, in the log format `args` (the tool's
-/// arguments, parsed or not) ask for: one line on stderr, `retry: ` and the message, or with
-/// `--log-format json` an `error` event and the `done` event.
-pub fn say_error(message: &str, args: &[OsString]) {
+/// Say that the tool itself failed before any attempt, in `format`: one line on stderr,
+/// `retry: ` and the message, or in JSON an `error` event and the `done` event.
+pub(crate) fn say_failure(message: &str, format: LogFormat) {
     let settings = LogSettings {
-        format: requested_log_format(args),
+        format,
         verbosity: Verbosity::Normal,
     };
     Reporter::new(io::stderr(), settings).emit(&Event::Failed(message.to_string()));

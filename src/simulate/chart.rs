@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use crate::names::Named;
 use crate::simulate::{contention, load};
 
 /// The size of one panel, and the margins around its plot area.
@@ -20,7 +21,7 @@ struct Figure {
     x_label: &'static str,
     panels: [Panel; 2],
     /// The series' names, in the order they are drawn and listed.
-    series: Vec<&'static str>,
+    series: Vec<String>,
 }
 
 /// One panel: what its vertical axis shows, and each series' points (in the order of `series`).
@@ -53,7 +54,7 @@ pub(crate) fn contention(points: &[contention::Point], title: &str) -> String {
                 lines: by.lines(|point| point.completion_ms.mean),
             },
         ],
-        series: by.keys.iter().map(|strategy| strategy.name()).collect(),
+        series: by.keys.iter().map(ToString::to_string).collect(),
     })
 }
 
@@ -75,7 +76,11 @@ pub(crate) fn load(points: &[load::Point], title: &str) -> String {
                 lines: by.lines(|point| point.success.0),
             },
         ],
-        series: by.keys.iter().map(|policy| policy.name()).collect(),
+        series: by
+            .keys
+            .iter()
+            .map(|&policy| Named(policy).to_string())
+            .collect(),
     })
 }
 
@@ -289,7 +294,7 @@ impl Panel {
     }
 }
 
-fn legend(svg: &mut String, top: f64, series: &[&str]) {
+fn legend(svg: &mut String, top: f64, series: &[String]) {
     let step = 2.0 * PANEL.0 / (series.len() as f64 + 1.0);
     for (index, name) in series.iter().enumerate() {
         let x = step * (index as f64 + 0.5);

@@ -20,6 +20,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::StandardNormal;
 
 use crate::backoff::{Backoff, Jitter, Schedule};
+use crate::names::Named;
 use crate::simulate::queue::EventQueue;
 use crate::simulate::trials::{run_parallel, trial_seed};
 
@@ -35,12 +36,12 @@ pub(crate) enum Strategy {
     Backoff(Jitter),
 }
 
-impl Strategy {
-    /// The strategy's name in tables and charts.
-    pub(crate) fn name(self) -> &'static str {
+/// The strategy's name in tables and charts: the jitter's, or "no backoff".
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Strategy::NoBackoff => "no backoff",
-            Strategy::Backoff(jitter) => jitter.name(),
+            Strategy::NoBackoff => f.pad("no backoff"),
+            Strategy::Backoff(jitter) => Named(*jitter).fmt(f),
         }
     }
 }
@@ -398,7 +399,10 @@ mod tests {
         .run(2);
         let decorrelated = experiment(vec![100], vec![Jitter::Decorrelated], 5, 100).run(2);
         let find = |points: &[Point], name: &str| {
-            *points.iter().find(|p| p.strategy.name() == name).unwrap()
+            *points
+                .iter()
+                .find(|p| p.strategy.to_string() == name)
+                .unwrap()
         };
         let (none, full, equal) = (
             find(&exponential, "none"),

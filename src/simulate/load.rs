@@ -47,18 +47,6 @@ pub(crate) enum Policy {
     Budget,
 }
 
-impl Policy {
-    /// The policy's name in tables, CSV files and charts.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Policy::None => "none",
-            Policy::Retries => "retries",
-            Policy::Bucket => "bucket",
-            Policy::Budget => "budget",
-        }
-    }
-}
-
 /// This tool's budget, as the `budget` policy applies it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct BudgetPolicy {

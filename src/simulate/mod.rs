@@ -7,6 +7,7 @@
 mod chart;
 pub(crate) mod contention;
 pub(crate) mod load;
+pub(crate) mod options;
 mod queue;
 mod table;
 mod trials;

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::duration::format_duration;
+use crate::names::Named;
 use crate::simulate::{contention, load};
 
 /// The title of the contention experiment's picture.
@@ -46,8 +47,7 @@ pub(crate) fn contention(
         let _ = writeln!(
             text,
             "{:<14}{:>8}{w_mean:>10.1}{w5:>8}{w50:>8}{w95:>8}{t_mean:>12.1}{t5:>10.1}{t50:>10.1}{t95:>10.1}",
-            point.strategy.name(),
-            point.clients,
+            point.strategy, point.clients,
         );
     }
     text
@@ -64,7 +64,7 @@ pub(crate) fn contention_csv(points: &[contention::Point], trials: u32) -> Strin
         let _ = writeln!(
             text,
             "{},{},{trials},{}",
-            point.strategy.name(),
+            point.strategy,
             point.clients,
             numbers.join(",")
         );
@@ -90,7 +90,7 @@ fn load_setting(experiment: &load::Experiment) -> String {
     let backoff = match experiment.backoff {
         Some(backoff) => format!(
             ", {} jitter backoff from {}",
-            backoff.jitter().name(),
+            Named(backoff.jitter()),
             format_duration(backoff.base())
         ),
         None => String::new(),
@@ -137,7 +137,7 @@ pub(crate) fn load(experiment: &load::Experiment, points: &[load::Point]) -> Str
         let _ = writeln!(
             text,
             "{:<9}{:>8}{:>13.1}{:>10.3}{:>8.3}{:>9.3}{:>8.3}{bound:>12}",
-            point.policy.name(),
+            Named(point.policy),
             point.failure_rate,
             point.first_tries,
             point.success.0,
@@ -166,7 +166,7 @@ pub(crate) fn load_csv(experiment: &load::Experiment, points: &[load::Point]) ->
         let _ = writeln!(
             text,
             "{},{},{},{}",
-            point.policy.name(),
+            Named(point.policy),
             point.failure_rate,
             experiment.clients,
             numbers.join(",")

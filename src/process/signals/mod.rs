@@ -32,7 +32,7 @@ use std::time::Instant;
 use nix::sys::signal::Signal;
 
 use crate::process::reaper;
-use crate::process::startup::Inherited;
+use crate::process::startup::{Inherited, is_ignored};
 
 #[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
 #[path = "self_pipe.rs"]
@@ -241,15 +241,6 @@ impl ChildMask {
             errno => Err(io::Error::from_raw_os_error(errno)),
         }
     }
-}
-
-/// Whether `signal` is set to be ignored (inherited from the tool's parent).
-pub(crate) fn is_ignored(signal: i32) -> bool {
-    let mut current = MaybeUninit::<libc::sigaction>::uninit();
-    // SAFETY: a null new action only queries; `current` is writable storage for the old one.
-    let queried = unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } == 0;
-    // SAFETY: sigaction filled `current` when it returned 0.
-    queried && unsafe { current.assume_init() }.sa_sigaction == libc::SIG_IGN
 }
 
 fn empty_set() -> libc::sigset_t {

@@ -1,30 +1,22 @@
 //! The options of `retry simulate`: the contention experiment's (the default, also `retry
-//! simulate contention`) and the load experiment's (`retry simulate load`), with their help.
+//! simulate contention`) and the load experiment's (`retry simulate load`), with their help, and
+//! their resolution into the [`Settings`] of a simulation, checked to stay within bounds.
 
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{examples_text, parse_multiplier};
-use crate::backoff::Jitter;
+use super::contention::parse_clients;
+use super::load::{BudgetPolicy, Policy};
+use super::{Experiment as Simulation, Settings, contention, load};
+use crate::backoff::{Backoff, DEFAULT_MULTIPLIER, Jitter, parse_multiplier};
+use crate::budget::model::Terms;
 use crate::budget::{Rate, Ratio};
 use crate::duration::parse_duration;
-use crate::simulate::contention::parse_clients;
-use crate::simulate::load::Policy;
+use crate::examples::{self, examples_text};
+use crate::seed::Seed;
 
-/// Examples of `retry simulate`, as for [`super::EXAMPLES`].
-pub(crate) const CONTENTION_EXAMPLES: [(&str, &str); 2] = [
-    (
-        "Reproduce the original's figures for exponential backoff:",
-        "retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg",
-    ),
-    (
-        "and for decorrelated jitter:",
-        "retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg",
-    ),
-];
-
-pub(super) const CONTENTION_ABOUT: &str = "\
+pub(crate) const CONTENTION_ABOUT: &str = "\
 Rerun the contention experiment of the AWS Architecture Blog post \"Exponential Backoff And \
 Jitter\" (2015) with this tool's own backoff code, and compare the strategies as a table, a CSV \
 file and a chart.
@@ -43,18 +35,6 @@ Also `retry simulate contention`; `retry simulate load` runs the other experimen
 load. (`simulate` is the tool's own word only as the first word: `retry -- simulate`, or \
 `simulate` after any option, runs a program called simulate.)";
 
-/// Examples of `retry simulate load`.
-pub(crate) const LOAD_EXAMPLES: [(&str, &str); 2] = [
-    (
-        "Compare the policies on open-loop clients, and draw the picture:",
-        "retry simulate load --seed 1 --svg load.svg",
-    ),
-    (
-        "Serial clients with the tool's backoff between retries, as Brooker's did:",
-        "retry simulate load --serial --backoff --jitter none --policies none,retries --seed 1",
-    ),
-];
-
 const LOAD_ABOUT: &str = "\
 Rerun the experiment behind Marc Brooker's \"Fixing retries with token buckets and circuit \
 breakers\" (2022), with this tool's own backoff schedule and budget arithmetic, to see what \
@@ -70,8 +50,14 @@ retry needs more than 1); budget is this tool's --budget, applied by the code a 
 starts, and those in flight run to their end. Success is successes per first try; load is server \
 calls per first try.";
 
-/// `retry simulate`: the contention experiment, unless a subcommand names one.
+/// `retry simulate`: the contention experiment, unless a subcommand names one. What its help
+/// says is set here, where its options are added (only when it is used).
 #[derive(clap::Args, Debug)]
+#[command(
+    about = "Rerun the experiments behind this tool's defaults, with its own code.",
+    long_about = CONTENTION_ABOUT,
+    after_help = examples_text(&examples::CONTENTION)
+)]
 pub(crate) struct SimulateCommand {
     #[command(subcommand)]
     pub(crate) experiment: Option<Experiment>,
@@ -84,10 +70,10 @@ pub(crate) struct SimulateCommand {
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum Experiment {
     /// Rerun the AWS "Exponential Backoff And Jitter" contention experiment (the default).
-    #[command(long_about = CONTENTION_ABOUT, after_help = examples_text(&CONTENTION_EXAMPLES))]
+    #[command(long_about = CONTENTION_ABOUT, after_help = examples_text(&examples::CONTENTION))]
     Contention(ContentionArgs),
     /// Rerun Brooker's retries-and-load experiment, with this tool's budget among the policies.
-    #[command(long_about = LOAD_ABOUT, after_help = examples_text(&LOAD_EXAMPLES))]
+    #[command(long_about = LOAD_ABOUT, after_help = examples_text(&examples::LOAD))]
     Load(LoadArgs),
 }
 
@@ -264,6 +250,81 @@ mod tests {
             assert!(bad.parse::<RequestRate>().is_err(), "{bad}");
         }
     }
+
+    /// The settings `retry simulate ARGS` resolves to.
+    fn settings(args: &[&str]) -> Result<Settings, String> {
+        use clap::{Args, FromArgMatches};
+        let command = SimulateCommand::augment_args(clap::Command::new("simulate"));
+        let matches =
+            command.try_get_matches_from(std::iter::once("simulate").chain(args.iter().copied()));
+        SimulateCommand::from_arg_matches(&matches.map_err(|err| err.to_string())?)
+            .map_err(|err| err.to_string())?
+            .settings()
+    }
+
+    #[test]
+    fn simulate_gets_its_own_settings() {
+        let simulation = settings(&["--clients", "3", "--trials", "2", "--seed", "4"]).unwrap();
+        let contention = |settings: &Settings| match &settings.experiment {
+            Simulation::Contention(experiment) => experiment.clone(),
+            _ => panic!("not the contention experiment"),
+        };
+        let experiment = contention(&simulation);
+        assert_eq!((experiment.clients, experiment.seed), (vec![3], 4));
+        let named = settings(&["contention", "--clients", "3", "--seed", "4"]).unwrap();
+        assert_eq!(contention(&named).clients, [3]);
+        let err = settings(&["--base", "5s", "--cap", "1s"]).unwrap_err();
+        assert!(err.to_string().contains("--cap (1s)"));
+    }
+
+    #[test]
+    fn the_load_experiment_gets_its_own_settings_within_limits() {
+        let load = settings(&[
+            "load",
+            "--shared",
+            "--backoff",
+            "--policies",
+            "budget,budget",
+        ]);
+        let Simulation::Load(experiment) = load.unwrap().experiment else {
+            panic!("not the load experiment")
+        };
+        assert_eq!(experiment.policies, [Policy::Budget]);
+        assert!(experiment.budget.shared && experiment.backoff.is_some());
+        assert_eq!(
+            (experiment.failure_rates.len(), experiment.rate),
+            (13, 10.0)
+        );
+        let too_large = settings(&["load", "--clients", "100000", "--duration", "1h"]);
+        assert!(too_large.unwrap_err().to_string().contains("too large"));
+        let resolve_load = |args: &[&str]| settings(&[&["load"], args].concat());
+        let first_tries = |duration| {
+            resolve_load(&[
+                "--clients",
+                "1000",
+                "--rate",
+                "100/s",
+                "--duration",
+                duration,
+            ])
+        };
+        assert!(first_tries("100s").is_ok(), "10^7 first tries a trial");
+        assert!(first_tries("101s").is_err());
+        let trials = |count: usize| {
+            let rates: Vec<String> = (0..count).map(|i| format!("0.0{i}")).collect();
+            resolve_load(&["--failure-rates", &rates.join(","), "--trials", "1000"])
+        };
+        assert!(
+            trials(25).is_ok(),
+            "25 rates, 4 policies, 1000 trials: 10^5"
+        );
+        assert!(trials(26).is_err());
+        let zero = settings(&["load", "--duration", "0s"]).unwrap_err();
+        assert!(
+            zero.to_string()
+                .contains("--duration (0s) must be more than 0s")
+        );
+    }
 }
 
 /// The options of the contention experiment.
@@ -316,5 +377,112 @@ impl std::str::FromStr for ClientCounts {
 
     fn from_str(text: &str) -> Result<Self, String> {
         parse_clients(text).map(ClientCounts)
+    }
+}
+
+impl SimulateCommand {
+    /// The simulation these options ask for, within the bounds that keep a run from taking
+    /// hours or all memory; the error says which option is out of bounds and why.
+    pub(crate) fn settings(self) -> Result<Settings, String> {
+        match self.experiment {
+            Some(Experiment::Load(args)) => args.settings(),
+            Some(Experiment::Contention(args)) => args.settings(),
+            None => self.contention.settings(),
+        }
+    }
+}
+
+/// The most trials one run of the contention experiment may hold results for, all strategies
+/// and client counts together.
+const CONTENTION_TRIALS: usize = 1_000_000;
+
+impl ContentionArgs {
+    fn settings(self) -> Result<Settings, String> {
+        let backoff = Backoff::new(self.base, self.cap, self.multiplier, Jitter::None)
+            .map_err(|err| err.to_string())?;
+        let mut jitters: Vec<Jitter> = Vec::new();
+        for jitter in self.jitter {
+            if !jitters.contains(&jitter) {
+                jitters.push(jitter);
+            }
+        }
+        // The no-backoff baseline is always simulated too.
+        let trials = (jitters.len() + 1) * self.clients.0.len() * self.trials as usize;
+        if trials > CONTENTION_TRIALS {
+            return Err(format!(
+                "this contention simulation is too large: {trials} trials (at most \
+                 {CONTENTION_TRIALS}: strategies, the baseline among them, times client counts \
+                 times --trials)"
+            ));
+        }
+        Ok(Settings {
+            experiment: Simulation::Contention(contention::Experiment {
+                clients: self.clients.0,
+                jitters,
+                backoff,
+                trials: self.trials,
+                seed: Seed::resolve(self.output.seed.map(Seed::Number), &[]),
+            }),
+            csv: self.output.csv,
+            svg: self.output.svg,
+        })
+    }
+}
+
+/// The most first tries one trial of the load experiment may simulate, and the most trials one
+/// run may: beyond them a run would take hours.
+const LOAD_LIMITS: (f64, usize) = (10_000_000.0, 100_000);
+
+impl LoadArgs {
+    fn settings(self) -> Result<Settings, String> {
+        let positive = [
+            ("--duration", self.duration),
+            ("--budget-window", self.budget_window),
+        ];
+        for (flag, value) in positive {
+            if value.is_zero() {
+                return Err(format!("{flag} (0s) must be more than 0s"));
+            }
+        }
+        let duration = self.duration.as_secs_f64();
+        let first_tries = f64::from(self.clients) * self.rate.0 * duration;
+        let trials = self.failure_rates.0.len() * self.policies.len() * self.trials as usize;
+        if first_tries > LOAD_LIMITS.0 || trials > LOAD_LIMITS.1 {
+            return Err(format!(
+                "this load simulation is too large: {first_tries:.0} first tries a trial (at \
+                 most {:.0}: --clients times --rate times --duration) and {trials} trials (at \
+                 most {}: failure rates times policies times --trials)",
+                LOAD_LIMITS.0, LOAD_LIMITS.1
+            ));
+        }
+        let cap = self.base.max(std::time::Duration::from_secs(60));
+        let backoff = Backoff::new(self.base, cap, DEFAULT_MULTIPLIER, self.jitter)
+            .map_err(|err| err.to_string())?;
+        let mut policies = self.policies;
+        policies.dedup();
+        Ok(Settings {
+            experiment: Simulation::Load(load::Experiment {
+                failure_rates: self.failure_rates.0,
+                policies,
+                retries: self.retries,
+                clients: self.clients,
+                rate: self.rate.0,
+                serial: self.serial,
+                backoff: self.backoff.then_some(backoff),
+                budget: BudgetPolicy {
+                    terms: Terms {
+                        rate: self.budget_rate,
+                        ratio: Some(self.budget_ratio.0),
+                        window: self.budget_window,
+                    },
+                    shared: self.shared,
+                },
+                duration,
+                trials: self.trials,
+                seed: Seed::resolve(self.output.seed.map(Seed::Number), &[]),
+            }),
+            csv: self.output.csv,
+            svg: self.output.svg,
+        })
     }
 }

@@ -1,11 +1,9 @@
-//! The command-line interface: flags, their value types and their help text. No I/O happens
-//! here and nothing is cross-checked; `config` resolves what is parsed into a run. The options
-//! of `retry simulate` are in `simulate`.
-
-pub(crate) mod simulate;
+//! The command-line interface: the run's flags, their value types and their help text, and the
+//! tool's own subcommands, whose options belong to the capability they drive (`simulate`,
+//! `budget show`). No I/O happens here and nothing is cross-checked; `config` resolves what is
+//! parsed into a run.
 
 use std::ffi::OsString;
-use std::num::NonZeroU64;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,12 +11,14 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue};
 
 use crate::attempts::AttemptLimit;
-use crate::backoff::{DEFAULT_MULTIPLIER, Jitter};
+use crate::backoff::{Jitter, parse_multiplier};
+use crate::budget::show::BudgetShowArgs;
 use crate::budget::store::OnFailure;
 use crate::budget::{BudgetName, Rate, Ratio};
 use crate::codes::StatusSet;
 use crate::duration::parse_duration;
 use crate::environment;
+use crate::examples::{self, examples_text};
 use crate::exit;
 use crate::nesting::Nested;
 use crate::output::OutputStream;
@@ -26,7 +26,7 @@ use crate::process::signals::{self, TimeoutSignal};
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
-use simulate::SimulateCommand;
+use crate::simulate::options::SimulateCommand;
 
 const LONG_ABOUT: &str = "\
 Run COMMAND; when it fails, wait and run it again, until it succeeds, a status says not to \
@@ -36,48 +36,6 @@ spread by --jitter, so that many clients retrying at once do not retry in step.
 COMMAND runs directly, never through a shell (unless --shell), and everything after it is \
 passed to it untouched: in `retry -n 3 curl -n`, curl gets -n. Put -- before a COMMAND that \
 starts with a dash.";
-
-/// Examples for `--help` and the man page, each with a word on what it does; the README has
-/// every one of them (a test checks).
-pub(crate) const EXAMPLES: [(&str, &str); 7] = [
-    (
-        "Try a flaky health check up to 5 times, with jittered waits between:",
-        "retry -- curl -fsS https://example.com/health",
-    ),
-    (
-        "Retry only the curl statuses that mean \"try later\":",
-        "retry --retry-on 6,7,28,35,52,55,56 -- curl -fsS https://example.com/health",
-    ),
-    (
-        "See the waits before trusting them in cron; nothing is run:",
-        "retry --plan --base 500ms --cap 1m -n 8",
-    ),
-    (
-        "Bound a CI step by time, each attempt too, and keep a report:",
-        "retry --max-time 10m --timeout 4m --report retry-report.json -- npm ci",
-    ),
-    (
-        "Retry curl's HTTP errors too, but not a 4xx other than 429:",
-        "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on-output 'error: 4(0[0-8]|1[0-7])' -- curl -fsS https://example.com/api",
-    ),
-    (
-        "Capture the one answer of the attempt that succeeds:",
-        "token=$(retry --hold-output -- vault read -field=token secret/ci)",
-    ),
-    (
-        "Spread a fleet's hourly job and share a budget of retries on each host:",
-        "retry --seed host --splay 10m --budget inventory-api -- curl -fsS https://inventory.example.com/sync",
-    ),
-];
-
-/// An "Examples:" block of help text.
-pub(super) fn examples_text(examples: &[(&str, &str)]) -> String {
-    let mut text = String::from("Examples:\n");
-    for (what, command) in examples {
-        text += &format!("  {what}\n    {command}\n");
-    }
-    text
-}
 
 /// The text after the options in `--help`: exit statuses, signals, the command's environment and
 /// the tool's, examples.
@@ -103,7 +61,7 @@ fn after_long_help() -> String {
             text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
         }
     }
-    text + "\n" + &examples_text(&EXAMPLES)
+    text + "\n" + &examples_text(&examples::RUN)
 }
 
 /// The usage lines: COMMAND is the user's, after the options; `simulate` and `budget` are the
@@ -130,46 +88,53 @@ const FLEET: &str = "Fleets";
     override_usage = USAGE,
     after_help = "Exit statuses, signals, the command's environment and examples: retry --help",
     args_override_self = true,
+    args_conflicts_with_subcommands = true,
+    // `retry help` runs a program called help.
+    disable_help_subcommand = true,
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Make at most N attempts in total, the first included [default: 5]
+    /// Make at most N attempts in total, the first included
     ///
     /// Make at most N attempts in total, the first included: a whole number, or 'unlimited'.
-    /// [default: 5]
-    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) max_attempts: Option<AttemptLimit>,
+    ///
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, help_heading = WAITS, default_value = "5")]
+    pub(crate) max_attempts: AttemptLimit,
 
-    /// The first wait; later ones grow from it [default: 1s]
+    /// The first wait; later ones grow from it
     ///
     /// Wait this long after the first failure; every later wait grows from it (e.g. 250ms, 2s;
-    /// 0s: never wait). [default: 1s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) base: Option<Duration>,
+    /// 0s: never wait).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS, default_value = "1s")]
+    pub(crate) base: Duration,
 
-    /// The longest single wait [default: 60s]
+    /// The longest single wait
     ///
     /// Never wait longer than this between two attempts (e.g. 30s, 5m); it may not be below
-    /// --base. [default: 60s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) cap: Option<Duration>,
+    /// --base.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS, default_value = "60s")]
+    pub(crate) cap: Duration,
 
-    /// Growth of the longest wait per retry [default: 2]
+    /// Growth of the longest wait per retry
     ///
     /// Multiply the longest possible wait by FACTOR after each retry: a number of at least 1
-    /// (e.g. 1.5) [default: 2]. Decorrelated jitter grows its waits from the previous wait
-    /// instead, so it refuses --multiplier.
-    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) multiplier: Option<f64>,
+    /// (e.g. 1.5). Decorrelated jitter grows its waits from the previous wait instead, so it
+    /// refuses --multiplier.
+    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, help_heading = WAITS, default_value = "2")]
+    pub(crate) multiplier: f64,
 
-    /// How the waits are spread [default: full]
+    /// Whether --multiplier was given, rather than its default taken.
+    #[arg(skip)]
+    pub(crate) multiplier_given: bool,
+
+    /// How the waits are spread
     ///
     /// Spread the waits with this strategy, so that clients failing together retry apart: none
     /// (exactly the exponential ceiling), full (uniform between 0 and the ceiling), equal (half
     /// the ceiling plus a uniform half), decorrelated (uniform between --base and three times the
-    /// previous wait). [default: full]
-    #[arg(long, value_name = "STRATEGY", hide_possible_values = true, help_heading = WAITS)]
-    pub(crate) jitter: Option<Jitter>,
+    /// previous wait).
+    #[arg(long, value_name = "STRATEGY", hide_possible_values = true, help_heading = WAITS, default_value = "full")]
+    pub(crate) jitter: Jitter,
 
     /// Start over after a failure this long
     ///
@@ -204,11 +169,11 @@ pub struct Cli {
     #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on: Option<StatusSet>,
 
-    /// Exit statuses that count as success [default: 0]
+    /// Exit statuses that count as success
     ///
-    /// Count these exit statuses as success (e.g. 0,3). [default: 0]
-    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) success_on: Option<StatusSet>,
+    /// Count these exit statuses as success (e.g. 0,3).
+    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING, default_value = "0")]
+    pub(crate) success_on: StatusSet,
 
     /// Retry only if a line of output matches
     ///
@@ -232,12 +197,12 @@ pub struct Cli {
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) success_on_output: Vec<String>,
 
-    /// Which streams the output conditions read [default: both]
+    /// Which streams the output conditions read
     ///
     /// Match the output conditions against both of the command's streams, or only stdout or
-    /// stderr; the stream no condition reads stays attached directly. [default: both]
-    #[arg(long, value_name = "STREAM", hide_possible_values = true, hide_short_help = true, help_heading = DECIDING)]
-    pub(crate) output_stream: Option<OutputStream>,
+    /// stderr; the stream no condition reads stays attached directly.
+    #[arg(long, value_name = "STREAM", hide_possible_values = true, hide_short_help = true, help_heading = DECIDING, default_value = "both")]
+    pub(crate) output_stream: OutputStream,
 
     /// Wait as long as a line of output asks
     ///
@@ -247,20 +212,20 @@ pub struct Cli {
     #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) retry_after_output: Vec<String>,
 
-    /// The longest requested wait honoured [default: 15m]
+    /// The longest requested wait honoured
     ///
     /// Cap a wait the command asks for (in RETRY_AFTER_FILE or with --retry-after-output) at
-    /// this, with a warning (e.g. 1h). [default: 15m]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING)]
-    pub(crate) max_requested_wait: Option<Duration>,
+    /// this, with a warning (e.g. 1h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING, default_value = "15m")]
+    pub(crate) max_requested_wait: Duration,
 
-    /// Inside another retry: once, retry or quiet [default: retry]
+    /// Inside another retry: once, retry or quiet
     ///
     /// When this run is inside another retry's attempt (RETRY_DEPTH is set): 'once' makes one
     /// attempt and leaves the retrying to the outer layer; 'retry' retries, warning of the
-    /// attempts the layers multiply to; 'quiet' retries without the warning. [default: retry]
-    #[arg(long, value_name = "MODE", hide_possible_values = true, help_heading = DECIDING)]
-    pub(crate) nested: Option<Nested>,
+    /// attempts the layers multiply to; 'quiet' retries without the warning.
+    #[arg(long, value_name = "MODE", hide_possible_values = true, help_heading = DECIDING, default_value = "retry")]
+    pub(crate) nested: Nested,
 
     /// Time limit of one attempt (status 124)
     ///
@@ -277,20 +242,20 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) max_time: Option<Duration>,
 
-    /// The signal a time limit sends first [default: TERM]
+    /// The signal a time limit sends first
     ///
     /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
     /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
-    /// [default: TERM]
-    #[arg(long, value_name = "SIGNAL", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS)]
-    pub(crate) timeout_signal: Option<TimeoutSignal>,
+    ///
+    #[arg(long, value_name = "SIGNAL", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
+    pub(crate) timeout_signal: TimeoutSignal,
 
-    /// SIGKILL this long after SIGTERM [default: 10s]
+    /// SIGKILL this long after SIGTERM
     ///
     /// Send SIGKILL this long after the --timeout-signal (or a passed-on signal) to an attempt
-    /// still running; also the longest wait for what an attempt leaves behind. [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
-    pub(crate) kill_after: Option<Duration>,
+    /// still running; also the longest wait for what an attempt leaves behind.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS, default_value = "10s")]
+    pub(crate) kill_after: Duration,
 
     /// Keep COMMAND in retry's process group
     ///
@@ -339,12 +304,12 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub(crate) report: Option<PathBuf>,
 
-    /// text, or json: one object a line [default: text]
+    /// text, or json: one object a line
     ///
     /// Write the tool's own messages on stderr in this form: text, or json (one object per
-    /// line). [default: text]
-    #[arg(long, value_name = "FORMAT", hide_possible_values = true, help_heading = OUTPUT)]
-    pub(crate) log_format: Option<LogFormat>,
+    /// line).
+    #[arg(long, value_name = "FORMAT", hide_possible_values = true, help_heading = OUTPUT, default_value = "text")]
+    pub(crate) log_format: LogFormat,
 
     /// Say nothing of the tool's own
     ///
@@ -373,26 +338,26 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", allow_hyphen_values = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetName>,
 
-    /// At most N tokens, N more every DURATION [default: 10/1m]
+    /// At most N tokens, N more every DURATION
     ///
     /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
-    /// [default: 10/1m]
-    #[arg(long, value_name = "N/DURATION", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
-    pub(crate) budget_rate: Option<Rate>,
+    ///
+    #[arg(long, value_name = "N/DURATION", requires = "budget", allow_hyphen_values = true, help_heading = FLEET, default_value = "10/1m")]
+    pub(crate) budget_rate: Rate,
 
     /// Also earn R tokens per first attempt (e.g. 0.1)
     ///
     /// Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run
     /// sharing the budget; they fade over --budget-window and are spent before the rate's, at
-    /// once or not at all [default: none].
+    /// once or not at all.
     #[arg(long, value_name = "R", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
     pub(crate) budget_ratio: Option<Ratio>,
 
-    /// How long earned tokens last [default: 1m]
+    /// How long earned tokens last
     ///
-    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m). [default: 1m]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "budget", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget_window: Option<Duration>,
+    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "budget", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET, default_value = "1m")]
+    pub(crate) budget_window: Duration,
 
     /// Where the budget lives: file, or redis://HOST
     ///
@@ -412,14 +377,14 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_password_file: Option<PathBuf>,
 
-    /// When the budget cannot be used: open or closed [default: open]
+    /// When the budget cannot be used: open or closed
     ///
     /// When the budget cannot be used (its store cannot be reached or answers nonsense, its file
     /// cannot be trusted): 'open' warns once and goes on, with the file store on this machine
     /// for a shared store, else without the budget; 'closed' counts it as no token, so the run
-    /// gives up with reason budget. The first attempt always runs. [default: open]
-    #[arg(long, value_name = "open|closed", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget_store_fail: Option<OnFailure>,
+    /// gives up with reason budget. The first attempt always runs.
+    #[arg(long, value_name = "open|closed", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET, default_value = "open")]
+    pub(crate) budget_store_fail: OnFailure,
 
     /// Where the file store keeps budgets
     ///
@@ -428,129 +393,32 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", requires = "budget", help_heading = FLEET)]
     pub(crate) budget_dir: Option<PathBuf>,
 
-    /// Instead of running a command, run the simulator or look at a budget: parsed apart, by
-    /// [`ToolWord`] (see [`Cli::parse_args`]).
-    #[arg(skip)]
-    pub(crate) subcommand: Option<Subcommand>,
+    /// Instead of running a command, run the simulator or look at a budget.
+    #[command(subcommand)]
+    pub(crate) tool: Option<ToolCommand>,
 
     /// The command to run, then its arguments, passed on untouched (the usage line shows it).
     #[arg(value_name = "COMMAND", trailing_var_arg = true, hide = true)]
     pub(crate) command: Vec<OsString>,
 }
 
-/// The defaults of the options whose help states one ("[default: 5]"): applied here rather than
-/// by clap, which would parse each default's text through its value parser at every start (a
-/// type's own `Default`, where it has one, is that default). A test holds each to the text its
-/// help shows.
 impl Cli {
-    pub(crate) fn max_attempts(&self) -> AttemptLimit {
-        self.max_attempts
-            .unwrap_or(AttemptLimit::AtMost(NonZeroU64::MIN.saturating_add(4)))
-    }
-
-    pub(crate) fn base(&self) -> Duration {
-        self.base.unwrap_or(Duration::from_secs(1))
-    }
-
-    pub(crate) fn cap(&self) -> Duration {
-        self.cap.unwrap_or(Duration::from_secs(60))
-    }
-
-    pub(crate) fn multiplier(&self) -> f64 {
-        self.multiplier.unwrap_or(DEFAULT_MULTIPLIER)
-    }
-
-    pub(crate) fn jitter(&self) -> Jitter {
-        self.jitter.unwrap_or(Jitter::Full)
-    }
-
-    pub(crate) fn success_on(&self) -> StatusSet {
-        self.success_on.unwrap_or(StatusSet::only(0))
-    }
-
-    pub(crate) fn output_stream(&self) -> OutputStream {
-        self.output_stream.unwrap_or_default()
-    }
-
-    pub(crate) fn max_requested_wait(&self) -> Duration {
-        self.max_requested_wait
-            .unwrap_or(Duration::from_secs(15 * 60))
-    }
-
-    pub(crate) fn nested(&self) -> Nested {
-        self.nested.unwrap_or_default()
-    }
-
-    pub(crate) fn timeout_signal(&self) -> TimeoutSignal {
-        self.timeout_signal.unwrap_or_default()
-    }
-
-    pub(crate) fn kill_after(&self) -> Duration {
-        self.kill_after.unwrap_or(Duration::from_secs(10))
-    }
-
-    pub(crate) fn log_format(&self) -> LogFormat {
-        self.log_format.unwrap_or(LogFormat::Text)
-    }
-
-    pub(crate) fn budget_rate(&self) -> Rate {
-        self.budget_rate.unwrap_or(Rate {
-            tokens: 10,
-            period: Duration::from_secs(60),
-        })
-    }
-
-    pub(crate) fn budget_window(&self) -> Duration {
-        self.budget_window.unwrap_or(Duration::from_secs(60))
-    }
-
-    pub(crate) fn budget_store_fail(&self) -> OnFailure {
-        self.budget_store_fail.unwrap_or(OnFailure::Open)
-    }
-}
-
-/// `retry simulate ...` and `retry budget ...`: the tool's own words, which only the first
-/// argument can be (`retry -- budget` runs a program called budget).
-#[derive(Parser, Debug)]
-#[command(
-    name = "retry",
-    version,
-    override_usage = USAGE,
-    subcommand_required = true,
-    // `retry help` runs a program called help.
-    disable_help_subcommand = true,
-    max_term_width = 100
-)]
-struct ToolWord {
-    #[command(subcommand)]
-    word: Subcommand,
-}
-
-impl Cli {
-    /// Parse the tool's arguments, the program's name first: a run's options and COMMAND, or a
-    /// word of the tool's own (`simulate`, `budget`) and its options. Each is parsed by its part
-    /// of the definition alone, and the long help's tables are built only when `--help` may ask
-    /// for them: building the interface is most of what a short run costs.
+    /// Parse the tool's arguments, the program's name first. The long help's tables are built
+    /// only when `--help` may ask for them, and a subcommand's options only when it is used:
+    /// building the interface is much of what a short run costs.
     pub fn parse_args(args: &[OsString]) -> Result<Cli, clap::Error> {
         use clap::{CommandFactory, FromArgMatches};
-        let first = args.get(1).and_then(|arg| arg.to_str());
-        if matches!(first, Some("simulate" | "budget")) {
-            let ToolWord { word } = ToolWord::try_parse_from(args)?;
-            let mut cli = Cli::try_parse_from(&args[..1])?;
-            cli.subcommand = Some(word);
-            return Ok(cli);
-        }
         let mut command = Cli::command();
         if args.iter().any(|arg| arg == "--help") {
             command = command.after_long_help(after_long_help());
         }
         let mut matches = command.try_get_matches_from_mut(args)?;
-        let cli =
-            Cli::from_arg_matches_mut(&mut matches).map_err(|err| err.format(&mut Cli::command()));
-        // Freeing the definition would cost a tenth of a short run's instructions; the
-        // process gives the memory back when it ends.
-        std::mem::forget((command, matches));
-        cli
+        let multiplier_given =
+            matches.value_source("multiplier") == Some(clap::parser::ValueSource::CommandLine);
+        let mut cli =
+            Cli::from_arg_matches_mut(&mut matches).map_err(|err| err.format(&mut command))?;
+        cli.multiplier_given = multiplier_given;
+        Ok(cli)
     }
 }
 
@@ -558,96 +426,73 @@ impl Cli {
 /// describe it.
 #[doc(hidden)]
 pub fn full_command() -> clap::Command {
-    use clap::{CommandFactory, Subcommand as _};
-    // Augmenting a command directly would also give it the enum's doc comment as its about.
-    let words = Subcommand::augment_subcommands(clap::Command::new("retry"));
-    Cli::command()
-        .after_long_help(after_long_help())
-        .subcommands(words.get_subcommands().cloned())
-        .args_conflicts_with_subcommands(true)
-        .disable_help_subcommand(true)
+    use clap::CommandFactory;
+    let mut command = Cli::command().after_long_help(after_long_help());
+    command.build();
+    command
 }
 
-/// What `retry` can do besides running a command.
+/// A subcommand's options, added to its definition only when it is used (or the whole
+/// interface is built): a run of a command never pays for them.
+#[derive(Debug)]
+pub(crate) struct Deferred<T>(pub(crate) T);
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
+impl<T: clap::Args> clap::Args for Deferred<T> {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        command.defer(T::augment_args)
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        command.defer(T::augment_args_for_update)
+    }
+}
+
+/// What `retry` can do besides running a command: only the first argument can name one
+/// (`retry -- budget` and `retry -n 3 budget` run a program called budget).
 #[derive(clap::Subcommand, Debug)]
-pub(crate) enum Subcommand {
+pub(crate) enum ToolCommand {
     /// Rerun the experiments behind this tool's defaults, with its own code.
     #[command(
         hide = true,
-        long_about = simulate::CONTENTION_ABOUT,
-        after_help = examples_text(&simulate::CONTENTION_EXAMPLES),
         args_conflicts_with_subcommands = true,
         disable_help_subcommand = true
     )]
-    Simulate(Box<SimulateCommand>),
+    Simulate(Box<Deferred<SimulateCommand>>),
     /// Look at a retry budget.
     #[command(
+        about = "Look at a retry budget.",
         hide = true,
         subcommand_required = true,
         arg_required_else_help = false,
         disable_help_subcommand = true
     )]
-    Budget {
-        #[command(subcommand)]
-        command: BudgetCommand,
-    },
+    Budget(Deferred<BudgetArgs>),
+}
+
+/// `retry budget`'s subcommand; without one, a usage error rather than the help.
+#[derive(clap::Args, Debug)]
+#[command(about = None, arg_required_else_help = false)]
+pub(crate) struct BudgetArgs {
+    #[command(subcommand)]
+    pub(crate) command: BudgetCommand,
 }
 
 /// What `retry budget` can do.
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum BudgetCommand {
     /// Print a budget's state now: its tokens, its counters, and when it will be full.
-    #[command(long_about = BUDGET_SHOW_ABOUT)]
+    #[command(long_about = crate::budget::show::ABOUT)]
     Show(BudgetShowArgs),
-}
-
-const BUDGET_SHOW_ABOUT: &str = "\
-Print the state of the retry budget NAME now, changing nothing: the rate bucket's tokens and \
-when it will be full, the earned tokens, and the first attempts, retries and refusals counted \
-by every run that shared it, with the terms of the run that last changed it.
-
-(`budget` is the tool's own word only as the first word: `retry -- budget` runs a program \
-called budget.)";
-
-/// The `retry budget show` options.
-#[derive(clap::Args, Debug)]
-pub(crate) struct BudgetShowArgs {
-    /// The budget's name, as runs give it to --budget.
-    #[arg(value_name = "NAME")]
-    pub(crate) name: BudgetName,
-
-    /// Where the budget lives: file, or a redis:// URL, as runs give it [default:
-    /// $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE")]
-    pub(crate) budget_store: Option<String>,
-
-    /// Read the store's password from the first line of FILE, as runs do.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) budget_password_file: Option<PathBuf>,
-
-    /// Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or
-    /// ~/.local/state/retry/budgets].
-    #[arg(long, value_name = "DIR")]
-    pub(crate) budget_dir: Option<PathBuf>,
-
-    /// Print the state as text, or as one JSON object (json).
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        default_value = "text",
-        hide_possible_values = true
-    )]
-    pub(crate) log_format: LogFormat,
-}
-
-/// Parse `--multiplier`: a finite number of at least 1.
-pub(super) fn parse_multiplier(text: &str) -> Result<f64, String> {
-    const EXPECTED: &str = "expected a finite number of at least 1, e.g. 2 or 1.5";
-    match text.trim().parse::<f64>() {
-        Ok(factor) if factor.is_finite() && factor >= 1.0 => Ok(factor),
-        Ok(_) => Err(format!("out of range; {EXPECTED}")),
-        Err(_) => Err(format!("not a number; {EXPECTED}")),
-    }
 }
 
 /// Flags of other retry tools and their spellings here, with a word on the difference.
@@ -851,88 +696,50 @@ mod tests {
     fn definition_is_consistent() {
         full_command().debug_assert();
         Cli::command().debug_assert();
-        ToolWord::command().debug_assert();
     }
 
     #[test]
     fn command_words_after_the_first_are_untouched() {
         let cli = Cli::try_parse_from(["retry", "-n", "3", "curl", "-n", "--base", "x"]).unwrap();
         assert_eq!(cli.command, ["curl", "-n", "--base", "x"]);
-        assert_eq!(cli.max_attempts().count(), Some(3));
+        assert_eq!(cli.max_attempts.count(), Some(3));
     }
 
     #[test]
     fn last_value_of_a_repeated_flag_wins() {
         let cli = Cli::try_parse_from(["retry", "--base", "1s", "--base", "2s", "true"]).unwrap();
-        assert_eq!(cli.base(), Duration::from_secs(2));
+        assert_eq!(cli.base, Duration::from_secs(2));
     }
 
-    /// Each option's resolved value, as text, for comparing the default with a given value.
-    type Resolved = fn(&Cli) -> String;
-
-    const DEFAULTED: [(&str, Resolved); 15] = [
-        ("max-attempts", |cli| format!("{:?}", cli.max_attempts())),
-        ("base", |cli| format!("{:?}", cli.base())),
-        ("cap", |cli| format!("{:?}", cli.cap())),
-        ("multiplier", |cli| format!("{:?}", cli.multiplier())),
-        ("jitter", |cli| format!("{:?}", cli.jitter())),
-        ("success-on", |cli| cli.success_on().to_string()),
-        ("output-stream", |cli| format!("{:?}", cli.output_stream())),
-        ("max-requested-wait", |cli| {
-            format!("{:?}", cli.max_requested_wait())
-        }),
-        ("nested", |cli| format!("{:?}", cli.nested())),
-        ("timeout-signal", |cli| {
-            format!("{:?}", cli.timeout_signal())
-        }),
-        ("kill-after", |cli| format!("{:?}", cli.kill_after())),
-        ("log-format", |cli| format!("{:?}", cli.log_format())),
-        ("budget-rate", |cli| format!("{:?}", cli.budget_rate())),
-        ("budget-window", |cli| format!("{:?}", cli.budget_window())),
-        ("budget-store-fail", |cli| {
-            format!("{:?}", cli.budget_store_fail())
-        }),
-    ];
-
     #[test]
-    fn the_defaults_are_the_ones_the_help_states() {
-        let parse = |extra: &[&str]| {
-            let args: Vec<OsString> = ["retry", "--budget", "b"]
+    fn a_default_is_not_a_given_multiplier() {
+        let args = |extra: &[&str]| -> Vec<OsString> {
+            ["retry"]
                 .iter()
                 .chain(extra)
                 .chain(&["true"])
                 .map(OsString::from)
-                .collect();
-            Cli::parse_args(&args).unwrap()
+                .collect()
         };
-        let defaults = parse(&[]);
-        let mut checked = 0;
-        for arg in Cli::command().get_arguments() {
-            let long = arg.get_long().unwrap_or_default();
-            let help = |text: Option<&clap::builder::StyledStr>| {
-                let text = text.map(|text| text.to_string()).unwrap_or_default();
-                let (_, after) = text.split_once("[default: ")?;
-                after.split_once(']').map(|(value, _)| value.to_string())
-            };
-            // "[default: none]" and "[default: $VARIABLE, or ...]" describe; the rest are values.
-            let described = |value: &String| value == "none" || value.starts_with('$');
-            let Some(stated) = help(arg.get_long_help()).filter(|value| !described(value)) else {
-                continue;
-            };
-            assert_eq!(
-                help(arg.get_help()).as_ref(),
-                Some(&stated),
-                "--{long}: -h differs"
-            );
-            let (_, resolved) = DEFAULTED
-                .iter()
-                .find(|(name, _)| *name == long)
-                .unwrap_or_else(|| panic!("--{long} states a default that no accessor applies"));
-            let given = parse(&[&format!("--{long}"), &stated]);
-            assert_eq!(resolved(&defaults), resolved(&given), "--{long} {stated}");
-            checked += 1;
+        assert!(!Cli::parse_args(&args(&[])).unwrap().multiplier_given);
+        let given = Cli::parse_args(&args(&["--multiplier", "2"])).unwrap();
+        assert!(given.multiplier_given && given.multiplier == 2.0);
+    }
+
+    #[test]
+    fn the_tools_own_words_are_only_the_first() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap();
+        assert!(parse(&["retry", "simulate"]).tool.is_some());
+        assert!(parse(&["retry", "budget", "show", "api"]).tool.is_some());
+        for args in [
+            &["retry", "--", "budget"][..],
+            &["retry", "-n", "3", "simulate"],
+            &["retry", "help"],
+        ] {
+            let cli = parse(args);
+            assert!(cli.tool.is_none(), "{args:?}");
+            assert_eq!(cli.command.len(), 1, "{args:?}");
         }
-        assert_eq!(checked, DEFAULTED.len());
     }
 
     #[test]

@@ -1,0 +1,67 @@
+//! Examples of use, each a word on what it does and a command line: for `--help`, the man pages
+//! and the README, which has every one of them (a test checks).
+
+/// Examples of a run.
+pub(crate) const RUN: [(&str, &str); 7] = [
+    (
+        "Try a flaky health check up to 5 times, with jittered waits between:",
+        "retry -- curl -fsS https://example.com/health",
+    ),
+    (
+        "Retry only the curl statuses that mean \"try later\":",
+        "retry --retry-on 6,7,28,35,52,55,56 -- curl -fsS https://example.com/health",
+    ),
+    (
+        "See the waits before trusting them in cron; nothing is run:",
+        "retry --plan --base 500ms --cap 1m -n 8",
+    ),
+    (
+        "Bound a CI step by time, each attempt too, and keep a report:",
+        "retry --max-time 10m --timeout 4m --report retry-report.json -- npm ci",
+    ),
+    (
+        "Retry curl's HTTP errors too, but not a 4xx other than 429:",
+        "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on-output 'error: 4(0[0-8]|1[0-7])' -- curl -fsS https://example.com/api",
+    ),
+    (
+        "Capture the one answer of the attempt that succeeds:",
+        "token=$(retry --hold-output -- vault read -field=token secret/ci)",
+    ),
+    (
+        "Spread a fleet's hourly job and share a budget of retries on each host:",
+        "retry --seed host --splay 10m --budget inventory-api -- curl -fsS https://inventory.example.com/sync",
+    ),
+];
+
+/// An "Examples:" block of help text.
+pub(crate) fn examples_text(examples: &[(&str, &str)]) -> String {
+    let mut text = String::from("Examples:\n");
+    for (what, command) in examples {
+        text += &format!("  {what}\n    {command}\n");
+    }
+    text
+}
+
+/// Examples of `retry simulate` (contention).
+pub(crate) const CONTENTION: [(&str, &str); 2] = [
+    (
+        "Reproduce the original's figures for exponential backoff:",
+        "retry simulate --jitter none,full,equal --base 10ms --cap 2s --seed 1 --svg exponential.svg",
+    ),
+    (
+        "and for decorrelated jitter:",
+        "retry simulate --jitter decorrelated --base 5ms --cap 2s --seed 1 --svg decorrelated.svg",
+    ),
+];
+
+/// Examples of `retry simulate load`.
+pub(crate) const LOAD: [(&str, &str); 2] = [
+    (
+        "Compare the policies on open-loop clients, and draw the picture:",
+        "retry simulate load --seed 1 --svg load.svg",
+    ),
+    (
+        "Serial clients with the tool's backoff between retries, as Brooker's did:",
+        "retry simulate load --serial --backoff --jitter none --policies none,retries --seed 1",
+    ),
+];

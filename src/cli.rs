@@ -22,10 +22,10 @@ use crate::examples::{self, examples_text};
 use crate::exit;
 use crate::nesting::Nested;
 use crate::output::OutputStream;
-use crate::process::signals::{self, TimeoutSignal};
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
+use crate::signals::{self, TimeoutSignal};
 use crate::simulate::options::SimulateCommand;
 
 const LONG_ABOUT: &str = "\

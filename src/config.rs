@@ -17,23 +17,24 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
+use serde::Serialize;
+
 use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, Jitter, Schedule};
 use crate::budget::BudgetSettings;
 use crate::budget::model::Terms;
-use crate::budget::store::{Location, RedisAddress};
+use crate::budget::store::{Location, OnFailure, RedisAddress};
 use crate::cli::Cli;
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
-use crate::output::OutputOptions;
 use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
+use crate::output::{OutputOptions, OutputStream};
 use crate::plan::PlanRequest;
 use crate::policy::Policy;
 use crate::process::command_line::CommandLine;
 use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
-use crate::report::file::OptionsRecord;
 use crate::report::verbosity::{LogSettings, Verbosity};
 use crate::retry_loop::Rules;
 use crate::seed::Seed;
@@ -64,6 +65,48 @@ pub(crate) struct Config {
     reset_after: Option<Duration>,
     report: Option<PathBuf>,
     recorded: OptionsRecord,
+}
+
+/// The options in force, as the report records them: its `options` object. The limits are the
+/// ones in force (`max_attempts` is 1 with `--nested once` inside another retry), the waits the
+/// backoff's.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct OptionsRecord {
+    pub(crate) command: Vec<String>,
+    pub(crate) shell: bool,
+    pub(crate) max_attempts: AttemptLimit,
+    pub(crate) base_ms: f64,
+    pub(crate) cap_ms: f64,
+    pub(crate) multiplier: f64,
+    pub(crate) jitter: Jitter,
+    pub(crate) seed: u64,
+    pub(crate) splay_ms: Option<f64>,
+    pub(crate) budget: Option<String>,
+    pub(crate) budget_rate: Option<String>,
+    pub(crate) budget_ratio: Option<f64>,
+    pub(crate) budget_window_ms: Option<f64>,
+    pub(crate) budget_store: Option<String>,
+    pub(crate) budget_store_fail: Option<OnFailure>,
+    pub(crate) success_on: String,
+    pub(crate) retry_on: Option<String>,
+    pub(crate) stop_on: Option<String>,
+    pub(crate) retry_on_output: Vec<String>,
+    pub(crate) stop_on_output: Vec<String>,
+    pub(crate) retry_after_output: Vec<String>,
+    pub(crate) success_on_output: Vec<String>,
+    pub(crate) output_stream: OutputStream,
+    pub(crate) max_requested_wait_ms: f64,
+    pub(crate) nested: Nested,
+    pub(crate) timeout_signal: String,
+    pub(crate) on_retry: Option<String>,
+    pub(crate) on_give_up: Option<String>,
+    pub(crate) hold_output: bool,
+    pub(crate) timeout_ms: Option<f64>,
+    pub(crate) max_time_ms: Option<f64>,
+    pub(crate) kill_after_ms: f64,
+    pub(crate) reset_after_ms: Option<f64>,
+    pub(crate) foreground: bool,
+    pub(crate) replay_stdin: bool,
 }
 
 /// A combination of flags that cannot make a run; the message says which and why.

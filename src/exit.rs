@@ -7,7 +7,7 @@
 //! the man page print, from the same variants.
 
 use crate::outcome::{Reason, RunEnd, SpawnFailure};
-use crate::process::termination::{TIMED_OUT, Termination, signal_status};
+use crate::termination::{TIMED_OUT, Termination, signal_status};
 
 /// How the tool ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

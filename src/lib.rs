@@ -31,14 +31,16 @@ mod report;
 mod requested;
 mod retry_loop;
 mod seed;
+mod signals;
 mod simulate;
 mod spill;
+mod termination;
 
 pub use cli::{Cli, full_command, one_line_error};
 pub use exit::Exit;
 pub use invocation::{prepare, run, say_error};
-pub use process::signals::die_of;
-pub use process::startup::Inherited;
+pub use signals::die_of;
+pub use signals::startup::Inherited;
 
 /// The tables `--help` prints, for the man page the tests generate from the same source.
 #[doc(hidden)]
@@ -50,7 +52,7 @@ pub mod docs {
 
     /// `(signal, effect)` rows of the signal table.
     pub fn signals() -> Vec<(&'static str, &'static str)> {
-        crate::process::signals::TABLE.to_vec()
+        crate::signals::TABLE.to_vec()
     }
 
     /// `(what it does, command line)` examples of `retry`, of `retry simulate` (contention),

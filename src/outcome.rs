@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::attempts::Numbering;
 use crate::output::OutputMatch;
 use crate::policy::Refusal;
-use crate::process::termination::Termination;
 use crate::requested::Requested;
+use crate::termination::Termination;
 
 /// One attempt, ended, and what the run does next.
 #[derive(Clone, Debug, PartialEq)]

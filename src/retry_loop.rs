@@ -16,11 +16,11 @@ use crate::outcome::{
     AttemptOutcome, Hook, HookEnd, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause,
 };
 use crate::output::copy::CopyOutcome;
-use crate::output::held::{Release, Released};
+use crate::output::copy::HeldOutput;
 use crate::policy::{Classification, Policy};
-use crate::process::termination::{Termination, TimeLimit};
 use crate::report::events::{Event, EventSink};
 use crate::requested::Requested;
+use crate::termination::{Termination, TimeLimit};
 
 /// The fixed rules of one run.
 #[derive(Clone, Debug)]
@@ -95,6 +95,24 @@ pub(crate) struct AttemptReport {
 pub(crate) struct SpawnError {
     pub(crate) failure: SpawnFailure,
     pub(crate) message: String,
+}
+
+/// Where held output goes once its attempt is judged.
+pub(crate) trait Release {
+    /// Write `held` where the run's decision `next` sends it: to stdout after a success, to
+    /// stderr otherwise; a reader that does not take it by `deadline` fails the release.
+    fn release(&mut self, held: HeldOutput, next: &Next, deadline: Option<Instant>) -> Released;
+}
+
+/// How a release went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Released {
+    /// Written, or nothing to write, or its reader had gone (the reader's business).
+    Done,
+    /// A signal that ends the run arrived while a slow reader held the release up.
+    Interrupted(i32),
+    /// The output could not be written; the message says why.
+    Failed(String),
 }
 
 /// A monotonic clock that can also wait.

@@ -36,7 +36,7 @@ use nix::fcntl::{Flock, FlockArg};
 use super::model::{BucketState, Terms, delay_of, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
-use crate::process::signals::{SignalWatch, Waited};
+use crate::signals::{SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
 const FORMAT: &str = "retry-budget-v2";
@@ -640,7 +640,7 @@ mod tests {
 
     impl Store {
         fn new() -> Self {
-            let inherited = crate::process::startup::Inherited::default();
+            let inherited = crate::signals::startup::Inherited::default();
             Store {
                 dir: tempfile::tempdir().unwrap(),
                 watch: SignalWatch::install(false, inherited).unwrap(),

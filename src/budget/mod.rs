@@ -25,7 +25,7 @@ pub(crate) use model::Rate;
 
 use crate::duration::format_duration;
 use crate::names::Named;
-use crate::process::signals::SignalWatch;
+use crate::signals::SignalWatch;
 use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;

@@ -22,7 +22,7 @@ use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
-use crate::process::signals::{SignalWatch, Waited};
+use crate::signals::{SignalWatch, Waited};
 
 /// The longest any call to the store may take, the connection included.
 pub(crate) const CALL_LIMIT: Duration = Duration::from_millis(500);

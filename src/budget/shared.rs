@@ -14,7 +14,7 @@ use super::model::Terms;
 use super::redis::{Failure, RedisStore};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
-use crate::process::signals::SignalWatch;
+use crate::signals::SignalWatch;
 
 /// A budget on a shared store, with the way back to this machine's file.
 pub(crate) struct SharedBudget<'a> {

@@ -6,7 +6,6 @@
 
 pub(crate) mod conditions;
 pub(crate) mod copy;
-pub(crate) mod held;
 
 use std::sync::Arc;
 

@@ -2,9 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::process::reaper;
-use crate::process::signals::{SignalWatch, Wake};
 use crate::retry_loop::Clock;
+use crate::signals::reaper;
+use crate::signals::{SignalWatch, Wake};
 
 /// The real monotonic clock, waiting with [`SignalWatch::wait_until`].
 pub(crate) struct SignalClock<'a> {

@@ -23,10 +23,10 @@ use crate::duration::to_millis;
 use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Hook, HookEnd, HookOutcome};
-use crate::process::signals::SignalWatch;
 use crate::process::terminal::Terminal;
-use crate::process::termination::TimeLimit;
 use crate::retry_loop::{HookCall, Hooks};
+use crate::signals::SignalWatch;
+use crate::termination::TimeLimit;
 
 /// A hook's time limit without `--timeout`.
 pub(crate) const HOOK_LIMIT: Duration = Duration::from_secs(60);

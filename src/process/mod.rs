@@ -11,15 +11,12 @@
 pub(crate) mod clock;
 pub(crate) mod command_line;
 pub(crate) mod hooks;
-pub(crate) mod reaper;
+pub(crate) mod release;
 pub(crate) mod request_file;
 pub(crate) mod scrub;
-pub(crate) mod signals;
-pub(crate) mod startup;
 pub(crate) mod stdin_replay;
 mod supervision;
 pub(crate) mod terminal;
-pub(crate) mod termination;
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -37,14 +34,14 @@ use crate::output::OutputOptions;
 use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
-use crate::process::signals::{ChildMask, SignalWatch, TimeoutSignal, Wake};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::{Handover, Terminal};
-use crate::process::termination::TimeLimit;
 use crate::report::outlet::GRACE;
 use crate::requested;
 use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
+use crate::signals::{ChildMask, SignalWatch, TimeoutSignal, Wake, reaper};
 use crate::spill::SpillBuffer;
+use crate::termination::TimeLimit;
 
 use supervision::Supervision;
 

@@ -14,11 +14,11 @@ use nix::unistd::Pid;
 
 use crate::output::copy::CopyOutcome;
 use crate::process::ProcessOptions;
-use crate::process::reaper;
-use crate::process::signals::{SignalWatch, Wake};
 use crate::process::terminal::Terminal;
-use crate::process::termination::{Termination, TimeLimit};
 use crate::retry_loop::AttemptReport;
+use crate::signals::reaper;
+use crate::signals::{SignalWatch, Wake};
+use crate::termination::{Termination, TimeLimit};
 
 /// How far the tool has gone in ending the attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,17 +33,12 @@ use nix::unistd::{AccessFlags, access};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::attempts::AttemptLimit;
-use crate::backoff::Jitter;
-use crate::budget::store::OnFailure;
 use crate::duration::to_millis;
 use crate::exit::Exit;
-use crate::nesting::Nested;
 use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
-use crate::output::OutputStream;
-use crate::process::signals::{self, SignalWatch, Waited};
 use crate::report::events::{Event, EventSink};
 use crate::report::outlet::GRACE;
+use crate::signals::{self, SignalWatch, Waited};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -252,48 +247,6 @@ fn open_in_place(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-/// The options in force, as the report records them: its `options` object. The limits are the
-/// ones in force (`max_attempts` is 1 with `--nested once` inside another retry), the waits the
-/// backoff's.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct OptionsRecord {
-    pub(crate) command: Vec<String>,
-    pub(crate) shell: bool,
-    pub(crate) max_attempts: AttemptLimit,
-    pub(crate) base_ms: f64,
-    pub(crate) cap_ms: f64,
-    pub(crate) multiplier: f64,
-    pub(crate) jitter: Jitter,
-    pub(crate) seed: u64,
-    pub(crate) splay_ms: Option<f64>,
-    pub(crate) budget: Option<String>,
-    pub(crate) budget_rate: Option<String>,
-    pub(crate) budget_ratio: Option<f64>,
-    pub(crate) budget_window_ms: Option<f64>,
-    pub(crate) budget_store: Option<String>,
-    pub(crate) budget_store_fail: Option<OnFailure>,
-    pub(crate) success_on: String,
-    pub(crate) retry_on: Option<String>,
-    pub(crate) stop_on: Option<String>,
-    pub(crate) retry_on_output: Vec<String>,
-    pub(crate) stop_on_output: Vec<String>,
-    pub(crate) retry_after_output: Vec<String>,
-    pub(crate) success_on_output: Vec<String>,
-    pub(crate) output_stream: OutputStream,
-    pub(crate) max_requested_wait_ms: f64,
-    pub(crate) nested: Nested,
-    pub(crate) timeout_signal: String,
-    pub(crate) on_retry: Option<String>,
-    pub(crate) on_give_up: Option<String>,
-    pub(crate) hold_output: bool,
-    pub(crate) timeout_ms: Option<f64>,
-    pub(crate) max_time_ms: Option<f64>,
-    pub(crate) kill_after_ms: f64,
-    pub(crate) reset_after_ms: Option<f64>,
-    pub(crate) foreground: bool,
-    pub(crate) replay_stdin: bool,
-}
-
 /// The report: one object, written when the run ends.
 #[derive(Debug, Serialize)]
 struct Report<'a> {
@@ -366,7 +319,7 @@ impl ReportWriter {
     pub(crate) fn new(
         target: ReportTarget,
         shown: &Path,
-        options: &OptionsRecord,
+        options: &impl Serialize,
         depth: u32,
     ) -> Self {
         ReportWriter {

@@ -8,8 +8,8 @@ use crate::attempts::AttemptLimit;
 use crate::duration::to_millis;
 use crate::exit::Exit;
 use crate::outcome::{AttemptOutcome, Next, Reason, WaitCause};
-use crate::process::signals;
 use crate::report::events::Event;
+use crate::signals;
 
 /// One line of the JSON event stream.
 #[derive(Debug, Serialize)]
@@ -156,9 +156,9 @@ mod tests {
     use crate::attempts::Numbering;
     use crate::outcome::{Hook, HookEnd, HookOutcome, Moment, RunEnd, WaitCause};
     use crate::output::OutputMatch;
-    use crate::process::termination::{Termination, TimeLimit};
     use crate::readme::{object_keys, row_keys};
     use crate::requested::Requested;
+    use crate::termination::{Termination, TimeLimit};
     use std::time::Duration;
 
     /// Every event, with every key it can have.

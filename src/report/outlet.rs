@@ -16,8 +16,8 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::process::reaper;
-use crate::process::signals::{Doorbell, SignalWatch, Wake};
+use crate::signals::reaper;
+use crate::signals::{Doorbell, SignalWatch, Wake};
 
 /// The most bytes waiting to be written; messages beyond are dropped and counted.
 pub(crate) const QUEUE_BOUND: usize = 1 << 20;

@@ -8,13 +8,13 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::outcome::Reason;
-use crate::process::signals::SignalWatch;
 use crate::report::events::{Event, EventSink};
 use crate::report::json;
 use crate::report::message::printable;
 use crate::report::outlet::Outlet;
 use crate::report::text;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
+use crate::signals::SignalWatch;
 
 /// Renders events on a writer (stderr in the binary) in the configured format.
 pub(crate) struct Reporter<W: Write> {
@@ -122,7 +122,7 @@ mod tests {
     };
     use crate::output::OutputMatch;
     use crate::policy::Refusal;
-    use crate::process::termination::{Termination, TimeLimit};
+    use crate::termination::{Termination, TimeLimit};
     use serde_json::Value;
     use std::time::Duration;
 

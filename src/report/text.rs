@@ -8,9 +8,9 @@ use crate::exit::Exit;
 use crate::outcome::{
     AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, WaitCause,
 };
-use crate::process::signals;
-use crate::process::termination::{Termination, TimeLimit};
 use crate::report::events::Event;
+use crate::signals;
+use crate::termination::{Termination, TimeLimit};
 
 /// The lines for `event` (none, one, or for an end with a failed report, two).
 pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {

@@ -5,6 +5,7 @@ mod fleet;
 mod generated;
 mod harness;
 mod hooks;
+mod layers;
 mod man;
 mod output;
 mod plan;

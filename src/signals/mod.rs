@@ -31,8 +31,10 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
-use crate::process::reaper;
-use crate::process::startup::{Inherited, is_ignored};
+use crate::signals::startup::{Inherited, is_ignored};
+
+pub(crate) mod reaper;
+pub(crate) mod startup;
 
 #[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
 #[path = "self_pipe.rs"]
@@ -315,9 +317,7 @@ pub fn die_of(signal: i32) -> ! {
         // The signal is pending while blocked; unblocking it delivers it and ends the process.
         let _ = only.thread_unblock();
     }
-    std::process::exit(i32::from(crate::process::termination::signal_status(
-        signal,
-    )))
+    std::process::exit(i32::from(crate::termination::signal_status(signal)))
 }
 
 #[cfg(test)]

@@ -1,33 +1,16 @@
-//! `--hold-output`: an attempt's stdout kept until the attempt is judged, then released to stdout
-//! for a success and to stderr otherwise, awake to the signals that end a run while a slow reader
-//! holds the release up.
+//! `--hold-output`: an attempt's stdout, kept until the attempt is judged, released to the tool's
+//! own stdout for a success and to its stderr otherwise, awake to the signals that end a run
+//! while a slow reader holds the release up.
 
 use std::io;
 use std::time::Instant;
 
 use crate::outcome::{Next, Reason};
 use crate::output::copy::{Destination, HeldOutput};
-use crate::process::signals::{SignalWatch, Waited};
 use crate::report::outlet::GRACE;
+use crate::retry_loop::{Release, Released};
+use crate::signals::{SignalWatch, Waited};
 use crate::spill::HoldError;
-
-/// Where held output goes once its attempt is judged.
-pub(crate) trait Release {
-    /// Write `held` where the run's decision `next` sends it: to stdout after a success, to
-    /// stderr otherwise; a reader that does not take it by `deadline` fails the release.
-    fn release(&mut self, held: HeldOutput, next: &Next, deadline: Option<Instant>) -> Released;
-}
-
-/// How a release went.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Released {
-    /// Written, or nothing to write, or its reader had gone (the reader's business).
-    Done,
-    /// A signal that ends the run arrived while a slow reader held the release up.
-    Interrupted(i32),
-    /// The output could not be written; the message says why.
-    Failed(String),
-}
 
 /// Releases held output to the tool's own stdout and stderr, awake to signals meanwhile.
 pub(crate) struct StdRelease<'a> {

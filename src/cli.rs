@@ -25,7 +25,7 @@ use crate::output::OutputStream;
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
-use crate::signals::{self, TimeoutSignal};
+use crate::signals::{self, Signal};
 use crate::simulate::options::SimulateCommand;
 
 const LONG_ABOUT: &str = "\
@@ -248,7 +248,7 @@ pub struct Cli {
     /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
     ///
     #[arg(long, value_name = "SIGNAL", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
-    pub(crate) timeout_signal: TimeoutSignal,
+    pub(crate) timeout_signal: Signal,
 
     /// SIGKILL this long after SIGTERM
     ///

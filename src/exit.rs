@@ -7,7 +7,8 @@
 //! the man page print, from the same variants.
 
 use crate::outcome::{Reason, RunEnd, SpawnFailure};
-use crate::termination::{TIMED_OUT, Termination, signal_status};
+use crate::signals::Signal;
+use crate::termination::{TIMED_OUT, Termination};
 
 /// How the tool ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,9 +28,9 @@ pub enum Exit {
     /// The command was not found.
     NotFound,
     /// The run gave up after an attempt that died of this signal.
-    AttemptKilled(i32),
+    AttemptKilled(Signal),
     /// The tool received this signal, passed it on, and dies of it too.
-    Stopped(i32),
+    Stopped(Signal),
 }
 
 /// Every variant, with an example value, in the order of the table.
@@ -41,8 +42,8 @@ const VARIANTS: [Exit; 9] = [
     Exit::ToolFailed,
     Exit::CannotExecute,
     Exit::NotFound,
-    Exit::AttemptKilled(9),
-    Exit::Stopped(15),
+    Exit::AttemptKilled(Signal::KILL),
+    Exit::Stopped(Signal::TERM),
 ];
 
 impl Exit {
@@ -66,7 +67,9 @@ impl Exit {
         match status {
             0 => Exit::GaveUpAfterZero,
             TIMED_OUT => Exit::TimedOut,
-            129..=255 => Exit::AttemptKilled(i32::from(status) - 128),
+            129..=255 => {
+                Signal::of_status(status).map_or(Exit::GaveUp(status), Exit::AttemptKilled)
+            }
             status => Exit::GaveUp(status),
         }
     }
@@ -81,7 +84,7 @@ impl Exit {
             Exit::ToolFailed => 125,
             Exit::CannotExecute => 126,
             Exit::NotFound => 127,
-            Exit::AttemptKilled(signal) | Exit::Stopped(signal) => signal_status(signal),
+            Exit::AttemptKilled(signal) | Exit::Stopped(signal) => signal.status(),
         }
     }
 
@@ -176,7 +179,10 @@ mod tests {
                 ),
                 127,
             ),
-            (end(Reason::Interrupted(15, Moment::Wait), Some(1)), 143),
+            (
+                end(Reason::Interrupted(Signal::TERM, Moment::Wait), Some(1)),
+                143,
+            ),
             (
                 end(
                     Reason::SpawnFailed(SpawnFailure::NotFound, String::new()),
@@ -199,8 +205,11 @@ mod tests {
         failed_report.report_error = Some("disk full".into());
         assert_eq!(Exit::of(&failed_report), Exit::ToolFailed);
         assert_eq!(
-            Exit::of(&end(Reason::Interrupted(2, Moment::Attempt), None)),
-            Exit::Stopped(2)
+            Exit::of(&end(
+                Reason::Interrupted(Signal::INT, Moment::Attempt),
+                None
+            )),
+            Exit::Stopped(Signal::INT)
         );
     }
 

@@ -39,8 +39,8 @@ mod termination;
 pub use cli::{Cli, full_command, one_line_error};
 pub use exit::Exit;
 pub use invocation::{prepare, run, say_error};
-pub use signals::die_of;
 pub use signals::startup::Inherited;
+pub use signals::{Signal, die_of};
 
 /// The tables `--help` prints, for the man page the tests generate from the same source.
 #[doc(hidden)]

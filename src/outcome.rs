@@ -11,6 +11,7 @@ use crate::attempts::Numbering;
 use crate::output::OutputMatch;
 use crate::policy::Refusal;
 use crate::requested::Requested;
+use crate::signals::Signal;
 use crate::termination::Termination;
 
 /// One attempt, ended, and what the run does next.
@@ -117,7 +118,7 @@ pub(crate) enum Reason {
     /// `--max-time` ended the last attempt, or leaves no time for the next wait.
     Deadline,
     /// The tool received this signal at this moment of the run, and stops.
-    Interrupted(i32, Moment),
+    Interrupted(Signal, Moment),
     /// The retry budget has no token for another attempt in time (before `--max-time`, within
     /// its debt bound).
     Budget,
@@ -164,7 +165,7 @@ pub(crate) struct HookEnd {
     pub(crate) outcome: HookOutcome,
     pub(crate) duration: Duration,
     /// A signal that ends the run arrived while it ran (and was passed on to it).
-    pub(crate) interrupted_by: Option<i32>,
+    pub(crate) interrupted_by: Option<Signal>,
 }
 
 /// What became of a hook.

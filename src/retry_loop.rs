@@ -20,6 +20,7 @@ use crate::output::copy::HeldOutput;
 use crate::policy::{Classification, Policy};
 use crate::report::events::{Event, EventSink};
 use crate::requested::Requested;
+use crate::signals::Signal;
 use crate::termination::{Termination, TimeLimit};
 
 /// The fixed rules of one run.
@@ -77,7 +78,7 @@ pub(crate) struct HookCall {
 pub(crate) struct AttemptReport {
     pub(crate) termination: Termination,
     /// The signal that ends the run, if one arrived during the attempt (and was passed on).
-    pub(crate) interrupted_by: Option<i32>,
+    pub(crate) interrupted_by: Option<Signal>,
     /// That signal was typed at the terminal the attempt held, and killed it.
     pub(crate) from_keyboard: bool,
     /// Processes in the attempt's group outlived SIGKILL by `--kill-after` and were left.
@@ -110,7 +111,7 @@ pub(crate) enum Released {
     /// Written, or nothing to write, or its reader had gone (the reader's business).
     Done,
     /// A signal that ends the run arrived while a slow reader held the release up.
-    Interrupted(i32),
+    Interrupted(Signal),
     /// The output could not be written; the message says why.
     Failed(String),
 }
@@ -120,7 +121,7 @@ pub(crate) trait Clock {
     fn now(&self) -> Instant;
     /// Wait for `duration`, unless a signal that ends the run arrives first: then return it at
     /// once.
-    fn sleep(&mut self, duration: Duration) -> Option<i32>;
+    fn sleep(&mut self, duration: Duration) -> Option<Signal>;
 }
 
 /// The waits between attempts.
@@ -209,7 +210,7 @@ fn run_hook(
     hooks: &mut impl Hooks,
     sink: &mut impl EventSink,
     deadline: Option<Instant>,
-) -> Option<i32> {
+) -> Option<Signal> {
     let end = hooks.run(call, deadline)?;
     sink.emit(&Event::HookEnd(end.clone()));
     end.interrupted_by
@@ -493,14 +494,14 @@ mod tests {
     struct FakeClock {
         time: Time,
         slept: Vec<Duration>,
-        interrupt_sleep: Option<i32>,
+        interrupt_sleep: Option<Signal>,
     }
 
     impl Clock for FakeClock {
         fn now(&self) -> Instant {
             self.time.get()
         }
-        fn sleep(&mut self, duration: Duration) -> Option<i32> {
+        fn sleep(&mut self, duration: Duration) -> Option<Signal> {
             self.slept.push(duration);
             if self.interrupt_sleep.is_none() {
                 self.time.set(self.time.get() + duration);
@@ -606,7 +607,7 @@ mod tests {
         asked: Vec<Option<Duration>>,
         first_attempts: u64,
         /// A signal that arrives while the first attempt is counted.
-        signal_while_counting: Option<i32>,
+        signal_while_counting: Option<Signal>,
     }
 
     impl RetryBudget for ScriptedBudget {
@@ -641,7 +642,7 @@ mod tests {
         given: Vec<Hook>,
         took: Duration,
         status: u8,
-        interrupt: Option<i32>,
+        interrupt: Option<Signal>,
         calls: Vec<(HookCall, Option<Instant>)>,
         time: Option<Time>,
     }
@@ -680,7 +681,7 @@ mod tests {
         rules: &Rules,
         script: Vec<Result<AttemptReport, SpawnError>>,
         took: Vec<Duration>,
-        interrupt_sleep: Option<i32>,
+        interrupt_sleep: Option<Signal>,
     ) -> Outcome {
         run_budgeted(
             rules,
@@ -695,7 +696,7 @@ mod tests {
         rules: &Rules,
         script: Vec<Result<AttemptReport, SpawnError>>,
         took: Vec<Duration>,
-        interrupt_sleep: Option<i32>,
+        interrupt_sleep: Option<Signal>,
         budget: ScriptedBudget,
     ) -> Outcome {
         let parts = (budget, RecordedHooks::default());
@@ -716,7 +717,7 @@ mod tests {
         rules: &Rules,
         script: Vec<Result<AttemptReport, SpawnError>>,
         took: Vec<Duration>,
-        interrupt_sleep: Option<i32>,
+        interrupt_sleep: Option<Signal>,
         (mut budget, mut hooks): (ScriptedBudget, RecordedHooks),
     ) -> Outcome {
         let start = Instant::now();
@@ -845,7 +846,10 @@ mod tests {
 
     #[test]
     fn death_by_signal_is_reported_as_128_plus_n() {
-        let out = run_script(&rules("1", None), vec![report(Termination::Signaled(9))]);
+        let out = run_script(
+            &rules("1", None),
+            vec![report(Termination::Signaled(Signal::KILL))],
+        );
         assert_eq!(summary(&out), (137, 1, Reason::Exhausted));
     }
 
@@ -862,7 +866,7 @@ mod tests {
     fn timeouts_are_retried_as_124() {
         let cut = Termination::TimedOut {
             limit: TimeLimit::Attempt,
-            signal: Some(15),
+            signal: Some(Signal::TERM),
         };
         let out = run_script(&rules("2", None), vec![report(cut), report(cut)]);
         assert_eq!(summary(&out), (124, 2, Reason::Exhausted));
@@ -884,7 +888,7 @@ mod tests {
     fn an_attempt_cut_by_the_deadline_ends_the_run_with_124() {
         let cut = Termination::TimedOut {
             limit: TimeLimit::Deadline,
-            signal: Some(15),
+            signal: Some(Signal::TERM),
         };
         let out = run_script(&rules("5", None), vec![report(cut)]);
         assert_eq!(summary(&out), (124, 1, Reason::Deadline));
@@ -894,7 +898,7 @@ mod tests {
     fn a_signal_during_an_attempt_stops_the_run() {
         let stopped = Ok(AttemptReport {
             termination: Termination::Exited(0),
-            interrupted_by: Some(15),
+            interrupted_by: Some(Signal::TERM),
             from_keyboard: false,
             lingering: false,
             output: CopyOutcome::default(),
@@ -904,17 +908,22 @@ mod tests {
         let out = run_script(&rules("5", None), vec![stopped]);
         assert_eq!(
             summary(&out),
-            (143, 1, Reason::Interrupted(15, Moment::Attempt))
+            (143, 1, Reason::Interrupted(Signal::TERM, Moment::Attempt))
         );
-        assert_eq!(Exit::of(&out.done), Exit::Stopped(15));
+        assert_eq!(Exit::of(&out.done), Exit::Stopped(Signal::TERM));
     }
 
     #[test]
     fn a_signal_during_a_wait_stops_the_run_before_another_attempt() {
-        let out = run_with(&rules("5", None), exits(&[1]), Vec::new(), Some(2));
+        let out = run_with(
+            &rules("5", None),
+            exits(&[1]),
+            Vec::new(),
+            Some(Signal::INT),
+        );
         assert_eq!(
             summary(&out),
-            (130, 1, Reason::Interrupted(2, Moment::Wait))
+            (130, 1, Reason::Interrupted(Signal::INT, Moment::Wait))
         );
     }
 
@@ -1184,11 +1193,11 @@ mod tests {
             &rules("3", None),
             exits(&[1]),
             Vec::new(),
-            Some(libc::SIGTERM),
+            Some(Signal::TERM),
         );
         assert_eq!(
             out.done.reason,
-            Reason::Interrupted(libc::SIGTERM, Moment::Wait)
+            Reason::Interrupted(Signal::TERM, Moment::Wait)
         );
         let spawn_failed = vec![Err(SpawnError {
             failure: SpawnFailure::NotFound,
@@ -1205,13 +1214,13 @@ mod tests {
     fn a_signal_during_a_hook_ends_the_run() {
         let hooks = RecordedHooks {
             given: vec![Hook::OnRetry, Hook::OnGiveUp],
-            interrupt: Some(libc::SIGTERM),
+            interrupt: Some(Signal::TERM),
             ..RecordedHooks::default()
         };
         let out = run_hooked(&rules("3", None), exits(&[1]), hooks);
         assert_eq!(
             out.done.reason,
-            Reason::Interrupted(libc::SIGTERM, Moment::Hook(Hook::OnRetry))
+            Reason::Interrupted(Signal::TERM, Moment::Hook(Hook::OnRetry))
         );
         assert_eq!(out.hooks.calls.len(), 1, "no give-up hook after a signal");
     }
@@ -1249,13 +1258,13 @@ mod tests {
     #[test]
     fn a_signal_while_the_first_attempt_is_counted_ends_the_run() {
         let budget = ScriptedBudget {
-            signal_while_counting: Some(libc::SIGTERM),
+            signal_while_counting: Some(Signal::TERM),
             ..ScriptedBudget::default()
         };
         let out = run_budgeted(&rules("5", None), exits(&[1]), Vec::new(), None, budget);
         assert_eq!(
             (out.done.attempts, out.done.reason.clone()),
-            (1, Reason::Interrupted(libc::SIGTERM, Moment::Budget))
+            (1, Reason::Interrupted(Signal::TERM, Moment::Budget))
         );
         assert!(out.budget.asked.is_empty(), "no token asked for");
     }
@@ -1263,7 +1272,7 @@ mod tests {
     #[test]
     fn an_attempt_interrupted_is_not_counted() {
         let mut report = report(Termination::Exited(1)).unwrap();
-        report.interrupted_by = Some(libc::SIGINT);
+        report.interrupted_by = Some(Signal::INT);
         let budget = ScriptedBudget::default();
         let out = run_budgeted(
             &rules("5", None),
@@ -1330,10 +1339,10 @@ mod tests {
     fn a_signal_during_the_splay_ends_the_run_with_no_attempt() {
         let mut rules = rules("2", None);
         rules.splay = Duration::from_millis(700);
-        let out = run_with(&rules, Vec::new(), Vec::new(), Some(15));
+        let out = run_with(&rules, Vec::new(), Vec::new(), Some(Signal::TERM));
         assert_eq!(
             summary(&out),
-            (143, 0, Reason::Interrupted(15, Moment::Splay))
+            (143, 0, Reason::Interrupted(Signal::TERM, Moment::Splay))
         );
     }
 }

@@ -4,13 +4,10 @@
 //! shells, and an attempt cut by its timeout or the run's deadline is 124, as with coreutils
 //! `timeout`. The [`Termination`] keeps the detail behind the number for messages and events.
 
+use crate::signals::Signal;
+
 /// The status of an attempt ended by `--timeout` or `--max-time`, as coreutils `timeout` gives.
 pub(crate) const TIMED_OUT: u8 = 124;
-
-/// The status of death by `signal`, 128+N as shells report it, saturating at 255.
-pub(crate) fn signal_status(signal: i32) -> u8 {
-    u8::try_from(128 + signal.clamp(0, 127)).unwrap_or(u8::MAX)
-}
 
 /// The end of one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,12 +15,12 @@ pub(crate) enum Termination {
     /// The command exited with this code.
     Exited(u8),
     /// The command died of this signal.
-    Signaled(i32),
+    Signaled(Signal),
     /// A time limit ended the attempt.
     TimedOut {
         limit: TimeLimit,
         /// The signal the command died of, if it did not exit by itself.
-        signal: Option<i32>,
+        signal: Option<Signal>,
     },
 }
 
@@ -41,13 +38,13 @@ impl Termination {
     pub(crate) fn status(self) -> u8 {
         match self {
             Termination::Exited(code) => code,
-            Termination::Signaled(signal) => signal_status(signal),
+            Termination::Signaled(signal) => signal.status(),
             Termination::TimedOut { .. } => TIMED_OUT,
         }
     }
 
     /// The signal the command died of, if it did.
-    pub(crate) fn signal(self) -> Option<i32> {
+    pub(crate) fn signal(self) -> Option<Signal> {
         match self {
             Termination::Exited(_) => None,
             Termination::Signaled(signal) => Some(signal),
@@ -69,21 +66,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn signal_statuses_follow_shells() {
-        assert_eq!(signal_status(9), 137);
-        assert_eq!(signal_status(2), 130);
-        assert_eq!(signal_status(200), 255);
-    }
-
-    #[test]
     fn statuses_follow_shells_and_timeout() {
-        assert_eq!(Termination::Signaled(15).status(), 143);
+        assert_eq!(Termination::Signaled(Signal::TERM).status(), 143);
         assert_eq!(Termination::Exited(3).status(), 3);
         let cut = Termination::TimedOut {
             limit: TimeLimit::Attempt,
-            signal: Some(9),
+            signal: Some(Signal::KILL),
         };
-        assert_eq!((cut.status(), cut.signal()), (124, Some(9)));
+        assert_eq!((cut.status(), cut.signal()), (124, Some(Signal::KILL)));
         assert_eq!(cut.time_limit(), Some(TimeLimit::Attempt));
     }
 }

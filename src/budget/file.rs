@@ -36,7 +36,7 @@ use nix::fcntl::{Flock, FlockArg};
 use super::model::{BucketState, Terms, delay_of, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
-use crate::signals::{SignalWatch, Waited};
+use crate::signals::{Signal, SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
 const FORMAT: &str = "retry-budget-v2";
@@ -209,7 +209,7 @@ enum Trouble {
     /// The file failed, or is no longer the budget's: go on without it.
     Failed(String),
     /// A signal that ends the run arrived while waiting for the lock.
-    Interrupted(i32),
+    Interrupted(Signal),
 }
 
 impl From<io::Error> for Trouble {

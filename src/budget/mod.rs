@@ -25,7 +25,7 @@ pub(crate) use model::Rate;
 
 use crate::duration::format_duration;
 use crate::names::Named;
-use crate::signals::SignalWatch;
+use crate::signals::{Signal, SignalWatch};
 use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
@@ -164,7 +164,7 @@ pub(crate) enum Reservation {
     /// `--budget-store-fail closed` makes that no token.
     Unavailable,
     /// A signal that ends the run arrived while the budget was being consulted.
-    Interrupted(i32),
+    Interrupted(Signal),
 }
 
 /// Whether a first attempt was counted: a signal that ends the run may arrive meanwhile.
@@ -173,7 +173,7 @@ pub(crate) enum Counted {
     /// Counted, or not for a reason the budget has already warned about.
     Done,
     /// A signal that ends the run arrived while the budget was being consulted.
-    Interrupted(i32),
+    Interrupted(Signal),
 }
 
 /// Where retry tokens come from. `latest` bounds every call: the time left before `--max-time`

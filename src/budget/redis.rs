@@ -22,7 +22,7 @@ use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
-use crate::signals::{SignalWatch, Waited};
+use crate::signals::{Signal, SignalWatch, Waited};
 
 /// The longest any call to the store may take, the connection included.
 pub(crate) const CALL_LIMIT: Duration = Duration::from_millis(500);
@@ -55,7 +55,7 @@ pub(crate) enum Failure {
     /// says how, password hidden.
     Failed(String),
     /// A signal that ends the run arrived while the call waited.
-    Interrupted(i32),
+    Interrupted(Signal),
 }
 
 /// The stored state of a budget, as `retry budget show` tells it.

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::retry_loop::Clock;
 use crate::signals::reaper;
-use crate::signals::{SignalWatch, Wake};
+use crate::signals::{Signal, SignalWatch, Wake};
 
 /// The real monotonic clock, waiting with [`SignalWatch::wait_until`].
 pub(crate) struct SignalClock<'a> {
@@ -23,7 +23,7 @@ impl Clock for SignalClock<'_> {
         Instant::now()
     }
 
-    fn sleep(&mut self, duration: Duration) -> Option<i32> {
+    fn sleep(&mut self, duration: Duration) -> Option<Signal> {
         let until = Instant::now().checked_add(duration);
         loop {
             match self.watch.wait_until(until) {

@@ -39,7 +39,7 @@ use crate::process::terminal::{Handover, Terminal};
 use crate::report::outlet::GRACE;
 use crate::requested;
 use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
-use crate::signals::{ChildMask, SignalWatch, TimeoutSignal, Wake, reaper};
+use crate::signals::{ChildMask, Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
 use crate::termination::TimeLimit;
 
@@ -62,7 +62,7 @@ pub(crate) struct ProcessOptions {
     /// `--kill-after`: how long after the timeout signal (or a passed-on one) to send SIGKILL.
     pub(crate) kill_after: Duration,
     /// `--timeout-signal`: what ends an attempt at its time limit.
-    pub(crate) timeout_signal: TimeoutSignal,
+    pub(crate) timeout_signal: Signal,
     /// Process group or `--foreground`.
     pub(crate) isolation: Isolation,
 }

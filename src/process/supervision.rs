@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{kill, killpg};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
@@ -17,7 +17,7 @@ use crate::process::ProcessOptions;
 use crate::process::terminal::Terminal;
 use crate::retry_loop::AttemptReport;
 use crate::signals::reaper;
-use crate::signals::{SignalWatch, Wake};
+use crate::signals::{Signal, SignalWatch, Wake};
 use crate::termination::{Termination, TimeLimit};
 
 /// How far the tool has gone in ending the attempt.
@@ -45,7 +45,7 @@ pub(super) struct Supervision<'a> {
     timeout_signal: Signal,
     escalation: Escalation,
     timed_out: Option<TimeLimit>,
-    interrupted_by: Option<i32>,
+    interrupted_by: Option<Signal>,
     /// The attempt died of a signal typed at the terminal it held.
     from_keyboard: bool,
     /// Members of the group outlived SIGKILL by `kill_after`, and were left.
@@ -66,7 +66,7 @@ impl<'a> Supervision<'a> {
             group,
             terminal,
             kill_after: options.kill_after,
-            timeout_signal: options.timeout_signal.0,
+            timeout_signal: options.timeout_signal,
             escalation: Escalation::Calm,
             timed_out: None,
             interrupted_by: None,
@@ -91,7 +91,7 @@ impl<'a> Supervision<'a> {
                     }
                 }
                 Wake::Stop(signal) => self.pass_on_ending(signal),
-                Wake::PassOn(signal) => self.send_number(signal),
+                Wake::PassOn(signal) => self.send(signal),
                 Wake::Timeout => match self.escalation {
                     Escalation::Calm => {
                         self.timed_out = limit.map(|(_, kind)| kind);
@@ -112,9 +112,10 @@ impl<'a> Supervision<'a> {
         else {
             return;
         };
-        if matches!(signal, Signal::SIGINT | Signal::SIGQUIT) && self.interrupted_by.is_none() {
+        let signal = Signal::from_number(signal as i32);
+        if matches!(signal, Signal::INT | Signal::QUIT) && self.interrupted_by.is_none() {
             terminal.signal_own_job(signal);
-            self.interrupted_by = Some(signal as i32);
+            self.interrupted_by = Some(signal);
             self.from_keyboard = true;
         }
     }
@@ -129,7 +130,7 @@ impl<'a> Supervision<'a> {
         reaper::reap_ended(None, false);
         while killpg(self.leader, None).is_ok() {
             if self.escalation == Escalation::Calm {
-                self.terminate(Signal::SIGTERM);
+                self.terminate(Signal::TERM);
             }
             let until = match self.escalation {
                 Escalation::Killed(at) => at.checked_add(self.kill_after),
@@ -144,7 +145,7 @@ impl<'a> Supervision<'a> {
                     self.kill();
                     return;
                 }
-                Wake::PassOn(signal) => self.send_number(signal),
+                Wake::PassOn(signal) => self.send(signal),
                 Wake::Timeout if matches!(self.escalation, Escalation::Killed(_)) => {
                     self.lingering = true;
                     return;
@@ -157,7 +158,7 @@ impl<'a> Supervision<'a> {
     /// How the process whose main process ended with `status` ended, its time limit counted.
     pub(super) fn termination(&self, status: WaitStatus) -> Termination {
         let signal = match status {
-            WaitStatus::Signaled(_, signal, _) => Some(signal as i32),
+            WaitStatus::Signaled(_, signal, _) => Some(Signal::from_number(signal as i32)),
             _ => None,
         };
         match (self.timed_out, status) {
@@ -165,7 +166,7 @@ impl<'a> Supervision<'a> {
             (None, WaitStatus::Exited(_, code)) => {
                 Termination::Exited(u8::try_from(code & 0xff).unwrap_or(u8::MAX))
             }
-            (None, _) => Termination::Signaled(signal.unwrap_or(libc::SIGKILL)),
+            (None, _) => Termination::Signaled(signal.unwrap_or(Signal::KILL)),
         }
     }
 
@@ -183,12 +184,12 @@ impl<'a> Supervision<'a> {
     }
 
     /// The signal that ends the run, if one arrived.
-    pub(super) fn interrupted_by(&self) -> Option<i32> {
+    pub(super) fn interrupted_by(&self) -> Option<Signal> {
         self.interrupted_by
     }
 
     /// Note a signal that ends the run, received while the attempt's output was being read.
-    pub(super) fn interrupt(&mut self, signal: i32) {
+    pub(super) fn interrupt(&mut self, signal: Signal) {
         self.interrupted_by.get_or_insert(signal);
     }
 
@@ -209,20 +210,19 @@ impl<'a> Supervision<'a> {
             return;
         };
         terminal.take_back_from(self.leader);
-        let _ = nix::sys::signal::raise(Signal::SIGSTOP);
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
         terminal.give_to(self.leader);
-        self.send(Signal::SIGCONT);
+        self.send(Signal::CONT);
     }
 
     /// A signal that ends the run arrived: the first is passed on and starts the grace period; a
     /// second SIGINT kills at once; others are passed on too.
-    fn pass_on_ending(&mut self, signal: i32) {
+    fn pass_on_ending(&mut self, signal: Signal) {
         let first = self.interrupted_by.is_none();
         self.interrupted_by.get_or_insert(signal);
-        match Signal::try_from(signal) {
-            Ok(Signal::SIGINT) if !first => self.kill(),
-            Ok(signal) => self.terminate(signal),
-            Err(_) => self.kill(),
+        match signal {
+            Signal::INT if !first => self.kill(),
+            signal => self.terminate(signal),
         }
     }
 
@@ -230,25 +230,22 @@ impl<'a> Supervision<'a> {
     /// `timeout` does); start the grace period unless it is already running or over.
     fn terminate(&mut self, signal: Signal) {
         self.send(signal);
-        self.send(Signal::SIGCONT);
+        self.send(Signal::CONT);
         if self.escalation == Escalation::Calm {
             self.escalation = Escalation::Terminating(Instant::now());
         }
     }
 
     fn kill(&mut self) {
-        self.send(Signal::SIGKILL);
+        self.send(Signal::KILL);
         self.escalation = Escalation::Killed(Instant::now());
-    }
-
-    fn send_number(&self, signal: i32) {
-        if let Ok(signal) = Signal::try_from(signal) {
-            self.send(signal);
-        }
     }
 
     /// Send `signal` to the attempt's group, or to its main process alone with `--foreground`.
     fn send(&self, signal: Signal) {
+        let Some(signal) = signal.known() else {
+            return;
+        };
         // ESRCH (already gone) is the only likely error, and means there is nothing to do.
         let _ = match self.group {
             true => killpg(self.leader, signal),

@@ -12,7 +12,7 @@
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::killpg;
 use nix::unistd::{Pid, getpgrp, getpid, tcgetpgrp, tcsetpgrp};
 
 /// The controlling terminal of a tool that is in its foreground.
@@ -70,8 +70,10 @@ impl Terminal {
     }
 
     /// Send `signal` to the tool's own process group: its job, as the shell sees it.
-    pub(crate) fn signal_own_job(&self, signal: Signal) {
-        let _ = killpg(self.own_group, signal);
+    pub(crate) fn signal_own_job(&self, signal: crate::signals::Signal) {
+        if let Some(signal) = signal.known() {
+            let _ = killpg(self.own_group, signal);
+        }
     }
 }
 

@@ -38,7 +38,7 @@ use crate::exit::Exit;
 use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
 use crate::report::events::{Event, EventSink};
 use crate::report::outlet::GRACE;
-use crate::signals::{self, SignalWatch, Waited};
+use crate::signals::{Signal, SignalWatch, Waited};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -260,7 +260,7 @@ struct Report<'a> {
     /// Why the run ended, as in the `done` event.
     reason: &'static str,
     /// The signal that stopped the run, if one did.
-    signal: Option<String>,
+    signal: Option<Signal>,
     /// What went wrong, for a command that could not start or output that was lost.
     error: Option<&'a str>,
     elapsed_ms: f64,
@@ -277,7 +277,7 @@ struct AttemptRecord {
     duration_ms: Option<f64>,
     /// 128+N for signal N, 124 for a time limit, 126 or 127 if it could not start.
     status: Option<u8>,
-    signal: Option<String>,
+    signal: Option<Signal>,
     timed_out: bool,
     verdict: Option<&'static str>,
     matched: Option<&'static str>,
@@ -310,7 +310,7 @@ pub(crate) enum ReportError {
     /// The write failed; the message says where and why.
     Failed(String),
     /// A signal that ends the run arrived while a slow reader held the report up.
-    Interrupted(i32),
+    Interrupted(Signal),
 }
 
 impl ReportWriter {
@@ -356,7 +356,7 @@ impl ReportWriter {
             exit_code: Exit::of(end).status(),
             reason: end.reason.name(),
             signal: match end.reason {
-                Reason::Interrupted(signal, _) => Some(signals::name(signal)),
+                Reason::Interrupted(signal, _) => Some(signal),
                 _ => None,
             },
             error: end.reason.error(),
@@ -497,7 +497,7 @@ impl AttemptRecord {
     fn record(&mut self, outcome: &AttemptOutcome) {
         self.duration_ms = Some(to_millis(outcome.duration));
         self.status = Some(outcome.termination.status());
-        self.signal = outcome.termination.signal().map(signals::name);
+        self.signal = outcome.termination.signal();
         self.timed_out = outcome.termination.time_limit().is_some();
         self.verdict = Some(outcome.next.verdict());
         self.matched = outcome.matched().map(|(condition, _)| condition);

@@ -9,7 +9,7 @@ use crate::duration::to_millis;
 use crate::exit::Exit;
 use crate::outcome::{AttemptOutcome, Next, Reason, WaitCause};
 use crate::report::events::Event;
-use crate::signals;
+use crate::signals::Signal;
 
 /// One line of the JSON event stream.
 #[derive(Debug, Serialize)]
@@ -34,7 +34,7 @@ pub(crate) enum JsonEvent<'a> {
         #[serde(skip_serializing_if = "is_false")]
         reset: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
-        signal: Option<String>,
+        signal: Option<Signal>,
         #[serde(skip_serializing_if = "Option::is_none")]
         requested_wait_ms: Option<f64>,
         #[serde(skip_serializing_if = "is_false")]
@@ -64,7 +64,7 @@ pub(crate) enum JsonEvent<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        signal: Option<String>,
+        signal: Option<Signal>,
         #[serde(skip_serializing_if = "Option::is_none")]
         report_error: Option<&'a str>,
     },
@@ -114,7 +114,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             elapsed_ms: to_millis(end.elapsed),
             error: end.reason.error(),
             signal: match end.reason {
-                Reason::Interrupted(signal, _) => Some(signals::name(signal)),
+                Reason::Interrupted(signal, _) => Some(signal),
                 _ => None,
             },
             report_error: end.report_error.as_deref(),
@@ -144,7 +144,7 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
         matched: outcome.matched().map(|(condition, _)| condition),
         pattern: outcome.matched().map(|(_, pattern)| pattern),
         reset: outcome.reset,
-        signal: outcome.termination.signal().map(signals::name),
+        signal: outcome.termination.signal(),
         requested_wait_ms: outcome.requested_wait().map(to_millis),
         requested_stop: outcome.requested_stop(),
     }
@@ -173,7 +173,7 @@ mod tests {
             numbering,
             termination: Termination::TimedOut {
                 limit: TimeLimit::Attempt,
-                signal: Some(9),
+                signal: Some(Signal::KILL),
             },
             duration: Duration::from_millis(3),
             matched: OutputMatch {
@@ -190,7 +190,7 @@ mod tests {
         let end = RunEnd {
             attempts: 1,
             last: Some(Termination::Exited(0)),
-            reason: Reason::Interrupted(15, Moment::Attempt),
+            reason: Reason::Interrupted(Signal::TERM, Moment::Attempt),
             elapsed: Duration::ZERO,
             report_error: Some("disk full".into()),
         };

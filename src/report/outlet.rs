@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::signals::reaper;
-use crate::signals::{Doorbell, SignalWatch, Wake};
+use crate::signals::{Doorbell, Signal, SignalWatch, Wake};
 
 /// The most bytes waiting to be written; messages beyond are dropped and counted.
 pub(crate) const QUEUE_BOUND: usize = 1 << 20;
@@ -156,7 +156,7 @@ impl Outlet {
         watch: &SignalWatch,
         deadline: Option<Instant>,
         interrupted: bool,
-    ) -> Option<i32> {
+    ) -> Option<Signal> {
         lock(&self.shared).doorbell = Some(watch.doorbell());
         loop {
             let now = Instant::now();

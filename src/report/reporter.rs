@@ -14,7 +14,7 @@ use crate::report::message::printable;
 use crate::report::outlet::Outlet;
 use crate::report::text;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
-use crate::signals::SignalWatch;
+use crate::signals::{Signal, SignalWatch};
 
 /// Renders events on a writer (stderr in the binary) in the configured format.
 pub(crate) struct Reporter<W: Write> {
@@ -52,7 +52,7 @@ impl Reporter<Outlet> {
         watch: &SignalWatch,
         deadline: Option<Instant>,
         interrupted: bool,
-    ) -> Option<i32> {
+    ) -> Option<Signal> {
         self.out.finish(watch, deadline, interrupted)
     }
 }
@@ -122,6 +122,7 @@ mod tests {
     };
     use crate::output::OutputMatch;
     use crate::policy::Refusal;
+    use crate::signals::Signal;
     use crate::termination::{Termination, TimeLimit};
     use serde_json::Value;
     use std::time::Duration;
@@ -209,13 +210,13 @@ mod tests {
     fn text_describes_signals_timeouts_and_deadlines() {
         let cases = [
             (
-                Termination::Signaled(9),
+                Termination::Signaled(Signal::KILL),
                 "attempt 2/3 died of SIGKILL (status 137)",
             ),
             (
                 Termination::TimedOut {
                     limit: TimeLimit::Attempt,
-                    signal: Some(15),
+                    signal: Some(Signal::TERM),
                 },
                 "attempt 2/3 timed out after 12ms (status 124)",
             ),
@@ -261,7 +262,7 @@ mod tests {
             let end = RunEnd {
                 attempts: 1,
                 last: Some(Termination::Exited(0)),
-                reason: Reason::Interrupted(15, moment),
+                reason: Reason::Interrupted(Signal::TERM, moment),
                 elapsed: Duration::ZERO,
                 report_error: None,
             };

@@ -9,7 +9,7 @@ use crate::outcome::{
     AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, WaitCause,
 };
 use crate::report::events::Event;
-use crate::signals;
+use crate::signals::Signal;
 use crate::termination::{Termination, TimeLimit};
 
 /// The lines for `event` (none, one, or for an end with a failed report, two).
@@ -90,7 +90,7 @@ fn ended(termination: Termination) -> String {
     match termination {
         Termination::Exited(code) => format!("failed with exit status {code}"),
         Termination::Signaled(signal) => {
-            format!("died of {} (status {status})", signals::name(signal))
+            format!("died of {signal} (status {status})")
         }
         Termination::TimedOut {
             limit: TimeLimit::Attempt,
@@ -165,8 +165,7 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
     })
 }
 
-fn interrupted_line(signal: i32, moment: Moment, attempts: &str) -> String {
-    let signal = signals::name(signal);
+fn interrupted_line(signal: Signal, moment: Moment, attempts: &str) -> String {
     match moment {
         Moment::Splay => format!("retry: stopped by {signal} during --splay, before any attempt"),
         Moment::Attempt => {

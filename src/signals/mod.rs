@@ -29,12 +29,13 @@ use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use nix::sys::signal::Signal;
-
 use crate::signals::startup::{Inherited, is_ignored};
 
 pub(crate) mod reaper;
+mod signal;
 pub(crate) mod startup;
+
+pub use signal::Signal;
 
 #[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
 #[path = "self_pipe.rs"]
@@ -85,19 +86,18 @@ pub(crate) const TABLE: [(&str, &str); 8] = [
 ];
 
 /// The signals that end a run, after being passed on to the running attempt.
-pub(crate) const ENDING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+pub(crate) const ENDING: [Signal; 4] = [Signal::INT, Signal::TERM, Signal::HUP, Signal::QUIT];
 
 /// The signals only passed on to the running attempt.
-pub(crate) const PASSED_ON: [i32; 4] =
-    [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM, libc::SIGWINCH];
+pub(crate) const PASSED_ON: [Signal; 4] = [Signal::USR1, Signal::USR2, Signal::ALRM, Signal::WINCH];
 
 /// What ended a wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wake {
-    /// A signal that ends the run arrived (its number).
-    Stop(i32),
-    /// A signal to pass on to the running attempt arrived (its number).
-    PassOn(i32),
+    /// A signal that ends the run arrived.
+    Stop(Signal),
+    /// A signal to pass on to the running attempt arrived.
+    PassOn(Signal),
     /// A child changed state, or a helper thread rang the doorbell: look again.
     Changed,
     /// The moment waited for came.
@@ -110,7 +110,7 @@ pub(crate) enum Waited<T> {
     /// It finished with this result.
     Done(T),
     /// A signal that ends the run arrived first; the job is left to itself.
-    Stopped(i32),
+    Stopped(Signal),
     /// The moment given came first; the job is left to itself.
     TimedOut,
 }
@@ -140,10 +140,10 @@ impl SignalWatch {
         let caught = ENDING
             .into_iter()
             .chain(PASSED_ON)
-            .filter(|&signal| !is_ignored(signal));
-        for signal in caught.chain([libc::SIGCHLD]) {
+            .filter(|signal| !is_ignored(signal.number()));
+        for signal in caught.chain([Signal::CHLD]) {
             // SAFETY: `waited` is an initialised set and `signal` a valid signal number.
-            unsafe { libc::sigaddset(&mut waited, signal) };
+            unsafe { libc::sigaddset(&mut waited, signal.number()) };
         }
         let mut blocked = waited;
         if terminal_handoff {
@@ -169,9 +169,9 @@ impl SignalWatch {
     /// Wait until a caught signal arrives, a child changes state, the doorbell rings, or `until`
     /// passes (never, when `None`).
     pub(crate) fn wait_until(&self, until: Option<Instant>) -> Wake {
-        match self.backend.next(until) {
+        match self.backend.next(until).map(Signal::from_number) {
             None => Wake::Timeout,
-            Some(libc::SIGCHLD) => Wake::Changed,
+            Some(Signal::CHLD) => Wake::Changed,
             Some(signal) if PASSED_ON.contains(&signal) => Wake::PassOn(signal),
             Some(signal) => Wake::Stop(signal),
         }
@@ -254,56 +254,11 @@ fn empty_set() -> libc::sigset_t {
     }
 }
 
-/// The conventional name of `signal`, such as `SIGTERM`, or `signal N` when it has none.
-pub(crate) fn name(signal: i32) -> String {
-    Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string())
-}
-
-/// `--timeout-signal`: the signal that ends an attempt at its time limit, before SIGKILL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TimeoutSignal(pub(crate) Signal);
-
-impl Default for TimeoutSignal {
-    fn default() -> Self {
-        TimeoutSignal(Signal::SIGTERM)
-    }
-}
-
-/// A signal's name, with or without `SIG` and in any case (`TERM`, `sigint`), or its number.
-impl std::str::FromStr for TimeoutSignal {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected a signal's name or number, e.g. TERM, SIGINT or 2";
-        let trimmed = text.trim();
-        let signal = match trimmed.parse::<i32>() {
-            Ok(number) => Signal::try_from(number).ok(),
-            Err(_) => {
-                let upper = trimmed.to_ascii_uppercase();
-                let name = match upper.starts_with("SIG") {
-                    true => upper,
-                    false => format!("SIG{upper}"),
-                };
-                name.parse::<Signal>().ok()
-            }
-        };
-        signal
-            .map(TimeoutSignal)
-            .ok_or_else(|| format!("not a signal; {EXPECTED}"))
-    }
-}
-
-impl std::fmt::Display for TimeoutSignal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.as_str())
-    }
-}
-
 /// End this process by `signal`, so that its parent sees death by that signal; core dumps are
 /// disabled first, so a re-raised SIGQUIT leaves no core file. Falls back to exit 128+N.
-pub fn die_of(signal: i32) -> ! {
+pub fn die_of(signal: Signal) -> ! {
     let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
-    if let Ok(signal) = Signal::try_from(signal) {
+    if let Some(signal) = signal.known() {
         let default = nix::sys::signal::SigAction::new(
             nix::sys::signal::SigHandler::SigDfl,
             nix::sys::signal::SaFlags::empty(),
@@ -317,38 +272,5 @@ pub fn die_of(signal: i32) -> ! {
         // The signal is pending while blocked; unblocking it delivers it and ends the process.
         let _ = only.thread_unblock();
     }
-    std::process::exit(i32::from(crate::termination::signal_status(signal)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timeout_signals_are_named_or_numbered() {
-        for (text, signal) in [
-            ("TERM", Signal::SIGTERM),
-            ("sigint", Signal::SIGINT),
-            ("SIGKILL", Signal::SIGKILL),
-            ("2", Signal::SIGINT),
-            (" usr1 ", Signal::SIGUSR1),
-        ] {
-            assert_eq!(
-                text.parse::<TimeoutSignal>(),
-                Ok(TimeoutSignal(signal)),
-                "{text}"
-            );
-        }
-        for bad in ["", "SIG", "TERMINATE", "0", "99", "-9"] {
-            assert!(bad.parse::<TimeoutSignal>().is_err(), "{bad}");
-        }
-        assert_eq!(TimeoutSignal::default().to_string(), "SIGTERM");
-    }
-
-    #[test]
-    fn names_signals_conventionally() {
-        assert_eq!(name(libc::SIGTERM), "SIGTERM");
-        assert_eq!(name(libc::SIGKILL), "SIGKILL");
-        assert_eq!(name(1000), "signal 1000");
-    }
+    std::process::exit(i32::from(signal.status()))
 }

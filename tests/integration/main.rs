@@ -7,6 +7,7 @@ mod harness;
 mod hooks;
 mod layers;
 mod man;
+mod option_table;
 mod output;
 mod plan;
 mod process;

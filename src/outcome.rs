@@ -79,8 +79,9 @@ impl AttemptOutcome {
     }
 }
 
-/// What set the length of a wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What set the length of a wait; in JSON, its name in snake case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum WaitCause {
     /// `--splay`, before the first attempt.
     Splay,
@@ -90,18 +91,6 @@ pub(crate) enum WaitCause {
     Budget,
     /// The command asked for a wait longer than the backoff's.
     Requested,
-}
-
-impl WaitCause {
-    /// The stable name used in JSON.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            WaitCause::Splay => "splay",
-            WaitCause::Backoff => "backoff",
-            WaitCause::Budget => "budget",
-            WaitCause::Requested => "requested",
-        }
-    }
 }
 
 /// Why a run ended.
@@ -131,8 +120,10 @@ pub(crate) enum Reason {
     StopRequested,
 }
 
-/// A shell line run at a moment of the run: `--on-retry` or `--on-give-up`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A shell line run at a moment of the run: `--on-retry` or `--on-give-up`; in JSON, its name
+/// in snake case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum Hook {
     /// After a failed attempt that will be retried, before the wait.
     OnRetry,
@@ -141,14 +132,6 @@ pub(crate) enum Hook {
 }
 
 impl Hook {
-    /// The stable name used in JSON: `on_retry` or `on_give_up`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Hook::OnRetry => "on_retry",
-            Hook::OnGiveUp => "on_give_up",
-        }
-    }
-
     /// The flag that gives it.
     pub(crate) fn flag(self) -> &'static str {
         match self {

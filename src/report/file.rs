@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::duration::to_millis;
 use crate::exit::Exit;
-use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
+use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd, WaitCause};
 use crate::report::events::{Event, EventSink};
 use crate::report::outlet::GRACE;
 use crate::signals::{Signal, SignalWatch, Waited};
@@ -287,7 +287,7 @@ struct AttemptRecord {
     requested_wait_ms: Option<f64>,
     requested_stop: bool,
     wait_after_ms: Option<f64>,
-    wait_cause: Option<&'static str>,
+    wait_cause: Option<WaitCause>,
     /// Why the command could not start, if it could not.
     error: Option<String>,
 }
@@ -507,7 +507,7 @@ impl AttemptRecord {
         self.requested_stop = outcome.requested_stop();
         if let Next::Retry { wait, cause } = outcome.next {
             self.wait_after_ms = Some(to_millis(wait));
-            self.wait_cause = Some(cause.name());
+            self.wait_cause = Some(cause);
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::attempts::AttemptLimit;
 use crate::duration::to_millis;
 use crate::exit::Exit;
-use crate::outcome::{AttemptOutcome, Next, Reason, WaitCause};
+use crate::outcome::{AttemptOutcome, Hook, Next, Reason, WaitCause};
 use crate::report::events::Event;
 use crate::signals::Signal;
 
@@ -43,7 +43,7 @@ pub(crate) enum JsonEvent<'a> {
     Wait {
         before_attempt: u64,
         wait_ms: f64,
-        cause: &'static str,
+        cause: WaitCause,
     },
     Warning {
         message: &'a str,
@@ -52,7 +52,7 @@ pub(crate) enum JsonEvent<'a> {
         message: &'a str,
     },
     HookEnd {
-        hook: &'static str,
+        hook: Hook,
         status: u8,
         duration_ms: f64,
     },
@@ -91,7 +91,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 objects.push(JsonEvent::Wait {
                     before_attempt: outcome.numbering.attempt + 1,
                     wait_ms: to_millis(wait),
-                    cause: cause.name(),
+                    cause,
                 });
             }
             objects
@@ -99,11 +99,11 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
         Event::Splay(wait) => vec![JsonEvent::Wait {
             before_attempt: 1,
             wait_ms: to_millis(*wait),
-            cause: WaitCause::Splay.name(),
+            cause: WaitCause::Splay,
         }],
         Event::Warning(message) => vec![JsonEvent::Warning { message }],
         Event::HookEnd(end) => vec![JsonEvent::HookEnd {
-            hook: end.hook.name(),
+            hook: end.hook,
             status: end.status(),
             duration_ms: to_millis(end.duration),
         }],

@@ -1,4 +1,4 @@
-# bash completion for retry, written from its clap definition by tests/integration/completions.rs (RETRY_REGENERATE=1 cargo test --test integration generated).
+# bash completion for retry, written from its clap definition by `cargo xtask generate`; do not edit.
 # After retry's own options, COMMAND completes as a command, and its arguments with its
 # own completion, as for timeout. Needs bash-completion (_init_completion,
 # _command_offset).

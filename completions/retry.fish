@@ -1,4 +1,4 @@
-# fish completion for retry, written from its clap definition by tests/integration/completions.rs (RETRY_REGENERATE=1 cargo test --test integration generated).
+# fish completion for retry, written from its clap definition by `cargo xtask generate`; do not edit.
 # After retry's own options, COMMAND completes as a command, and its arguments with its
 # own completion (__fish_complete_subcommand), as for sudo and env.
 

@@ -1,7 +1,7 @@
-//! What other retry tools' users rely on: hooks, the timeout signal, readiness by output, and
-//! output conditions on one stream.
+//! The hooks (`--on-retry`, `--on-give-up`, ...): when they run, what they see, and that a
+//! failing or hanging one changes nothing but a warning.
 
-use crate::harness::{Invocation, Scratch, process_exists, retry, wait_for};
+use crate::support::harness::{Scratch, process_exists, retry, wait_for};
 
 #[test]
 fn on_retry_runs_between_attempts_with_its_variables_and_output_on_stderr() {
@@ -124,105 +124,8 @@ fn on_give_up_runs_once_when_the_run_gives_up_and_never_else() {
 }
 
 #[test]
-fn the_timeout_signal_reaches_a_command_that_traps_it() {
-    let trap = r#"trap 'echo "got INT"; exit 7' INT; sleep 30 & wait"#;
-    let run = retry(["-n", "1", "--timeout", "300ms", "--timeout-signal", "INT"])
-        .args(["--", "sh", "-c", trap])
-        .run();
-    run.expect_code(124).expect_stdout("got INT\n");
-    retry(["--timeout-signal", "TERMINATE", "true"])
-        .run()
-        .expect_code(125)
-        .expect_stderr("invalid value 'TERMINATE' for '--timeout-signal <SIGNAL>'");
-}
-
-#[test]
-fn success_on_output_waits_until_the_command_says_it_is_ready() {
-    let scratch = Scratch::new();
-    let until_third = r#"[ "$RETRY_ATTEMPT" -ge 3 ] && echo "service is ready" || echo pending"#;
-    let run = retry(["--log-format", "json", "-n", "5", "--base", "0s"])
-        .args([
-            "--success-on-output",
-            "ready$",
-            "--",
-            "sh",
-            "-c",
-            until_third,
-        ])
-        .run();
-    run.expect_code(0);
-    let done = run.event("done");
-    assert_eq!(
-        (&done["reason"], &done["attempts"]),
-        (&"success".into(), &3.into()),
-        "{run}"
-    );
-    let ends = run.events_named("attempt_end");
-    assert_eq!(
-        (&ends[0]["verdict"], &ends[0]["status"]),
-        (&"retry".into(), &0.into())
-    );
-    assert_eq!(ends[2]["matched"], "success_on_output", "{run}");
-
-    let never = retry([
-        "-n",
-        "3",
-        "--base",
-        "0s",
-        "--success-on-output",
-        "ready$",
-        "--",
-    ])
-    .args(["sh", "-c", r#"echo pending >> "$LOG""#])
-    .env("LOG", scratch.path("log"))
-    .run();
-    never.expect_code(1);
-    assert_eq!(scratch.lines("log"), 3, "{never}");
-}
-
-/// A run whose `--retry-on-output 'try again'` reads only `stream`, three attempts at most.
-fn reading(stream: &str) -> Invocation {
-    retry([
-        "--log-format",
-        "json",
-        "-n",
-        "3",
-        "--base",
-        "0s",
-        "--output-stream",
-        stream,
-    ])
-    .args(["--retry-on-output", "try again", "--", "sh", "-c"])
-}
-
-#[test]
-fn one_stream_leaves_the_other_attached() {
-    let scratch = Scratch::new();
-    let out = std::fs::File::create(scratch.path("out")).unwrap();
-    let run = reading("stderr")
-        .args([r#"echo "try again"; readlink /proc/$$/fd/1; exit 1"#])
-        .stdout(out)
-        .run();
-    run.expect_code(1);
-    assert_eq!(
-        run.event("done")["reason"],
-        "not_retryable",
-        "a match on stdout is not read\n{run}"
-    );
-    let written = scratch.read("out");
-    assert!(
-        written.ends_with(&format!("{}\n", scratch.path("out").display())),
-        "stdout was not the command's own: {written}"
-    );
-    let run = reading("stdout")
-        .args([r#"echo "try again"; exit 1"#])
-        .run();
-    assert_eq!(run.event("done")["reason"], "exhausted", "{run}");
-}
-
-#[test]
 fn a_hook_writes_on_the_terminal_as_a_command_does() {
-    let mut shell = crate::pty::Session::shell();
+    let mut shell = crate::support::pty::Session::shell();
     // With tostop, a process that writes on the terminal outside its foreground is stopped.
     shell.write(b"stty tostop\n");
     shell.write(

@@ -1,28 +1,47 @@
-//! Integration tests: the real `retry` binary against real child processes.
+//! Integration tests: the real `retry` binary against real child processes, shells, terminals and
+//! redis-servers. Each module holds the tests of one subject; `support` holds what they share.
 
+/// The retry budget, in a file and in a Redis store.
+mod budget;
+/// The bash, zsh and fish completions, tried in the real shells.
 mod completions;
-mod fleet;
-mod generated;
-mod harness;
+/// The committed man pages and completions are what the generator makes today.
+mod generated_files;
+/// `--on-attempt`, `--on-retry`, `--on-give-up` and `--on-success`.
 mod hooks;
+/// The code holds to the layers the README's map draws.
 mod layers;
-mod man;
+/// The README's option table matches the clap definition.
 mod option_table;
+/// Output conditions (`--retry-if-output`, ...) and held output.
 mod output;
+/// `--plan`: the schedule a run would follow, without running it.
 mod plan;
-mod process;
-mod pty;
+/// An attempt's whole process group ends with it.
+mod process_groups;
+/// The README's recipes, run against the real programs they wrap.
 mod recipes;
-// Its TLS server is for the `tls` build's tests.
-#[cfg_attr(not(feature = "tls"), allow(dead_code))]
-mod redis_server;
+/// `--report`: the run's record, and where it may be written.
 mod report;
+/// Waits the command requests (`RETRY_AFTER_FILE`, `--retry-after-from`) and nested runs.
 mod requested;
+/// The core run: statuses, decisions, messages and events.
 mod run;
-mod shared_budget;
+/// `--seed host` and `--splay`.
+mod seed_and_splay;
+/// Signals sent to the tool during attempts and waits.
+mod signals;
+/// `retry simulate`: the two experiments, their tables, CSV and SVG.
 mod simulate;
+/// Readers that stop reading cannot hold the run.
 mod stalled_readers;
-mod store_password;
-mod stress;
-mod untrusted_store;
+/// What each attempt reads on stdin, replayed or not.
+mod stdin;
+/// What the tests share: the harness, a terminal, a redis-server.
+mod support;
+/// The attempt owns the terminal and the keys typed there.
+mod terminal;
+/// `--kill-after` and `--max-time`.
+mod time_limits;
+/// Bad input, help, version and extreme values.
 mod usage;

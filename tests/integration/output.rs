@@ -1,8 +1,9 @@
-//! Conditions on output, held output and the backoff reset.
+//! Conditions on output (`--retry-if-output`, `--stop-on-output`, `--success-on-output`, one
+//! stream or both), and `--hold-output`: whole, in bounded memory, never in part.
 
 use std::io::Read;
 
-use crate::harness::{Scratch, fault_injector, kill_leftover, retry, shell};
+use crate::support::harness::{Invocation, Scratch, fault_injector, kill_leftover, retry, shell};
 
 /// An `sh -c` command that counts its attempts in `$COUNTER`, prints `line`, and exits `code`.
 fn prints(line: &str, code: u8) -> [String; 3] {
@@ -166,40 +167,6 @@ fn hold_output_of_a_run_that_gives_up_goes_to_stderr() {
 }
 
 #[test]
-fn reset_after_starts_the_backoff_and_the_count_over() {
-    // Attempt 1 fails after 2s, well past --reset-after, and resets; then quick failures, which
-    // even a busy machine runs well within it, exhaust -n 2. (The loop's own tests cover the
-    // arithmetic with a fake clock; this one shows that the real clock is read.)
-    let command = "echo $RETRY_ATTEMPT_SINCE_RESET; [ $RETRY_ATTEMPT = 1 ] && sleep 2; exit 1";
-    let run = retry([
-        "--log-format",
-        "json",
-        "-n",
-        "2",
-        "--reset-after",
-        "1s",
-        "--base",
-        "1ms",
-    ])
-    .args(["--jitter", "none", "sh", "-c", command])
-    .run();
-    run.expect_code(1).expect_stdout("1\n1\n2\n");
-    let resets: Vec<bool> = run
-        .events_named("attempt_end")
-        .iter()
-        .map(|end| end["reset"] == true)
-        .collect();
-    assert_eq!(resets, [true, false, false], "{run}");
-    let waits: Vec<f64> = run
-        .events_named("wait")
-        .iter()
-        .map(|wait| wait["wait_ms"].as_f64().unwrap())
-        .collect();
-    // The wait after the reset is the first wait again; after attempt 2 comes the second.
-    assert_eq!(waits, [1.0, 2.0], "{run}");
-}
-
-#[test]
 fn held_output_that_cannot_be_kept_fails_loudly_and_never_in_part() {
     let scratch = Scratch::new();
     std::fs::write(scratch.path("a-file"), "").unwrap();
@@ -299,7 +266,7 @@ fn sigterm_ends_a_run_whose_held_output_waits_for_a_slow_reader() {
         .env("MARKER", scratch.path("marker"))
         .stdout(writer)
         .spawn();
-    crate::harness::wait_for("the command to end", || scratch.path("marker").exists());
+    crate::support::harness::wait_for("the command to end", || scratch.path("marker").exists());
     running.signal(libc::SIGTERM);
     running.finish().expect_signal(libc::SIGTERM);
 }
@@ -307,9 +274,94 @@ fn sigterm_ends_a_run_whose_held_output_waits_for_a_slow_reader() {
 #[test]
 fn a_reader_that_goes_away_is_not_a_process_that_left_its_group() {
     let run =
-        crate::harness::shell("\"$RETRY\" --retry-on-output X -- seq 1000000 | head -1").run();
+        crate::support::harness::shell("\"$RETRY\" --retry-on-output X -- seq 1000000 | head -1")
+            .run();
     run.expect_code(0)
         .expect_stdout("1\n")
         .expect_stderr("the command's reader went away")
         .expect_no_stderr("left its process group");
+}
+
+#[test]
+fn success_on_output_waits_until_the_command_says_it_is_ready() {
+    let scratch = Scratch::new();
+    let until_third = r#"[ "$RETRY_ATTEMPT" -ge 3 ] && echo "service is ready" || echo pending"#;
+    let run = retry(["--log-format", "json", "-n", "5", "--base", "0s"])
+        .args([
+            "--success-on-output",
+            "ready$",
+            "--",
+            "sh",
+            "-c",
+            until_third,
+        ])
+        .run();
+    run.expect_code(0);
+    let done = run.event("done");
+    assert_eq!(
+        (&done["reason"], &done["attempts"]),
+        (&"success".into(), &3.into()),
+        "{run}"
+    );
+    let ends = run.events_named("attempt_end");
+    assert_eq!(
+        (&ends[0]["verdict"], &ends[0]["status"]),
+        (&"retry".into(), &0.into())
+    );
+    assert_eq!(ends[2]["matched"], "success_on_output", "{run}");
+
+    let never = retry([
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--success-on-output",
+        "ready$",
+        "--",
+    ])
+    .args(["sh", "-c", r#"echo pending >> "$LOG""#])
+    .env("LOG", scratch.path("log"))
+    .run();
+    never.expect_code(1);
+    assert_eq!(scratch.lines("log"), 3, "{never}");
+}
+
+#[test]
+fn one_stream_leaves_the_other_attached() {
+    let scratch = Scratch::new();
+    let out = std::fs::File::create(scratch.path("out")).unwrap();
+    let run = reading("stderr")
+        .args([r#"echo "try again"; readlink /proc/$$/fd/1; exit 1"#])
+        .stdout(out)
+        .run();
+    run.expect_code(1);
+    assert_eq!(
+        run.event("done")["reason"],
+        "not_retryable",
+        "a match on stdout is not read\n{run}"
+    );
+    let written = scratch.read("out");
+    assert!(
+        written.ends_with(&format!("{}\n", scratch.path("out").display())),
+        "stdout was not the command's own: {written}"
+    );
+    let run = reading("stdout")
+        .args([r#"echo "try again"; exit 1"#])
+        .run();
+    assert_eq!(run.event("done")["reason"], "exhausted", "{run}");
+}
+
+/// A run whose `--retry-on-output 'try again'` reads only `stream`, three attempts at most.
+fn reading(stream: &str) -> Invocation {
+    retry([
+        "--log-format",
+        "json",
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--output-stream",
+        stream,
+    ])
+    .args(["--retry-on-output", "try again", "--", "sh", "-c"])
 }

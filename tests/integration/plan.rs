@@ -1,6 +1,6 @@
 //! `--plan`: the printed schedule, without running anything.
 
-use crate::harness::{Scratch, retry, shell};
+use crate::support::harness::{Scratch, retry, shell};
 
 #[test]
 fn prints_one_row_per_attempt_and_runs_nothing() {

@@ -9,8 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::harness::{Run, Scratch, shell};
-use crate::pty::Session;
+use crate::support::harness::{Run, Scratch, shell};
+use crate::support::pty::Session;
 
 /// The README, with every shell line continuation joined, as a shell reads it.
 pub(crate) fn readme_commands() -> String {
@@ -145,7 +145,7 @@ impl StandIns {
     }
 
     fn path(&self) -> String {
-        let tool = std::path::Path::new(&crate::harness::binary())
+        let tool = std::path::Path::new(&crate::support::harness::binary())
             .parent()
             .unwrap()
             .display()

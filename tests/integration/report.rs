@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 
-use crate::harness::{Scratch, fault_injector, retry, shell};
+use crate::support::harness::{Scratch, fault_injector, retry, shell};
 
 /// Every key an attempt record carries, in the README's order.
 const ATTEMPT_KEYS: [&str; 16] = [
@@ -123,7 +123,7 @@ fn paths_that_cannot_take_a_report_fail_before_anything_runs() {
 
 #[test]
 fn a_file_another_user_owns_in_a_sticky_directory_fails_before_anything_runs() {
-    if !crate::harness::is_root() {
+    if !crate::support::harness::is_root() {
         eprintln!("skipped: running the tool as another user needs root (CI runs as root)");
         return;
     }
@@ -135,9 +135,9 @@ fn a_file_another_user_owns_in_a_sticky_directory_fails_before_anything_runs() {
     std::fs::write(shared.join("report.json"), "theirs").unwrap();
     // The test's own user owns the file; run the tool as another one, as /tmp is shared.
     let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"];
-    let run = crate::harness::program("setpriv")
+    let run = crate::support::harness::program("setpriv")
         .args(nobody)
-        .args([crate::harness::binary().as_str(), "--report"])
+        .args([crate::support::harness::binary().as_str(), "--report"])
         .args([shared.join("report.json")])
         .args(["sh", "-c", "echo ran"])
         .run();
@@ -149,7 +149,7 @@ fn a_file_another_user_owns_in_a_sticky_directory_fails_before_anything_runs() {
 
 #[test]
 fn what_another_user_planted_in_a_sticky_directory_is_not_used_not_even_by_root() {
-    if !crate::harness::is_root() {
+    if !crate::support::harness::is_root() {
         eprintln!("skipped: making files of another user needs root (CI runs as root)");
         return;
     }
@@ -196,7 +196,7 @@ fn the_tools_own_streams_take_the_report_where_they_stand() {
     // A stream that is a file is written to where it stands, after what is there, as a shell
     // writes to it: never replaced.
     let scratch = Scratch::new();
-    crate::harness::shell("\"$RETRY\" --report /dev/stdout -- echo done > \"$OUT\"")
+    crate::support::harness::shell("\"$RETRY\" --report /dev/stdout -- echo done > \"$OUT\"")
         .env("OUT", scratch.path("out"))
         .run()
         .expect_code(0);
@@ -252,7 +252,7 @@ fn a_fifo_is_written_in_place() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_device_is_written_in_place_and_a_full_one_fails_the_run() {
-    if !crate::harness::is_root() {
+    if !crate::support::harness::is_root() {
         eprintln!("skipped: making device nodes needs root (CI runs as root)");
         return;
     }
@@ -359,7 +359,7 @@ fn a_signal_before_the_first_attempt_leaves_no_report() {
         .args(["true"])
         .stdin_from(input)
         .spawn();
-    crate::harness::wait_until_reading_stdin(running.pid());
+    crate::support::harness::wait_until_reading_stdin(running.pid());
     running.signal(libc::SIGTERM);
     running.finish().expect_signal(libc::SIGTERM);
     let left: Vec<_> = std::fs::read_dir(scratch.path("")).unwrap().collect();
@@ -368,11 +368,19 @@ fn a_signal_before_the_first_attempt_leaves_no_report() {
 
 #[test]
 fn a_closed_stdout_never_sends_the_commands_output_into_the_tools_files() {
+    // A tool started with descriptor 1 closed must not open its report (or any file of its own)
+    // as descriptor 1, where the command would inherit it as stdout: the command's stdout is the
+    // /dev/null that std's runtime puts there, and the report holds only the tool's record.
     let scratch = Scratch::new();
-    shell("\"$RETRY\" --report \"$REPORT\" -- sh -c 'echo $((6 * 7))-from-the-command' >&-")
+    let seen = "import os, sys; open(sys.argv[1], 'w').write(os.readlink('/proc/self/fd/1')); \
+                print(str(6 * 7) + '-from-the-command')";
+    shell("\"$RETRY\" --report \"$REPORT\" -- python3 -c \"$SEEN\" \"$STDOUT_NAME\" >&-")
         .env("REPORT", scratch.path("report.json"))
+        .env("SEEN", seen)
+        .env("STDOUT_NAME", scratch.path("stdout-name"))
         .run()
         .expect_code(0);
+    assert_eq!(scratch.read("stdout-name"), "/dev/null");
     let text = scratch.read("report.json");
     assert!(
         !text.contains("42-from-the-command"),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::harness::{Run, Scratch, retry};
+use crate::support::harness::{Run, Scratch, retry};
 
 /// The command of [`asking`]: on its first attempt it writes `$REQUEST` (as the shell expands
 /// it) to `RETRY_AFTER_FILE` and exits `$STATUS` (1 unless given); later attempts succeed.
@@ -13,7 +13,7 @@ exit "${STATUS:-1}""#;
 
 /// A run with JSON events, `--base 1ms -n 3` and `options`, of a command that asks for
 /// `request` after its first attempt.
-fn asking(request: &str, options: &[&str]) -> crate::harness::Invocation {
+fn asking(request: &str, options: &[&str]) -> crate::support::harness::Invocation {
     retry(["--log-format", "json", "--base", "1ms", "-n", "3"])
         .args(options)
         .args(["--", "sh", "-c", ASKING])
@@ -200,7 +200,7 @@ fn a_signal_leaves_no_request_file_behind() {
     let running = retry(["--log-format", "json", "--", "sh", "-c", wait])
         .env("PATHS", scratch.path("paths"))
         .spawn();
-    crate::harness::wait_for("the attempt to name its file", || {
+    crate::support::harness::wait_for("the attempt to name its file", || {
         scratch.path("paths").exists() && !scratch.read("paths").is_empty()
     });
     running.signal(libc::SIGTERM);
@@ -236,7 +236,7 @@ fn nested(scratch: &Scratch, inner: &[&str]) -> Run {
         "--base",
         "0s",
         "--",
-        &crate::harness::binary(),
+        &crate::support::harness::binary(),
         "-n",
         "4",
         "--base",
@@ -268,7 +268,7 @@ fn a_retry_inside_a_retry_says_how_the_attempts_multiply() {
 #[test]
 fn the_warning_counts_every_layer_around_a_run() {
     let scratch = Scratch::new();
-    let binary = crate::harness::binary();
+    let binary = crate::support::harness::binary();
     let count = r#"echo "$RETRY_TOTAL_ATTEMPTS" >> "$COUNT"; exit 1"#;
     let run = retry([
         "-n", "2", "--base", "0s", "--", &binary, "-n", "3", "--base", "0s",

@@ -1,6 +1,7 @@
-//! Runs of real commands: attempts, statuses, the exit-status options, environment, messages.
+//! Runs of real commands: attempts, statuses, the exit-status options, `--reset-after`,
+//! environment, messages.
 
-use crate::harness::{Scratch, retry};
+use crate::support::harness::{Scratch, retry};
 
 /// A shell script that appends a line to `$COUNTER` and exits with `$1`... as `sh -c` words.
 fn counting(exit: &str) -> Vec<String> {
@@ -367,8 +368,43 @@ fn a_run_that_can_spin_for_ever_is_warned_about_once_at_the_start() {
 #[test]
 fn a_tool_out_of_descriptors_says_it_failed_itself() {
     // Descriptors 0 to 3 only: the tool starts, but cannot make the pipes that start an attempt.
-    let run = crate::harness::shell("ulimit -n 4 && exec \"$RETRY\" -- true").run();
+    let run = crate::support::harness::shell("ulimit -n 4 && exec \"$RETRY\" -- true").run();
+    // The system's own words for EMFILE differ by C library; the tool's hint does not.
     run.expect_code(125)
-        .expect_stderr("Too many open files")
+        .expect_stderr("retry itself is out of file descriptors (see ulimit -n)")
         .expect_no_stderr("cannot execute");
+}
+
+#[test]
+fn reset_after_starts_the_backoff_and_the_count_over() {
+    // Attempt 1 fails after 2s, well past --reset-after, and resets; then quick failures, which
+    // even a busy machine runs well within it, exhaust -n 2. (The loop's own tests cover the
+    // arithmetic with a fake clock; this one shows that the real clock is read.)
+    let command = "echo $RETRY_ATTEMPT_SINCE_RESET; [ $RETRY_ATTEMPT = 1 ] && sleep 2; exit 1";
+    let run = retry([
+        "--log-format",
+        "json",
+        "-n",
+        "2",
+        "--reset-after",
+        "1s",
+        "--base",
+        "1ms",
+    ])
+    .args(["--jitter", "none", "sh", "-c", command])
+    .run();
+    run.expect_code(1).expect_stdout("1\n1\n2\n");
+    let resets: Vec<bool> = run
+        .events_named("attempt_end")
+        .iter()
+        .map(|end| end["reset"] == true)
+        .collect();
+    assert_eq!(resets, [true, false, false], "{run}");
+    let waits: Vec<f64> = run
+        .events_named("wait")
+        .iter()
+        .map(|wait| wait["wait_ms"].as_f64().unwrap())
+        .collect();
+    // The wait after the reset is the first wait again; after attempt 2 comes the second.
+    assert_eq!(waits, [1.0, 2.0], "{run}");
 }

@@ -1,6 +1,6 @@
 //! `retry simulate`: the contention and load experiments from the command line.
 
-use crate::harness::{Scratch, retry};
+use crate::support::harness::{Scratch, retry};
 
 #[test]
 fn prints_a_table_and_writes_csv_and_svg() {
@@ -171,10 +171,11 @@ fn bad_simulator_input_exits_125() {
 fn a_reader_that_goes_away_ends_the_simulator_quietly() {
     // 5000 rows, more than a pipe holds: the writes after head has gone meet a broken pipe.
     let clients = vec!["1"; 1000].join(",");
-    let run =
-        crate::harness::shell("\"$RETRY\" simulate --clients $CLIENTS --trials 1 | head -n 1")
-            .env("CLIENTS", clients)
-            .run();
+    let run = crate::support::harness::shell(
+        "\"$RETRY\" simulate --clients $CLIENTS --trials 1 | head -n 1",
+    )
+    .env("CLIENTS", clients)
+    .run();
     run.expect_code(0);
     assert_eq!(run.stderr(), "", "{run}");
 }

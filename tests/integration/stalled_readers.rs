@@ -7,7 +7,7 @@ use std::io::{PipeReader, PipeWriter, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::harness::{Scratch, retry, wait_for};
+use crate::support::harness::{Scratch, retry, wait_for};
 
 /// A pipe whose reader is held open and never read, as a stalled log collector holds it.
 fn stalled_pipe() -> (PipeReader, PipeWriter) {

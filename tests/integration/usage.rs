@@ -1,6 +1,6 @@
 //! The tool's own usage: help, version, and every kind of bad input (exit 125, one line).
 
-use crate::harness::{Scratch, retry};
+use crate::support::harness::{Scratch, retry};
 
 #[test]
 fn help_and_version_exit_zero() {

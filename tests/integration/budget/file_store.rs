@@ -1,57 +1,8 @@
-//! Kind to the service: `--seed host`, `--splay`, and the shared retry budget.
+//! The budget in a file (`--budget NAME`, no store): runs on one host share it; damaged, foreign,
+//! linked or locked state never stops the command and is never trusted.
 
+use crate::support::harness::{Scratch, fault_injector, program, retry, sharing_budget, wait_for};
 use std::os::unix::fs::PermissionsExt;
-
-use crate::harness::{Scratch, fault_injector, program, retry, sharing_budget, wait_for};
-
-#[test]
-fn seed_host_repeats_for_a_job_and_differs_between_jobs() {
-    let plan = |command: &str| {
-        retry([
-            "--plan", "--seed", "host", "-n", "6", "--splay", "10m", "--", "curl", command,
-        ])
-        .run()
-        .stdout()
-    };
-    assert_eq!(plan("https://a.example"), plan("https://a.example"));
-    assert_ne!(plan("https://a.example"), plan("https://b.example"));
-}
-
-#[test]
-fn splay_delays_the_first_attempt_within_its_bound() {
-    // The same options, run and planned.
-    let splayed = [
-        "--log-format",
-        "json",
-        "-n",
-        "1",
-        "--splay",
-        "300ms",
-        "--seed",
-        "3",
-    ];
-    let run = retry(splayed).args(["true"]).run();
-    run.expect_code(0);
-    let wait = &run.events_named("wait")[0];
-    assert_eq!(
-        (wait["before_attempt"].as_u64(), wait["cause"].as_str()),
-        (Some(1), Some("splay"))
-    );
-    let splay = wait["wait_ms"].as_f64().unwrap();
-    assert!(splay < 300.0, "{run}");
-    let start = run.events_named("attempt_start")[0]["offset_ms"]
-        .as_f64()
-        .unwrap();
-    assert!(
-        start >= splay,
-        "the first attempt started before its splay ended\n{run}"
-    );
-    let plan = retry(["--plan"]).args(splayed).run();
-    assert!(
-        plan.stdout().contains(&format!("\"wait_ms\":{splay}")),
-        "the plan shows the same splay\n{plan}"
-    );
-}
 
 #[test]
 fn a_shared_budget_caps_the_retries_of_concurrent_runs() {
@@ -226,7 +177,7 @@ fn budget_places_any_user_could_change_are_refused() {
 
 #[test]
 fn another_users_budget_is_never_trusted_not_even_by_root() {
-    if !crate::harness::is_root() {
+    if !crate::support::harness::is_root() {
         eprintln!("skipped: making files of another user needs root (CI runs as root)");
         return;
     }
@@ -304,7 +255,7 @@ fn a_fifo_at_the_budget_path_is_not_waited_for_and_the_command_runs() {
 }
 
 /// Hold the lock of the budget `api` in `dir` from another process until the test ends.
-fn hold_budget_lock(scratch: &Scratch, dir: &std::path::Path) -> crate::harness::Running {
+fn hold_budget_lock(scratch: &Scratch, dir: &std::path::Path) -> crate::support::harness::Running {
     retry(["--budget", "api", "--budget-dir"])
         .args([dir])
         .args(["true"])

@@ -2,8 +2,8 @@
 //! events or `budget show`, whatever the address's spelling; not by the command or a hook,
 //! through their environment or the tool's own `/proc/PID/environ` and `/proc/PID/cmdline`.
 
-use crate::harness::{Run, Scratch, retry};
-use crate::redis_server::RedisServer;
+use crate::support::harness::{Run, Scratch, retry};
+use crate::support::redis_server::RedisServer;
 
 /// A shell line that prints the environment and argv of its parent (the tool), one entry a line,
 /// and its own environment.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::harness::{Scratch, process_exists, sharing_budget};
+use crate::support::harness::{Scratch, process_exists, sharing_budget};
 
 const RUNS: usize = 100;
 const TOKENS: f64 = 1000.0;

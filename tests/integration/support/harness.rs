@@ -644,7 +644,7 @@ pub(crate) fn fault_injector() -> PathBuf {
         .get_or_init(|| {
             let source = concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/tests/integration/fault/inject.c"
+                "/tests/integration/support/fault/inject.c"
             );
             let library = Path::new(env!("CARGO_TARGET_TMPDIR")).join("retry-inject.so");
             let built = Command::new("cc")

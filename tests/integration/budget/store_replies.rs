@@ -5,8 +5,8 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use crate::harness::{Scratch, retry};
-use crate::redis_server::RedisServer;
+use crate::support::harness::{Scratch, retry};
+use crate::support::redis_server::RedisServer;
 
 /// A server on a loopback port that answers every connection with `answer`, given the stream;
 /// returns its `redis://` address.
@@ -23,7 +23,11 @@ fn hostile_server(answer: fn(&mut std::net::TcpStream)) -> String {
 }
 
 /// The tool with a budget in `scratch` on the store at `url`, JSON events, and `rest`.
-fn run_with_store(scratch: &Scratch, url: &str, rest: &[&str]) -> (crate::harness::Run, u64) {
+fn run_with_store(
+    scratch: &Scratch,
+    url: &str,
+    rest: &[&str],
+) -> (crate::support::harness::Run, u64) {
     retry([
         "--log-format",
         "json",

@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::harness::{PATIENCE, TIME_LIMIT, wait_at_most};
+use crate::support::harness::{PATIENCE, TIME_LIMIT, wait_at_most};
 use std::time::{Duration, Instant};
 
 /// The tool running on the slave side of a pseudo-terminal; the test holds the master side.
@@ -21,7 +21,7 @@ pub(crate) struct Session {
 impl Session {
     /// Start the tool with `args` as the session leader of a new terminal.
     pub(crate) fn start(args: &[&str]) -> Session {
-        let mut command = Command::new(crate::harness::binary());
+        let mut command = Command::new(crate::support::harness::binary());
         command.args(args);
         Session::start_command(command)
     }
@@ -33,7 +33,7 @@ impl Session {
         command
             .args(["--norc", "--noprofile", "-i"])
             .env("PS1", "$ ")
-            .env("RETRY", crate::harness::binary());
+            .env("RETRY", crate::support::harness::binary());
         let session = Session::start_command(command);
         session.expect("$ ");
         session

@@ -3,8 +3,8 @@
 
 use std::net::TcpListener;
 
-use crate::harness::{Invocation, Run, Running, Scratch, retry, sharing_budget, wait_for};
-use crate::redis_server::RedisServer;
+use crate::support::harness::{Invocation, Run, Running, Scratch, retry, sharing_budget, wait_for};
+use crate::support::redis_server::RedisServer;
 
 /// A run of an always-failing command sharing the budget `name` in `store` (`file` or a URL)
 /// at `rate`, with JSON events and a file store in `dir`; the test adds its flags.

@@ -1,0 +1,12 @@
+//! The retry budget (`--budget`), in a file on one host and in a Redis store a fleet shares.
+
+/// The file store: sharing on one host, and state that is damaged, foreign or locked.
+mod file_store;
+/// The Redis store against real servers: sharing, the ratio, faults, TLS and `budget show`.
+mod shared_store;
+/// The store's password, hidden from every message, event, report and child.
+mod store_password;
+/// The store's replies as untrusted input, and connections a server closed.
+mod store_replies;
+/// Many concurrent runs, some killed, losing no update.
+mod stress;

@@ -1,0 +1,84 @@
+//! Time limits: `--timeout` with its signal, `--kill-after` for a command that ignores it, and
+//! `--max-time` for the whole run.
+
+use crate::support::harness::retry;
+
+#[test]
+fn a_command_ignoring_sigterm_is_killed_after_kill_after() {
+    let run = retry(["--log-format", "json", "-n", "1", "-t", "50ms"])
+        .args([
+            "--kill-after",
+            "100ms",
+            "sh",
+            "-c",
+            "trap '' TERM; sleep 30",
+        ])
+        .run();
+    run.expect_code(124);
+    let end = run.event("attempt_end");
+    assert_eq!(end["timed_out"], true, "{run}");
+    assert_eq!(end["signal"], "SIGKILL", "{run}");
+    assert!(
+        end["duration_ms"].as_f64().unwrap() >= 150.0,
+        "killed before --kill-after\n{run}"
+    );
+}
+
+#[test]
+fn an_endless_kill_after_means_never() {
+    retry(["--kill-after", "300000000000y", "--", "true"])
+        .run()
+        .expect_code(0);
+    retry([
+        "--kill-after",
+        "300000000000y",
+        "-t",
+        "100ms",
+        "sleep",
+        "30",
+    ])
+    .run()
+    .expect_code(124);
+}
+
+#[test]
+fn max_time_bounds_the_whole_run() {
+    let run = retry(["--log-format", "json", "-n", "unlimited", "--base", "20ms"])
+        .args([
+            "--jitter",
+            "none",
+            "--max-time",
+            "300ms",
+            "sh",
+            "-c",
+            "exit 3",
+        ])
+        .run();
+    run.expect_code(3);
+    let done = run.event("done");
+    assert_eq!(done["reason"], "deadline", "{run}");
+    assert!(
+        done["elapsed_ms"].as_f64().unwrap() < 300.0,
+        "a wait ran past the deadline\n{run}"
+    );
+
+    let run = retry(["--log-format", "json", "-n", "5", "--max-time", "100ms"])
+        .args(["sleep", "30"])
+        .run();
+    run.expect_code(124);
+    assert_eq!(run.event("attempt_end")["timed_out"], true, "{run}");
+    assert_eq!(run.event("done")["reason"], "deadline", "{run}");
+}
+
+#[test]
+fn the_timeout_signal_reaches_a_command_that_traps_it() {
+    let trap = r#"trap 'echo "got INT"; exit 7' INT; sleep 30 & wait"#;
+    let run = retry(["-n", "1", "--timeout", "300ms", "--timeout-signal", "INT"])
+        .args(["--", "sh", "-c", trap])
+        .run();
+    run.expect_code(124).expect_stdout("got INT\n");
+    retry(["--timeout-signal", "TERMINATE", "true"])
+        .run()
+        .expect_code(125)
+        .expect_stderr("invalid value 'TERMINATE' for '--timeout-signal <SIGNAL>'");
+}

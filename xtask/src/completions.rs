@@ -1,0 +1,321 @@
+//! The bash, zsh and fish completions, written from the clap definition (the tests try them in
+//! the real shells).
+//!
+//! A wrapper's completion does what those of `timeout`, `nohup` and `env` do: after the tool's
+//! own options (and their values: strategies, formats, files), COMMAND completes as a command, and
+//! its arguments with that command's own completion (bash-completion's `_command_offset`, zsh's
+//! `_normal`, fish's `__fish_complete_subcommand`). clap_complete cannot say that, so these three
+//! are written here; elvish and PowerShell keep clap_complete's.
+
+use clap::{Arg, ArgAction, Command};
+
+/// What an option of the tool takes.
+enum Value {
+    /// Nothing: a switch.
+    Nothing,
+    /// One of these words.
+    OneOf(Vec<String>),
+    /// A file name.
+    File,
+    /// A directory name.
+    Directory,
+    /// Free text: nothing to offer.
+    Text,
+}
+
+/// One option of the tool, as the completions need it.
+struct Flag {
+    short: Option<char>,
+    long: String,
+    help: String,
+    value: Value,
+}
+
+/// The visible options of `command` (the tool, or `simulate`), with `--help` and `--version`.
+fn flags(command: &Command) -> Vec<Flag> {
+    let mut command = command.clone();
+    command.build();
+    command
+        .get_arguments()
+        .filter(|arg| !arg.is_positional() && !arg.is_hide_set())
+        .map(|arg| Flag {
+            short: arg.get_short(),
+            long: arg
+                .get_long()
+                .expect("every option has a long name")
+                .to_string(),
+            help: arg.get_help().map(ToString::to_string).unwrap_or_default(),
+            value: value_of(arg),
+        })
+        .collect()
+}
+
+fn value_of(arg: &Arg) -> Value {
+    if !matches!(arg.get_action(), ArgAction::Set | ArgAction::Append) {
+        return Value::Nothing;
+    }
+    let possible: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .map(|value| value.get_name().to_string())
+        .collect();
+    if !possible.is_empty() {
+        return Value::OneOf(possible);
+    }
+    match arg.get_value_names().and_then(|names| names.first()) {
+        Some(name) if name == "FILE" => Value::File,
+        Some(name) if name == "DIR" => Value::Directory,
+        _ => Value::Text,
+    }
+}
+
+impl Flag {
+    fn takes_value(&self) -> bool {
+        !matches!(self.value, Value::Nothing)
+    }
+
+    /// `-n --max-attempts`, or `--base`.
+    fn names(&self) -> Vec<String> {
+        let short = self.short.map(|short| format!("-{short}"));
+        short
+            .into_iter()
+            .chain([format!("--{}", self.long)])
+            .collect()
+    }
+}
+
+/// The names of the options that take a value, for skipping their values.
+fn value_names(flags: &[Flag]) -> Vec<String> {
+    flags
+        .iter()
+        .filter(|flag| flag.takes_value())
+        .flat_map(Flag::names)
+        .collect()
+}
+
+const HEADER: &str = "completion for retry, written from its clap definition by \
+                      `cargo xtask generate`; do not edit.";
+
+/// The bash completion; it needs bash-completion.
+pub(crate) fn bash(command: &Command) -> String {
+    let own = flags(command);
+    let simulate = flags(command.find_subcommand("simulate").expect("simulate"));
+    let words = |flags: &[Flag]| {
+        flags
+            .iter()
+            .flat_map(Flag::names)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut script = format!(
+        "# bash {HEADER}\n\
+         # After retry's own options, COMMAND completes as a command, and its arguments with its\n\
+         # own completion, as for timeout. Needs bash-completion (_init_completion,\n\
+         # _command_offset).\n\n"
+    );
+    script += &format!(
+        "_retry() {{\n\
+         \x20   local cur prev words cword split\n\
+         \x20   _init_completion -s || return\n\
+         \x20   local i\n\
+         \x20   for ((i = 1; i < cword; i++)); do\n\
+         \x20       case ${{words[i]}} in\n\
+         \x20           --) _command_offset $((i + 1)); return ;;\n\
+         \x20           {skip}) ((i++)) ;;\n\
+         \x20           -*) ;;\n\
+         \x20           simulate) if ((i == 1)); then _retry_simulate; return; fi\n\
+         \x20               _command_offset $i; return ;;\n\
+         \x20           *) _command_offset $i; return ;;\n\
+         \x20       esac\n\
+         \x20   done\n\
+         {values}\
+         \x20   if [[ $cur == -* ]]; then\n\
+         \x20       COMPREPLY=($(compgen -W '{own}' -- \"$cur\"))\n\
+         \x20       return\n\
+         \x20   fi\n\
+         \x20   _command_offset $cword\n\
+         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W simulate -- \"$cur\")); fi\n\
+         }}\n\n",
+        skip = value_names(&own).join("|"),
+        values = bash_values(&own),
+        own = words(&own),
+    );
+    script += &format!(
+        "_retry_simulate() {{\n\
+         {values}\
+         \x20   COMPREPLY=($(compgen -W '{simulate}' -- \"$cur\"))\n\
+         }}\n\n\
+         complete -F _retry retry\n",
+        values = bash_values(&simulate),
+        simulate = words(&simulate),
+    );
+    script
+}
+
+/// The `case $prev` that completes the value of an option, if the word is one.
+fn bash_values(flags: &[Flag]) -> String {
+    let mut case = String::from("    case $prev in\n");
+    for flag in flags.iter().filter(|flag| flag.takes_value()) {
+        let action = match &flag.value {
+            Value::OneOf(words) => {
+                format!(
+                    "COMPREPLY=($(compgen -W '{}' -- \"$cur\"))",
+                    words.join(" ")
+                )
+            }
+            Value::File => "_filedir".into(),
+            Value::Directory => "_filedir -d".into(),
+            _ => ":".into(),
+        };
+        case += &format!("        {}) {action}; return ;;\n", flag.names().join("|"));
+    }
+    case + "    esac\n"
+}
+
+/// The zsh completion, for a directory on `$fpath`.
+pub(crate) fn zsh(command: &Command) -> String {
+    let own = flags(command);
+    let simulate = flags(command.find_subcommand("simulate").expect("simulate"));
+    format!(
+        "#compdef retry\n\
+         # zsh {HEADER}\n\
+         # After retry's own options, COMMAND completes as a command, and its arguments with its\n\
+         # own completion (_normal), as for nice and env.\n\n\
+         _retry() {{\n\
+         \x20 local i\n\
+         \x20 for (( i = 2; i < CURRENT; i++ )); do\n\
+         \x20   case $words[i] in\n\
+         \x20     (--) shift $i words; (( CURRENT -= i )); _normal; return ;;\n\
+         \x20     ({skip}) (( i++ )) ;;\n\
+         \x20     (-*) ;;\n\
+         \x20     (*) break ;;\n\
+         \x20   esac\n\
+         \x20 done\n\
+         \x20 if [[ $words[2] == simulate ]] && (( CURRENT > 2 )); then\n\
+         \x20   shift words; (( CURRENT-- ))\n\
+         \x20   _arguments -S : \\\n{simulate}\n\
+         \x20   return\n\
+         \x20 fi\n\
+         \x20 if (( CURRENT == 2 )) && [[ $PREFIX != -* ]]; then\n\
+         \x20   _alternative 'commands:command:_command_names -e' \\\n\
+         \x20     'retry-commands:retry command:((simulate\\:\"run the contention simulator\"))'\n\
+         \x20   return\n\
+         \x20 fi\n\
+         \x20 _arguments -S -A '-*' : \\\n{own} \\\n\
+         \x20   '*::command and its arguments:_normal'\n\
+         }}\n\n\
+         _retry \"$@\"\n",
+        skip = value_names(&own).join("|"),
+        own = zsh_specs(&own),
+        simulate = zsh_specs(&simulate),
+    )
+}
+
+/// `_arguments` specs, one a line, joined by continuations.
+fn zsh_specs(flags: &[Flag]) -> String {
+    let mut specs = Vec::new();
+    for flag in flags {
+        let help = flag.help.replace('\'', "'\\''").replace(['[', ']'], "");
+        let names = flag.names();
+        let exclusive = names.join(" ");
+        let action = match &flag.value {
+            Value::Nothing => String::new(),
+            Value::OneOf(words) => format!(":value:({})", words.join(" ")),
+            Value::File => ":file:_files".into(),
+            Value::Directory => ":directory:_files -/".into(),
+            Value::Text => ":value: ".into(),
+        };
+        for name in &names {
+            // A value may follow the flag in the next word, or after = (long) or at once (short).
+            let attached = match (flag.takes_value(), name.starts_with("--")) {
+                (false, _) => "",
+                (true, true) => "=",
+                (true, false) => "+",
+            };
+            specs.push(format!(
+                "    '({exclusive}){name}{attached}[{help}]{action}'"
+            ));
+        }
+    }
+    specs.join(" \\\n")
+}
+
+/// The fish completion, for `~/.config/fish/completions`.
+pub(crate) fn fish(command: &Command) -> String {
+    let own = flags(command);
+    let simulate = flags(command.find_subcommand("simulate").expect("simulate"));
+    let mut script = format!(
+        "# fish {HEADER}\n\
+         # After retry's own options, COMMAND completes as a command, and its arguments with its\n\
+         # own completion (__fish_complete_subcommand), as for sudo and env.\n\n\
+         # The tokens from COMMAND on, when the token being completed is COMMAND or one of its\n\
+         # arguments; nothing (and false) while it is one of retry's own.\n\
+         function __retry_command_tokens\n\
+         \x20   set -l tokens (commandline -opc)\n\
+         \x20   set -l current (commandline -ct)\n\
+         \x20   set -l skip_value 0\n\
+         \x20   for i in (seq 2 (count $tokens))\n\
+         \x20       set -l token $tokens[$i]\n\
+         \x20       if test $skip_value = 1\n\
+         \x20           set skip_value 0\n\
+         \x20           continue\n\
+         \x20       end\n\
+         \x20       switch $token\n\
+         \x20           case --\n\
+         \x20               string join \\n -- $tokens[(math $i + 1)..-1] $current\n\
+         \x20               return 0\n\
+         \x20           case {skip}\n\
+         \x20               set skip_value 1\n\
+         \x20           case '-*'\n\
+         \x20           case '*'\n\
+         \x20               string join \\n -- $tokens[$i..-1] $current\n\
+         \x20               return 0\n\
+         \x20       end\n\
+         \x20   end\n\
+         \x20   if test $skip_value = 0; and not string match -q -- '-*' $current\n\
+         \x20       echo $current\n\
+         \x20       return 0\n\
+         \x20   end\n\
+         \x20   return 1\n\
+         end\n\n\
+         function __retry_simulating\n\
+         \x20   set -l tokens (commandline -opc)\n\
+         \x20   test \"$tokens[2]\" = simulate\n\
+         end\n\n\
+         function __retry_own\n\
+         \x20   not __retry_simulating; and not __retry_command_tokens >/dev/null\n\
+         end\n\n\
+         complete -c retry -f\n\
+         complete -c retry -n 'not __retry_simulating; and __retry_command_tokens >/dev/null' \
+         -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'\n\
+         complete -c retry -n 'not __retry_simulating; and test (count (commandline -opc)) = 1' \
+         -a simulate -d 'Run the contention simulator'\n",
+        skip = value_names(&own)
+            .iter()
+            .map(|name| format!("'{name}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    for flag in &own {
+        script += &fish_line(flag, "__retry_own");
+    }
+    for flag in &simulate {
+        script += &fish_line(flag, "__retry_simulating");
+    }
+    script
+}
+
+fn fish_line(flag: &Flag, condition: &str) -> String {
+    let mut line = format!("complete -c retry -n {condition}");
+    if let Some(short) = flag.short {
+        line += &format!(" -s {short}");
+    }
+    line += &format!(" -l {}", flag.long);
+    line += &match &flag.value {
+        Value::Nothing => String::new(),
+        Value::OneOf(words) => format!(" -x -a '{}'", words.join(" ")),
+        Value::File | Value::Directory => " -r -F".into(),
+        Value::Text => " -x".into(),
+    };
+    format!("{line} -d '{}'\n", flag.help.replace('\'', "\\'"))
+}

@@ -1,0 +1,54 @@
+//! Every file generated from the clap definition and the tables `--help` prints: the man pages
+//! and the completions, with where each goes in the repository.
+
+use std::path::{Path, PathBuf};
+
+use clap_complete::Shell;
+
+use super::{completions, man};
+
+/// Every generated file: its path in the repository and its content.
+pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let command = retry_exec::full_command();
+    let mut files = vec![
+        (
+            root.join("man/retry.1"),
+            man::retry_page(&command).into_bytes(),
+        ),
+        (
+            root.join("man/retry-simulate.1"),
+            man::simulate_page(&command).into_bytes(),
+        ),
+        (
+            root.join("man/retry-budget.1"),
+            man::budget_page(&command).into_bytes(),
+        ),
+    ];
+    let completions = root.join("completions");
+    files.push((
+        completions.join("retry.bash"),
+        completions::bash(&command).into_bytes(),
+    ));
+    files.push((
+        completions.join("_retry"),
+        completions::zsh(&command).into_bytes(),
+    ));
+    files.push((
+        completions.join("retry.fish"),
+        completions::fish(&command).into_bytes(),
+    ));
+    for (shell, name) in [
+        (Shell::Elvish, "retry.elv"),
+        (Shell::PowerShell, "_retry.ps1"),
+    ] {
+        let mut content = Vec::new();
+        clap_complete::generate(
+            shell,
+            &mut retry_exec::full_command(),
+            "retry",
+            &mut content,
+        );
+        files.push((completions.join(name), content));
+    }
+    files
+}

@@ -12,8 +12,8 @@ import tempfile
 import time
 
 RETRY = os.environ["RETRY_BIN"]
-# The other builds of the tool, and the peers (see bench/run.sh).
-PLAIN, MUSL = os.environ["RETRY_PLAIN"], os.environ["RETRY_MUSL"]
+# The release archive's build of the tool, and the peers (see bench/run.sh).
+RELEASE = os.environ["RETRY_RELEASE"]
 FLOOR, MINFRIN, ATTEMPT = os.environ["SPAWN_FLOOR"], os.environ["PEER_MINFRIN"], os.environ["PEER_ATTEMPT"]
 
 
@@ -51,6 +51,47 @@ def instructions(command):
             capture_output=True, text=True,
         ).stderr
     return int(re.search(r"Collected : (\d+)", log).group(1))
+
+
+def inclusive_instructions(command):
+    """callgrind_annotate's inclusive figures for the command's own process, by function."""
+    with tempfile.TemporaryDirectory() as scratch:
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/out", *command.split()],
+            capture_output=True, check=False,
+        )
+        listing = sh(f"callgrind_annotate --inclusive=yes --threshold=100 {scratch}/out")
+    figures = {}
+    for line in listing.splitlines():
+        found = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S+?):(.+?) \[", line)
+        if found:
+            figures.setdefault(found.group(3), int(found.group(1).replace(",", "")))
+    return figures
+
+
+# Where a run's instructions go, by the functions that own each part (inclusive figures; a part
+# whose function a build does not have counts 0).
+PHASES = [
+    ("std's start-up (the main thread's stack bounds)", [r"pthread_getattr_np"]),
+    ("building the clap definition, and dropping it", [r"Cli as clap_builder::derive::Args>::augment_args$",
+                                                       r"^core::ptr::drop_in_place<clap_builder::builder::command::Command>$"]),
+    ("parsing the command line", [r"^clap_builder::builder::command::Command::_do_parse$",
+                                  r"Cli as clap_builder::derive::FromArgMatches>::from_arg_matches_mut$"]),
+    ("starting the attempt (`std::process::Command::spawn`)", [r"^<std::process::Command>::spawn$"]),
+]
+
+
+def phases(command):
+    """The run's instructions split into loading, the PHASES, and the rest of main."""
+    figures = inclusive_instructions(command)
+    total = figures["PROGRAM TOTALS"] if "PROGRAM TOTALS" in figures else max(figures.values())
+    main = next(value for name, value in figures.items() if name == "main")
+    parts = [("loading and relocating the binary, before `main`", total - main)]
+    for label, patterns in PHASES:
+        parts.append((label, sum(max((v for n, v in figures.items() if re.search(p, n)), default=0)
+                                 for p in patterns)))
+    parts.append(("the rest: configuration, the run, the exit", main - sum(v for _, v in parts[1:])))
+    return total, parts
 
 
 def peak_rss_kib(command):
@@ -123,6 +164,18 @@ def throughput():
     return [(1024 / (mean / 1000), mean) for mean, _ in (direct, through)]
 
 
+def where_instructions_go(out):
+    """Each build's `retry -- true`, split by callgrind into the parts of a run."""
+    builds = [("default build", RETRY), ("release archive", RELEASE)]
+    split = [phases(f"{binary} -- true") for _, binary in builds]
+    out.write("Where the instructions of `retry -- true` go (callgrind's inclusive figures, "
+              "by the functions that own each part; `bench/measure.py`, `PHASES`):\n\n")
+    out.write("| part | " + " | ".join(name for name, _ in builds) + " |\n|---|" + "---|" * len(builds) + "\n")
+    for index, (label, _) in enumerate(split[0][1]):
+        out.write(f"| {label} | " + " | ".join(f"{parts[index][1]:,}" for _, parts in split) + " |\n")
+    out.write("| **total** | " + " | ".join(f"**{total:,}**" for total, _ in split) + " |\n\n")
+
+
 def main():
     out = sys.stdout
     cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[1].strip()
@@ -137,9 +190,8 @@ def main():
         ("`true`", "true"),
         ("`timeout 10 true` (coreutils)", "timeout 10 true"),
         ("a static C program that spawns and waits: the floor (`bench/spawn.c`)", f"{FLOOR} true"),
-        ("**`retry -- true`, default build** (`cargo install --path .`)", f"{RETRY} -- true"),
-        ("`retry -- true`, plain `cargo build` (as from crates.io)", f"{PLAIN} -- true"),
-        ("`retry -- true`, release archive (static musl, `tls`)", f"{MUSL} -- true"),
+        ("**`retry -- true`, default build** (`cargo install --path .`: glibc, dynamic, PIE)", f"{RETRY} -- true"),
+        ("**`retry -- true`, release archive** (`scripts/dist`: musl, static PIE, `tls`)", f"{RELEASE} -- true"),
         ("minfrin `retry true` (Debian's `retry`)", f"{MINFRIN} true"),
         ("attempt-cli `attempt true`", f"{ATTEMPT} true"),
     ]
@@ -161,13 +213,14 @@ def main():
     out.write("joshdk/retry's figure is the one issue 17 reports; it is not measured here, where there is no Go "
               "toolchain to build it.\n\n")
     _, ins_timeout, rss_timeout = measured["timeout 10 true"]
-    retry_ms, ins_retry, rss_retry = measured[f"{RETRY} -- true"]
-    wall_ok = retry_ms <= timeout_ms
-    out.write(f"Goals for the default build: wall time at most `timeout`'s: **{'met' if wall_ok else 'not met'}** "
-              f"({(retry_ms / timeout_ms - 1) * 100:+.1f}%); no more instructions than `timeout`: "
-              f"**{'met' if ins_retry <= ins_timeout else 'not met'}** ({ins_retry / ins_timeout:.2f}x); "
-              f"peak RSS at most `timeout`'s + 1 MiB: **{'met' if rss_retry <= rss_timeout + 1024 else 'not met'}** "
-              f"({rss_retry - rss_timeout:+} KiB).\n\n")
+    for name, binary in [("default build", RETRY), ("release archive", RELEASE)]:
+        retry_ms, ins_retry, rss_retry = measured[f"{binary} -- true"]
+        out.write(f"Goals for the {name}: wall time at most `timeout`'s: "
+                  f"**{'met' if retry_ms <= timeout_ms else 'not met'}** ({(retry_ms / timeout_ms - 1) * 100:+.1f}%); "
+                  f"no more instructions than `timeout`: **{'met' if ins_retry <= ins_timeout else 'not met'}** "
+                  f"({ins_retry / ins_timeout:.2f}x); peak RSS at most `timeout`'s + 1 MiB: "
+                  f"**{'met' if rss_retry <= rss_timeout + 1024 else 'not met'}** ({rss_retry - rss_timeout:+} KiB).\n\n")
+    where_instructions_go(out)
 
     out.write("## Wait accuracy\n\n`retry --log-format json --jitter none --base W --cap W -n N+1 false`: lateness "
               "of each attempt's start after its scheduled wait, from the tool's own events.\n\n")

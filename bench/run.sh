@@ -3,13 +3,12 @@
 #
 #   bench/run.sh            # all of them (about five minutes, the builds included)
 #
-# It builds each way a user gets the binary: the default build (`cargo install --path .`, which
-# scripts/link-static links statically), the plain dynamic build cargo makes of a crate from the
-# registry, and the static musl binary of the release archives (scripts/dist); and the peers
-# it compares with: a C program that only spawns and waits (the floor), Debian's `retry`
-# (minfrin's) and attempt-cli. It installs what it measures with (hyperfine, valgrind, GNU time)
-# from Debian's packages when missing, and records the machine and the command beside every
-# figure.
+# It builds the two ways a user gets the binary: the default build (`cargo install --path .`: an
+# ordinary optimized build, glibc, dynamically linked, position-independent) and the release
+# archive's (scripts/dist: musl, static, position-independent, with `tls`); and the peers it
+# compares with: a C program that only spawns and waits (the floor), Debian's `retry` (minfrin's)
+# and attempt-cli. It installs what it measures with (hyperfine, valgrind, GNU time) from
+# Debian's packages when missing, and records the machine and the command beside every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +22,8 @@ mkdir -p "$peers"
 
 cargo build --release --locked --quiet
 export RETRY_BIN="$PWD/target/release/retry"
-cargo build --release --locked --quiet --target-dir target/bench-plain \
-  --config 'target.x86_64-unknown-linux-gnu.linker="cc"'
-export RETRY_PLAIN="$PWD/target/bench-plain/release/retry"
-rustup target add x86_64-unknown-linux-musl >/dev/null 2>&1
-cargo build --release --locked --quiet --features tls --target x86_64-unknown-linux-musl
-export RETRY_MUSL="$PWD/target/x86_64-unknown-linux-musl/release/retry"
+scripts/dist x86_64 >/dev/null
+export RETRY_RELEASE="$PWD/target/x86_64-unknown-linux-musl/release/retry"
 
 cc -O2 -static -o "$peers/spawn" bench/spawn.c
 export SPAWN_FLOOR="$PWD/$peers/spawn"

@@ -20,7 +20,11 @@
 //!
 //! A write that fails at the end changes the exit status to 125. The schema is the `Report` and
 //! `AttemptRecord` types, and the table in the README.
+//!
+//! However long the run, the report stays bounded: it keeps the first and the last attempts in
+//! full (`KEPT_AT_EACH_END` of each), and counts the rest by status.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::RawFd;
@@ -42,6 +46,9 @@ use crate::signals::{Signal, SignalWatch, Waited};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
+
+/// How many attempts the report keeps in full at each end of the run; those between are counted.
+const KEPT_AT_EACH_END: usize = 50;
 
 /// The most symbolic links followed from `--report` to its target, as the kernel allows.
 const MAX_LINKS: usize = 40;
@@ -255,7 +262,14 @@ struct Report<'a> {
     options: &'a Value,
     /// The `--splay` wait before the first attempt, if there was one.
     splay_ms: Option<f64>,
-    attempts: &'a [AttemptRecord],
+    /// The first and the last attempts, in full.
+    attempts: Vec<&'a AttemptRecord>,
+    /// Every attempt the run made.
+    attempts_total: u64,
+    /// The attempts left out of `attempts`, between its first and its last ones.
+    attempts_omitted: u64,
+    /// How many attempts ended with each status, over every attempt.
+    statuses: &'a BTreeMap<u8, u64>,
     exit_code: u8,
     /// Why the run ended, as in the `done` event.
     reason: &'static str,
@@ -301,7 +315,54 @@ pub(crate) struct ReportWriter {
     depth: u32,
     /// The `--splay` wait before the first attempt, once it is drawn.
     splay: Option<Duration>,
-    attempts: Vec<AttemptRecord>,
+    attempts: KeptAttempts,
+}
+
+/// The attempts a report keeps: the first and the last ones, and counts of all.
+#[derive(Debug, Default)]
+struct KeptAttempts {
+    /// The first `KEPT_AT_EACH_END` attempts.
+    first: Vec<AttemptRecord>,
+    /// The latest `KEPT_AT_EACH_END` attempts after those.
+    last: VecDeque<AttemptRecord>,
+    /// Every attempt started.
+    total: u64,
+    /// The attempts dropped from between `first` and `last`.
+    omitted: u64,
+    /// How many attempts ended with each status.
+    statuses: BTreeMap<u8, u64>,
+}
+
+impl KeptAttempts {
+    fn start(&mut self, record: AttemptRecord) {
+        self.total += 1;
+        if self.first.len() < KEPT_AT_EACH_END {
+            self.first.push(record);
+            return;
+        }
+        if self.last.len() == KEPT_AT_EACH_END {
+            self.last.pop_front();
+            self.omitted += 1;
+        }
+        self.last.push_back(record);
+    }
+
+    /// The attempt under way, or the last one.
+    fn current(&mut self) -> Option<&mut AttemptRecord> {
+        match self.last.back_mut() {
+            Some(record) => Some(record),
+            None => self.first.last_mut(),
+        }
+    }
+
+    /// Count the status the attempt under way ended with.
+    fn count(&mut self, status: u8) {
+        *self.statuses.entry(status).or_default() += 1;
+    }
+
+    fn kept(&self) -> Vec<&AttemptRecord> {
+        self.first.iter().chain(&self.last).collect()
+    }
 }
 
 /// Why the report was not written.
@@ -328,7 +389,7 @@ impl ReportWriter {
             options: serde_json::to_value(options).expect("the options serialise"),
             depth,
             splay: None,
-            attempts: Vec::new(),
+            attempts: KeptAttempts::default(),
         }
     }
 
@@ -341,18 +402,23 @@ impl ReportWriter {
         deadline: Option<Instant>,
     ) -> Result<(), ReportError> {
         if let (Reason::SpawnFailed(failure, error), Some(record)) =
-            (&end.reason, self.attempts.last_mut())
+            (&end.reason, self.attempts.current())
         {
-            record.status = Some(Exit::from(*failure).status());
+            let status = Exit::from(*failure).status();
+            record.status = Some(status);
             record.duration_ms = Some(0.0);
             record.verdict = Some("stop");
             record.error = Some(error.clone());
+            self.attempts.count(status);
         }
         let report = Report {
             version: VERSION,
             options: &self.options,
             splay_ms: self.splay.map(to_millis),
-            attempts: &self.attempts,
+            attempts: self.attempts.kept(),
+            attempts_total: self.attempts.total,
+            attempts_omitted: self.attempts.omitted,
+            statuses: &self.attempts.statuses,
             exit_code: Exit::of(end).status(),
             reason: end.reason.name(),
             signal: match end.reason {
@@ -476,15 +542,16 @@ fn create_beside<T>(
 impl EventSink for ReportWriter {
     fn emit(&mut self, event: &Event) {
         match event {
-            Event::AttemptStart { numbering, at } => self.attempts.push(AttemptRecord {
+            Event::AttemptStart { numbering, at } => self.attempts.start(AttemptRecord {
                 attempt: numbering.attempt,
                 attempt_since_reset: numbering.since_reset,
                 start_offset_ms: to_millis(*at),
                 ..AttemptRecord::default()
             }),
             Event::AttemptEnd(outcome) => {
-                if let Some(record) = self.attempts.last_mut() {
+                if let Some(record) = self.attempts.current() {
                     record.record(outcome);
+                    self.attempts.count(outcome.termination.status());
                 }
             }
             Event::Splay(wait) => self.splay = Some(*wait),
@@ -518,6 +585,38 @@ mod tests {
     use crate::readme::{object_keys, row_keys, table_labels};
 
     #[test]
+    fn a_long_run_keeps_its_first_and_last_attempts_and_counts_all() {
+        let mut kept = KeptAttempts::default();
+        for attempt in 1..=130 {
+            kept.start(AttemptRecord {
+                attempt,
+                ..AttemptRecord::default()
+            });
+            kept.count(if attempt % 2 == 0 { 1 } else { 124 });
+        }
+        let numbers: Vec<u64> = kept.kept().iter().map(|record| record.attempt).collect();
+        let expected: Vec<u64> = (1..=50).chain(81..=130).collect();
+        assert_eq!(numbers, expected);
+        assert_eq!((kept.total, kept.omitted), (130, 30));
+        assert_eq!(kept.statuses, BTreeMap::from([(1, 65), (124, 65)]));
+        assert_eq!(kept.current().map(|record| record.attempt), Some(130));
+    }
+
+    #[test]
+    fn a_short_run_keeps_every_attempt() {
+        let mut kept = KeptAttempts::default();
+        for attempt in 1..=3 {
+            kept.start(AttemptRecord {
+                attempt,
+                ..AttemptRecord::default()
+            });
+        }
+        assert_eq!(kept.kept().len(), 3);
+        assert_eq!((kept.total, kept.omitted), (3, 0));
+        assert_eq!(kept.current().map(|record| record.attempt), Some(3));
+    }
+
+    #[test]
     fn the_readme_lists_every_key_of_the_report() {
         let end = RunEnd {
             attempts: 0,
@@ -532,7 +631,10 @@ mod tests {
             version: VERSION,
             options: &options,
             splay_ms: None,
-            attempts: std::slice::from_ref(&attempt),
+            attempts: vec![&attempt],
+            attempts_total: 1,
+            attempts_omitted: 0,
+            statuses: &BTreeMap::new(),
             exit_code: Exit::of(&end).status(),
             reason: end.reason.name(),
             signal: None,

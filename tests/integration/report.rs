@@ -388,3 +388,28 @@ fn a_closed_stdout_never_sends_the_commands_output_into_the_tools_files() {
     );
     report_in(&scratch, "report.json");
 }
+
+#[test]
+fn memory_and_the_report_stay_bounded_however_many_attempts() {
+    let scratch = Scratch::new();
+    let peak_after = |attempts: u32| {
+        let report = scratch.path(&format!("report-{attempts}.json"));
+        let count = attempts.to_string();
+        let (run, peak) = retry(["-q", "--base", "0s", "-n", &count, "--report"])
+            .args([report.to_str().unwrap(), "--", "false"])
+            .run_measuring_peak_rss();
+        run.expect_code(1);
+        peak
+    };
+    let (few, many) = (peak_after(100), peak_after(4000));
+    assert!(
+        many < few + 512,
+        "the peak grew from {few} KiB after 100 attempts to {many} KiB after 4000"
+    );
+    let report = report_in(&scratch, "report-4000.json");
+    assert_eq!(report["attempts"].as_array().map(Vec::len), Some(100));
+    assert_eq!(report["attempts"][99]["attempt"], 4000);
+    assert_eq!(report["attempts_total"], 4000);
+    assert_eq!(report["attempts_omitted"], 3900);
+    assert_eq!(report["statuses"], serde_json::json!({"1": 4000}));
+}

@@ -21,6 +21,7 @@ use crate::plan;
 use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
+use crate::process::environ::ChildEnvironment;
 use crate::process::hooks::HookRunner;
 use crate::process::release::StdRelease;
 use crate::process::request_file::RequestFiles;
@@ -156,6 +157,7 @@ fn run_command(
         input,
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
+        environment: ChildEnvironment::inherited(),
     };
     let mut hooks = HookRunner {
         lines: config.hooks().clone(),

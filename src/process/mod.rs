@@ -10,6 +10,7 @@
 
 pub(crate) mod clock;
 pub(crate) mod command_line;
+pub(crate) mod environ;
 pub(crate) mod hooks;
 pub(crate) mod release;
 pub(crate) mod request_file;
@@ -18,6 +19,7 @@ pub(crate) mod stdin_replay;
 mod supervision;
 pub(crate) mod terminal;
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
@@ -33,6 +35,7 @@ use crate::outcome::SpawnFailure;
 use crate::output::OutputOptions;
 use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::process::command_line::CommandLine;
+use crate::process::environ::{ChildEnvironment, Environ};
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::{Handover, Terminal};
@@ -86,20 +89,27 @@ pub(crate) struct ProcessRunner<'a> {
     /// The run's directory of `RETRY_AFTER_FILE`s; none when it could not be made (the run
     /// warned of that).
     pub(crate) requests: Option<RequestFiles>,
+    /// The environment each attempt gets, built once.
+    pub(crate) environment: ChildEnvironment,
 }
 
 impl ProcessRunner<'_> {
     fn spawn(
-        &self,
+        &mut self,
         numbering: Numbering,
         request_file: Option<&RequestFile>,
     ) -> Result<Child, SpawnError> {
         let mut command = Command::new(self.command.program());
         command.args(self.command.args());
-        set_environment(&mut command, Some(numbering), self.total);
-        if let Some(file) = request_file {
-            command.env(environment::AFTER_FILE.name, file.path());
-        }
+        let values = environment::of_attempt(numbering, self.total);
+        let request =
+            request_file.map(|file| (environment::AFTER_FILE.name, file.path().as_os_str()));
+        self.environment.set_attempt(
+            values
+                .iter()
+                .map(|(name, value)| (*name, OsStr::new(value)))
+                .chain(request),
+        );
         if self.output.pipes_stdout() {
             command.stdout(Stdio::piped());
         }
@@ -113,7 +123,8 @@ impl ProcessRunner<'_> {
             command.process_group(0);
         }
         let handover = self.terminal.map(Terminal::handover);
-        prepare_child(&mut command, self.watch.child_mask(), handover);
+        let environ = Some(self.environment.environ());
+        prepare_child(&mut command, self.watch.child_mask(), handover, environ);
         command
             .spawn()
             .map_err(|err| spawn_error(&self.command, &err))
@@ -282,15 +293,25 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 }
 
 /// Have `command`'s child, between fork and exec, take SIGTERM as its parent-death signal, take
-/// the terminal if `handover` says so, and restore the signal mask the tool started with.
-fn prepare_child(command: &mut Command, mask: ChildMask, handover: Option<Handover>) {
+/// the terminal if `handover` says so, restore the signal mask the tool started with, and take
+/// `environ` (if given) as its environment.
+fn prepare_child(
+    command: &mut Command,
+    mask: ChildMask,
+    handover: Option<Handover>,
+    environ: Option<Environ>,
+) {
     let parent = getpid();
     // SAFETY: the closure runs in the child between fork and exec, and calls only
     // async-signal-safe functions (prctl, getppid, getpid, tcgetpgrp, tcsetpgrp, signal,
-    // pthread_sigmask); it allocates nothing, and the error it may return is built from a
-    // raw errno.
+    // pthread_sigmask) and writes one pointer; it allocates nothing, and the error it may
+    // return is built from a raw errno. `environ` points into the runner's environment, which
+    // the spawn borrows until the child has exec'd.
     unsafe {
         command.pre_exec(move || {
+            if let Some(environ) = environ {
+                environ.install();
+            }
             set_parent_death_signal(parent)?;
             if let Some(handover) = handover {
                 handover.take_in_child();

@@ -134,7 +134,13 @@ impl RequestFile {
     /// could not be read.
     pub(crate) fn take(self) -> Result<String, String> {
         if let Some(file) = &self.unnamed {
-            let mut bytes = vec![0; MAX_REQUEST];
+            // Most commands write nothing: then there is nothing to read, or to clear room for.
+            let written = file.metadata().map_err(|err| err.to_string())?.len();
+            let wanted = usize::try_from(written).map_or(MAX_REQUEST, |len| len.min(MAX_REQUEST));
+            if wanted == 0 {
+                return Ok(String::new());
+            }
+            let mut bytes = vec![0; wanted];
             let count = file.read_at(&mut bytes, 0).map_err(|err| err.to_string())?;
             bytes.truncate(count);
             return Ok(String::from_utf8_lossy(&bytes).into_owned());

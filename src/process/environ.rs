@@ -1,0 +1,182 @@
+//! The environment every attempt's process starts with, built once for the run: the tool's own
+//! variables but those no child may inherit, then the attempt's, whose values alone change from
+//! one attempt to the next.
+//!
+//! The child installs it as its `environ` between fork and exec, where std would install one it
+//! builds itself. Given variables on its `Command`, std copies the tool's whole environment into
+//! a map and out again for every spawn (most of an attempt's cost, in instructions, when this
+//! was measured); this way an attempt costs the few strings that change, and the tool's own
+//! environment is never touched.
+
+use std::ffi::{CString, OsStr, c_char};
+use std::os::unix::ffi::OsStrExt;
+
+use crate::environment::{self, Variable};
+
+/// What an attempt's process gets as its environment.
+#[derive(Debug)]
+pub(crate) struct ChildEnvironment {
+    /// The tool's variables that children inherit, as `NAME=value`.
+    inherited: Vec<CString>,
+    /// The attempt's own variables, as `NAME=value`, replaced for every attempt.
+    attempt: Vec<CString>,
+    /// `inherited` then `attempt`, then a null: what the child's `environ` becomes.
+    pointers: Vec<*const c_char>,
+}
+
+/// A pointer to a `ChildEnvironment`'s table, to be installed in a child as its `environ`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Environ(*const *const c_char);
+
+// SAFETY: the table is only read, and only by a child between fork and exec, while the
+// `ChildEnvironment` it points into is borrowed by the spawn that made the child.
+unsafe impl Send for Environ {}
+// SAFETY: as for Send.
+unsafe impl Sync for Environ {}
+
+impl ChildEnvironment {
+    /// The tool's environment as its children inherit it: without `WITHHELD`, and without the
+    /// attempt's variables an outer run set, which `set_attempt` gives their values here.
+    pub(crate) fn inherited() -> Self {
+        let inherited = std::env::vars_os()
+            .filter(|(name, _)| !is_replaced(name))
+            .filter_map(|(name, value)| assignment(&name, &value))
+            .collect();
+        ChildEnvironment {
+            inherited,
+            attempt: Vec::new(),
+            pointers: Vec::new(),
+        }
+    }
+
+    /// Give the next child the attempt's variables `values`, in place of the last attempt's.
+    pub(crate) fn set_attempt<'a>(
+        &mut self,
+        values: impl IntoIterator<Item = (&'a str, &'a OsStr)>,
+    ) {
+        self.attempt.clear();
+        self.attempt.extend(
+            values
+                .into_iter()
+                .filter_map(|(name, value)| assignment(OsStr::new(name), value)),
+        );
+        self.pointers.clear();
+        self.pointers.extend(
+            self.inherited
+                .iter()
+                .chain(&self.attempt)
+                .map(|assignment| assignment.as_ptr()),
+        );
+        self.pointers.push(std::ptr::null());
+    }
+
+    /// The table for the child, as `set_attempt` last made it.
+    pub(crate) fn environ(&self) -> Environ {
+        Environ(self.pointers.as_ptr())
+    }
+
+    /// The `NAME=value` entries the next child gets, for tests.
+    #[cfg(test)]
+    fn entries(&self) -> Vec<String> {
+        self.inherited
+            .iter()
+            .chain(&self.attempt)
+            .map(|entry| entry.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+impl Environ {
+    /// Make this the calling process's environment. Async-signal-safe: one pointer is written.
+    ///
+    /// # Safety
+    /// Only in a child between fork and exec, with the table it points to alive (the parent's
+    /// `ChildEnvironment` as it was at the fork).
+    pub(crate) unsafe fn install(self) {
+        #[cfg(not(target_vendor = "apple"))]
+        {
+            unsafe extern "C" {
+                static mut environ: *const *const c_char;
+            }
+            // SAFETY: the caller is a child between fork and exec, with no other thread.
+            unsafe { environ = self.0 };
+        }
+        #[cfg(target_vendor = "apple")]
+        // SAFETY: as above; `_NSGetEnviron` is where Apple's libc keeps `environ`.
+        unsafe {
+            *libc::_NSGetEnviron() = self.0.cast_mut().cast()
+        };
+    }
+}
+
+/// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt.
+fn is_replaced(name: &OsStr) -> bool {
+    let named = |variable: &Variable| name == variable.name;
+    environment::WITHHELD.iter().any(named) || environment::ALL.iter().any(named)
+}
+
+/// `name=value` as a C string; none for a value with a NUL, which no environment can hold.
+fn assignment(name: &OsStr, value: &OsStr) -> Option<CString> {
+    let (name, value) = (name.as_bytes(), value.as_bytes());
+    let mut bytes = Vec::with_capacity(name.len() + value.len() + 2);
+    bytes.extend_from_slice(name);
+    bytes.push(b'=');
+    bytes.extend_from_slice(value);
+    bytes.push(0);
+    CString::from_vec_with_nul(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The entries of `environment` that set a variable the tool withholds or sets itself.
+    fn replaced_entries(environment: &ChildEnvironment) -> Vec<String> {
+        environment
+            .entries()
+            .into_iter()
+            .filter(|entry| is_replaced(OsStr::new(entry.split('=').next().unwrap_or_default())))
+            .collect()
+    }
+
+    #[test]
+    fn each_attempt_replaces_the_last_ones_values() {
+        let mut environment = ChildEnvironment {
+            inherited: vec![CString::new("PATH=/bin").unwrap()],
+            attempt: Vec::new(),
+            pointers: Vec::new(),
+        };
+        environment.set_attempt([("RETRY_ATTEMPT", OsStr::new("1"))]);
+        environment.set_attempt([
+            ("RETRY_ATTEMPT", OsStr::new("2")),
+            ("RETRY_DEPTH", OsStr::new("1")),
+        ]);
+        assert_eq!(
+            environment.entries(),
+            ["PATH=/bin", "RETRY_ATTEMPT=2", "RETRY_DEPTH=1"]
+        );
+        assert_eq!(environment.pointers.len(), 4);
+        assert!(environment.pointers[3].is_null());
+    }
+
+    #[test]
+    fn the_tools_own_values_of_replaced_variables_are_left_out() {
+        for variable in environment::WITHHELD.iter().chain(&environment::ALL) {
+            assert!(is_replaced(OsStr::new(variable.name)), "{}", variable.name);
+        }
+        assert!(!is_replaced(OsStr::new("PATH")));
+        let mut environment = ChildEnvironment::inherited();
+        environment.set_attempt([]);
+        // Whatever the test runner's environment holds, none of the tool's own goes on.
+        assert_eq!(replaced_entries(&environment), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_value_with_a_nul_is_left_out() {
+        assert_eq!(assignment(OsStr::new("A"), OsStr::new("b\0c")), None);
+        assert_eq!(
+            assignment(OsStr::new("A"), OsStr::new("b")),
+            Some(CString::new("A=b").unwrap())
+        );
+    }
+}

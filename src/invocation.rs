@@ -23,6 +23,7 @@ use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
 use crate::process::environ::ChildEnvironment;
 use crate::process::hooks::HookRunner;
+use crate::process::launch::Launcher;
 use crate::process::release::StdRelease;
 use crate::process::request_file::RequestFiles;
 use crate::process::scrub;
@@ -125,6 +126,8 @@ fn run_command(
         )),
         None => None,
     };
+    let launcher =
+        Launcher::new(&command).with_context(|| format!("cannot prepare to start {command}"))?;
     let budget = config.budget().map(|budget| budget.prepare());
     let terminal = match config.hands_over_terminal() {
         true => Terminal::if_in_foreground(),
@@ -158,6 +161,7 @@ fn run_command(
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
         environment: ChildEnvironment::inherited(),
+        launcher,
     };
     let mut hooks = HookRunner {
         lines: config.hooks().clone(),

@@ -2,8 +2,8 @@
 //! variables but those no child may inherit, then the attempt's, whose values alone change from
 //! one attempt to the next.
 //!
-//! The child installs it as its `environ` between fork and exec, where std would install one it
-//! builds itself. Given variables on its `Command`, std copies the tool's whole environment into
+//! The child executes the command with it (or, where std's `Command` starts attempts, installs
+//! it as its `environ` between fork and exec, where std would install one it builds itself). Given variables on its `Command`, std copies the tool's whole environment into
 //! a map and out again for every spawn (most of an attempt's cost, in instructions, when this
 //! was measured); this way an attempt costs the few strings that change, and the tool's own
 //! environment is never touched.
@@ -18,8 +18,9 @@ use crate::environment::{self, Variable};
 pub(crate) struct ChildEnvironment {
     /// The tool's variables that children inherit, as `NAME=value`.
     inherited: Vec<CString>,
-    /// The attempt's own variables, as `NAME=value`, replaced for every attempt.
-    attempt: Vec<CString>,
+    /// The attempt's own variables, as `NAME=value` and a NUL, rewritten in place for every
+    /// attempt (so that an attempt allocates nothing once the first has made room).
+    attempt: Vec<Vec<u8>>,
     /// `inherited` then `attempt`, then a null: what the child's `environ` becomes.
     pointers: Vec<*const c_char>,
 }
@@ -49,23 +50,36 @@ impl ChildEnvironment {
         }
     }
 
-    /// Give the next child the attempt's variables `values`, in place of the last attempt's.
+    /// Give the next child the attempt's variables `values`, in place of the last attempt's; a
+    /// value with a NUL, which no environment can hold, is left out.
     pub(crate) fn set_attempt<'a>(
         &mut self,
         values: impl IntoIterator<Item = (&'a str, &'a OsStr)>,
     ) {
-        self.attempt.clear();
-        self.attempt.extend(
-            values
-                .into_iter()
-                .filter_map(|(name, value)| assignment(OsStr::new(name), value)),
-        );
+        let mut count = 0;
+        for (name, value) in values {
+            if value.as_bytes().contains(&0) {
+                continue;
+            }
+            if count == self.attempt.len() {
+                self.attempt.push(Vec::new());
+            }
+            let entry = &mut self.attempt[count];
+            entry.clear();
+            entry.extend_from_slice(name.as_bytes());
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            entry.push(0);
+            count += 1;
+        }
+        self.attempt.truncate(count);
         self.pointers.clear();
+        self.pointers
+            .extend(self.inherited.iter().map(|entry| entry.as_ptr()));
         self.pointers.extend(
-            self.inherited
+            self.attempt
                 .iter()
-                .chain(&self.attempt)
-                .map(|assignment| assignment.as_ptr()),
+                .map(|entry| entry.as_ptr().cast::<c_char>()),
         );
         self.pointers.push(std::ptr::null());
     }
@@ -78,20 +92,29 @@ impl ChildEnvironment {
     /// The `NAME=value` entries the next child gets, for tests.
     #[cfg(test)]
     fn entries(&self) -> Vec<String> {
+        let attempt = self.attempt.iter().map(|entry| &entry[..entry.len() - 1]);
         self.inherited
             .iter()
-            .chain(&self.attempt)
-            .map(|entry| entry.to_string_lossy().into_owned())
+            .map(|entry| entry.as_bytes())
+            .chain(attempt)
+            .map(|entry| String::from_utf8_lossy(entry).into_owned())
             .collect()
     }
 }
 
 impl Environ {
+    /// The table, null-terminated, for `execve` and its kin.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn pointer(self) -> *const *const c_char {
+        self.0
+    }
+
     /// Make this the calling process's environment. Async-signal-safe: one pointer is written.
     ///
     /// # Safety
     /// Only in a child between fork and exec, with the table it points to alive (the parent's
     /// `ChildEnvironment` as it was at the fork).
+    #[cfg(not(target_os = "linux"))]
     pub(crate) unsafe fn install(self) {
         #[cfg(not(target_vendor = "apple"))]
         {
@@ -157,6 +180,8 @@ mod tests {
         );
         assert_eq!(environment.pointers.len(), 4);
         assert!(environment.pointers[3].is_null());
+        environment.set_attempt([("RETRY_AFTER_FILE", OsStr::new("a\0b"))]);
+        assert_eq!(environment.entries(), ["PATH=/bin"]);
     }
 
     #[test]

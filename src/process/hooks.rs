@@ -112,7 +112,7 @@ impl HookRunner<'_> {
         }
         command.process_group(0);
         let handover = self.terminal.map(Terminal::handover);
-        prepare_child(&mut command, self.watch.child_mask(), handover, None);
+        prepare_child(&mut command, self.watch.child_mask(), handover);
         command
     }
 }

@@ -2,16 +2,18 @@
 //!
 //! Each attempt runs in a process group of its own (unless `--foreground`), so a timeout or a
 //! forwarded signal reaches everything the command started, and when the attempt ends nothing
-//! it started is left running in that group. The child gets the variables of `environment`, the
-//! terminal when the tool has it, the signal mask the tool started
-//! with, and (on Linux) SIGTERM as its parent-death signal, so a command outlives a tool killed
-//! by SIGKILL only as long as it ignores SIGTERM. A command that cannot be started is reported
-//! with the status coreutils `env` and `timeout` use: 127 when it is not found, 126 otherwise.
+//! it started is left running in that group. `launch` starts it: with the variables of
+//! `environment` (built once per run by `environ`), the terminal when the tool has it, the signal
+//! mask the tool started with, and (on Linux) SIGTERM as its parent-death signal, so a command
+//! outlives a tool killed by SIGKILL only as long as it ignores SIGTERM. A command that cannot be
+//! started is reported with the status coreutils `env` and `timeout` use: 127 when it is not
+//! found, 126 otherwise.
 
 pub(crate) mod clock;
 pub(crate) mod command_line;
 pub(crate) mod environ;
 pub(crate) mod hooks;
+pub(crate) mod launch;
 pub(crate) mod release;
 pub(crate) mod request_file;
 pub(crate) mod scrub;
@@ -21,13 +23,12 @@ pub(crate) mod terminal;
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use nix::unistd::{Pid, getpid};
+use nix::unistd::getpid;
 
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::environment;
@@ -35,7 +36,8 @@ use crate::outcome::SpawnFailure;
 use crate::output::OutputOptions;
 use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::process::command_line::CommandLine;
-use crate::process::environ::{ChildEnvironment, Environ};
+use crate::process::environ::ChildEnvironment;
+use crate::process::launch::{Launcher, Setup, Started, set_parent_death_signal};
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::{Handover, Terminal};
@@ -91,6 +93,8 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) requests: Option<RequestFiles>,
     /// The environment each attempt gets, built once.
     pub(crate) environment: ChildEnvironment,
+    /// What starts each attempt's process.
+    pub(crate) launcher: Launcher,
 }
 
 impl ProcessRunner<'_> {
@@ -98,9 +102,7 @@ impl ProcessRunner<'_> {
         &mut self,
         numbering: Numbering,
         request_file: Option<&RequestFile>,
-    ) -> Result<Child, SpawnError> {
-        let mut command = Command::new(self.command.program());
-        command.args(self.command.args());
+    ) -> Result<Started, SpawnError> {
         let values = environment::of_attempt(numbering, self.total);
         let request =
             request_file.map(|file| (environment::AFTER_FILE.name, file.path().as_os_str()));
@@ -110,43 +112,35 @@ impl ProcessRunner<'_> {
                 .map(|(name, value)| (*name, OsStr::new(value)))
                 .chain(request),
         );
-        if self.output.pipes_stdout() {
-            command.stdout(Stdio::piped());
-        }
-        if self.output.pipes_stderr() {
-            command.stderr(Stdio::piped());
-        }
-        if let Some(input) = &self.input {
-            command.stdin(input.stdin());
-        }
-        if self.options.isolation == Isolation::OwnGroup {
-            command.process_group(0);
-        }
-        let handover = self.terminal.map(Terminal::handover);
-        let environ = Some(self.environment.environ());
-        prepare_child(&mut command, self.watch.child_mask(), handover, environ);
-        command
-            .spawn()
+        let setup = Setup {
+            environ: self.environment.environ(),
+            piped: [
+                self.input.is_some(),
+                self.output.pipes_stdout(),
+                self.output.pipes_stderr(),
+            ],
+            own_group: self.options.isolation == Isolation::OwnGroup,
+            handover: self.terminal.map(Terminal::handover),
+            mask: self.watch.child_mask(),
+        };
+        self.launcher
+            .start(&setup)
             .map_err(|err| spawn_error(&self.command, &err))
     }
 
     /// Start copying the attempt's piped stdout and stderr on, or into the hold; a copy that
     /// cannot start is an output failure of the attempt.
-    fn start_copies(&self, child: &mut Child) -> (Vec<StreamCopy>, Option<String>) {
+    fn start_copies(&self, child: &mut Started) -> (Vec<StreamCopy>, Option<String>) {
         let stdout = child.stdout.take().map(|pipe| {
             let destination = match self.output.hold {
                 true => Destination::Hold(SpillBuffer::default()),
                 false => Destination::stdout(),
             };
-            (
-                OwnedFd::from(pipe),
-                destination,
-                self.output.matches_stdout(),
-            )
+            (pipe, destination, self.output.matches_stdout())
         });
         let stderr = child.stderr.take().map(|pipe| {
             let matched = self.output.matches_stderr();
-            (OwnedFd::from(pipe), Destination::stderr(), matched)
+            (pipe, Destination::stderr(), matched)
         });
         let mut failure = None;
         let mut copies = Vec::new();
@@ -237,11 +231,11 @@ impl Attempts for ProcessRunner<'_> {
         let mut child = self.spawn(numbering, request_file.as_ref())?;
         let (copies, mut failure) = self.start_copies(&mut child);
         if let Some(input) = &self.input
-            && let Err(err) = input.feed(child.stdin.take())
+            && let Err(err) = input.feed(child.stdin.take().map(std::fs::File::from))
         {
             failure.get_or_insert(format!("cannot give stdin to the command: {err}"));
         }
-        let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        let leader = child.pid;
         let group = self.options.isolation == Isolation::OwnGroup;
         let terminal = self.terminal;
         let mut supervision = Supervision::new(self.watch, leader, group, terminal, &self.options);
@@ -292,26 +286,17 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
-/// Have `command`'s child, between fork and exec, take SIGTERM as its parent-death signal, take
-/// the terminal if `handover` says so, restore the signal mask the tool started with, and take
-/// `environ` (if given) as its environment.
-fn prepare_child(
-    command: &mut Command,
-    mask: ChildMask,
-    handover: Option<Handover>,
-    environ: Option<Environ>,
-) {
+/// Have `command`'s child (a hook's), between fork and exec, take SIGTERM as its parent-death
+/// signal, take the terminal if `handover` says so, and restore the signal mask the tool started
+/// with.
+fn prepare_child(command: &mut Command, mask: ChildMask, handover: Option<Handover>) {
     let parent = getpid();
     // SAFETY: the closure runs in the child between fork and exec, and calls only
     // async-signal-safe functions (prctl, getppid, getpid, tcgetpgrp, tcsetpgrp, signal,
-    // pthread_sigmask) and writes one pointer; it allocates nothing, and the error it may
-    // return is built from a raw errno. `environ` points into the runner's environment, which
-    // the spawn borrows until the child has exec'd.
+    // pthread_sigmask); it allocates nothing, and the error it may return is built from a
+    // raw errno.
     unsafe {
         command.pre_exec(move || {
-            if let Some(environ) = environ {
-                environ.install();
-            }
             set_parent_death_signal(parent)?;
             if let Some(handover) = handover {
                 handover.take_in_child();
@@ -319,21 +304,6 @@ fn prepare_child(
             mask.restore()
         });
     }
-}
-
-/// On Linux, have the kernel send the child SIGTERM when the tool dies; if the tool is already
-/// gone, fail the spawn. Async-signal-safe.
-fn set_parent_death_signal(parent: Pid) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
-        if nix::unistd::getppid() != parent {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = parent;
-    Ok(())
 }
 
 /// Who failed when a process could not be started, by the error: the command (not found, 127;

@@ -25,6 +25,7 @@ pub(crate) fn hide(text: &str, spans: &[Range<usize>], flag: &str, variable: &st
 /// Where in `entries` (NUL-separated, as the kernel lays out argv and the environment) `text`
 /// stands whole as an entry, after `prefix` in that entry (empty for none): the offsets of the
 /// text in `entries`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn places(entries: &[u8], text: &[u8], prefixes: &[&[u8]]) -> Vec<usize> {
     let mut found = Vec::new();
     let mut start = 0;

@@ -10,7 +10,6 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
-use std::process::{ChildStdin, Stdio};
 use std::sync::Arc;
 
 use crate::spill::{self, Held, HoldError};
@@ -36,14 +35,9 @@ impl HeldInput {
         })
     }
 
-    /// The stdin to give the next attempt: a pipe of its own, for [`HeldInput::feed`] to fill.
-    pub(crate) fn stdin(&self) -> Stdio {
-        Stdio::piped()
-    }
-
-    /// Start writing the held bytes into an attempt's stdin pipe. The writer ends when all is
-    /// written or the attempt closes its end.
-    pub(crate) fn feed(&self, pipe: Option<ChildStdin>) -> io::Result<()> {
+    /// Start writing the held bytes into an attempt's stdin pipe (each attempt gets a pipe of
+    /// its own). The writer ends when all is written or the attempt closes its end.
+    pub(crate) fn feed(&self, pipe: Option<File>) -> io::Result<()> {
         let Some(mut pipe) = pipe else {
             return Ok(());
         };

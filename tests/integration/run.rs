@@ -367,8 +367,12 @@ fn a_run_that_can_spin_for_ever_is_warned_about_once_at_the_start() {
 
 #[test]
 fn a_tool_out_of_descriptors_says_it_failed_itself() {
-    // Descriptors 0 to 3 only: the tool starts, but cannot make the pipes that start an attempt.
-    let run = crate::support::harness::shell("ulimit -n 4 && exec \"$RETRY\" -- true").run();
+    // Descriptors 0 to 5 only: the tool starts, but cannot make the pipes an attempt whose
+    // output is matched needs.
+    let run = crate::support::harness::shell(
+        "ulimit -n 6 && exec \"$RETRY\" --retry-on-output needle -- true",
+    )
+    .run();
     // The system's own words for EMFILE differ by C library; the tool's hint does not.
     run.expect_code(125)
         .expect_stderr("retry itself is out of file descriptors (see ulimit -n)")

@@ -257,6 +257,11 @@ where
             at: clock.now().saturating_duration_since(start),
         });
         let began = clock.now();
+        if attempt == 1 {
+            // Its count goes on while it runs, where the budget can.
+            let room = deadline.map(|deadline| deadline.saturating_duration_since(began));
+            budget.start_first_attempt(room);
+        }
         let mut report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
@@ -268,7 +273,8 @@ where
             }
         };
         let duration = clock.now().saturating_duration_since(began);
-        // Counted after it ran, so that a budget never delays a first attempt.
+        // Counted (or the count started before it, answered) after it ran, so that a budget never
+        // delays a first attempt.
         let counted = match attempt == 1 && report.interrupted_by.is_none() {
             true => {
                 let room = deadline.map(|deadline| deadline.saturating_duration_since(clock.now()));
@@ -606,11 +612,17 @@ mod tests {
         answers: Vec<Reservation>,
         asked: Vec<Option<Duration>>,
         first_attempts: u64,
+        /// The counts started before the first attempt.
+        counts_started: u64,
         /// A signal that arrives while the first attempt is counted.
         signal_while_counting: Option<Signal>,
     }
 
     impl RetryBudget for ScriptedBudget {
+        fn start_first_attempt(&mut self, _latest: Option<Duration>) {
+            self.counts_started += 1;
+        }
+
         fn first_attempt(
             &mut self,
             _latest: Option<Duration>,
@@ -1296,6 +1308,10 @@ mod tests {
         let out = run_budgeted(&rules, exits(&[1, 1]), Vec::new(), None, budget);
         assert_eq!(summary(&out), (1, 2, Reason::Budget));
         assert_eq!(out.budget.first_attempts, 1, "only the first attempt earns");
+        assert_eq!(
+            out.budget.counts_started, 1,
+            "its count starts before it runs"
+        );
         assert_eq!(
             waits_announced(&out),
             [(Duration::from_secs(30), WaitCause::Budget)]

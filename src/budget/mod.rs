@@ -136,6 +136,12 @@ impl Prepared {
 }
 
 impl RetryBudget for Budget<'_> {
+    fn start_first_attempt(&mut self, latest: Option<Duration>) {
+        if let Budget::Shared(budget) = self {
+            budget.start_first_attempt(latest);
+        }
+    }
+
     fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
         match self {
             Budget::File(budget) => budget.first_attempt(latest, warn),
@@ -179,7 +185,11 @@ pub(crate) enum Counted {
 /// Where retry tokens come from. `latest` bounds every call: the time left before `--max-time`
 /// (no limit when `None`); what the user should know about the budget goes to `warn`.
 pub(crate) trait RetryBudget {
-    /// Count the run's first attempt, which earns tokens with `--budget-ratio`.
+    /// The run's first attempt is about to start: a budget whose count takes a round trip may
+    /// start it now, to go on while the attempt runs.
+    fn start_first_attempt(&mut self, _latest: Option<Duration>) {}
+    /// Count the run's first attempt, which earns tokens with `--budget-ratio` (or take the
+    /// answer to the count `start_first_attempt` started).
     fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted;
     /// Take a token for a retry that must start within `latest`.
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation;
@@ -187,6 +197,12 @@ pub(crate) trait RetryBudget {
 
 /// No budget: every retry may go at once.
 impl<B: RetryBudget> RetryBudget for Option<B> {
+    fn start_first_attempt(&mut self, latest: Option<Duration>) {
+        if let Some(budget) = self {
+            budget.start_first_attempt(latest);
+        }
+    }
+
     fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
         match self {
             Some(budget) => budget.first_attempt(latest, warn),

@@ -22,7 +22,7 @@ use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
-use crate::signals::{Signal, SignalWatch, Waited};
+use crate::signals::{Job, Signal, SignalWatch, Waited};
 
 /// The longest any call to the store may take, the connection included.
 pub(crate) const CALL_LIMIT: Duration = Duration::from_millis(500);
@@ -35,6 +35,21 @@ pub(crate) struct RedisStore<'a> {
     connection: Option<Connection>,
     /// Takes the signals that end a run while a call waits; none outside a run.
     watch: Option<&'a SignalWatch>,
+}
+
+/// What a call's thread hands back: the answer, and the connection to keep.
+type CallDone = (Result<Reply, Trouble>, Option<Connection>);
+
+/// A first attempt's count, under way or answered.
+pub(crate) enum Counting {
+    /// On a thread of its own, to be awaited until `until` (`limit` from its start).
+    Started {
+        job: Job<CallDone>,
+        until: Option<Instant>,
+        limit: Duration,
+    },
+    /// Answered already.
+    Answered(Result<Reply, Failure>),
 }
 
 /// What a call of the script does.
@@ -100,10 +115,7 @@ impl<'a> RedisStore<'a> {
         latest: Option<Duration>,
     ) -> Result<(), Failure> {
         let answer = self.call(Operation::First(terms), latest, None)?;
-        match strings(&answer).as_deref() {
-            Some([counted, _, _]) if counted == "counted" => Ok(()),
-            _ => Err(unusable(&answer)),
-        }
+        counted(&answer)
     }
 
     /// Take a token on `terms` for a retry that must start within `latest`; says too whether
@@ -127,6 +139,44 @@ impl<'a> RedisStore<'a> {
             .ok_or_else(|| unusable(&answer))
     }
 
+    /// Start counting a first attempt on `terms`, within `latest`, on a thread of its own, so
+    /// that the round trip goes on while the attempt runs; [`RedisStore::finish_counting`]
+    /// takes the answer. Outside a run (no watch) the call is made at once.
+    pub(crate) fn start_counting(&mut self, terms: &Terms, latest: Option<Duration>) -> Counting {
+        let (limit, job) = self.call_job(Operation::First(terms), latest, None);
+        let Some(watch) = self.watch else {
+            let answer = self.bounded(limit, job).and_then(|done| self.answer(done));
+            return Counting::Answered(answer);
+        };
+        match watch.start_job(job) {
+            Ok(job) => Counting::Started {
+                job,
+                until: Instant::now().checked_add(limit),
+                limit,
+            },
+            Err(err) => Counting::Answered(Err(Failure::Failed(format!(
+                "cannot start a thread: {err}"
+            )))),
+        }
+    }
+
+    /// The answer to a count [`RedisStore::start_counting`] started, awake to the run's
+    /// signals.
+    pub(crate) fn finish_counting(&mut self, counting: Counting) -> Result<(), Failure> {
+        let answer = match counting {
+            Counting::Answered(answer) => answer?,
+            Counting::Started { job, until, limit } => {
+                let watch = self.watch.expect("a started count has a watch");
+                match watch.await_job(job, until) {
+                    Waited::Done(done) => self.answer(done)?,
+                    Waited::Stopped(signal) => return Err(Failure::Interrupted(signal)),
+                    Waited::TimedOut => return Err(no_answer_within(limit)),
+                }
+            }
+        };
+        counted(&answer)
+    }
+
     /// One call of the script, at the server's time unless `now` (in tests), within `latest`
     /// and [`CALL_LIMIT`], on the kept connection or a new one.
     fn call(
@@ -135,10 +185,23 @@ impl<'a> RedisStore<'a> {
         latest: Option<Duration>,
         now: Option<u64>,
     ) -> Result<Reply, Failure> {
+        let (limit, job) = self.call_job(operation, latest, now);
+        let done = self.bounded(limit, job)?;
+        self.answer(done)
+    }
+
+    /// The work of one call, to run on a thread of its own, and how long it may take: it hands
+    /// the connection back with the answer.
+    fn call_job(
+        &mut self,
+        operation: Operation<'_>,
+        latest: Option<Duration>,
+        now: Option<u64>,
+    ) -> (Duration, impl FnOnce() -> CallDone + Send + 'static) {
         let limit = latest.map_or(CALL_LIMIT, |latest| latest.min(CALL_LIMIT));
         let args = self.arguments(operation, latest, now);
         let (address, kept) = (self.address.clone(), self.connection.take());
-        let job = move || -> (Result<Reply, Trouble>, Option<Connection>) {
+        let job = move || -> CallDone {
             let kept = kept.filter(|connection| !connection.is_closed());
             let reused = kept.is_some();
             let mut connection = match kept.map_or_else(|| Connection::open(&address, limit), Ok) {
@@ -157,7 +220,11 @@ impl<'a> RedisStore<'a> {
             let keep = answer.is_ok().then_some(connection);
             (answer, keep)
         };
-        let (answer, connection) = self.bounded(limit, job)?;
+        (limit, job)
+    }
+
+    /// The reply of a finished call, keeping its connection for the next.
+    fn answer(&mut self, (answer, connection): CallDone) -> Result<Reply, Failure> {
         self.connection = connection;
         match answer {
             Ok(Reply::Error(error)) => {
@@ -205,12 +272,7 @@ impl<'a> RedisStore<'a> {
         limit: Duration,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Failure> {
-        let timed_out = || {
-            Failure::Failed(format!(
-                "no answer within {}",
-                crate::duration::format_duration(limit)
-            ))
-        };
+        let timed_out = || no_answer_within(limit);
         let cannot = |err: std::io::Error| Failure::Failed(format!("cannot start a thread: {err}"));
         let until = Instant::now().checked_add(limit);
         match self.watch {
@@ -228,6 +290,22 @@ impl<'a> RedisStore<'a> {
             }
         }
     }
+}
+
+/// Whether `answer` is the script's word that it counted a first attempt.
+fn counted(answer: &Reply) -> Result<(), Failure> {
+    match strings(answer).as_deref() {
+        Some([counted, _, _]) if counted == "counted" => Ok(()),
+        _ => Err(unusable(answer)),
+    }
+}
+
+/// A call that took longer than `limit`.
+fn no_answer_within(limit: Duration) -> Failure {
+    Failure::Failed(format!(
+        "no answer within {}",
+        crate::duration::format_duration(limit)
+    ))
 }
 
 /// Call the script with `args` (its key first) by its SHA-1, loading it if the server does

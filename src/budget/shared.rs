@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::file::{BudgetFile, FileBudget};
 use super::model::Terms;
-use super::redis::{Failure, RedisStore};
+use super::redis::{Counting, Failure, RedisStore};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
 use crate::signals::SignalWatch;
@@ -20,6 +20,8 @@ use crate::signals::SignalWatch;
 pub(crate) struct SharedBudget<'a> {
     /// The store, until it first fails.
     store: Option<RedisStore<'a>>,
+    /// The first attempt's count, started before the attempt.
+    counting: Option<Counting>,
     terms: Terms,
     on_failure: OnFailure,
     fallback: Fallback<'a>,
@@ -51,6 +53,7 @@ impl<'a> SharedBudget<'a> {
     ) -> Self {
         SharedBudget {
             store: Some(store),
+            counting: None,
             terms,
             on_failure,
             fallback: Fallback::NotYet { dir, name, watch },
@@ -100,13 +103,27 @@ impl<'a> SharedBudget<'a> {
 }
 
 impl RetryBudget for SharedBudget<'_> {
-    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+    fn start_first_attempt(&mut self, latest: Option<Duration>) {
         if latest.is_some_and(|latest| latest.is_zero()) {
+            return;
+        }
+        if let Some(store) = &mut self.store {
+            self.counting = Some(store.start_counting(&self.terms, latest));
+        }
+    }
+
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        let started = self.counting.take();
+        if started.is_none() && latest.is_some_and(|latest| latest.is_zero()) {
             // No time left to count it in; nothing failed.
             return Counted::Done;
         }
         if let Some(store) = &mut self.store {
-            match store.first_attempt(&self.terms, latest) {
+            let counted = match started {
+                Some(counting) => store.finish_counting(counting),
+                None => store.first_attempt(&self.terms, latest),
+            };
+            match counted {
                 Ok(()) => return Counted::Done,
                 Err(Failure::Interrupted(signal)) => return Counted::Interrupted(signal),
                 Err(Failure::Failed(why)) => self.give_up_store(&why, warn),

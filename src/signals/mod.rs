@@ -115,6 +115,9 @@ pub(crate) enum Waited<T> {
     TimedOut,
 }
 
+/// A job under way on a thread of its own (see [`SignalWatch::start_job`]).
+pub(crate) struct Job<T>(Arc<Mutex<Option<T>>>);
+
 /// The caught signals, the platform's way of taking them, and what to give back to children.
 pub(crate) struct SignalWatch {
     backend: backend::Backend,
@@ -183,13 +186,21 @@ impl SignalWatch {
     }
 
     /// Run `job` on a thread of its own and wait for it, until `until` at the latest, while
-    /// staying awake to the signals that end a run. No attempt may be running: children that end
-    /// meanwhile are reaped as orphans, and signals to pass on have nobody to go to.
+    /// staying awake to the signals that end a run (see [`SignalWatch::await_job`]).
     pub(crate) fn run_job<T: Send + 'static>(
         &self,
         until: Option<Instant>,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> io::Result<Waited<T>> {
+        let job = self.start_job(job)?;
+        Ok(self.await_job(job, until))
+    }
+
+    /// Start `job` on a thread of its own; its end rings this watch's doorbell.
+    pub(crate) fn start_job<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> io::Result<Job<T>> {
         let slot = Arc::new(Mutex::new(None));
         let theirs = Arc::clone(&slot);
         let doorbell = self.doorbell();
@@ -198,13 +209,20 @@ impl SignalWatch {
             *theirs.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
             doorbell.ring();
         })?;
+        Ok(Job(slot))
+    }
+
+    /// Wait for `job` to end, until `until` at the latest, while staying awake to the signals
+    /// that end a run. No attempt may be running: children that end meanwhile are reaped as
+    /// orphans, and signals to pass on have nobody to go to.
+    pub(crate) fn await_job<T>(&self, job: Job<T>, until: Option<Instant>) -> Waited<T> {
         loop {
-            if let Some(result) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
-                return Ok(Waited::Done(result));
+            if let Some(result) = job.0.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                return Waited::Done(result);
             }
             match self.wait_until(until) {
-                Wake::Stop(signal) => return Ok(Waited::Stopped(signal)),
-                Wake::Timeout => return Ok(Waited::TimedOut),
+                Wake::Stop(signal) => return Waited::Stopped(signal),
+                Wake::Timeout => return Waited::TimedOut,
                 Wake::Changed => {
                     reaper::reap_ended(None, false);
                 }

@@ -129,6 +129,32 @@ fn a_store_named_by_its_host_name_is_reached() {
 }
 
 #[test]
+fn a_first_attempts_count_goes_on_while_it_runs() {
+    let server = RedisServer::on_socket();
+    let scratch = Scratch::new();
+    // The attempt ends only once the store has counted it: were the count made after it, the
+    // attempt would wait for it until its timeout (status 124).
+    let until_counted = "until \"$RETRY\" budget show api --budget-store \"$STORE\" \
+                         | grep -q 'first attempts  1'; do sleep 0.01; done";
+    let run = sharing(server.url(), "api", "10/1m", &scratch.path("budgets"))
+        .env("STORE", server.url())
+        .env("RETRY", crate::support::harness::binary())
+        .args([
+            "-n",
+            "1",
+            "--timeout",
+            "10s",
+            "--",
+            "sh",
+            "-c",
+            until_counted,
+        ])
+        .run();
+    run.expect_code(0);
+    assert_eq!(run.event("done")["reason"], "success", "{run}");
+}
+
+#[test]
 fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
     let server = RedisServer::on_socket();
     let scratch = Scratch::new();
@@ -310,7 +336,8 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
         "the file store paid\n{run}"
     );
 
-    // Nor past --max-time: the call gets what is left of it.
+    // Nor past --max-time: the call gets what is left of it (the first attempt's count starts
+    // with the attempt, so all of it here), and the run ends at its deadline.
     let run = sharing(&store, "api", "10/1m", &scratch.path("budgets"))
         .args([
             "-n",
@@ -330,7 +357,8 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
         .and_then(|rest| rest.split("ms;").next())
         .and_then(|millis| millis.parse::<f64>().ok())
         .unwrap_or_else(|| panic!("no bound in the warning\n{run}"));
-    assert!(bound < 300.0, "{run}");
+    assert!(bound <= 300.0, "{run}");
+    assert_eq!(run.event("done")["reason"], "deadline", "{run}");
     drop(silent);
 }
 

@@ -81,7 +81,9 @@ fn ctrl_c_stops_a_whole_interactive_pipeline_at_once() {
         std::process::Command::new("pgrep")
             .args(["-x", "-f", "sleep 31.25"])
             .output()
-            .is_ok_and(|out| out.status.success())
+            .unwrap_or_else(|err| panic!("{}", crate::support::harness::cannot_run("pgrep", &err)))
+            .status
+            .success()
     });
     shell.write(b"\x03");
     // The second sleep would hold the shell for 20 seconds if only the attempt stopped.

@@ -352,7 +352,10 @@ impl Invocation {
                 Ok(())
             });
         }
-        let mut child = self.command.spawn().expect("spawn the run");
+        let mut child = self
+            .command
+            .spawn()
+            .unwrap_or_else(|err| panic!("{}", cannot_run(&self.argv[0], &err)));
         if let Some(bytes) = bytes {
             let mut pipe = child.stdin.take().expect("piped stdin");
             // A writer thread, so that input larger than a pipe cannot block the test.
@@ -581,6 +584,18 @@ pub(crate) fn wait_until_reading_stdin(pid: i32) {
 pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Why a test could not run `program`: for one that is not installed, which `scripts/test`
+/// installs (or names), rather than a bare "not found".
+pub(crate) fn cannot_run(program: &str, err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => format!(
+            "cannot run {program}: it is not installed; this test runs it for real \
+             (scripts/test installs what the tests run, or names it)"
+        ),
+        _ => format!("cannot run {program}: {err}"),
+    }
 }
 
 /// Kill process `pid` if it is still there (a test's own leftover).

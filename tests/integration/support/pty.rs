@@ -59,7 +59,10 @@ impl Session {
                 Ok(())
             });
         }
-        let child = command.spawn().expect("spawn retry on the terminal");
+        let program = command.get_program().to_string_lossy().into_owned();
+        let child = command.spawn().unwrap_or_else(|err| {
+            panic!("{}", crate::support::harness::cannot_run(&program, &err))
+        });
         drop(pty.slave);
         let master = File::from(pty.master);
         let output = Arc::new(Mutex::new(Vec::new()));

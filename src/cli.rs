@@ -22,6 +22,7 @@ use crate::examples::{self, examples_text};
 use crate::exit;
 use crate::nesting::Nested;
 use crate::output::OutputStream;
+use crate::process::hooks::parse_shell_line;
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
@@ -281,14 +282,14 @@ pub struct Cli {
     /// After a failed attempt that will be retried, before the wait, run SHELL_LINE with sh -c,
     /// its output on stderr (e.g. 'rm -f /tmp/app.lock'); it gets RETRY_STATUS and
     /// RETRY_NEXT_WAIT_MS. Its failure changes nothing but a warning.
-    #[arg(long, value_name = "SHELL_LINE", allow_hyphen_values = true, help_heading = HOOKS)]
+    #[arg(long, value_name = "SHELL_LINE", value_parser = parse_shell_line, allow_hyphen_values = true, help_heading = HOOKS)]
     pub(crate) on_retry: Option<String>,
 
     /// Run SHELL_LINE once when the run gives up
     ///
     /// When the run gives up (not after a success, not when a signal stops it), run SHELL_LINE
     /// with sh -c, its output on stderr; it gets RETRY_STATUS and RETRY_REASON.
-    #[arg(long, value_name = "SHELL_LINE", allow_hyphen_values = true, help_heading = HOOKS)]
+    #[arg(long, value_name = "SHELL_LINE", value_parser = parse_shell_line, allow_hyphen_values = true, help_heading = HOOKS)]
     pub(crate) on_give_up: Option<String>,
 
     /// Write only the successful attempt's stdout
@@ -585,8 +586,17 @@ pub fn one_line_error(err: &clap::Error, args: &[OsString]) -> String {
     match familiar {
         Some((ours, note)) => message += &format!("; did you mean '{ours}'? ({note})"),
         None => {
-            for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
-                if let Some(ContextValue::String(suggestion)) = err.get(kind) {
+            for kind in [
+                ContextKind::SuggestedArg,
+                ContextKind::SuggestedValue,
+                ContextKind::SuggestedSubcommand,
+            ] {
+                let suggestion = match err.get(kind) {
+                    Some(ContextValue::String(suggestion)) => Some(suggestion),
+                    Some(ContextValue::Strings(suggestions)) => suggestions.first(),
+                    _ => None,
+                };
+                if let Some(suggestion) = suggestion {
                     message += &format!("; did you mean '{suggestion}'?");
                 }
             }

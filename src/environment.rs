@@ -68,7 +68,7 @@ pub(crate) const STATUS: Variable = Variable {
 /// The wait before the next attempt, for `--on-retry`.
 pub(crate) const NEXT_WAIT_MS: Variable = Variable {
     name: "RETRY_NEXT_WAIT_MS",
-    meaning: "--on-retry: the wait before the next attempt, in milliseconds",
+    meaning: "--on-retry: the wait before the next attempt, in whole milliseconds",
 };
 
 /// Why the run gave up, for `--on-give-up`.

@@ -19,7 +19,6 @@ use nix::unistd::Pid;
 use super::supervision::Supervision;
 use super::{ProcessOptions, prepare_child, set_environment, spawn_failure};
 use crate::attempts::AttemptLimit;
-use crate::duration::to_millis;
 use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Hook, HookEnd, HookOutcome};
@@ -105,7 +104,10 @@ impl HookRunner<'_> {
         set_environment(&mut command, call.numbering, self.total);
         command.env(environment::STATUS.name, call.status.to_string());
         if let Some(wait) = call.next_wait {
-            command.env(environment::NEXT_WAIT_MS.name, to_millis(wait).to_string());
+            command.env(
+                environment::NEXT_WAIT_MS.name,
+                whole_millis(wait).to_string(),
+            );
         }
         if let Some(reason) = call.reason {
             command.env(environment::REASON.name, reason);
@@ -115,6 +117,23 @@ impl HookRunner<'_> {
         prepare_child(&mut command, self.watch.child_mask(), handover);
         command
     }
+}
+
+/// `wait` in whole milliseconds, to the nearest, as shell arithmetic takes them.
+fn whole_millis(wait: Duration) -> u128 {
+    (wait.as_micros() + 500) / 1000
+}
+
+/// A hook's line as given to `--on-retry` or `--on-give-up`: refused when it is `--` or one
+/// word that starts with `-`, which is an option taken for the line, never a command.
+pub(crate) fn parse_shell_line(text: &str) -> Result<String, String> {
+    if text.starts_with('-') && !text.contains(char::is_whitespace) {
+        return Err(format!(
+            "'{text}' is an option, not a shell line (is the line missing?); give the hook's \
+             command in quotes, e.g. 'echo retrying'"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// A hook that did not run, with the status a shell would give and why.

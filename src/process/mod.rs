@@ -306,6 +306,11 @@ fn prepare_child(command: &mut Command, mask: ChildMask, handover: Option<Handov
     }
 }
 
+/// Whether `program` is a number, which a user meant as the count of attempts (`retry 3 curl`).
+fn is_count(program: &OsStr) -> bool {
+    !program.is_empty() && program.as_encoded_bytes().iter().all(u8::is_ascii_digit)
+}
+
 /// Who failed when a process could not be started, by the error: the command (not found, 127;
 /// found but not executable, 126), or the tool, short of descriptors, processes or memory (125).
 pub(crate) fn spawn_failure(err: &io::Error) -> SpawnFailure {
@@ -342,6 +347,10 @@ fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
                  COMMAND and its arguments as separate words, or use --shell)"
             )
         }
+        SpawnFailure::NotFound if is_count(command.program()) => format!(
+            "command not found: {command} (to make {command} attempts, give -n {command} before \
+             the command)"
+        ),
         SpawnFailure::NotFound => format!("command not found: {command}"),
         SpawnFailure::CannotExecute => format!("cannot execute {command}: {err}"),
         SpawnFailure::ToolFailed => format!(

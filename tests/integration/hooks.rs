@@ -136,3 +136,20 @@ fn a_hook_writes_on_the_terminal_as_a_command_does() {
     shell.write(b"exit\n");
     shell.wait();
 }
+
+#[test]
+fn the_wait_a_hook_is_told_is_whole_milliseconds() {
+    // Shell arithmetic takes whole numbers only: 1.5 ms is told as 2.
+    let run = retry([
+        "-n",
+        "2",
+        "--jitter",
+        "none",
+        "--base",
+        "1500us",
+        "--on-retry",
+    ])
+    .args(["echo next=$((RETRY_NEXT_WAIT_MS + 0))", "--", "false"])
+    .run();
+    run.expect_code(1).expect_stderr("next=2\n");
+}

@@ -412,3 +412,11 @@ fn reset_after_starts_the_backoff_and_the_count_over() {
     // The wait after the reset is the first wait again; after attempt 2 comes the second.
     assert_eq!(waits, [1.0, 2.0], "{run}");
 }
+
+#[test]
+fn a_count_taken_for_the_command_gets_a_hint() {
+    retry(["3", "true"])
+        .run()
+        .expect_code(127)
+        .expect_stderr("command not found: 3 (to make 3 attempts, give -n 3 before the command)");
+}

@@ -25,6 +25,15 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
         &["--base", "'5'", "unit is needed"],
     ),
     (&["--base", "-1s", "true"], &["--base", "'-1s'", "negative"]),
+    (&["simulate", "lod"], &["'lod'", "did you mean 'load'?"]),
+    (
+        &["--on-retry", "--", "false"],
+        &["--on-retry", "'--'", "not a shell line"],
+    ),
+    (
+        &["--on-give-up", "-v", "false"],
+        &["--on-give-up", "'-v'", "not a shell line"],
+    ),
     (&["--cap", "soon", "true"], &["--cap", "'soon'"]),
     (
         &["--base", "2s", "--cap", "1s", "true"],

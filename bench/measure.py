@@ -77,7 +77,7 @@ PHASES = [
                                                        r"^core::ptr::drop_in_place<clap_builder::builder::command::Command>$"]),
     ("parsing the command line", [r"^clap_builder::builder::command::Command::_do_parse$",
                                   r"Cli as clap_builder::derive::FromArgMatches>::from_arg_matches_mut$"]),
-    ("starting the attempt (`std::process::Command::spawn`)", [r"^<std::process::Command>::spawn$"]),
+    ("the attempt: starting it, waiting for it, clearing its group", [r"ProcessRunner as retry_exec::retry_loop::Attempts>::run$"]),
 ]
 
 
@@ -176,6 +176,94 @@ def where_instructions_go(out):
     out.write("| **total** | " + " | ".join(f"**{total:,}**" for total, _ in split) + " |\n\n")
 
 
+def per_attempt_instructions(command):
+    """The instructions one more attempt costs: callgrind over 1001 attempts less over 1, over
+    1000. `command` holds `{n}` (attempts) and `{retries}` (attempts less one)."""
+    def run(attempts):
+        return instructions(command.format(n=attempts, retries=attempts - 1))
+    return (run(1001) - run(1)) / 1000
+
+
+def per_attempt(out):
+    """What each attempt costs, against a shell loop and the peers, and memory over many."""
+    loop = "sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/false; i=$((i+1)); done'"
+    ours = f"{RETRY} -q -n {{n}} --base 0s -- false"
+    peers = [
+        ("this tool: `retry -q -n 1000 --base 0s -- false`", ours),
+        ("attempt-cli: `attempt fixed -a 1000 -w 0 -- false`", f"{ATTEMPT} fixed -a {{n}} -w 0 -- false"),
+        ("minfrin: `retry -t 999 -d 0 -- false`", f"{MINFRIN} -t {{retries}} -d 0 -- false"),
+    ]
+    commands = [loop] + [command.format(n=1000, retries=999) for _, command in peers]
+    # Five rounds over the list, and each command's median: the machine's speed drifts between
+    # minutes, and a ratio of runs made at different speeds says little.
+    rounds = []
+    for _ in range(5):
+        with tempfile.NamedTemporaryFile(suffix=".json") as exported:
+            subprocess.run(["hyperfine", "-N", "-i", "--warmup", "2", "--runs", "10", "--export-json",
+                            exported.name, *commands], check=True, capture_output=True)
+            rounds.append([r["mean"] * 1000 for r in json.load(open(exported.name))["results"]])
+    means = [statistics.median(round_[i] for round_ in rounds) for i in range(len(commands))]
+    rows = [(label, mean, means[0], per_attempt_instructions(command))
+            for (label, command), mean in zip(peers, means[1:])]
+    out.write("## Per attempt\n\n1,000 attempts of `false` with no wait, beside a shell loop of 1,000 `/bin/false` "
+              f"({means[0]:.0f} ms): hyperfine 10 runs (`-N -i`) over the list, five times, and each one's median; instructions per attempt by callgrind, "
+              "(1,001 attempts less 1) / 1,000, the wrapper's own process.\n\n")
+    out.write("| wrapper | 1,000 attempts | vs the shell loop | instructions per attempt |\n|---|---|---|---|\n")
+    for label, mean, loop_ms, ins in rows:
+        out.write(f"| {label} | {mean:.0f} ms | {mean / loop_ms:.2f}x | {ins:,.0f} |\n")
+    (_, ours_ms, _, ours_ins), (_, attempt_ms, _, _), (_, _, _, minfrin_ins) = rows
+    out.write(f"\nGoals: at or below attempt-cli's ratio to the shell loop: "
+              f"**{'met' if ours_ms <= attempt_ms else 'not met'}** ({ours_ms / attempt_ms:.2f}x attempt-cli's "
+              f"time); instructions per attempt within 3x minfrin's: "
+              f"**{'met' if ours_ins <= 3 * minfrin_ins else 'not met'}** ({ours_ins / minfrin_ins:.1f}x).\n\n")
+
+    out.write("Peak resident memory of the tool (GNU `time -f %M`) after 100 and after 30,000 attempts of "
+              "`retry -q --base 0s -n N -- false`:\n\n| run | 100 attempts | 30,000 attempts | growth |\n|---|---|---|---|\n")
+    growths = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for label, extra in [("without a report", ""), (f"with `--report`", f"--report {scratch}/report.json")]:
+            few, many = (peak_rss_kib(f"{RETRY} -q --base 0s -n {n} {extra} -- false") for n in (100, 30000))
+            growths.append(many - few)
+            out.write(f"| {label} | {few} KiB | {many} KiB | {many - few:+} KiB |\n")
+    out.write(f"\nGoal: within 1 MiB: **{'met' if max(growths) <= 1024 else 'not met'}**. "
+              "(A test, `memory_and_the_report_stay_bounded_however_many_attempts`, holds it at 100 and "
+              "4,000 attempts.)\n\n")
+
+
+def budget_cost(out):
+    """A run that takes a token from the budget, in a file and in Redis, against one without."""
+    with tempfile.TemporaryDirectory() as scratch:
+        server = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", f"{scratch}/redis.sock",
+                                   "--save", "", "--appendonly", "no", "--dir", scratch],
+                                  stdout=subprocess.DEVNULL)
+        try:
+            while not os.path.exists(f"{scratch}/redis.sock"):
+                time.sleep(0.01)
+            socket = f"redis+unix://{scratch}/redis.sock"
+            rows = [
+                ("no budget", f"{RETRY} -- true", 0),
+                ("file store", f"{RETRY} --budget bench --budget-dir {scratch}/budgets -- true", 0),
+                ("Redis store (a Unix socket)", f"{RETRY} --budget bench --budget-store {socket} -- true", 0),
+                ("no budget, a 10 ms attempt", f"{RETRY} -- sleep 0.01", 3),
+                ("Redis store, a 10 ms attempt", f"{RETRY} --budget bench --budget-store {socket} -- sleep 0.01", 3),
+            ]
+            times = hyperfine_rounds(*(command for _, command, _ in rows))
+            counted = [instructions(command) for _, command, _ in rows]
+        finally:
+            server.terminate()
+            server.wait()
+    out.write("## The budget's cost\n\n`retry [--budget ...] -- true`, as in the wrapper overhead above, and "
+              "with an attempt of 10 ms, during which the first attempt's count goes on (the server shares the "
+              "machine's cores with the tool):\n\n"
+              "| budget | wall time | vs no budget | instructions |\n|---|---|---|---|\n")
+    for (label, _, baseline), (ms, sd), ins in zip(rows, times, counted):
+        out.write(f"| {label} | {ms:.2f} ms ± {sd:.2f} | {ms / times[baseline][0]:.2f}x | {ins:,} |\n")
+    redis_ratio = times[2][0] / times[0][0]
+    out.write(f"\nGoal: a run with a Redis budget at most 1.15x a run without: "
+              f"**{'met' if redis_ratio <= 1.15 else 'not met'}** ({redis_ratio:.2f}x with `true`; "
+              f"{times[4][0] / times[3][0]:.2f}x with a 10 ms attempt).\n\n")
+
+
 def main():
     out = sys.stdout
     cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[1].strip()
@@ -221,6 +309,8 @@ def main():
                   f"({ins_retry / ins_timeout:.2f}x); peak RSS at most `timeout`'s + 1 MiB: "
                   f"**{'met' if rss_retry <= rss_timeout + 1024 else 'not met'}** ({rss_retry - rss_timeout:+} KiB).\n\n")
     where_instructions_go(out)
+    per_attempt(out)
+    budget_cost(out)
 
     out.write("## Wait accuracy\n\n`retry --log-format json --jitter none --base W --cap W -n N+1 false`: lateness "
               "of each attempt's start after its scheduled wait, from the tool's own events.\n\n")

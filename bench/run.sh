@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2"; }; }
 need hyperfine hyperfine
 need valgrind valgrind
+need redis-server redis-server
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 
 peers=target/bench-peers

@@ -217,7 +217,7 @@ impl Attempts for ProcessRunner<'_> {
             (None, run) => run.map(|run| (run, TimeLimit::Deadline)),
         };
         let (request_file, mut request_problems) =
-            match self.requests.as_ref().map(RequestFiles::create) {
+            match self.requests.as_mut().map(RequestFiles::create) {
                 Some(Ok(file)) => (Some(file), Vec::new()),
                 Some(Err(problem)) => {
                     // Said once: every attempt's file would go to the same directory.
@@ -229,6 +229,9 @@ impl Attempts for ProcessRunner<'_> {
                 None => (None, Vec::new()),
             };
         let mut child = self.spawn(numbering, request_file.as_ref())?;
+        if let Some(requests) = &mut self.requests {
+            requests.make_ahead();
+        }
         let (copies, mut failure) = self.start_copies(&mut child);
         if let Some(input) = &self.input
             && let Err(err) = input.feed(child.stdin.take().map(std::fs::File::from))

@@ -15,7 +15,8 @@
 //! without following a link or blocking on a FIFO, only if it is still a regular file of the
 //! tool's user, and removed.
 //!
-//! Either way only the file's first [`MAX_REQUEST`] bytes are read.
+//! Either way only the file's first [`MAX_REQUEST`] bytes are read, and the next attempt's file
+//! is made while an attempt runs, so that making it adds nothing between attempts.
 
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
@@ -35,6 +36,8 @@ pub(crate) struct RequestFiles {
     dir: PathBuf,
     /// With unnamed files: `/proc/PID/fd/`, and the lowest number the next one may get.
     unnamed: Option<(String, Cell<RawFd>)>,
+    /// The next attempt's file, made ahead while an attempt runs.
+    spare: Option<RequestFile>,
 }
 
 /// One attempt's request file, removed (or closed) when taken or dropped.
@@ -57,11 +60,28 @@ impl RequestFiles {
         RequestFiles {
             dir,
             unnamed: descriptors.map(|prefix| (prefix, Cell::new(FIRST_DESCRIPTOR))),
+            spare: None,
         }
     }
 
-    /// A fresh empty file for the next attempt, mode 0600; the error names the directory.
-    pub(crate) fn create(&self) -> Result<RequestFile, String> {
+    /// A fresh empty file for the next attempt, mode 0600 (the one made ahead, if there is
+    /// one); the error names the directory.
+    pub(crate) fn create(&mut self) -> Result<RequestFile, String> {
+        if let Some(spare) = self.spare.take() {
+            return Ok(spare);
+        }
+        self.make()
+    }
+
+    /// Make the next attempt's file now, while an attempt runs, so that making it adds nothing
+    /// between attempts; if it cannot be made now, `create` tries again and says why.
+    pub(crate) fn make_ahead(&mut self) {
+        if self.spare.is_none() {
+            self.spare = self.make().ok();
+        }
+    }
+
+    fn make(&self) -> Result<RequestFile, String> {
         let made = match &self.unnamed {
             Some((prefix, next)) => self.create_unnamed(prefix, next),
             None => self.create_named(),
@@ -193,7 +213,7 @@ mod tests {
     #[test]
     fn each_attempt_gets_a_fresh_private_file_that_goes_once_read() {
         let scratch = tempfile::tempdir().unwrap();
-        let files = RequestFiles::in_dir(scratch.path().to_path_buf(), None);
+        let mut files = RequestFiles::in_dir(scratch.path().to_path_buf(), None);
         let first = files.create().unwrap();
         let path = first.path().to_path_buf();
         assert_eq!(path.parent(), Some(scratch.path()));
@@ -222,10 +242,12 @@ mod tests {
         }
         let descriptors = descriptors.expect("/proc shows this process's descriptors");
         let scratch = tempfile::tempdir().unwrap();
-        let files = RequestFiles::in_dir(scratch.path().to_path_buf(), Some(descriptors));
+        let mut files = RequestFiles::in_dir(scratch.path().to_path_buf(), Some(descriptors));
         let mut paths = Vec::new();
         for attempt in 0..5 {
             let file = files.create().unwrap();
+            // As a run does: the next one is made while this attempt runs.
+            files.make_ahead();
             assert_eq!(std::fs::read(file.path()).unwrap(), b"", "fresh");
             assert_eq!(mode(file.path()), 0o600);
             std::fs::write(file.path(), format!("{attempt}s\n")).unwrap();
@@ -244,7 +266,7 @@ mod tests {
     #[test]
     fn reads_only_the_start_and_never_a_link_or_a_fifo() {
         let scratch = tempfile::tempdir().unwrap();
-        let files = RequestFiles::in_dir(scratch.path().to_path_buf(), None);
+        let mut files = RequestFiles::in_dir(scratch.path().to_path_buf(), None);
         let big = files.create().unwrap();
         std::fs::write(big.path(), "9".repeat(3 * MAX_REQUEST)).unwrap();
         assert_eq!(big.take().unwrap().len(), MAX_REQUEST);

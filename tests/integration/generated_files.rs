@@ -60,3 +60,33 @@ fn every_example_of_the_help_is_in_the_readme() {
         assert!(readme.contains(command), "the README lacks {command:?}");
     }
 }
+
+#[test]
+fn the_man_pages_give_a_value_only_to_options_that_take_one() {
+    let command = retry_exec::full_command();
+    let pages = [
+        man::retry_page(&command),
+        man::simulate_page(&command),
+        man::budget_page(&command),
+    ];
+    let switches = [
+        "\\-\\-serial",
+        "\\-\\-backoff",
+        "\\-\\-shared",
+        "\\-\\-quiet",
+    ];
+    for page in &pages {
+        for switch in switches {
+            assert!(
+                !page.contains(&format!("\\fB{switch}\\fR \\fI")),
+                "{switch} is shown taking a value"
+            );
+        }
+        assert!(!page.contains("[default: false]"), "a switch's default");
+    }
+    assert!(pages[0].contains(".B retry simulate load"), "the SYNOPSIS");
+    assert!(
+        !pages[2].contains("RETRY_DEPTH"),
+        "budget show has no COMMAND to be nested around"
+    );
+}

@@ -23,6 +23,9 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.line("[\\fIOPTIONS\\fR] [\\fB\\-\\-\\fR] \\fICOMMAND\\fR [\\fIARG\\fR]...");
     page.line(".br");
     page.line(".B retry simulate");
+    page.line("[\\fBcontention\\fR] [\\fIOPTIONS\\fR]");
+    page.line(".br");
+    page.line(".B retry simulate load");
     page.line("[\\fIOPTIONS\\fR]");
     page.line(".br");
     page.line(".B retry budget show");
@@ -72,7 +75,14 @@ pub(crate) fn budget_page(command: &Command) -> String {
     page.paragraphs(&show.get_long_about().expect("a long about").to_string());
     page.options(show, "OPTIONS");
     page.section("ENVIRONMENT");
-    page.rows(&docs::environment()[2]);
+    // Of the variables a run reads, only the store's concerns `budget show`: the others tell a
+    // run about the retries around its COMMAND, which `budget show` does not have.
+    let store: Vec<_> = docs::environment()[2]
+        .iter()
+        .filter(|(name, _)| *name == "RETRY_BUDGET_STORE")
+        .cloned()
+        .collect();
+    page.rows(&store);
     page.section("SEE ALSO");
     page.line("\\fBretry\\fR(1)");
     page.out
@@ -197,7 +207,8 @@ impl Roff {
                 .iter()
                 .map(|value| value.to_string_lossy().into_owned())
                 .collect();
-            match defaults.is_empty() {
+            // A switch's default (false) says nothing its description does not.
+            match defaults.is_empty() || !arg.get_action().takes_values() {
                 true => self.paragraphs(&help),
                 false => self.paragraphs(&format!("{help} [default: {}]", defaults.join(","))),
             }
@@ -256,8 +267,11 @@ fn tag(arg: &Arg) -> String {
         names.push(format!("\\fB\\-\\-{}\\fR", escape(long)));
     }
     let mut tag = names.join(", ");
-    for value in arg.get_value_names().unwrap_or_default() {
-        tag += &format!(" \\fI{}\\fR", escape(value));
+    // clap's derive names a value even for a switch, which takes none.
+    if arg.get_action().takes_values() {
+        for value in arg.get_value_names().unwrap_or_default() {
+            tag += &format!(" \\fI{}\\fR", escape(value));
+        }
     }
     tag
 }

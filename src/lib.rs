@@ -65,6 +65,12 @@ pub mod docs {
         ]
     }
 
+    /// `command` in lines of at most `width` columns, broken where a shell goes on with the
+    /// next line (see `--help`'s examples).
+    pub fn continued_lines(command: &str, width: usize) -> Vec<String> {
+        crate::examples::continued_lines(command, width)
+    }
+
     /// `(name, meaning)` rows of the attempt's environment, of a hook's, and of the variables
     /// the tool reads.
     pub fn environment() -> [Vec<(&'static str, &'static str)>; 3] {

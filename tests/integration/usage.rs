@@ -27,6 +27,10 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
     (&["--base", "-1s", "true"], &["--base", "'-1s'", "negative"]),
     (&["simulate", "lod"], &["'lod'", "did you mean 'load'?"]),
     (
+        &["--retry-on-output", "error:\n    4", "false"],
+        &["--retry-on-output", "line break", "one line"],
+    ),
+    (
         &["--on-retry", "--", "false"],
         &["--on-retry", "'--'", "not a shell line"],
     ),
@@ -281,5 +285,28 @@ fn with_json_logs_every_line_is_json_errors_before_the_first_attempt_included() 
         assert_eq!(events[1]["status"], 125, "{run}");
         assert_eq!(events[1]["reason"], "error", "{run}");
         assert_eq!(events[1]["error"], events[0]["message"], "{run}");
+    }
+}
+
+#[test]
+fn the_help_examples_paste_as_shown_at_80_and_100_columns() {
+    for columns in ["80", "100"] {
+        let run = retry(["--help"]).env("COLUMNS", columns).run();
+        run.expect_code(0);
+        let help = run.stdout();
+        let examples = help.split("Examples:\n").nth(1).expect("an Examples block");
+        let examples = examples.split("\n\n").next().unwrap_or_default();
+        assert!(
+            examples.lines().all(|line| line.len() <= 80),
+            "an example's line past 80 columns at COLUMNS={columns}\n{examples}"
+        );
+        // A shell joins a line that ends in a backslash with the next.
+        let pasted = help.replace(" \\\n      ", " ");
+        for (_, command) in retry_exec::docs::examples()[0] {
+            assert!(
+                pasted.contains(&format!("    {command}\n")),
+                "{command} does not paste as one command at COLUMNS={columns}\n{help}"
+            );
+        }
     }
 }

@@ -239,18 +239,10 @@ impl Roff {
             self.text(what);
             self.line(".RS 4");
             self.line(".EX");
-            let mut line = String::new();
-            for word in command.split(' ') {
-                let word = escape(word);
-                if !line.is_empty() && line.len() + word.len() > WIDTH - 8 {
-                    self.line(&format!("{line} \\e"));
-                    line = "    ".into();
-                } else if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(&word);
+            // Broken where a shell goes on with the next line, never inside quotes.
+            for line in docs::continued_lines(command, WIDTH - 8) {
+                self.line(&escape(&line));
             }
-            self.line(&line);
             self.line(".EE");
             self.line(".RE");
         }

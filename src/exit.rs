@@ -157,6 +157,7 @@ mod tests {
         RunEnd {
             attempts: 1,
             last: last.map(Termination::Exited),
+            last_unready: false,
             reason,
             elapsed: Duration::ZERO,
             report_error: None,

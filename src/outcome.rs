@@ -27,6 +27,8 @@ pub(crate) struct AttemptOutcome {
     pub(crate) reset: bool,
     /// What the command asked for, a wait capped at `--max-requested-wait`.
     pub(crate) requested: Option<Requested>,
+    /// It exited with a success status, but without the `--success-on-output` match it needed.
+    pub(crate) unready: bool,
     pub(crate) next: Next,
 }
 
@@ -93,6 +95,17 @@ pub(crate) enum WaitCause {
     Requested,
 }
 
+/// A wait the time left before the deadline could not hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shortfall {
+    /// The wait the next attempt needed.
+    pub(crate) wait: Duration,
+    /// Whose wait it was.
+    pub(crate) cause: WaitCause,
+    /// The time left before the deadline.
+    pub(crate) left: Duration,
+}
+
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Reason {
@@ -104,8 +117,10 @@ pub(crate) enum Reason {
     NotRetryable(Refusal),
     /// The command could not be started: how, and why in words.
     SpawnFailed(SpawnFailure, String),
-    /// `--max-time` ended the last attempt, or leaves no time for the next wait.
+    /// `--max-time` ended the last attempt, or leaves no time for another.
     Deadline,
+    /// The wait before the next attempt would end at or past the `--max-time` deadline.
+    WaitPastDeadline(Shortfall),
     /// The tool received this signal at this moment of the run, and stops.
     Interrupted(Signal, Moment),
     /// The retry budget has no token for another attempt in time (before `--max-time`, within
@@ -184,7 +199,7 @@ impl Reason {
             Reason::Exhausted => "exhausted",
             Reason::NotRetryable(_) => "not_retryable",
             Reason::SpawnFailed(..) => "spawn_failed",
-            Reason::Deadline => "deadline",
+            Reason::Deadline | Reason::WaitPastDeadline(_) => "deadline",
             Reason::Interrupted(..) => "interrupted",
             Reason::Budget | Reason::BudgetUnavailable => "budget",
             Reason::OutputLost(_) => "output_lost",
@@ -240,6 +255,9 @@ pub(crate) struct RunEnd {
     pub(crate) attempts: u64,
     /// How the last attempt ended, if one ran (a command that could not start did not).
     pub(crate) last: Option<Termination>,
+    /// The last attempt exited with a success status, but without the `--success-on-output`
+    /// match it needed.
+    pub(crate) last_unready: bool,
     pub(crate) reason: Reason,
     /// From the start of the run to its end.
     pub(crate) elapsed: Duration,

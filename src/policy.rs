@@ -156,11 +156,9 @@ impl Policy {
     /// status allows to retry (it can be in neither `--retry-on` nor `--stop-on`). The other
     /// output conditions apply only to failures, and only where the status allows a retry.
     pub(crate) fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
-        let by_status = match self.classify_status(status) {
-            Classification::Success if self.requires_success_match && output.success.is_none() => {
-                Classification::Retryable
-            }
-            classification => classification,
+        let by_status = match self.is_unready(status, output) {
+            true => Classification::Retryable,
+            false => self.classify_status(status),
         };
         match by_status {
             Classification::Retryable if output.stop.is_some() => {
@@ -171,6 +169,13 @@ impl Policy {
             }
             classification => classification,
         }
+    }
+
+    /// Whether `status` is a success but `output` lacks the `--success-on-output` match it needs.
+    pub(crate) fn is_unready(&self, status: u8, output: &OutputMatch) -> bool {
+        self.requires_success_match
+            && output.success.is_none()
+            && self.classify_status(status) == Classification::Success
     }
 
     fn classify_status(&self, status: u8) -> Classification {

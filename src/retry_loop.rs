@@ -13,7 +13,7 @@ use crate::backoff::Schedule;
 use crate::budget::{Counted, Reservation, RetryBudget};
 use crate::duration::format_duration;
 use crate::outcome::{
-    AttemptOutcome, Hook, HookEnd, Moment, Next, Reason, RunEnd, SpawnFailure, WaitCause,
+    AttemptOutcome, Hook, HookEnd, Moment, Next, Reason, RunEnd, Shortfall, SpawnFailure, WaitCause,
 };
 use crate::output::copy::CopyOutcome;
 use crate::output::copy::HeldOutput;
@@ -154,7 +154,10 @@ pub(crate) struct Parts<'a, W, A, C, B, R, H, S> {
 
 /// How the attempts ended: which was the last made (none before the first), how it ended, and
 /// why the run stops.
-type Ending = (Option<Numbering>, Option<Termination>, Reason);
+type Ending = (Option<Numbering>, Option<Last>, Reason);
+
+/// How the last attempt ended, and whether its success status lacked the output match it needed.
+type Last = (Termination, bool);
 
 /// Run attempts until success or giving up, waiting between them as the waits say, taking a
 /// budget token for each retry, releasing each attempt's held output as its outcome says, and
@@ -181,7 +184,7 @@ where
     if reason.gives_up() {
         let status = match &reason {
             Reason::SpawnFailed(failure, _) => crate::exit::Exit::from(*failure).status(),
-            _ => last.map_or(0, Termination::status),
+            _ => last.map_or(0, |(termination, _)| termination.status()),
         };
         let call = HookCall {
             hook: Hook::OnGiveUp,
@@ -196,7 +199,8 @@ where
     }
     RunEnd {
         attempts,
-        last,
+        last: last.map(|(termination, _)| termination),
+        last_unready: last.is_some_and(|(_, unready)| unready),
         reason,
         elapsed: parts.clock.now().saturating_duration_since(start),
         report_error: None,
@@ -315,6 +319,7 @@ where
             }
             Released::Failed(message) => next = Next::Stop(Reason::OutputLost(message)),
         }
+        let unready = rules.policy.is_unready(status, &report.output.matched);
         let outcome = AttemptOutcome {
             numbering,
             termination: report.termination,
@@ -322,13 +327,14 @@ where
             matched: report.output.matched,
             reset,
             requested: requested.map(|(requested, _)| requested),
+            unready,
             next,
         };
         sink.emit(&Event::AttemptEnd(outcome.clone()));
-        let last = Some(outcome.termination);
-        let wait = match outcome.next {
+        let last = Some((outcome.termination, outcome.unready));
+        let (wait, cause) = match outcome.next {
             Next::Stop(reason) => return (Some(numbering), last, reason),
-            Next::Retry { wait, .. } => wait,
+            Next::Retry { wait, cause } => (wait, cause),
         };
         let call = HookCall {
             hook: Hook::OnRetry,
@@ -345,8 +351,12 @@ where
             );
         }
         // The hook's time counts: a wait that now ends at or past the deadline is not waited.
-        if deadline.is_some_and(|deadline| clock.now() + wait >= deadline) {
-            return (Some(numbering), last, Reason::Deadline);
+        if let Some(deadline) = deadline
+            && clock.now() + wait >= deadline
+        {
+            let left = deadline.saturating_duration_since(clock.now());
+            let shortfall = Shortfall { wait, cause, left };
+            return (Some(numbering), last, Reason::WaitPastDeadline(shortfall));
         }
         if let Some(signal) = clock.sleep(wait) {
             return (
@@ -435,8 +445,10 @@ fn schedule_retry(
         false => (backoff, WaitCause::Backoff),
     };
     let room = deadline.map(|deadline| deadline.saturating_duration_since(now));
-    if room.is_some_and(|room| wait >= room) {
-        return Next::Stop(Reason::Deadline);
+    if let Some(left) = room
+        && wait >= left
+    {
+        return Next::Stop(Reason::WaitPastDeadline(Shortfall { wait, cause, left }));
     }
     match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
         Reservation::Refused => Next::Stop(Reason::Budget),
@@ -604,6 +616,16 @@ mod tests {
             max_requested_wait: Duration::from_secs(900),
             depth: 1,
         }
+    }
+
+    /// A run's end for a `cause`'s wait of `wait` ms that `left` ms before the deadline cannot
+    /// hold.
+    fn past(wait: u64, cause: WaitCause, left: u64) -> Reason {
+        Reason::WaitPastDeadline(Shortfall {
+            wait: Duration::from_millis(wait),
+            cause,
+            left: Duration::from_millis(left),
+        })
     }
 
     /// A budget that answers as scripted (then grants at once), recording what it was asked.
@@ -799,6 +821,7 @@ mod tests {
     fn waits_announced(out: &Outcome) -> Vec<(Duration, WaitCause)> {
         let waits = out.events.iter().filter_map(|event| match event {
             Event::AttemptEnd(AttemptOutcome {
+                unready: false,
                 next: Next::Retry { wait, cause },
                 ..
             }) => Some((*wait, *cause)),
@@ -824,6 +847,7 @@ mod tests {
         assert!(matches!(
             out.events.last(),
             Some(Event::AttemptEnd(AttemptOutcome {
+                unready: false,
                 next: Next::Stop(Reason::Exhausted),
                 ..
             }))
@@ -890,7 +914,8 @@ mod tests {
         rules.max_time = Some(Duration::from_millis(2_500));
         // Waits are 1s, then 2s: the second would end at 3s, past the 2.5s deadline.
         let out = run_script(&rules, exits(&[1, 1]));
-        assert_eq!(summary(&out), (1, 2, Reason::Deadline));
+        let shortfall = past(2_000, WaitCause::Backoff, 1_500);
+        assert_eq!(summary(&out), (1, 2, shortfall));
         assert_eq!(out.slept, [Duration::from_secs(1)]);
         let deadline = Some(out.start + Duration::from_millis(2_500));
         assert_eq!(out.attempts.deadlines, [deadline, deadline]);
@@ -1099,7 +1124,8 @@ mod tests {
         );
         capped.max_time = Some(Duration::from_secs(20));
         let out = run_script(&capped, vec![asking(1, long, &[])]);
-        assert_eq!(summary(&out), (1, 1, Reason::Deadline));
+        let shortfall = past(30_000, WaitCause::Requested, 20_000);
+        assert_eq!(summary(&out), (1, 1, shortfall));
     }
 
     #[test]
@@ -1249,7 +1275,7 @@ mod tests {
         let out = run_hooked(&bounded, exits(&[1]), hooks);
         assert_eq!(
             summary(&out),
-            (1, 1, Reason::Deadline),
+            (1, 1, past(1_000, WaitCause::Backoff, 1_000)),
             "its 1s wait would end past it"
         );
         let deadline = out.start + Duration::from_secs(10);
@@ -1331,7 +1357,8 @@ mod tests {
         let mut rules = rules("5", None);
         rules.max_time = Some(Duration::from_millis(500));
         let out = run_script(&rules, exits(&[1]));
-        assert_eq!(summary(&out), (1, 1, Reason::Deadline));
+        let shortfall = past(1_000, WaitCause::Backoff, 500);
+        assert_eq!(summary(&out), (1, 1, shortfall));
         assert!(out.budget.asked.is_empty());
     }
 

@@ -621,6 +621,7 @@ mod tests {
         let end = RunEnd {
             attempts: 0,
             last: None,
+            last_unready: false,
             reason: Reason::Exhausted,
             elapsed: Duration::ZERO,
             report_error: None,

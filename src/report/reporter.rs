@@ -154,6 +154,7 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
+            unready: false,
             next,
         }
     }
@@ -179,6 +180,7 @@ mod tests {
             Event::Done(RunEnd {
                 attempts: 2,
                 last: Some(Termination::Exited(7)),
+                last_unready: false,
                 reason: refused,
                 elapsed: Duration::from_millis(1530),
                 report_error: None,
@@ -262,6 +264,7 @@ mod tests {
             let end = RunEnd {
                 attempts: 1,
                 last: Some(Termination::Exited(0)),
+                last_unready: false,
                 reason: Reason::Interrupted(Signal::TERM, moment),
                 elapsed: Duration::ZERO,
                 report_error: None,
@@ -347,6 +350,7 @@ mod tests {
             let not_found = RunEnd {
                 attempts: 1,
                 last: None,
+                last_unready: false,
                 reason: Reason::SpawnFailed(
                     crate::outcome::SpawnFailure::NotFound,
                     "command not found: x".into(),

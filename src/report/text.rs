@@ -6,7 +6,7 @@
 use crate::duration::format_duration;
 use crate::exit::Exit;
 use crate::outcome::{
-    AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, WaitCause,
+    AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, Shortfall, WaitCause,
 };
 use crate::report::events::Event;
 use crate::signals::Signal;
@@ -62,6 +62,7 @@ fn describe(outcome: &AttemptOutcome) -> String {
             let took = format_duration(outcome.duration);
             format!("{attempt} timed out after {took} (status 124)")
         }
+        termination if outcome.unready => format!("{attempt} {}", unready(termination)),
         termination => format!("{attempt} {}", ended(termination)),
     };
     match outcome.reset {
@@ -82,6 +83,25 @@ fn end_lines(end: &RunEnd) -> Vec<String> {
         lines.push(format!("retry: {error}; so retry exits {status}"));
     }
     lines
+}
+
+/// The wait a deadline could not hold, and whose: "the next wait, 2s,".
+fn needed_wait(shortfall: &Shortfall) -> String {
+    let wait = format_duration(shortfall.wait);
+    match shortfall.cause {
+        WaitCause::Requested => format!("the wait the command asked for, {wait},"),
+        WaitCause::Budget => format!("the wait for a budget token, {wait},"),
+        WaitCause::Backoff | WaitCause::Splay => format!("the next wait, {wait},"),
+    }
+}
+
+/// An attempt whose success status lacked the `--success-on-output` match, in words that follow
+/// "attempt 2/5" or "the last".
+fn unready(termination: Termination) -> String {
+    format!(
+        "exited {} without the --success-on-output match",
+        termination.status()
+    )
 }
 
 /// How an attempt ended, in words that follow "attempt 2/5" or "the last".
@@ -121,7 +141,10 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         1 => "1 attempt".to_string(),
         n => format!("{n} attempts"),
     };
-    let last = end.last.map(ended).unwrap_or_default();
+    let last = match (end.last, end.last_unready) {
+        (Some(termination), true) => unready(termination),
+        (last, _) => last.map(ended).unwrap_or_default(),
+    };
     let exits = match (end.last.map(Termination::status), &end.report_error) {
         (Some(last), None) if last != status => format!(", so retry exits {status}"),
         _ => String::new(),
@@ -148,6 +171,12 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         Reason::Deadline => format!(
             "retry: giving up after {attempts}: --max-time leaves no time for another; \
              the last {last}{exits}"
+        ),
+        Reason::WaitPastDeadline(shortfall) => format!(
+            "retry: giving up after {attempts}: {} would end past the --max-time deadline, \
+             {} away; the last {last}{exits}",
+            needed_wait(shortfall),
+            format_duration(shortfall.left)
         ),
         Reason::StopRequested => format!(
             "retry: giving up after {attempts}: the command asked not to be retried; the last \

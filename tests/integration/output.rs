@@ -365,3 +365,21 @@ fn reading(stream: &str) -> Invocation {
     ])
     .args(["--retry-on-output", "try again", "--", "sh", "-c"])
 }
+
+#[test]
+fn a_success_status_without_the_ready_match_is_said_as_such() {
+    retry([
+        "--success-on-output",
+        "ready",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "true",
+    ])
+    .run()
+    .expect_code(1)
+    .expect_stderr("attempt 1/2 exited 0 without the --success-on-output match; retrying")
+    .expect_stderr("the last exited 0 without the --success-on-output match, so retry exits 1")
+    .expect_no_stderr("failed with exit status 0");
+}

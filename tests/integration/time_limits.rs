@@ -82,3 +82,39 @@ fn the_timeout_signal_reaches_a_command_that_traps_it() {
         .expect_code(125)
         .expect_stderr("invalid value 'TERMINATE' for '--timeout-signal <SIGNAL>'");
 }
+
+#[test]
+fn giving_up_early_for_max_time_says_the_wait_and_the_time_left() {
+    retry([
+        "-n",
+        "2",
+        "--jitter",
+        "none",
+        "--base",
+        "10s",
+        "--max-time",
+        "5s",
+        "false",
+    ])
+    .run()
+    .expect_code(1)
+    .expect_stderr(
+        "giving up after 1 attempt: the next wait, 10s, would end past the --max-time deadline, ",
+    )
+    .expect_stderr(" away; the last failed with exit status 1");
+    let asking = "echo 30s > \"$RETRY_AFTER_FILE\"; exit 1";
+    retry([
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "--max-time",
+        "5s",
+        "sh",
+        "-c",
+        asking,
+    ])
+    .run()
+    .expect_code(1)
+    .expect_stderr("the wait the command asked for, 30s, would end past the --max-time deadline");
+}

@@ -14,6 +14,8 @@ _retry() {
             -*) ;;
             simulate) if ((i == 1)); then _retry_simulate; return; fi
                 _command_offset $i; return ;;
+            budget) if ((i == 1)); then _retry_budget; return; fi
+                _command_offset $i; return ;;
             *) _command_offset $i; return ;;
         esac
     done
@@ -58,10 +60,26 @@ _retry() {
         return
     fi
     _command_offset $cword
-    if ((cword == 1)); then COMPREPLY+=($(compgen -W simulate -- "$cur")); fi
+    if ((cword == 1)); then COMPREPLY+=($(compgen -W 'simulate budget' -- "$cur")); fi
 }
 
 _retry_simulate() {
+    case ${words[2]} in
+        load) _retry_simulate_load ;;
+        contention) _retry_simulate_contention ;;
+        *) _retry_simulate_contention
+            if ((cword == 2)) && [[ $cur != -* ]]; then
+                COMPREPLY+=($(compgen -W 'contention load' -- "$cur"))
+            fi ;;
+    esac
+}
+
+_retry_budget() {
+    if ((cword == 2)); then COMPREPLY=($(compgen -W show -- "$cur")); return; fi
+    if [[ ${words[2]} == show ]]; then _retry_budget_show; fi
+}
+
+_retry_simulate_contention() {
     case $prev in
         --clients) :; return ;;
         --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
@@ -74,6 +92,37 @@ _retry_simulate() {
         --svg) _filedir; return ;;
     esac
     COMPREPLY=($(compgen -W '--clients --jitter --base --cap --multiplier --trials --seed --csv --svg -h --help' -- "$cur"))
+}
+
+_retry_simulate_load() {
+    case $prev in
+        --failure-rates) :; return ;;
+        --policies) COMPREPLY=($(compgen -W 'none retries bucket budget' -- "$cur")); return ;;
+        --retries) :; return ;;
+        --clients) :; return ;;
+        --rate) :; return ;;
+        --base) :; return ;;
+        --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
+        --budget-rate) :; return ;;
+        --budget-ratio) :; return ;;
+        --budget-window) :; return ;;
+        --duration) :; return ;;
+        --trials) :; return ;;
+        --seed) :; return ;;
+        --csv) _filedir; return ;;
+        --svg) _filedir; return ;;
+    esac
+    COMPREPLY=($(compgen -W '--failure-rates --policies --retries --clients --rate --serial --backoff --base --jitter --budget-rate --budget-ratio --budget-window --shared --duration --trials --seed --csv --svg -h --help' -- "$cur"))
+}
+
+_retry_budget_show() {
+    case $prev in
+        --budget-store) :; return ;;
+        --budget-password-file) _filedir; return ;;
+        --budget-dir) _filedir -d; return ;;
+        --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
+    esac
+    COMPREPLY=($(compgen -W '--budget-store --budget-password-file --budget-dir --log-format -h --help' -- "$cur"))
 }
 
 complete -F _retry retry

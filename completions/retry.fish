@@ -33,23 +33,44 @@ function __retry_command_tokens
     return 1
 end
 
-function __retry_simulating
+# Whether the line so far is `retry WORDS...`, with at least as many tokens.
+function __retry_words
     set -l tokens (commandline -opc)
-    test "$tokens[2]" = simulate
+    for i in (seq (count $argv))
+        set -l at (math $i + 1)
+        test "$tokens[$at]" = $argv[$i]; or return 1
+    end
+end
+
+# Whether the token being completed is the one after `retry WORDS...`.
+function __retry_after
+    __retry_words $argv; and test (count (commandline -opc)) = (math (count $argv) + 1)
+end
+
+function __retry_subcommand
+    __retry_words simulate; or __retry_words budget
+end
+
+function __retry_simulating_contention
+    __retry_words simulate; and not __retry_words simulate load
 end
 
 function __retry_own
-    not __retry_simulating; and not __retry_command_tokens >/dev/null
+    not __retry_subcommand; and not __retry_command_tokens >/dev/null
 end
 
 complete -c retry -f
-complete -c retry -n 'not __retry_simulating; and __retry_command_tokens >/dev/null' -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'
-complete -c retry -n 'not __retry_simulating; and test (count (commandline -opc)) = 1' -a simulate -d 'Run the contention simulator'
+complete -c retry -n 'not __retry_subcommand; and __retry_command_tokens >/dev/null' -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'
+complete -c retry -n 'not __retry_subcommand; and test (count (commandline -opc)) = 1' -a simulate -d 'Rerun the experiments behind this tool\'s defaults, with its own code'
+complete -c retry -n 'not __retry_subcommand; and test (count (commandline -opc)) = 1' -a budget -d 'Print a budget\'s state now: its tokens, its counters, and when it will be full'
+complete -c retry -n '__retry_after simulate' -a contention -d 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment (the default)'
+complete -c retry -n '__retry_after simulate' -a load -d 'Rerun Brooker\'s retries-and-load experiment, with this tool\'s budget among the policies'
+complete -c retry -n '__retry_after budget' -a show -d 'Print a budget\'s state now: its tokens, its counters, and when it will be full'
 complete -c retry -n __retry_own -s n -l max-attempts -x -d 'Make at most N attempts in total, the first included'
 complete -c retry -n __retry_own -l base -x -d 'The first wait; later ones grow from it'
 complete -c retry -n __retry_own -l cap -x -d 'The longest single wait'
 complete -c retry -n __retry_own -l multiplier -x -d 'Growth of the longest wait per retry'
-complete -c retry -n __retry_own -l jitter -x -a 'none full equal decorrelated' -d 'How the waits are spread'
+complete -c retry -n __retry_own -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'How the waits are spread'
 complete -c retry -n __retry_own -l reset-after -x -d 'Start over after a failure this long'
 complete -c retry -n __retry_own -l seed -x -d 'Seed the jitter: a number, or \'host\''
 complete -c retry -n __retry_own -l plan -d 'Print the waits, and run nothing'
@@ -59,10 +80,10 @@ complete -c retry -n __retry_own -l success-on -x -d 'Exit statuses that count a
 complete -c retry -n __retry_own -l retry-on-output -x -d 'Retry only if a line of output matches'
 complete -c retry -n __retry_own -l stop-on-output -x -d 'Never retry if a line of output matches'
 complete -c retry -n __retry_own -l success-on-output -x -d 'Succeed only once a line of output matches'
-complete -c retry -n __retry_own -l output-stream -x -a 'both stdout stderr' -d 'Which streams the output conditions read'
+complete -c retry -n __retry_own -l output-stream -x -a '(printf "%s\t%s\n" "both" "Stdout and stderr" "stdout" "Stdout only" "stderr" "Stderr only")' -d 'Which streams the output conditions read'
 complete -c retry -n __retry_own -l retry-after-output -x -d 'Wait as long as a line of output asks'
 complete -c retry -n __retry_own -l max-requested-wait -x -d 'The longest requested wait honoured'
-complete -c retry -n __retry_own -l nested -x -a 'once retry quiet' -d 'Inside another retry: once, retry or quiet'
+complete -c retry -n __retry_own -l nested -x -a '(printf "%s\t%s\n" "once" "One attempt: the outer layer does the retrying" "retry" "Retry as usual, warning of the attempts the layers multiply to" "quiet" "Retry as usual, without the warning")' -d 'Inside another retry: once, retry or quiet'
 complete -c retry -n __retry_own -s t -l timeout -x -d 'Time limit of one attempt (status 124)'
 complete -c retry -n __retry_own -l max-time -x -d 'Time limit of the whole run'
 complete -c retry -n __retry_own -l timeout-signal -x -d 'The signal a time limit sends first'
@@ -74,7 +95,7 @@ complete -c retry -n __retry_own -l on-retry -x -d 'Run SHELL_LINE before each r
 complete -c retry -n __retry_own -l on-give-up -x -d 'Run SHELL_LINE once when the run gives up'
 complete -c retry -n __retry_own -l hold-output -d 'Write only the successful attempt\'s stdout'
 complete -c retry -n __retry_own -l report -r -F -d 'Write a JSON summary of the run to FILE'
-complete -c retry -n __retry_own -l log-format -x -a 'text json' -d 'text, or json: one object a line'
+complete -c retry -n __retry_own -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'text, or json: one object a line'
 complete -c retry -n __retry_own -s q -l quiet -d 'Say nothing of the tool\'s own'
 complete -c retry -n __retry_own -s v -l verbose -d 'Also say each attempt\'s start and a success'
 complete -c retry -n __retry_own -l splay -x -d 'A random wait below DURATION before the first attempt'
@@ -84,17 +105,41 @@ complete -c retry -n __retry_own -l budget-ratio -x -d 'Also earn R tokens per f
 complete -c retry -n __retry_own -l budget-window -x -d 'How long earned tokens last'
 complete -c retry -n __retry_own -l budget-store -x -d 'Where the budget lives: file, or redis://HOST'
 complete -c retry -n __retry_own -l budget-password-file -r -F -d 'Read the store\'s password from FILE'
-complete -c retry -n __retry_own -l budget-store-fail -x -a 'open closed' -d 'When the budget cannot be used: open or closed'
+complete -c retry -n __retry_own -l budget-store-fail -x -a '(printf "%s\t%s\n" "open" "Warn once, and use the file store on this machine for the rest of the run" "closed" "Count it as no token: the run gives up with reason `budget`")' -d 'When the budget cannot be used: open or closed'
 complete -c retry -n __retry_own -l budget-dir -r -F -d 'Where the file store keeps budgets'
 complete -c retry -n __retry_own -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n __retry_own -s V -l version -d 'Print version'
-complete -c retry -n __retry_simulating -l clients -x -d 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'
-complete -c retry -n __retry_simulating -l jitter -x -a 'none full equal decorrelated' -d 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown'
-complete -c retry -n __retry_simulating -l base -x -d 'The first wait, and the scale of the others (e.g. 5ms)'
-complete -c retry -n __retry_simulating -l cap -x -d 'The longest single wait'
-complete -c retry -n __retry_simulating -l multiplier -x -d 'Growth of the longest possible wait per retry; a number of at least 1'
-complete -c retry -n __retry_simulating -l trials -x -d 'Run N trials per strategy and client count; the table reports their mean and spread'
-complete -c retry -n __retry_simulating -l seed -x -d 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
-complete -c retry -n __retry_simulating -l csv -r -F -d 'Also write every statistic to FILE as CSV, one row per point of the table'
-complete -c retry -n __retry_simulating -l svg -r -F -d 'Also draw the table\'s means to FILE as SVG, one line per strategy or policy'
-complete -c retry -n __retry_simulating -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -n __retry_simulating_contention -l clients -x -d 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'
+complete -c retry -n __retry_simulating_contention -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown'
+complete -c retry -n __retry_simulating_contention -l base -x -d 'The first wait, and the scale of the others (e.g. 5ms)'
+complete -c retry -n __retry_simulating_contention -l cap -x -d 'The longest single wait'
+complete -c retry -n __retry_simulating_contention -l multiplier -x -d 'Growth of the longest possible wait per retry; a number of at least 1'
+complete -c retry -n __retry_simulating_contention -l trials -x -d 'Run N trials per strategy and client count; the table reports their mean and spread'
+complete -c retry -n __retry_simulating_contention -l seed -x -d 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
+complete -c retry -n __retry_simulating_contention -l csv -r -F -d 'Also write every statistic to FILE as CSV, one row per point of the table'
+complete -c retry -n __retry_simulating_contention -l svg -r -F -d 'Also draw the table\'s means to FILE as SVG, one line per strategy or policy'
+complete -c retry -n __retry_simulating_contention -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -n '__retry_words simulate load' -l failure-rates -x -d 'Simulate these failure rates: the server\'s probability of failing a call, each from 0 to 1'
+complete -c retry -n '__retry_words simulate load' -l policies -x -a '(printf "%s\t%s\n" "none" "Never" "retries" "Up to N retries per request" "bucket" "Brooker\'s adaptive token bucket" "budget" "This tool\'s budget, up to N retries per request")' -d 'Compare these policies (a comma-separated list of none, retries, bucket and budget)'
+complete -c retry -n '__retry_words simulate load' -l retries -x -d 'The most retries per request, for retries and budget'
+complete -c retry -n '__retry_words simulate load' -l clients -x -d 'Simulate N clients'
+complete -c retry -n '__retry_words simulate load' -l rate -x -d 'Requests each client starts, on average, per unit of time (e.g. 10/s, 600/1m)'
+complete -c retry -n '__retry_words simulate load' -l serial -d 'Serial (closed-loop) clients: each keeps one request in flight, instead of starting them at Poisson moments'
+complete -c retry -n '__retry_words simulate load' -l backoff -d 'Wait between a request\'s retries as this tool\'s backoff says (--base, --jitter, a cap of 1m)'
+complete -c retry -n '__retry_words simulate load' -l base -x -d 'With --backoff, the first wait, and the scale of the others'
+complete -c retry -n '__retry_words simulate load' -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'With --backoff, the jitter: none, full, equal or decorrelated'
+complete -c retry -n '__retry_words simulate load' -l budget-rate -x -d 'The budget policy\'s --budget-rate: at most N tokens, N more every DURATION'
+complete -c retry -n '__retry_words simulate load' -l budget-ratio -x -d 'The budget policy\'s --budget-ratio: tokens earned per first try'
+complete -c retry -n '__retry_words simulate load' -l budget-window -x -d 'The budget policy\'s --budget-window: how long earned tokens last'
+complete -c retry -n '__retry_words simulate load' -l shared -d 'One budget shared by every client, as a fleet shares one on Redis, instead of one each'
+complete -c retry -n '__retry_words simulate load' -l duration -x -d 'How long clients start requests; those in flight then run to their end'
+complete -c retry -n '__retry_words simulate load' -l trials -x -d 'Run N trials per policy and failure rate; the table reports their mean and spread'
+complete -c retry -n '__retry_words simulate load' -l seed -x -d 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
+complete -c retry -n '__retry_words simulate load' -l csv -r -F -d 'Also write every statistic to FILE as CSV, one row per point of the table'
+complete -c retry -n '__retry_words simulate load' -l svg -r -F -d 'Also draw the table\'s means to FILE as SVG, one line per strategy or policy'
+complete -c retry -n '__retry_words simulate load' -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -n '__retry_words budget show' -l budget-store -x -d 'Where the budget lives: file, or a redis:// URL, as runs give it [default: $RETRY_BUDGET_STORE, or file]'
+complete -c retry -n '__retry_words budget show' -l budget-password-file -r -F -d 'Read the store\'s password from the first line of FILE, as runs do'
+complete -c retry -n '__retry_words budget show' -l budget-dir -r -F -d 'Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]'
+complete -c retry -n '__retry_words budget show' -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'Print the state as text, or as one JSON object (json)'
+complete -c retry -n '__retry_words budget show' -s h -l help -d 'Print help (see more with \'--help\')'

@@ -27,6 +27,14 @@ fn bash_offers(line: &str) -> Vec<String> {
 
 /// What fish offers for `line`.
 fn fish_offers(line: &str) -> Vec<String> {
+    fish_lines(line)
+        .iter()
+        .map(|line| line.split('\t').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// What fish offers for `line`, each offer with its description after a tab.
+fn fish_lines(line: &str) -> Vec<String> {
     let script = format!(
         "source {}/completions/retry.fish; complete -C '{line}'",
         env!("CARGO_MANIFEST_DIR")
@@ -41,10 +49,7 @@ fn fish_offers(line: &str) -> Vec<String> {
         .env("XDG_DATA_HOME", home.path("data"))
         .run();
     run.expect_code(0);
-    run.stdout()
-        .lines()
-        .map(|line| line.split('\t').next().unwrap_or_default().to_string())
-        .collect()
+    run.stdout().lines().map(String::from).collect()
 }
 
 /// What zsh offers for `line`, run in a pseudo-terminal with the completions on its `$fpath`.
@@ -127,4 +132,51 @@ fn retrys_own_options_complete_with_their_values() {
         assert_offers(shell, &offers("retry --log-format "), &["json"], &[]);
         assert_offers(shell, &offers("retry simulate --cli"), &["--clients"], &[]);
     }
+}
+
+#[test]
+fn the_subcommands_complete_with_their_own_words_and_options() {
+    for (shell, offers) in shells() {
+        assert_offers(shell, &offers("retry sim"), &["simulate"], &[]);
+        assert_offers(shell, &offers("retry bud"), &["budget"], &[]);
+        assert_offers(
+            shell,
+            &offers("retry simulate "),
+            &["load", "contention"],
+            &[],
+        );
+        assert_offers(shell, &offers("retry simulate lo"), &["load"], &[]);
+        assert_offers(shell, &offers("retry budget "), &["show"], &[]);
+        // Each experiment's options, and never the other's.
+        let load = offers("retry simulate load --");
+        assert_offers(shell, &load, &["--policies", "--serial"], &["--multiplier"]);
+        let contention = offers("retry simulate contention --");
+        assert_offers(shell, &contention, &["--multiplier"], &["--policies"]);
+        assert_offers(
+            shell,
+            &offers("retry simulate --mul"),
+            &["--multiplier"],
+            &[],
+        );
+        let show = offers("retry budget show --budget-");
+        assert_offers(
+            shell,
+            &show,
+            &["--budget-store", "--budget-dir"],
+            &["--budget-rate"],
+        );
+    }
+}
+
+#[test]
+fn fish_says_what_each_value_means() {
+    let offered = fish_lines("retry --jitter ");
+    let described = |word: &str| {
+        offered
+            .iter()
+            .find(|line| line.starts_with(&format!("{word}\t")))
+            .map(|line| line.split('\t').nth(1).unwrap_or_default().to_string())
+            .unwrap_or_else(|| panic!("fish offers no {word}: {offered:?}"))
+    };
+    assert_ne!(described("full"), described("none"), "{offered:?}");
 }

@@ -13,8 +13,8 @@ use clap::{Arg, ArgAction, Command};
 enum Value {
     /// Nothing: a switch.
     Nothing,
-    /// One of these words.
-    OneOf(Vec<String>),
+    /// One of these words, each with what it means.
+    OneOf(Vec<(String, String)>),
     /// A file name.
     File,
     /// A directory name.
@@ -54,10 +54,16 @@ fn value_of(arg: &Arg) -> Value {
     if !matches!(arg.get_action(), ArgAction::Set | ArgAction::Append) {
         return Value::Nothing;
     }
-    let possible: Vec<String> = arg
+    let possible: Vec<(String, String)> = arg
         .get_possible_values()
         .iter()
-        .map(|value| value.get_name().to_string())
+        .map(|value| {
+            let help = value
+                .get_help()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            (value.get_name().to_string(), help)
+        })
         .collect();
     if !possible.is_empty() {
         return Value::OneOf(possible);
@@ -84,6 +90,63 @@ impl Flag {
     }
 }
 
+/// The words of a value that is one of several.
+fn names_of(words: &[(String, String)]) -> String {
+    words
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The subcommands the completions know, each with the command whose options it takes (the
+/// contention experiment's are `retry simulate`'s, with or without the word).
+struct Subcommands {
+    /// `retry simulate` and `retry simulate contention`.
+    contention: Command,
+    /// What `contention` does.
+    contention_about: String,
+    /// `retry simulate load`.
+    load: Command,
+    /// `retry budget show`.
+    show: Command,
+}
+
+impl Subcommands {
+    fn of(command: &Command) -> Self {
+        let simulate = command.find_subcommand("simulate").expect("simulate");
+        Subcommands {
+            contention: simulate.clone(),
+            contention_about: simulate
+                .find_subcommand("contention")
+                .map(about)
+                .unwrap_or_else(|| about(simulate)),
+            load: simulate
+                .find_subcommand("load")
+                .expect("simulate load")
+                .clone(),
+            show: command
+                .find_subcommand("budget")
+                .and_then(|budget| budget.find_subcommand("show"))
+                .expect("budget show")
+                .clone(),
+        }
+    }
+}
+
+/// What a subcommand does, in a few words, from its definition; a group without words of its
+/// own (`budget`) takes its first subcommand's.
+fn about(command: &Command) -> String {
+    match command.get_about() {
+        Some(about) => about.to_string().trim_end_matches('.').to_string(),
+        None => command
+            .get_subcommands()
+            .next()
+            .map(about)
+            .unwrap_or_default(),
+    }
+}
+
 /// The names of the options that take a value, for skipping their values.
 fn value_names(flags: &[Flag]) -> Vec<String> {
     flags
@@ -99,7 +162,7 @@ const HEADER: &str = "completion for retry, written from its clap definition by 
 /// The bash completion; it needs bash-completion.
 pub(crate) fn bash(command: &Command) -> String {
     let own = flags(command);
-    let simulate = flags(command.find_subcommand("simulate").expect("simulate"));
+    let subcommands = Subcommands::of(command);
     let words = |flags: &[Flag]| {
         flags
             .iter()
@@ -125,6 +188,8 @@ pub(crate) fn bash(command: &Command) -> String {
          \x20           -*) ;;\n\
          \x20           simulate) if ((i == 1)); then _retry_simulate; return; fi\n\
          \x20               _command_offset $i; return ;;\n\
+         \x20           budget) if ((i == 1)); then _retry_budget; return; fi\n\
+         \x20               _command_offset $i; return ;;\n\
          \x20           *) _command_offset $i; return ;;\n\
          \x20       esac\n\
          \x20   done\n\
@@ -134,22 +199,42 @@ pub(crate) fn bash(command: &Command) -> String {
          \x20       return\n\
          \x20   fi\n\
          \x20   _command_offset $cword\n\
-         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W simulate -- \"$cur\")); fi\n\
+         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W 'simulate budget' -- \"$cur\")); fi\n\
          }}\n\n",
         skip = value_names(&own).join("|"),
         values = bash_values(&own),
         own = words(&own),
     );
-    script += &format!(
-        "_retry_simulate() {{\n\
-         {values}\
-         \x20   COMPREPLY=($(compgen -W '{simulate}' -- \"$cur\"))\n\
-         }}\n\n\
-         complete -F _retry retry\n",
-        values = bash_values(&simulate),
-        simulate = words(&simulate),
-    );
-    script
+    script += "_retry_simulate() {\n\
+               \x20   case ${words[2]} in\n\
+               \x20       load) _retry_simulate_load ;;\n\
+               \x20       contention) _retry_simulate_contention ;;\n\
+               \x20       *) _retry_simulate_contention\n\
+               \x20           if ((cword == 2)) && [[ $cur != -* ]]; then\n\
+               \x20               COMPREPLY+=($(compgen -W 'contention load' -- \"$cur\"))\n\
+               \x20           fi ;;\n\
+               \x20   esac\n\
+               }\n\n\
+               _retry_budget() {\n\
+               \x20   if ((cword == 2)); then COMPREPLY=($(compgen -W show -- \"$cur\")); return; fi\n\
+               \x20   if [[ ${words[2]} == show ]]; then _retry_budget_show; fi\n\
+               }\n\n";
+    for (name, subcommand) in [
+        ("simulate_contention", &subcommands.contention),
+        ("simulate_load", &subcommands.load),
+        ("budget_show", &subcommands.show),
+    ] {
+        let flags = flags(subcommand);
+        script += &format!(
+            "_retry_{name}() {{\n\
+             {values}\
+             \x20   COMPREPLY=($(compgen -W '{words}' -- \"$cur\"))\n\
+             }}\n\n",
+            values = bash_values(&flags),
+            words = words(&flags),
+        );
+    }
+    script + "complete -F _retry retry\n"
 }
 
 /// The `case $prev` that completes the value of an option, if the word is one.
@@ -160,7 +245,7 @@ fn bash_values(flags: &[Flag]) -> String {
             Value::OneOf(words) => {
                 format!(
                     "COMPREPLY=($(compgen -W '{}' -- \"$cur\"))",
-                    words.join(" ")
+                    names_of(words)
                 )
             }
             Value::File => "_filedir".into(),
@@ -175,7 +260,19 @@ fn bash_values(flags: &[Flag]) -> String {
 /// The zsh completion, for a directory on `$fpath`.
 pub(crate) fn zsh(command: &Command) -> String {
     let own = flags(command);
-    let simulate = flags(command.find_subcommand("simulate").expect("simulate"));
+    let subcommands = Subcommands::of(command);
+    let described = |pairs: &[(&str, String)]| {
+        pairs
+            .iter()
+            .map(|(name, about)| {
+                let about = about.replace('"', "").replace('\'', "'\\''");
+                format!("{name}\\:\"{about}\"")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let simulate = command.find_subcommand("simulate").expect("simulate");
+    let budget = command.find_subcommand("budget").expect("budget");
     format!(
         "#compdef retry\n\
          # zsh {HEADER}\n\
@@ -192,13 +289,32 @@ pub(crate) fn zsh(command: &Command) -> String {
          \x20   esac\n\
          \x20 done\n\
          \x20 if [[ $words[2] == simulate ]] && (( CURRENT > 2 )); then\n\
+         \x20   if [[ $words[3] == load ]] && (( CURRENT > 3 )); then\n\
+         \x20     shift 2 words; (( CURRENT -= 2 ))\n\
+         \x20     _arguments -S : \\\n{load}\n\
+         \x20     return\n\
+         \x20   fi\n\
+         \x20   if (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then\n\
+         \x20     _alternative 'experiments:experiment:(({experiments}))'\n\
+         \x20     return\n\
+         \x20   fi\n\
+         \x20   if [[ $words[3] == contention ]]; then shift words; (( CURRENT-- )); fi\n\
          \x20   shift words; (( CURRENT-- ))\n\
-         \x20   _arguments -S : \\\n{simulate}\n\
+         \x20   _arguments -S : \\\n{contention}\n\
+         \x20   return\n\
+         \x20 fi\n\
+         \x20 if [[ $words[2] == budget ]] && (( CURRENT > 2 )); then\n\
+         \x20   if (( CURRENT == 3 )); then\n\
+         \x20     _alternative 'budget-commands:budget command:(({show_word}))'\n\
+         \x20   elif [[ $words[3] == show ]]; then\n\
+         \x20     shift 2 words; (( CURRENT -= 2 ))\n\
+         \x20     _arguments -S : \\\n{show}\n\
+         \x20   fi\n\
          \x20   return\n\
          \x20 fi\n\
          \x20 if (( CURRENT == 2 )) && [[ $PREFIX != -* ]]; then\n\
          \x20   _alternative 'commands:command:_command_names -e' \\\n\
-         \x20     'retry-commands:retry command:((simulate\\:\"run the contention simulator\"))'\n\
+         \x20     'retry-commands:retry command:(({tools}))'\n\
          \x20   return\n\
          \x20 fi\n\
          \x20 _arguments -S -A '-*' : \\\n{own} \\\n\
@@ -207,7 +323,15 @@ pub(crate) fn zsh(command: &Command) -> String {
          _retry \"$@\"\n",
         skip = value_names(&own).join("|"),
         own = zsh_specs(&own),
-        simulate = zsh_specs(&simulate),
+        contention = zsh_specs(&flags(&subcommands.contention)),
+        load = zsh_specs(&flags(&subcommands.load)),
+        show = zsh_specs(&flags(&subcommands.show)),
+        experiments = described(&[
+            ("contention", subcommands.contention_about.clone()),
+            ("load", about(&subcommands.load)),
+        ]),
+        show_word = described(&[("show", about(&subcommands.show))]),
+        tools = described(&[("simulate", about(simulate)), ("budget", about(budget))]),
     )
 }
 
@@ -220,7 +344,7 @@ fn zsh_specs(flags: &[Flag]) -> String {
         let exclusive = names.join(" ");
         let action = match &flag.value {
             Value::Nothing => String::new(),
-            Value::OneOf(words) => format!(":value:({})", words.join(" ")),
+            Value::OneOf(words) => format!(":value:({})", names_of(words)),
             Value::File => ":file:_files".into(),
             Value::Directory => ":directory:_files -/".into(),
             Value::Text => ":value: ".into(),
@@ -243,7 +367,9 @@ fn zsh_specs(flags: &[Flag]) -> String {
 /// The fish completion, for `~/.config/fish/completions`.
 pub(crate) fn fish(command: &Command) -> String {
     let own = flags(command);
-    let simulate = flags(command.find_subcommand("simulate").expect("simulate"));
+    let subcommands = Subcommands::of(command);
+    let simulate = command.find_subcommand("simulate").expect("simulate");
+    let budget = command.find_subcommand("budget").expect("budget");
     let mut script = format!(
         "# fish {HEADER}\n\
          # After retry's own options, COMMAND completes as a command, and its arguments with its\n\
@@ -278,31 +404,86 @@ pub(crate) fn fish(command: &Command) -> String {
          \x20   end\n\
          \x20   return 1\n\
          end\n\n\
-         function __retry_simulating\n\
+         # Whether the line so far is `retry WORDS...`, with at least as many tokens.\n\
+         function __retry_words\n\
          \x20   set -l tokens (commandline -opc)\n\
-         \x20   test \"$tokens[2]\" = simulate\n\
+         \x20   for i in (seq (count $argv))\n\
+         \x20       set -l at (math $i + 1)\n\
+         \x20       test \"$tokens[$at]\" = $argv[$i]; or return 1\n\
+         \x20   end\n\
+         end\n\n\
+         # Whether the token being completed is the one after `retry WORDS...`.\n\
+         function __retry_after\n\
+         \x20   __retry_words $argv; and test (count (commandline -opc)) = (math (count $argv) + 1)\n\
+         end\n\n\
+         function __retry_subcommand\n\
+         \x20   __retry_words simulate; or __retry_words budget\n\
+         end\n\n\
+         function __retry_simulating_contention\n\
+         \x20   __retry_words simulate; and not __retry_words simulate load\n\
          end\n\n\
          function __retry_own\n\
-         \x20   not __retry_simulating; and not __retry_command_tokens >/dev/null\n\
+         \x20   not __retry_subcommand; and not __retry_command_tokens >/dev/null\n\
          end\n\n\
          complete -c retry -f\n\
-         complete -c retry -n 'not __retry_simulating; and __retry_command_tokens >/dev/null' \
-         -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'\n\
-         complete -c retry -n 'not __retry_simulating; and test (count (commandline -opc)) = 1' \
-         -a simulate -d 'Run the contention simulator'\n",
+         complete -c retry -n 'not __retry_subcommand; and __retry_command_tokens >/dev/null' \
+         -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'\n",
         skip = value_names(&own)
             .iter()
             .map(|name| format!("'{name}'"))
             .collect::<Vec<_>>()
             .join(" "),
     );
+    for (words, name, what) in [
+        ("", "simulate", about(simulate)),
+        ("", "budget", about(budget)),
+        (
+            "simulate",
+            "contention",
+            subcommands.contention_about.clone(),
+        ),
+        ("simulate", "load", about(&subcommands.load)),
+        ("budget", "show", about(&subcommands.show)),
+    ] {
+        let condition = match words {
+            "" => "not __retry_subcommand; and test (count (commandline -opc)) = 1".to_string(),
+            words => format!("__retry_after {words}"),
+        };
+        script += &format!(
+            "complete -c retry -n '{condition}' -a {name} -d '{}'\n",
+            what.replace('\'', "\\'")
+        );
+    }
     for flag in &own {
         script += &fish_line(flag, "__retry_own");
     }
-    for flag in &simulate {
-        script += &fish_line(flag, "__retry_simulating");
+    for (condition, subcommand) in [
+        ("__retry_simulating_contention", &subcommands.contention),
+        ("'__retry_words simulate load'", &subcommands.load),
+        ("'__retry_words budget show'", &subcommands.show),
+    ] {
+        for flag in &flags(subcommand) {
+            script += &fish_line(flag, condition);
+        }
     }
     script
+}
+
+/// Words with what each means, as fish offers them: a command substitution that prints each
+/// word, a tab and its description.
+fn fish_described(words: &[(String, String)]) -> String {
+    let quoted = |text: &str| {
+        let escaped = text
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('$', "\\$");
+        format!("\"{}\"", escaped.replace('\'', "\\'"))
+    };
+    let pairs: Vec<String> = words
+        .iter()
+        .map(|(name, help)| format!("{} {}", quoted(name), quoted(help)))
+        .collect();
+    format!("(printf \"%s\\t%s\\n\" {})", pairs.join(" "))
 }
 
 fn fish_line(flag: &Flag, condition: &str) -> String {
@@ -313,7 +494,7 @@ fn fish_line(flag: &Flag, condition: &str) -> String {
     line += &format!(" -l {}", flag.long);
     line += &match &flag.value {
         Value::Nothing => String::new(),
-        Value::OneOf(words) => format!(" -x -a '{}'", words.join(" ")),
+        Value::OneOf(words) => format!(" -x -a '{}'", fish_described(words)),
         Value::File | Value::Directory => " -r -F".into(),
         Value::Text => " -x".into(),
     };

@@ -411,7 +411,7 @@ impl Cli {
         use clap::{CommandFactory, FromArgMatches};
         let mut command = Cli::command();
         if args.iter().any(|arg| arg == "--help") {
-            command = command.after_long_help(after_long_help());
+            command = described_once(command.after_long_help(after_long_help()));
         }
         let mut matches = command.try_get_matches_from_mut(args)?;
         let multiplier_given =
@@ -428,9 +428,27 @@ impl Cli {
 #[doc(hidden)]
 pub fn full_command() -> clap::Command {
     use clap::CommandFactory;
-    let mut command = Cli::command().after_long_help(after_long_help());
+    let mut command = described_once(Cli::command().after_long_help(after_long_help()));
     command.build();
     command
+}
+
+/// `command` with each option described once in the long help: without the summary that `-h`
+/// shows (the long help's first paragraph), which the rest says again in full.
+fn described_once(command: clap::Command) -> clap::Command {
+    command.mut_args(|arg| {
+        let (Some(summary), Some(long)) = (arg.get_help(), arg.get_long_help()) else {
+            return arg;
+        };
+        let long = long.to_string();
+        match long.strip_prefix(&summary.to_string()).map(str::trim_start) {
+            Some(rest) if !rest.is_empty() => {
+                let rest = rest.to_string();
+                arg.long_help(rest)
+            }
+            _ => arg,
+        }
+    })
 }
 
 /// A subcommand's options, added to its definition only when it is used (or the whole
@@ -450,11 +468,11 @@ impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
 
 impl<T: clap::Args> clap::Args for Deferred<T> {
     fn augment_args(command: clap::Command) -> clap::Command {
-        command.defer(T::augment_args)
+        command.defer(|command| described_once(T::augment_args(command)))
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
-        command.defer(T::augment_args_for_update)
+        command.defer(|command| described_once(T::augment_args_for_update(command)))
     }
 }
 

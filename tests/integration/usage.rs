@@ -310,3 +310,31 @@ fn the_help_examples_paste_as_shown_at_80_and_100_columns() {
         }
     }
 }
+
+#[test]
+fn the_long_help_describes_each_option_once() {
+    let short = retry(["-h"]).run();
+    let long = retry(["--help"]).run();
+    // "  -n, --max-attempts <N>  Make at most N attempts in total, the first included"
+    let short_help = short.stdout();
+    let summaries: Vec<&str> = short_help
+        .lines()
+        .filter(|line| line.trim_start().starts_with('-'))
+        .filter_map(|line| line.split("  ").filter(|part| !part.is_empty()).nth(1))
+        .map(|summary| {
+            summary
+                .split(" [default:")
+                .next()
+                .unwrap_or_default()
+                .trim()
+        })
+        .filter(|summary| summary.len() > 20)
+        .collect();
+    assert!(summaries.len() > 10, "{short}");
+    for summary in summaries {
+        assert!(
+            !long.stdout().lines().any(|line| line.trim() == summary),
+            "--help says {summary:?} and then says it again in full\n{long}"
+        );
+    }
+}

@@ -173,9 +173,19 @@ impl Roff {
 
     /// Text in paragraphs, as clap's long texts are written (separated by a blank line).
     fn paragraphs(&mut self, text: &str) {
+        self.paragraphs_after(text, ".PP");
+    }
+
+    /// `text`'s paragraphs under an option's tag, each indented as the first (`.IP`, where
+    /// `.PP` would go back to the margin).
+    fn option_paragraphs(&mut self, text: &str) {
+        self.paragraphs_after(text, ".IP");
+    }
+
+    fn paragraphs_after(&mut self, text: &str, break_macro: &str) {
         for (index, paragraph) in text.split("\n\n").enumerate() {
             if index > 0 {
-                self.line(".PP");
+                self.line(break_macro);
             }
             self.text(paragraph);
         }
@@ -209,8 +219,10 @@ impl Roff {
                 .collect();
             // A switch's default (false) says nothing its description does not.
             match defaults.is_empty() || !arg.get_action().takes_values() {
-                true => self.paragraphs(&help),
-                false => self.paragraphs(&format!("{help} [default: {}]", defaults.join(","))),
+                true => self.option_paragraphs(&help),
+                false => {
+                    self.option_paragraphs(&format!("{help} [default: {}]", defaults.join(",")))
+                }
             }
         }
     }

@@ -90,3 +90,30 @@ fn the_man_pages_give_a_value_only_to_options_that_take_one() {
         "budget show has no COMMAND to be nested around"
     );
 }
+
+#[test]
+fn the_readmes_man_page_step_makes_man_retry_work() {
+    // The README's step, as written, after `cargo install` (retry in ~/.cargo/bin).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let step = readme
+        .lines()
+        .find(|line| line.contains("cp man/*.1"))
+        .expect("the README's man-page step");
+    let home = crate::support::harness::Scratch::new();
+    std::fs::create_dir_all(home.path(".cargo/bin")).unwrap();
+    let mut copy = program("sh").args(["-c", step.trim()]);
+    copy = copy.env("HOME", home.path("")).current_dir(root);
+    copy.run().expect_code(0);
+    let path = format!("{}:/usr/bin:/bin", home.path(".cargo/bin").display());
+    for page in ["retry", "retry-simulate", "retry-budget"] {
+        let found = program("man")
+            .args(["-w", page])
+            .env("HOME", home.path(""))
+            .env("PATH", &path)
+            .env_remove("MANPATH")
+            .run();
+        found.expect_code(0);
+        assert!(found.stdout().ends_with(&format!("/{page}.1\n")), "{found}");
+    }
+}

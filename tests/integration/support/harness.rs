@@ -265,6 +265,12 @@ impl Invocation {
         }
     }
 
+    /// Take an environment variable away from the run.
+    pub(crate) fn env_remove(mut self, name: &str) -> Self {
+        self.command.env_remove(name);
+        self
+    }
+
     /// Set an environment variable for the run and so for the command.
     pub(crate) fn env(mut self, name: &str, value: impl AsRef<OsStr>) -> Self {
         self.command.env(name, value);

@@ -11,6 +11,8 @@ mod generated_files;
 mod hooks;
 /// The code holds to the layers the README's map draws.
 mod layers;
+/// Every relative link in the README and `docs/` resolves.
+mod links;
 /// The README's option table matches the clap definition.
 mod option_table;
 /// Output conditions (`--retry-if-output`, ...) and held output.

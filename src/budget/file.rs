@@ -79,7 +79,7 @@ impl BudgetFile {
     /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
     /// trusted (see the module header), so that a bad budget fails before anything runs.
     pub(crate) fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
-        let refused = |what: &Path, err: io::Error| Refused(format!("{}: {err}", what.display()));
+        let refused = |what: &Path, err: io::Error| Refused(cannot_use(dir, what, &err));
         DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -128,9 +128,19 @@ fn effective_user() -> u32 {
 
 /// Refuse a directory that is a link, not a directory, writable by all, or another user's;
 /// returns its metadata.
+/// Why the budget in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.
+fn cannot_use(dir: &Path, what: &Path, err: &io::Error) -> String {
+    format!(
+        "cannot use --budget-dir {}: {}: {err}; give --budget-dir a directory this user can \
+         create and write",
+        dir.display(),
+        what.display()
+    )
+}
+
 fn check_directory(dir: &Path) -> Result<std::fs::Metadata, Refused> {
-    let metadata = std::fs::symlink_metadata(dir)
-        .map_err(|err| Refused(format!("{}: {err}", dir.display())))?;
+    let metadata =
+        std::fs::symlink_metadata(dir).map_err(|err| Refused(cannot_use(dir, dir, &err)))?;
     if metadata.file_type().is_symlink() {
         return Err(Refused(format!(
             "--budget-dir {} is a symbolic link: whoever can change the link could redirect the \

@@ -334,3 +334,16 @@ fn a_budget_regaining_a_token_in_centuries_saturates() {
     run.expect_code(1);
     assert_eq!(run.event("done")["reason"], "budget", "{run}");
 }
+
+#[test]
+fn a_budget_directory_that_cannot_be_made_names_the_flag_and_the_fix() {
+    let scratch = Scratch::new();
+    std::fs::write(scratch.path("a-file"), "").unwrap();
+    let dir = scratch.path("a-file/budgets");
+    retry(["--budget", "api", "--budget-dir"])
+        .args([dir.to_str().unwrap(), "-n", "1", "true"])
+        .run()
+        .expect_code(0)
+        .expect_stderr(&format!("cannot use --budget-dir {}: ", dir.display()))
+        .expect_stderr("give --budget-dir a directory this user can create and write");
+}

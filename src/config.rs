@@ -739,10 +739,10 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_option_the_report_records() {
+    fn the_reference_lists_every_option_the_report_records() {
         let recorded = config(&["true"]).unwrap().recorded;
-        let keys = crate::readme::object_keys(&serde_json::to_value(&recorded).unwrap(), &[]);
-        assert_eq!(keys, crate::readme::row_keys("options"));
+        let keys = crate::reference::object_keys(&serde_json::to_value(&recorded).unwrap(), &[]);
+        assert_eq!(keys, crate::reference::row_keys("options"));
     }
 
     #[test]

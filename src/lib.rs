@@ -26,7 +26,7 @@ mod plan;
 mod policy;
 mod process;
 #[cfg(test)]
-mod readme;
+mod reference;
 mod report;
 mod requested;
 mod retry_loop;

@@ -535,9 +535,9 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_key_of_the_json_plan() {
+    fn the_reference_lists_every_key_of_the_json_plan() {
         let lines = json_lines(&request("3", 100, 1_000, Jitter::Equal));
-        use crate::readme::{object_keys, row_keys};
+        use crate::reference::{object_keys, row_keys};
         assert_eq!(object_keys(&lines[1], &[]), row_keys("plan_attempt"));
         assert_eq!(
             object_keys(&lines[3], &["total_wait"]),

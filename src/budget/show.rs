@@ -238,7 +238,7 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readme::{object_keys, row_keys};
+    use crate::reference::{object_keys, row_keys};
 
     /// A state at time 0 with `tokens` and `earned`, after 40 first attempts and 9 retries.
     fn state(tokens: f64, earned: f64) -> BucketState {
@@ -262,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_key() {
+    fn the_reference_lists_every_key() {
         let shown = Shown {
             budget: "api".into(),
             store: "file".into(),

@@ -582,7 +582,7 @@ impl AttemptRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readme::{object_keys, row_keys, table_labels};
+    use crate::reference::{object_keys, row_keys, table_labels};
 
     #[test]
     fn a_long_run_keeps_its_first_and_last_attempts_and_counts_all() {
@@ -617,7 +617,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_key_of_the_report() {
+    fn the_reference_lists_every_key_of_the_report() {
         let end = RunEnd {
             attempts: 0,
             last: None,

@@ -156,7 +156,7 @@ mod tests {
     use crate::attempts::Numbering;
     use crate::outcome::{Hook, HookEnd, HookOutcome, Moment, RunEnd, WaitCause};
     use crate::output::OutputMatch;
-    use crate::readme::{object_keys, row_keys};
+    use crate::reference::{object_keys, row_keys};
     use crate::requested::Requested;
     use crate::termination::{Termination, TimeLimit};
     use std::time::Duration;
@@ -226,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_key_of_every_event() {
+    fn the_reference_lists_every_key_of_every_event() {
         let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         for event in every_event() {
             for object in objects(&event) {
@@ -240,7 +240,11 @@ mod tests {
         }
         assert_eq!(seen.len(), 7, "{seen:?}");
         for (event, keys) in seen {
-            assert_eq!(keys, row_keys(&event), "the README's row for {event}");
+            assert_eq!(
+                keys,
+                row_keys(&event),
+                "docs/reference.md's row for {event}"
+            );
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The code keeps the layers the README's map gives: each top-level part of `src/` (a folder, or
+//! The code keeps the layers the map (docs/development.md) gives: each top-level part of `src/` (a folder, or
 //! a file directly in it) imports only parts of its own layer or below, and no parts import each
 //! other in a circle.
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Parts that are not layers: the crate's root and the binary, at the very top, and the
 /// test-only and fuzz-only modules.
-const OUTSIDE: [&str; 4] = ["lib", "main", "readme", "fuzzing"];
+const OUTSIDE: [&str; 4] = ["lib", "main", "reference", "fuzzing"];
 
 /// The top-level parts of `src/`, each with the files it holds.
 fn parts(src: &Path) -> BTreeMap<String, Vec<PathBuf>> {
@@ -61,14 +61,15 @@ fn imports(files: &[PathBuf], parts: &BTreeMap<String, Vec<PathBuf>>) -> BTreeSe
     found
 }
 
-/// The layers of the README's map, bottom first: the part names in each numbered item.
+/// The layers of the map (docs/development.md), bottom first: the part names in each numbered item.
 fn layers(parts: &BTreeMap<String, Vec<PathBuf>>) -> Vec<Vec<String>> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("read the README");
-    let map = readme
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/development.md"))
+            .expect("read docs/development.md");
+    let map = guide
         .split("### The map")
         .nth(1)
-        .expect("the README's map");
+        .expect("the map in docs/development.md");
     let mut layers: Vec<Vec<String>> = Vec::new();
     let mut item = String::new();
     let flush = |item: &mut String, layers: &mut Vec<Vec<String>>| {
@@ -129,7 +130,7 @@ fn every_part_imports_only_its_own_layer_or_below_and_never_in_a_circle() {
             let other_layer = layer_of(other).unwrap_or(usize::MAX);
             assert!(
                 other_layer <= layer,
-                "{part} (layer {}) imports {other} (layer {}), which the README's map puts above it",
+                "{part} (layer {}) imports {other} (layer {}), which the map (docs/development.md) puts above it",
                 layer + 1,
                 other_layer.saturating_add(1)
             );
@@ -138,7 +139,7 @@ fn every_part_imports_only_its_own_layer_or_below_and_never_in_a_circle() {
     }
     assert!(
         unplaced.is_empty(),
-        "the README's map places no layer for {unplaced:?}"
+        "the map (docs/development.md) places no layer for {unplaced:?}"
     );
     // Within a layer, parts may use each other, but never in a circle.
     fn visit<'a>(

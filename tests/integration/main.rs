@@ -9,7 +9,7 @@ mod completions;
 mod generated_files;
 /// `--on-attempt`, `--on-retry`, `--on-give-up` and `--on-success`.
 mod hooks;
-/// The code holds to the layers the README's map draws.
+/// The code holds to the layers the map in docs/development.md draws.
 mod layers;
 /// Every relative link in the README and `docs/` resolves.
 mod links;
@@ -21,7 +21,7 @@ mod output;
 mod plan;
 /// An attempt's whole process group ends with it.
 mod process_groups;
-/// The README's recipes, run against the real programs they wrap.
+/// The recipes of the README and its guides, run against the real programs they wrap.
 mod recipes;
 /// `--report`: the run's record, and where it may be written.
 mod report;

@@ -90,9 +90,8 @@ fn a_closed_stdout_ends_a_plan_quietly() {
 }
 
 #[test]
-fn the_readmes_plan_examples_are_what_the_tool_prints() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_plan_examples_of_the_readme_and_guides_are_what_the_tool_prints() {
+    let readme = crate::recipes::readme_commands();
     let mut lines = readme.lines().peekable();
     let mut checked = 0;
     while let Some(line) = lines.next() {
@@ -112,7 +111,7 @@ fn the_readmes_plan_examples_are_what_the_tool_prints() {
         retry(args).run().expect_stdout(&shown);
         checked += 1;
     }
-    assert!(checked >= 2, "the README's plan examples were not found");
+    assert!(checked >= 2, "the plan examples were not found");
 }
 
 #[test]

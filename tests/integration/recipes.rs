@@ -1,7 +1,8 @@
-//! Every recipe of the README, run as written against local stand-ins: a small HTTP server on
+//! Every recipe of the README and its guides (`docs/`), run as written against local
+//! stand-ins: a small HTTP server on
 //! 127.0.0.1 that fails as told before it answers, and programs of the recipes' names (npm,
 //! kubectl, ssh...) that fail as the real ones do, with their messages and statuses, a number of
-//! times before they succeed. A recipe's text must be in the README word for word.
+//! times before they succeed. A recipe's text must be in the README or a guide word for word.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -12,10 +13,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::support::harness::{Run, Scratch, shell};
 use crate::support::pty::Session;
 
-/// The README, with every shell line continuation joined, as a shell reads it.
+/// The README and the guides in `docs/`, with every shell line continuation joined, as a shell
+/// reads them.
 pub(crate) fn readme_commands() -> String {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("read the README");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut readme = std::fs::read_to_string(root.join("README.md")).expect("read the README");
+    let mut guides: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .expect("the docs folder")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "md"))
+        .collect();
+    guides.sort();
+    for guide in guides {
+        readme += &std::fs::read_to_string(guide).expect("read a guide");
+    }
     let mut joined = String::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {

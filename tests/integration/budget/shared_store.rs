@@ -114,7 +114,7 @@ fn four_hosts_share_one_redis_budget_where_file_stores_make_four_times_the_retri
 }
 
 /// The store's host is named, not numbered: the binary resolves names, however it is linked
-/// (the lean default build links glibc statically; see README's Install).
+/// (the default build with glibc's resolver, the release archive's with musl's).
 #[test]
 fn a_store_named_by_its_host_name_is_reached() {
     let server = RedisServer::on_loopback();

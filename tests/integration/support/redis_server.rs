@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// How long a server may take to start listening.
 const STARTUP: Duration = Duration::from_secs(10);
 
-/// The ACL rule the README gives for the store's user, tested here to be enough.
+/// The ACL rule docs/budget.md gives for the store's user, tested here to be enough.
 pub(crate) const STORE_ACL: [&str; 8] = [
     "~retry:budget:*",
     "-@all",

@@ -1,24 +1,25 @@
-//! The README's schema tables, for the tests that hold them to the types that write the JSON.
+//! The reference's schema tables (`docs/reference.md`), for the tests that hold them to the
+//! types that write the JSON.
 //!
 //! A row lists its keys in backticks (`attempt`); values are quoted (`"success"`), and flags,
 //! numbers and literals are neither, so the keys of a row are its backticked words that start
 //! with a lower-case letter.
 
-const README: &str = include_str!("../README.md");
+const REFERENCE: &str = include_str!("../docs/reference.md");
 
 /// The keys listed in the row whose first cell is `label`, sorted.
 pub(crate) fn row_keys(label: &str) -> Vec<String> {
     let start = format!("| `{label}` |");
-    let row = README
+    let row = REFERENCE
         .lines()
         .find(|line| line.starts_with(&start))
-        .unwrap_or_else(|| panic!("the README has no row for {label}"));
+        .unwrap_or_else(|| panic!("docs/reference.md has no row for {label}"));
     keys_in(&row[start.len()..])
 }
 
 /// The first cells of the table that follows `heading`, sorted.
 pub(crate) fn table_labels(heading: &str) -> Vec<String> {
-    let after = &README[README.find(heading).expect("the heading")..];
+    let after = &REFERENCE[REFERENCE.find(heading).expect("the heading")..];
     let rows = after
         .lines()
         .skip_while(|line| !line.starts_with('|'))

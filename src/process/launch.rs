@@ -162,13 +162,7 @@ impl ChildPlan {
         if self.own_group && unsafe { libc::setpgid(0, 0) } < 0 {
             return io::Error::last_os_error();
         }
-        if let Err(err) = set_parent_death_signal(self.parent) {
-            return err;
-        }
-        if let Some(handover) = self.handover {
-            handover.take_in_child();
-        }
-        if let Err(err) = self.mask.restore() {
+        if let Err(err) = tie_to_the_tool(self.parent, self.handover, &self.mask) {
             return err;
         }
         // SAFETY: `argv` and `envp` are null-terminated arrays of C strings the caller keeps
@@ -178,9 +172,24 @@ impl ChildPlan {
     }
 }
 
+/// The steps every child of the tool (an attempt's or a hook's) takes last before `exec`: SIGTERM
+/// as its parent-death signal, the terminal if `handover` says so, and the signal mask the tool
+/// started with. Async-signal-safe: system calls only, and no allocation.
+pub(crate) fn tie_to_the_tool(
+    parent: Pid,
+    handover: Option<Handover>,
+    mask: &ChildMask,
+) -> io::Result<()> {
+    set_parent_death_signal(parent)?;
+    if let Some(handover) = handover {
+        handover.take_in_child();
+    }
+    mask.restore()
+}
+
 /// On Linux, have the kernel send the child SIGTERM when the tool dies; if the tool is already
 /// gone, fail the start. Async-signal-safe.
-pub(crate) fn set_parent_death_signal(parent: Pid) -> io::Result<()> {
+fn set_parent_death_signal(parent: Pid) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
@@ -338,7 +347,6 @@ mod linux {
 impl Launcher {
     /// Start an attempt, as the module header says, by std's `Command`.
     pub(crate) fn start(&mut self, setup: &Setup) -> io::Result<Started> {
-        use std::os::unix::ffi::OsStrExt as _;
         use std::os::unix::process::CommandExt;
         use std::process::{Command, Stdio};
 
@@ -359,19 +367,17 @@ impl Launcher {
         if setup.own_group {
             command.process_group(0);
         }
-        let (setup, parent) = (*setup, nix::unistd::getpid());
+        let environ = setup.environ;
         // SAFETY: the closure runs in the child between fork and exec, and only writes one
-        // pointer and makes async-signal-safe calls (see `ChildPlan::execute`).
+        // pointer; the table it installs is the runner's, alive while it spawns.
         unsafe {
             command.pre_exec(move || {
-                setup.environ.install();
-                set_parent_death_signal(parent)?;
-                if let Some(handover) = setup.handover {
-                    handover.take_in_child();
-                }
-                setup.mask.restore()
+                environ.install();
+                Ok(())
             });
         }
+        // The rest of the steps, as a hook's child takes them.
+        super::prepare_child(&mut command, setup.mask, setup.handover);
         let mut child = command.spawn()?;
         Ok(Started {
             pid: Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX)),

@@ -37,7 +37,7 @@ use crate::output::OutputOptions;
 use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::process::command_line::CommandLine;
 use crate::process::environ::ChildEnvironment;
-use crate::process::launch::{Launcher, Setup, Started, set_parent_death_signal};
+use crate::process::launch::{Launcher, Setup, Started, tie_to_the_tool};
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::{Handover, Terminal};
@@ -299,13 +299,7 @@ fn prepare_child(command: &mut Command, mask: ChildMask, handover: Option<Handov
     // pthread_sigmask); it allocates nothing, and the error it may return is built from a
     // raw errno.
     unsafe {
-        command.pre_exec(move || {
-            set_parent_death_signal(parent)?;
-            if let Some(handover) = handover {
-                handover.take_in_child();
-            }
-            mask.restore()
-        });
+        command.pre_exec(move || tie_to_the_tool(parent, handover, &mask));
     }
 }
 

@@ -30,8 +30,9 @@ use crate::process::scrub;
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::events::{Event, EventSink};
-use crate::report::file::{ReportError, ReportTarget, ReportWriter};
+use crate::report::file::ReportWriter;
 use crate::report::reporter::{self, Reporter};
+use crate::report::target::{ReportError, ReportTarget};
 use crate::retry_loop::{self, Parts};
 use crate::signals::SignalWatch;
 use crate::signals::reaper;
@@ -119,8 +120,7 @@ fn run_command(
 ) -> anyhow::Result<Exit> {
     let report = match config.report() {
         Some((path, options)) => Some(ReportWriter::new(
-            ReportTarget::check(path).map_err(anyhow::Error::msg)?,
-            path,
+            ReportTarget::check(path, "--report").map_err(anyhow::Error::msg)?,
             options,
             config.depth(),
         )),

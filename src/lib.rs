@@ -17,6 +17,7 @@ mod duration;
 mod environment;
 mod examples;
 mod exit;
+mod first_and_last;
 mod invocation;
 mod names;
 mod nesting;

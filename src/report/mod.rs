@@ -8,5 +8,6 @@ mod json;
 pub(crate) mod message;
 pub(crate) mod outlet;
 pub(crate) mod reporter;
+pub(crate) mod target;
 mod text;
 pub(crate) mod verbosity;

@@ -1,0 +1,371 @@
+//! The files a run writes when it ends (`--report`), checked
+//! before the first attempt, so that one that cannot be written fails the run at once (exit 125)
+//! rather than after the work is done. Each is treated as a redirection by a shell on a hardened
+//! system (`fs.protected_symlinks`, `fs.protected_fifos` and `fs.protected_regular` on, as
+//! Debian, Ubuntu and Fedora have them), whatever this system's settings say:
+//! - a symbolic link leads to its target, but not one in a sticky directory that every user may
+//!   write (`/tmp`) that belongs to neither this user nor the directory's owner: another user's
+//!   link there may point anywhere;
+//! - a name of one of the tool's own descriptors (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+//!   `/proc/self/fd/N`) is that descriptor, written in place where it stands, as shells do;
+//! - a FIFO, a device or anything else that is not a regular file is opened at once and written
+//!   in place, never replaced;
+//! - a regular file (or a new one) is written beside its target under a temporary name and
+//!   renamed into place at the end, so a reader never sees half of it; it gets the mode the
+//!   umask gives any new file;
+//! - an existing file or FIFO in such a sticky directory that belongs to neither this user nor
+//!   the directory's owner is refused, for root too.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::time::Instant;
+
+use nix::unistd::{AccessFlags, access};
+
+use crate::report::outlet::GRACE;
+use crate::signals::{Signal, SignalWatch, Waited};
+
+/// The most symbolic links followed from a path to its target, as the kernel allows.
+const MAX_LINKS: usize = 40;
+
+/// A file the run writes when it ends, checked before the run, with the option and path that
+/// named it (`--report out.json`) for messages.
+#[derive(Debug)]
+pub(crate) struct ReportTarget {
+    place: Place,
+    shown: String,
+}
+
+/// Where a [`ReportTarget`] writes.
+#[derive(Debug)]
+enum Place {
+    /// A regular file, or none yet: written beside it and renamed into place.
+    Replace {
+        /// The file itself, links resolved.
+        file: PathBuf,
+    },
+    /// Anything else, opened already: written in place.
+    InPlace(File),
+}
+
+impl ReportTarget {
+    /// Check that `path`, as the user gave it to `flag`, can take what the run writes at its
+    /// end; the error is the message.
+    pub(crate) fn check(path: &Path, flag: &str) -> Result<Self, String> {
+        let shown = format!("{flag} {}", path.display());
+        let cannot = |why: String| format!("cannot write {shown}: {why}");
+        let place = Place::check(path, &cannot)?;
+        Ok(ReportTarget { place, shown })
+    }
+
+    /// Write `text` to the target: renamed into place whole, or written in place, its reader's
+    /// pace allowing until `deadline` (the run's), and awake to the signals that end a run.
+    pub(crate) fn write(
+        self,
+        text: Vec<u8>,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+    ) -> Result<(), ReportError> {
+        let failed =
+            |err: io::Error| ReportError::Failed(format!("cannot write {}: {err}", self.shown));
+        match self.place {
+            Place::Replace { file } => replace(&file, &text).map_err(failed),
+            Place::InPlace(mut file) => {
+                let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
+                match watch.run_job(until, move || file.write_all(&text)) {
+                    Ok(Waited::Done(written)) => written.map_err(failed),
+                    Ok(Waited::Stopped(signal)) => Err(ReportError::Interrupted(signal)),
+                    Ok(Waited::TimedOut) => Err(failed(io::Error::other(
+                        "its reader did not take it before the --max-time deadline",
+                    ))),
+                    Err(err) => Err(failed(err)),
+                }
+            }
+        }
+    }
+}
+
+/// Why a file was not written at the run's end.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ReportError {
+    /// The write failed; the message says where and why.
+    Failed(String),
+    /// A signal that ends the run arrived while a slow reader held the file up.
+    Interrupted(Signal),
+}
+
+impl Place {
+    fn check(path: &Path, cannot: &impl Fn(String) -> String) -> Result<Self, String> {
+        if path.as_os_str().as_bytes().ends_with(b"/") {
+            return Err(cannot(
+                "it names a directory (it ends in '/'); give a file name".into(),
+            ));
+        }
+        let file = match resolve_links(path).map_err(cannot)? {
+            Resolved::Descriptor(fd) => {
+                return duplicate(fd).map(Place::InPlace).map_err(|err| {
+                    cannot(format!(
+                        "it names descriptor {fd}, which is not open: {err}"
+                    ))
+                });
+            }
+            Resolved::Path(file) => file,
+        };
+        let metadata = match std::fs::symlink_metadata(&file) {
+            Ok(metadata) => Some(metadata),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(err) => return Err(cannot(err.to_string())),
+        };
+        match metadata {
+            Some(metadata) if metadata.is_dir() => Err(cannot(format!(
+                "it is a directory; give a file name, e.g. {}",
+                path.join("retry-report.json").display()
+            ))),
+            Some(metadata) if !metadata.is_file() => {
+                refuse_planted(parent(&file), &metadata).map_err(cannot)?;
+                open_in_place(&file)
+                    .map(Place::InPlace)
+                    .map_err(|err| cannot(format!("cannot open it: {err}")))
+            }
+            existing => {
+                check_replaceable(parent(&file), existing.as_ref()).map_err(cannot)?;
+                Ok(Place::Replace { file })
+            }
+        }
+    }
+}
+
+/// Where a report path leads.
+enum Resolved {
+    /// To a file by this path, links followed.
+    Path(PathBuf),
+    /// To one of the tool's own open descriptors.
+    Descriptor(RawFd),
+}
+
+/// Where `path` leads, every symbolic link along the last component followed to its target as
+/// `open` would follow them on a hardened system, and a name of the tool's own descriptor
+/// recognised as one; a dangling link gives the path it points to.
+fn resolve_links(path: &Path) -> Result<Resolved, String> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if let Some(fd) = own_descriptor(&current) {
+            return Ok(Resolved::Descriptor(fd));
+        }
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                refuse_planted(parent(&current), &metadata)
+                    .map_err(|why| format!("{}: {why}", current.display()))?;
+                let target = std::fs::read_link(&current).map_err(|err| err.to_string())?;
+                current = parent(&current).join(target);
+            }
+            _ => return Ok(Resolved::Path(current)),
+        }
+    }
+    Err(format!("more than {MAX_LINKS} symbolic links in a row"))
+}
+
+/// The descriptor `path` names, if it names one of the tool's own: `/dev/fd/N`,
+/// `/proc/self/fd/N`, `/proc/thread-self/fd/N` or `/proc/PID/fd/N` with the tool's PID (where
+/// `/dev/stdout` and `/dev/stderr` lead).
+fn own_descriptor(path: &Path) -> Option<RawFd> {
+    let text = path.to_str()?;
+    let own = format!("/proc/{}/fd/", std::process::id());
+    [
+        "/dev/fd/",
+        "/proc/self/fd/",
+        "/proc/thread-self/fd/",
+        own.as_str(),
+    ]
+    .iter()
+    .find_map(|prefix| text.strip_prefix(prefix))
+    .filter(|number| !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()))
+    .and_then(|number| number.parse().ok())
+}
+
+/// A descriptor of its own on the open file `fd` names, written where it stands.
+fn duplicate(fd: RawFd) -> io::Result<File> {
+    // SAFETY: `fd` is only borrowed for the duplication; F_DUPFD_CLOEXEC fails with EBADF if it
+    // is not open.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    borrowed.try_clone_to_owned().map(File::from)
+}
+
+/// Refuse a file, FIFO or link (`metadata`) in `directory` that a hardened system protects: in
+/// a sticky directory that every user may write, one that belongs to neither this user nor the
+/// directory's owner (`fs.protected_symlinks`, `fs.protected_fifos`, `fs.protected_regular`).
+fn refuse_planted(directory: &Path, metadata: &std::fs::Metadata) -> Result<(), String> {
+    let Ok(dir) = std::fs::metadata(directory) else {
+        return Ok(());
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    let public = dir.permissions().mode() & 0o1002 == 0o1002;
+    if public && metadata.uid() != me && metadata.uid() != dir.uid() {
+        let what = match metadata.file_type().is_symlink() {
+            true => "a symbolic link",
+            false => "a file",
+        };
+        return Err(format!(
+            "it is {what} of another user (uid {}) in {}, a sticky directory every user may \
+             write; a hardened system does not let a redirection use it, and neither does \
+             retry; give another path",
+            metadata.uid(),
+            directory.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The directory `path` is in ("." for a bare name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if parent.components().next().is_some() => parent,
+        _ => Path::new(Component::CurDir.as_os_str()),
+    }
+}
+
+/// Whether the report can be renamed into place in `directory`, over `existing` if there is a
+/// file: the directory must exist and be writable, and a file there writable by this user (as a
+/// shell redirection needs) and, in a sticky directory such as /tmp, this user's own.
+fn check_replaceable(directory: &Path, existing: Option<&std::fs::Metadata>) -> Result<(), String> {
+    let metadata = std::fs::metadata(directory).map_err(|err| match err.kind() {
+        io::ErrorKind::NotFound => format!("its directory {} does not exist", directory.display()),
+        _ => format!("its directory {}: {err}", directory.display()),
+    })?;
+    if !metadata.is_dir() {
+        return Err(format!("{} is not a directory", directory.display()));
+    }
+    access(directory, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|errno| {
+        format!(
+            "cannot create a file in {}: {}",
+            directory.display(),
+            io::Error::from(errno)
+        )
+    })?;
+    let Some(existing) = existing else {
+        return Ok(());
+    };
+    refuse_planted(directory, existing)?;
+    let me = nix::unistd::geteuid().as_raw();
+    let sticky = metadata.permissions().mode() & 0o1000 != 0;
+    if sticky && me != 0 && existing.uid() != me && metadata.uid() != me {
+        return Err(format!(
+            "it belongs to another user, in a directory ({}) where only a file's owner may \
+             replace it",
+            directory.display()
+        ));
+    }
+    if me != 0 && existing.permissions().mode() & 0o222 == 0 {
+        return Err("it is read-only; make it writable or remove it".into());
+    }
+    Ok(())
+}
+
+/// Open a FIFO, a device or the like for writing, as a shell redirection does: at once if a
+/// reader is there, else waiting for one (signals still end the tool at this point).
+fn open_in_place(path: &Path) -> io::Result<File> {
+    let open = |flags| {
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(flags)
+            .open(path)
+    };
+    let file = match open(libc::O_NONBLOCK) {
+        Err(err) if err.raw_os_error() == Some(libc::ENXIO) => open(0)?,
+        other => other?,
+    };
+    nix::fcntl::fcntl(
+        &file,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    )?;
+    Ok(file)
+}
+
+/// Write `text` beside `file` under a temporary name, then rename it into place; the temporary
+/// file is removed if anything fails. Where the system can (Linux), the text is written to a
+/// file with no name, which gets its temporary name only once whole, so that a tool killed
+/// while writing leaves nothing behind.
+fn replace(file: &Path, text: &[u8]) -> io::Result<()> {
+    let name = match write_unnamed(file, text) {
+        Some(named) => named?,
+        None => {
+            let (mut temporary, name) = create_beside(file, |name| {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o666)
+                    .open(name)
+            })?;
+            if let Err(err) = temporary.write_all(text) {
+                let _ = std::fs::remove_file(&name);
+                return Err(err);
+            }
+            name
+        }
+    };
+    let renamed = std::fs::rename(&name, file);
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&name);
+    }
+    renamed
+}
+
+/// `text` in an unnamed file in `file`'s directory, then linked there under a temporary name,
+/// which is returned; none where unnamed files cannot be made (not Linux, or a file system
+/// without `O_TMPFILE`).
+fn write_unnamed(file: &Path, text: &[u8]) -> Option<io::Result<PathBuf>> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut unnamed = OpenOptions::new()
+            .write(true)
+            .mode(0o666)
+            .custom_flags(libc::O_TMPFILE)
+            .open(parent(file))
+            .ok()?;
+        let descriptor = format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&unnamed)
+        );
+        let linked = unnamed.write_all(text).and_then(|()| {
+            let (_, name) = create_beside(file, |name| {
+                nix::unistd::linkat(
+                    nix::fcntl::AT_FDCWD,
+                    descriptor.as_str(),
+                    nix::fcntl::AT_FDCWD,
+                    name,
+                    nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+                )
+                .map_err(io::Error::from)
+            })?;
+            Ok(name)
+        });
+        Some(linked)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, text);
+        None
+    }
+}
+
+/// A name in `file`'s directory that no other file has, made with `make` (which fails with
+/// `AlreadyExists` when the name is taken), and what `make` made.
+fn create_beside<T>(
+    file: &Path,
+    make: impl Fn(&Path) -> io::Result<T>,
+) -> io::Result<(T, PathBuf)> {
+    let stem = file.file_name().unwrap_or_default().to_string_lossy();
+    let mut attempt = 0;
+    loop {
+        let name = parent(file).join(format!(".{stem}.retry-{}-{attempt}", std::process::id()));
+        match make(&name) {
+            Ok(made) => return Ok((made, name)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+            Err(err) => return Err(err),
+        }
+    }
+}

@@ -18,7 +18,7 @@ function __retry_command_tokens
             case --
                 string join \n -- $tokens[(math $i + 1)..-1] $current
                 return 0
-            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-password-file' '--budget-store-fail' '--budget-dir'
+            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--ci' '--report-dotenv' '--metrics' '--metrics-job' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-password-file' '--budget-store-fail' '--budget-dir'
                 set skip_value 1
             case '-*'
             case '*'
@@ -98,6 +98,11 @@ complete -c retry -n __retry_own -l report -r -F -d 'Write a JSON summary of the
 complete -c retry -n __retry_own -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'text, or json: one object a line'
 complete -c retry -n __retry_own -s q -l quiet -d 'Say nothing of the tool\'s own'
 complete -c retry -n __retry_own -s v -l verbose -d 'Also say each attempt\'s start and a success'
+complete -c retry -n __retry_own -l ci -x -a '(printf "%s\t%s\n" "auto" "The system whose variable is set (GITHUB_ACTIONS, GITLAB_CI, ...)" "none" "None: speak as to a terminal" "github" "GitHub Actions: `::group::`, `::warning::`, `\$GITHUB_OUTPUT`, `\$GITHUB_STEP_SUMMARY`" "gitlab" "GitLab CI/CD: `section_start` and `section_end` lines" "buildkite" "Buildkite: `---` headers, `^^^ +++` to open a failing one" "azure" "Azure Pipelines: `##[group]`, `##vso[task.logissue]`, `##vso[task.setvariable]`")' -d 'auto, none, github, gitlab, buildkite or azure'
+complete -c retry -n __retry_own -l report-dotenv -r -F -d 'Write the run\'s outcome to FILE as NAME=value lines'
+complete -c retry -n __retry_own -l quiet-unless-failed -d 'Write nothing unless the run fails'
+complete -c retry -n __retry_own -l metrics -r -F -d 'Write the run\'s metrics to FILE, for node_exporter'
+complete -c retry -n __retry_own -l metrics-job -x -d 'The job label of the --metrics gauges'
 complete -c retry -n __retry_own -l splay -x -d 'A random wait below DURATION before the first attempt'
 complete -c retry -n __retry_own -l budget -x -d 'Share a retry budget named NAME'
 complete -c retry -n __retry_own -l budget-rate -x -d 'At most N tokens, N more every DURATION'

@@ -23,6 +23,7 @@ use crate::exit;
 use crate::nesting::Nested;
 use crate::output::OutputStream;
 use crate::process::hooks::parse_shell_line;
+use crate::report::ci::CiChoice;
 use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
 use crate::seed::Seed;
@@ -324,6 +325,50 @@ pub struct Cli {
     /// Also report each attempt's start and a success.
     #[arg(short, long, help_heading = OUTPUT)]
     pub(crate) verbose: bool,
+
+    /// auto, none, github, gitlab, buildkite or azure
+    ///
+    /// Speak to the CI system the run is in by its own conventions: each attempt's output in a
+    /// collapsible group, a warning when the run needed retries and an error when it gave up, and
+    /// the outcome for later steps (GitHub's GITHUB_OUTPUT and GITHUB_STEP_SUMMARY, Azure's
+    /// variables). auto (the default) picks the system whose variable is set (GITHUB_ACTIONS,
+    /// GITLAB_CI, BUILDKITE, TF_BUILD); none speaks as to a terminal. With --log-format json the
+    /// log lines are left out, so that stderr stays JSON.
+    #[arg(long, value_name = "SYSTEM", hide_possible_values = true, default_value = "auto", help_heading = OUTPUT)]
+    pub(crate) ci: CiChoice,
+
+    /// Write the run's outcome to FILE as NAME=value lines
+    ///
+    /// When the run ends, write RETRY_RUN_ATTEMPTS, RETRY_RUN_EXIT_CODE, RETRY_RUN_OUTCOME,
+    /// RETRY_RUN_REASON and RETRY_RUN_ELAPSED_SECONDS to FILE, one NAME=value per line, as
+    /// GitLab's artifacts:reports:dotenv reads them (e.g. retry.env).
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub(crate) report_dotenv: Option<PathBuf>,
+
+    /// Write nothing unless the run fails
+    ///
+    /// Hold every attempt's stdout and stderr, and the tool's own messages: write nothing if the
+    /// run succeeds; else write each attempt's output in order, under a header saying which
+    /// attempt it was and how it ended, so that cron's mail holds the whole story. Held output
+    /// beyond 1 MiB goes to a temporary file in TMPDIR.
+    #[arg(long, conflicts_with = "hold_output", help_heading = OUTPUT)]
+    pub(crate) quiet_unless_failed: bool,
+
+    /// Write the run's metrics to FILE, for node_exporter
+    ///
+    /// When the run ends, replace FILE, whose name must end in .prom, with the run's gauges in
+    /// the format of node_exporter's textfile collector: end time, last success, attempts, exit
+    /// status, duration and time waited, each retry_... with a job label (e.g.
+    /// /var/lib/prometheus/node-exporter/backup.prom).
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub(crate) metrics: Option<PathBuf>,
+
+    /// The job label of the --metrics gauges
+    ///
+    /// The job label of the --metrics gauges (default: the --budget name, else the command's
+    /// program name; e.g. nightly-backup).
+    #[arg(long, value_name = "NAME", requires = "metrics", hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) metrics_job: Option<String>,
 
     /// A random wait below DURATION before the first attempt
     ///

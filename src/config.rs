@@ -29,13 +29,16 @@ use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
 use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
-use crate::output::{OutputOptions, OutputStream};
+use crate::output::{Hold, OutputOptions, OutputStream};
 use crate::plan::PlanRequest;
 use crate::policy::Policy;
 use crate::process::command_line::CommandLine;
 use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
-use crate::report::verbosity::{LogSettings, Verbosity};
+use crate::report::ci::CiSystem;
+use crate::report::ci::outputs::GitHubFiles;
+use crate::report::message::printable;
+use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
 use crate::retry_loop::Rules;
 use crate::seed::Seed;
 
@@ -64,6 +67,12 @@ pub(crate) struct Config {
     hooks: HookLines,
     reset_after: Option<Duration>,
     report: Option<PathBuf>,
+    /// The CI system the run is in, and GitHub's files for its outcome.
+    ci: Option<CiSystem>,
+    github: GitHubFiles,
+    report_dotenv: Option<PathBuf>,
+    /// `--metrics` and the job label.
+    metrics: Option<(PathBuf, String)>,
     recorded: OptionsRecord,
 }
 
@@ -189,6 +198,33 @@ impl Config {
             true => None,
             false => Some(command_line(&cli)?),
         };
+        refuse(
+            cli.quiet_unless_failed && cli.log_format == LogFormat::Json,
+            "--quiet-unless-failed writes the held output under headers for a person to read \
+             (cron's mail), and cannot keep stderr JSON; leave out --log-format json or \
+             --quiet-unless-failed",
+        )?;
+        let metrics = match &cli.metrics {
+            None => None,
+            Some(path) => Some((path.clone(), metrics_job(&cli, path, budget.as_ref())?)),
+        };
+        // A run inside another's attempt leaves the CI system to the outermost run: its groups
+        // would break the outer group (they do not nest), and its outputs would be the outer's.
+        let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
+        let github = match ci {
+            Some(CiSystem::GitHub) => {
+                let path = |variable: environment::Variable| {
+                    env(variable.name)
+                        .filter(|value| !value.is_empty())
+                        .map(PathBuf::from)
+                };
+                GitHubFiles {
+                    output: path(environment::GITHUB_OUTPUT),
+                    summary: path(environment::GITHUB_STEP_SUMMARY),
+                }
+            }
+            _ => GitHubFiles::default(),
+        };
         let seed = Seed::resolve(cli.seed, &cli.command);
         let limit = layer.limit(cli.nested, cli.max_attempts);
         let process = ProcessOptions {
@@ -260,7 +296,11 @@ impl Config {
             output: OutputOptions {
                 conditions: Arc::new(conditions),
                 stream: cli.output_stream,
-                hold: cli.hold_output,
+                hold: match (cli.quiet_unless_failed, cli.hold_output) {
+                    (true, _) => Hold::Everything,
+                    (false, true) => Hold::Stdout,
+                    (false, false) => Hold::Nothing,
+                },
             },
             hooks: HookLines {
                 on_retry: cli.on_retry,
@@ -276,6 +316,10 @@ impl Config {
                 },
             },
             report: cli.report,
+            ci,
+            github,
+            report_dotenv: cli.report_dotenv,
+            metrics,
             recorded,
         })
     }
@@ -402,6 +446,34 @@ impl Config {
         self.report.as_deref().map(|path| (path, &self.recorded))
     }
 
+    /// The CI system whose lines go into the log: none outside one, and none with
+    /// `--log-format json`, whose stderr stays JSON.
+    pub(crate) fn ci_log(&self) -> Option<CiSystem> {
+        self.ci.filter(|_| self.log.format == LogFormat::Text)
+    }
+
+    /// GitHub's files for the run's outcome, and `--report-dotenv`.
+    pub(crate) fn step_outputs(&self) -> (&GitHubFiles, Option<&Path>) {
+        (&self.github, self.report_dotenv.as_deref())
+    }
+
+    /// `--quiet-unless-failed`.
+    pub(crate) fn quiet_unless_failed(&self) -> bool {
+        self.output.hold == Hold::Everything
+    }
+
+    /// `--metrics`, and the job label.
+    pub(crate) fn metrics(&self) -> Option<(&Path, &str)> {
+        self.metrics
+            .as_ref()
+            .map(|(path, job)| (path.as_path(), job.as_str()))
+    }
+
+    /// The command's words, as given.
+    pub(crate) fn command_words(&self) -> &[String] {
+        &self.recorded.command
+    }
+
     /// The `--budget`, if the run shares one.
     pub(crate) fn budget(&self) -> Option<&BudgetSettings> {
         self.budget.as_ref()
@@ -411,6 +483,47 @@ impl Config {
     pub(crate) fn store_address(&self) -> Option<&RedisAddress> {
         self.budget.as_ref()?.location.address()
     }
+}
+
+/// The `job` label of `--metrics` (at `path`, whose name must end in `.prom`): `--metrics-job`,
+/// else the budget's name, else the command's program name.
+fn metrics_job(
+    cli: &Cli,
+    path: &Path,
+    budget: Option<&BudgetSettings>,
+) -> Result<String, ConfigError> {
+    let named = path
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().ends_with(".prom"));
+    refuse(
+        !named,
+        &format!(
+            "--metrics {}: node_exporter's textfile collector reads only files whose names end \
+             in .prom; give such a name, e.g. /var/lib/prometheus/node-exporter/backup.prom",
+            printable(&path.display().to_string())
+        ),
+    )?;
+    let program = || {
+        cli.command.first().map(|program| {
+            Path::new(program)
+                .file_name()
+                .unwrap_or(program)
+                .to_string_lossy()
+                .into_owned()
+        })
+    };
+    let job = match &cli.metrics_job {
+        Some(job) => job.clone(),
+        None => budget
+            .map(|budget| budget.name.as_str().to_string())
+            .or_else(program)
+            .unwrap_or_default(),
+    };
+    refuse(
+        job.is_empty(),
+        "--metrics-job is empty: give the job a name, e.g. --metrics-job nightly-backup",
+    )?;
+    Ok(job)
 }
 
 /// Refuse a run when `contradiction` holds, saying `why`.
@@ -575,7 +688,7 @@ mod tests {
         ])
         .unwrap();
         assert!(config.output.conditions.requires_retry_match());
-        assert!(!config.output.hold);
+        assert_eq!(config.output.hold, Hold::Nothing);
     }
 
     #[test]

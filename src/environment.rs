@@ -107,12 +107,54 @@ pub(crate) const OUTER_TOTAL_ATTEMPTS: Variable = Variable {
               multiply",
 };
 
+/// Set to `true` in a GitHub Actions job.
+pub(crate) const GITHUB_ACTIONS: Variable = Variable {
+    name: "GITHUB_ACTIONS",
+    meaning: "true: the run is in GitHub Actions (for --ci auto)",
+};
+
+/// Set to `true` in a GitLab CI/CD job.
+pub(crate) const GITLAB_CI: Variable = Variable {
+    name: "GITLAB_CI",
+    meaning: "true: the run is in GitLab CI/CD (for --ci auto)",
+};
+
+/// Set to `true` in a Buildkite job.
+pub(crate) const BUILDKITE: Variable = Variable {
+    name: "BUILDKITE",
+    meaning: "true: the run is in Buildkite (for --ci auto)",
+};
+
+/// Set to `True` in an Azure Pipelines job.
+pub(crate) const TF_BUILD: Variable = Variable {
+    name: "TF_BUILD",
+    meaning: "True: the run is in Azure Pipelines (for --ci auto)",
+};
+
+/// The file GitHub's runner reads a step's outputs from.
+pub(crate) const GITHUB_OUTPUT: Variable = Variable {
+    name: "GITHUB_OUTPUT",
+    meaning: "with --ci github: the file the run's outcome is appended to",
+};
+
+/// The file GitHub's runner reads a step's summary from.
+pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
+    name: "GITHUB_STEP_SUMMARY",
+    meaning: "with --ci github: the file a table of the attempts is appended to",
+};
+
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 4] = [
+pub(crate) const READ: [Variable; 10] = [
     BUDGET_STORE,
     OUTER_DEPTH,
     OUTER_MAX_ATTEMPTS,
     OUTER_TOTAL_ATTEMPTS,
+    GITHUB_ACTIONS,
+    GITLAB_CI,
+    BUILDKITE,
+    TF_BUILD,
+    GITHUB_OUTPUT,
+    GITHUB_STEP_SUMMARY,
 ];
 
 /// The values of the variables an attempt (and a hook after it) gets, but `RETRY_AFTER_FILE`:

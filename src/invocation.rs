@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Moment, Reason, RunEnd};
+use crate::output::transcript::Transcript;
 use crate::plan;
 use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
@@ -25,14 +26,19 @@ use crate::process::environ::ChildEnvironment;
 use crate::process::hooks::HookRunner;
 use crate::process::launch::Launcher;
 use crate::process::release::StdRelease;
+use crate::process::release::{TranscriptRelease, write_transcript};
 use crate::process::request_file::RequestFiles;
 use crate::process::scrub;
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
+use crate::report::ci::log::{CiLog, shown_command};
+use crate::report::ci::outputs::StepOutputs;
 use crate::report::events::{Event, EventSink};
 use crate::report::file::ReportWriter;
+use crate::report::metrics::Metrics;
 use crate::report::reporter::{self, Reporter};
 use crate::report::target::{ReportError, ReportTarget};
+use crate::retry_loop::Release;
 use crate::retry_loop::{self, Parts};
 use crate::signals::SignalWatch;
 use crate::signals::reaper;
@@ -118,12 +124,24 @@ fn run_command(
     command: CommandLine,
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
+    let target = |path, flag| ReportTarget::check(path, flag).map_err(anyhow::Error::msg);
     let report = match config.report() {
         Some((path, options)) => Some(ReportWriter::new(
-            ReportTarget::check(path, "--report").map_err(anyhow::Error::msg)?,
+            target(path, "--report")?,
             options,
             config.depth(),
         )),
+        None => None,
+    };
+    let (github, dotenv) = config.step_outputs();
+    let dotenv = match dotenv {
+        Some(path) => Some(target(path, "--report-dotenv")?),
+        None => None,
+    };
+    let shown = shown_command(config.command_words());
+    let outputs = Some(StepOutputs::new(github.clone(), dotenv, shown)).filter(StepOutputs::any);
+    let metrics = match config.metrics() {
+        Some((path, job)) => Some(Metrics::new(target(path, "--metrics")?, job)),
         None => None,
     };
     let launcher =
@@ -142,7 +160,18 @@ fn run_command(
     let watch = SignalWatch::install(terminal.is_some(), inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
-    let mut reporter = Reporter::on_stderr(config.log());
+    let ci = config
+        .ci_log()
+        .map(|system| CiLog::new(system, config.command_words()));
+    let mut reporter = Reporter::on_stderr(config.log()).with_ci(ci);
+    let transcript = config.quiet_unless_failed().then(Transcript::default);
+    let mut release: Box<dyn Release> = match &transcript {
+        Some(transcript) => {
+            reporter.hold_in(transcript.clone());
+            Box::new(TranscriptRelease::new(transcript.clone()))
+        }
+        None => Box::new(StdRelease::new(&watch)),
+    };
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
@@ -170,7 +199,7 @@ fn run_command(
         terminal: terminal.as_ref(),
         total: config.total_attempts(),
     };
-    let mut report = report;
+    let (mut report, mut outputs, mut metrics) = (report, outputs, metrics);
     // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
     // what is written after it.
     let deadline = config
@@ -183,16 +212,30 @@ fn run_command(
             attempts: &mut runner,
             clock: &mut SignalClock::new(&watch),
             budget: &mut budget,
-            release: &mut StdRelease::new(&watch),
+            release: &mut release,
             hooks: &mut hooks,
-            sink: &mut (&mut reporter, &mut report),
+            sink: &mut ((&mut reporter, &mut report), (&mut outputs, &mut metrics)),
         },
     );
     if let Some(report) = report {
-        write_report(report, &mut end, &watch, deadline);
+        written(report.write(&end, &watch, deadline), &mut end);
+    }
+    if let Some(outputs) = outputs {
+        written(outputs.write(&end, &watch, deadline), &mut end);
+    }
+    if let Some(metrics) = metrics {
+        written(metrics.write(&end, &watch, deadline), &mut end);
+    }
+    let interrupted = matches!(end.reason, Reason::Interrupted(..));
+    if let Some(transcript) = transcript {
+        reporter.release();
+        if Exit::of(&end) != Exit::Success
+            && let Err(message) = write_transcript(transcript, &watch, deadline, interrupted)
+        {
+            reporter.emit(&Event::Warning(message));
+        }
     }
     reporter.emit(&Event::Done(end.clone()));
-    let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(signal) = reporter.finish(&watch, deadline, interrupted) {
         return Ok(Exit::Stopped(signal));
     }
@@ -209,16 +252,14 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
     })
 }
 
-/// Write the report of the run that ended as `end`, and make its failure part of how it ended.
-fn write_report(
-    report: ReportWriter,
-    end: &mut RunEnd,
-    watch: &SignalWatch,
-    deadline: Option<Instant>,
-) {
-    match report.write(end, watch, deadline) {
+/// Make the failure of a file written at the end (`written`) part of how the run ended as
+/// `end`: the first one that failed is said, and a signal while one was written ends the run.
+fn written(written: Result<(), ReportError>, end: &mut RunEnd) {
+    match written {
         Ok(()) => {}
-        Err(ReportError::Failed(error)) => end.report_error = Some(error),
+        Err(ReportError::Failed(error)) => {
+            end.report_error.get_or_insert(error);
+        }
         Err(ReportError::Interrupted(signal)) => {
             end.reason = Reason::Interrupted(signal, Moment::Report);
         }

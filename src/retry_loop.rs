@@ -100,9 +100,15 @@ pub(crate) struct SpawnError {
 
 /// Where held output goes once its attempt is judged.
 pub(crate) trait Release {
-    /// Write `held` where the run's decision `next` sends it: to stdout after a success, to
-    /// stderr otherwise; a reader that does not take it by `deadline` fails the release.
-    fn release(&mut self, held: HeldOutput, next: &Next, deadline: Option<Instant>) -> Released;
+    /// Send `held` where the attempt's `outcome` sends it (to stdout after a success, to stderr
+    /// otherwise, or into the run's transcript); a reader that does not take it by `deadline`
+    /// fails the release.
+    fn release(
+        &mut self,
+        held: HeldOutput,
+        outcome: &AttemptOutcome,
+        deadline: Option<Instant>,
+    ) -> Released;
 }
 
 /// How a release went.
@@ -299,7 +305,7 @@ where
             since_reset = 0;
             waits.start_over();
         }
-        let mut next = match (
+        let next = match (
             stop_reason(rules, since_reset, &mut report, classification),
             counted,
         ) {
@@ -312,15 +318,9 @@ where
                 Err(reason) => Next::Stop(reason),
             },
         };
-        match release.release(std::mem::take(&mut report.output.held), &next, deadline) {
-            Released::Done => {}
-            Released::Interrupted(signal) => {
-                next = Next::Stop(Reason::Interrupted(signal, Moment::Output));
-            }
-            Released::Failed(message) => next = Next::Stop(Reason::OutputLost(message)),
-        }
+        let held = std::mem::take(&mut report.output.held);
         let unready = rules.policy.is_unready(status, &report.output.matched);
-        let outcome = AttemptOutcome {
+        let mut outcome = AttemptOutcome {
             numbering,
             termination: report.termination,
             duration,
@@ -330,6 +330,13 @@ where
             unready,
             next,
         };
+        match release.release(held, &outcome, deadline) {
+            Released::Done => {}
+            Released::Interrupted(signal) => {
+                outcome.next = Next::Stop(Reason::Interrupted(signal, Moment::Output));
+            }
+            Released::Failed(message) => outcome.next = Next::Stop(Reason::OutputLost(message)),
+        }
         sink.emit(&Event::AttemptEnd(outcome.clone()));
         let last = Some((outcome.termination, outcome.unready));
         let (wait, cause) = match outcome.next {
@@ -565,10 +572,10 @@ mod tests {
         fn release(
             &mut self,
             _held: HeldOutput,
-            next: &Next,
+            outcome: &AttemptOutcome,
             _deadline: Option<Instant>,
         ) -> Released {
-            self.0.push(next == &Next::Stop(Reason::Success));
+            self.0.push(outcome.next == Next::Stop(Reason::Success));
             Released::Done
         }
     }

@@ -1,6 +1,6 @@
 //! Bytes held in memory up to a bound, and in an unnamed temporary file beyond it.
 //!
-//! What `--replay-stdin` and `--hold-output` keep: megabytes cost memory, gigabytes cost disk, and
+//! What `--replay-stdin`, `--hold-output` and `--quiet-unless-failed` keep: megabytes cost memory, gigabytes cost disk, and
 //! the temporary file has no name, so it vanishes with the tool whatever way it ends. Nothing
 //! held is dropped before it is safe elsewhere, and an error of the temporary file names the
 //! directory it was made in, so that a missing or full TMPDIR is seen for what it is.
@@ -49,6 +49,11 @@ impl fmt::Display for HoldError {
 }
 
 impl SpillBuffer {
+    /// Whether nothing was written.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.memory.is_empty() && self.file.is_none()
+    }
+
     /// The bytes written so far, rewound for reading.
     pub(crate) fn finish(self) -> io::Result<Held> {
         match self.file {

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
+use crate::output::Stream;
 use crate::output::conditions::{LineMatcher, OutputConditions, OutputMatch};
 use crate::spill::SpillBuffer;
 
@@ -49,16 +50,29 @@ fn duplicate(fd: BorrowedFd<'_>) -> Option<File> {
     fd.try_clone_to_owned().ok().map(File::from)
 }
 
-/// An attempt's held stdout, until the attempt is judged (empty without `--hold-output`).
+/// An attempt's held output, until the attempt is judged: stdout with `--hold-output`, both
+/// streams with `--quiet-unless-failed`, else none.
 #[derive(Debug, Default)]
-pub(crate) struct HeldOutput(pub(crate) Option<SpillBuffer>);
+pub(crate) struct HeldOutput {
+    pub(crate) stdout: Option<SpillBuffer>,
+    pub(crate) stderr: Option<SpillBuffer>,
+}
+
+impl HeldOutput {
+    /// Whether no byte is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        [&self.stdout, &self.stderr]
+            .iter()
+            .all(|held| held.as_ref().is_none_or(SpillBuffer::is_empty))
+    }
+}
 
 /// What reading one attempt's piped output came to.
 #[derive(Debug, Default)]
 pub(crate) struct CopyOutcome {
     /// What the output conditions found.
     pub(crate) matched: OutputMatch,
-    /// The held stdout, with `--hold-output`.
+    /// The held output, with `--hold-output` or `--quiet-unless-failed`.
     pub(crate) held: HeldOutput,
     /// Output the tool could neither keep nor pass on, and why: the run cannot vouch for it.
     pub(crate) failure: Option<String>,
@@ -75,7 +89,10 @@ impl CopyOutcome {
     pub(crate) fn merge(self, other: CopyOutcome) -> CopyOutcome {
         CopyOutcome {
             matched: self.matched.merge(other.matched),
-            held: HeldOutput(self.held.0.or(other.held.0)),
+            held: HeldOutput {
+                stdout: self.held.stdout.or(other.held.stdout),
+                stderr: self.held.stderr.or(other.held.stderr),
+            },
             failure: self.failure.or(other.failure),
             cut_short: self.cut_short || other.cut_short,
             stalled: self.stalled.or(other.stalled),
@@ -86,6 +103,8 @@ impl CopyOutcome {
 /// What a copy has done so far, shared between its thread and the tool.
 #[derive(Debug, Default)]
 struct Progress {
+    /// The command's stream being copied.
+    stream: Stream,
     matcher: Option<LineMatcher>,
     hold: Option<SpillBuffer>,
     failure: Option<String>,
@@ -108,7 +127,8 @@ impl Progress {
         if let Some(hold) = &mut self.hold
             && let Err(err) = hold.write_all(bytes)
         {
-            self.fail(format!("cannot hold the command's stdout: {err}"));
+            let stream = self.stream.name();
+            self.fail(format!("cannot hold the command's {stream}: {err}"));
             self.hold = None;
         }
     }
@@ -126,9 +146,11 @@ pub(crate) struct StreamCopy {
 }
 
 impl StreamCopy {
-    /// Start copying `pipe` to `destination`, matching lines if `conditions` has patterns;
-    /// `on_end` is called on the copy's thread once it is over.
+    /// Start copying `pipe`, the command's `stream`, to `destination`,
+    /// matching lines if `conditions` has patterns; `on_end` is called on the copy's thread once
+    /// it is over.
     pub(crate) fn start(
+        stream: Stream,
         pipe: OwnedFd,
         destination: Destination,
         conditions: Arc<OutputConditions>,
@@ -140,6 +162,7 @@ impl StreamCopy {
             Destination::Nowhere => (None, None),
         };
         let progress = Arc::new(Mutex::new(Progress {
+            stream,
             matcher: conditions.any().then(|| LineMatcher::new(conditions)),
             hold,
             ..Progress::default()
@@ -175,13 +198,24 @@ impl StreamCopy {
     /// What the copy found and kept so far.
     pub(crate) fn outcome(self) -> CopyOutcome {
         let mut progress = lock(&self.progress);
+        let hold = progress.hold.take();
+        let held = match progress.stream {
+            Stream::Stdout => HeldOutput {
+                stdout: hold,
+                stderr: None,
+            },
+            Stream::Stderr => HeldOutput {
+                stdout: None,
+                stderr: hold,
+            },
+        };
         CopyOutcome {
             matched: progress
                 .matcher
                 .take()
                 .map(LineMatcher::finish)
                 .unwrap_or_default(),
-            held: HeldOutput(progress.hold.take()),
+            held,
             failure: progress.failure.take(),
             cut_short: progress.stopped && !progress.ended && progress.writing.is_none(),
             stalled: progress.writing.filter(|_| !progress.finished),
@@ -282,6 +316,7 @@ mod tests {
         std::io::Seek::rewind(&mut source).unwrap();
         let (ended, end) = std::sync::mpsc::channel();
         let copy = StreamCopy::start(
+            Stream::Stdout,
             OwnedFd::from(source),
             Destination::Hold(SpillBuffer::default()),
             conditions(&["^299999$"], &[]),
@@ -294,7 +329,7 @@ mod tests {
         assert_eq!(outcome.matched.retry.as_deref(), Some("^299999$"));
         assert!(!outcome.cut_short && outcome.failure.is_none());
         let mut out = Vec::new();
-        outcome.held.0.unwrap().drain_into(&mut out).unwrap();
+        outcome.held.stdout.unwrap().drain_into(&mut out).unwrap();
         assert_eq!(out, input);
     }
 
@@ -304,6 +339,7 @@ mod tests {
         let (mut passed, passed_on) = std::io::pipe().unwrap();
         let (ended, end) = std::sync::mpsc::channel();
         let mut copy = StreamCopy::start(
+            Stream::Stdout,
             OwnedFd::from(read),
             Destination::PassOn(File::from(OwnedFd::from(passed_on)), "stdout"),
             conditions(&["^important$"], &[]),

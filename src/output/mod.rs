@@ -1,16 +1,36 @@
 //! An attempt's output, when the tool must see it: the output conditions, the copies that pass
 //! it on or hold it, and the release of held output.
 //!
-//! Only a stream an output condition reads (`--output-stream` says which), and stdout with
-//! `--hold-output`, is piped through the tool; the others stay attached directly.
+//! Only a stream an output condition reads (`--output-stream` says which), stdout with
+//! `--hold-output`, and both with `--quiet-unless-failed`, is piped through the tool; the others
+//! stay attached directly.
 
 pub(crate) mod conditions;
 pub(crate) mod copy;
+pub(crate) mod transcript;
 
 use std::sync::Arc;
 
 use conditions::OutputConditions;
 pub(crate) use conditions::OutputMatch;
+
+/// One of the command's (and the tool's) two output streams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Stream {
+    #[default]
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    /// Its name, for messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
 
 /// What to do with an attempt's output.
 #[derive(Clone, Debug, Default)]
@@ -19,8 +39,20 @@ pub(crate) struct OutputOptions {
     pub(crate) conditions: Arc<OutputConditions>,
     /// `--output-stream`: which streams the conditions read.
     pub(crate) stream: OutputStream,
-    /// `--hold-output`.
-    pub(crate) hold: bool,
+    /// What is held until the attempt is judged.
+    pub(crate) hold: Hold,
+}
+
+/// What of an attempt's output is held until the attempt is judged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// Nothing: the output goes on as it comes.
+    #[default]
+    Nothing,
+    /// Stdout (`--hold-output`).
+    Stdout,
+    /// Both streams, for the run's transcript (`--quiet-unless-failed`).
+    Everything,
 }
 
 /// `--output-stream`: which of the command's streams the output conditions read.
@@ -49,11 +81,11 @@ impl OutputOptions {
 
     /// Whether the command's stdout is piped through the tool.
     pub(crate) fn pipes_stdout(&self) -> bool {
-        self.matches_stdout() || self.hold
+        self.matches_stdout() || self.hold != Hold::Nothing
     }
 
     /// Whether the command's stderr is piped through the tool.
     pub(crate) fn pipes_stderr(&self) -> bool {
-        self.matches_stderr()
+        self.matches_stderr() || self.hold == Hold::Everything
     }
 }

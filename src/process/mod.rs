@@ -33,8 +33,8 @@ use nix::unistd::getpid;
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::environment;
 use crate::outcome::SpawnFailure;
-use crate::output::OutputOptions;
 use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
+use crate::output::{Hold, OutputOptions, Stream};
 use crate::process::command_line::CommandLine;
 use crate::process::environ::ChildEnvironment;
 use crate::process::launch::{Launcher, Setup, Started, tie_to_the_tool};
@@ -133,25 +133,39 @@ impl ProcessRunner<'_> {
     fn start_copies(&self, child: &mut Started) -> (Vec<StreamCopy>, Option<String>) {
         let stdout = child.stdout.take().map(|pipe| {
             let destination = match self.output.hold {
-                true => Destination::Hold(SpillBuffer::default()),
-                false => Destination::stdout(),
+                Hold::Nothing => Destination::stdout(),
+                Hold::Stdout | Hold::Everything => Destination::Hold(SpillBuffer::default()),
             };
-            (pipe, destination, self.output.matches_stdout())
+            (
+                Stream::Stdout,
+                pipe,
+                destination,
+                self.output.matches_stdout(),
+            )
         });
         let stderr = child.stderr.take().map(|pipe| {
-            let matched = self.output.matches_stderr();
-            (pipe, Destination::stderr(), matched)
+            let destination = match self.output.hold {
+                Hold::Everything => Destination::Hold(SpillBuffer::default()),
+                Hold::Nothing | Hold::Stdout => Destination::stderr(),
+            };
+            (
+                Stream::Stderr,
+                pipe,
+                destination,
+                self.output.matches_stderr(),
+            )
         });
         let mut failure = None;
         let mut copies = Vec::new();
-        for (pipe, destination, matched) in stdout.into_iter().chain(stderr) {
+        for (stream, pipe, destination, matched) in stdout.into_iter().chain(stderr) {
             let doorbell = self.watch.doorbell();
             // A stream piped only to be held is not matched.
             let conditions = match matched {
                 true => Arc::clone(&self.output.conditions),
                 false => Arc::default(),
             };
-            match StreamCopy::start(pipe, destination, conditions, move || doorbell.ring()) {
+            let on_end = move || doorbell.ring();
+            match StreamCopy::start(stream, pipe, destination, conditions, on_end) {
                 Ok(copy) => copies.push(copy),
                 Err(err) => {
                     failure.get_or_insert(format!("cannot read the command's output: {err}"));

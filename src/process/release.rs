@@ -1,13 +1,18 @@
-//! `--hold-output`: an attempt's stdout, kept until the attempt is judged, released to the tool's
-//! own stdout for a success and to its stderr otherwise, awake to the signals that end a run
-//! while a slow reader holds the release up.
+//! Held output, once its attempt is judged. With `--hold-output`, an attempt's stdout is released
+//! to the tool's own stdout for a success and to its stderr otherwise, awake to the signals that
+//! end a run while a slow reader holds the release up. With `--quiet-unless-failed`, both streams
+//! go into the run's transcript under a header, and the transcript is written out only if the
+//! run does not succeed, with the same bounds.
 
 use std::io;
 use std::time::Instant;
 
-use crate::outcome::{Next, Reason};
+use crate::outcome::{AttemptOutcome, Next, Reason};
 use crate::output::copy::{Destination, HeldOutput};
+use crate::output::transcript::Transcript;
+use crate::report::message::printable;
 use crate::report::outlet::GRACE;
+use crate::report::text;
 use crate::retry_loop::{Release, Released};
 use crate::signals::{SignalWatch, Waited};
 use crate::spill::HoldError;
@@ -25,11 +30,16 @@ impl<'a> StdRelease<'a> {
 }
 
 impl Release for StdRelease<'_> {
-    fn release(&mut self, held: HeldOutput, next: &Next, deadline: Option<Instant>) -> Released {
-        let Some(buffer) = held.0 else {
+    fn release(
+        &mut self,
+        held: HeldOutput,
+        outcome: &AttemptOutcome,
+        deadline: Option<Instant>,
+    ) -> Released {
+        let Some(buffer) = held.stdout else {
             return Released::Done;
         };
-        let (destination, name) = match next {
+        let (destination, name) = match &outcome.next {
             Next::Stop(Reason::Success) => (Destination::stdout(), "stdout"),
             _ => (Destination::stderr(), "stderr"),
         };
@@ -63,5 +73,79 @@ impl Release for StdRelease<'_> {
                 Released::Failed(format!("cannot read back the held output: {err}"))
             }
         }
+    }
+}
+
+/// Keeps each attempt's output in the run's transcript, under a header saying how it ended.
+pub(crate) struct TranscriptRelease {
+    transcript: Transcript,
+}
+
+impl TranscriptRelease {
+    /// Keep the output in `transcript`.
+    pub(crate) fn new(transcript: Transcript) -> Self {
+        TranscriptRelease { transcript }
+    }
+}
+
+impl Release for TranscriptRelease {
+    fn release(
+        &mut self,
+        held: HeldOutput,
+        outcome: &AttemptOutcome,
+        _deadline: Option<Instant>,
+    ) -> Released {
+        let header = format!("retry: {}", text::describe(outcome));
+        match self.transcript.keep_attempt(&printable(&header), held) {
+            Ok(()) => Released::Done,
+            Err(message) => Released::Failed(message),
+        }
+    }
+}
+
+/// Write out the run's `transcript`, as a run that did not succeed does, to the tool's stdout and
+/// stderr: its reader's pace allowing until `deadline` (or, after a signal ended the run, for
+/// [`GRACE`] only), and awake to the signals that end a run. Whatever stops it is said in the
+/// message returned.
+pub(crate) fn write_transcript(
+    transcript: Transcript,
+    watch: &SignalWatch,
+    deadline: Option<Instant>,
+    interrupted: bool,
+) -> Result<(), String> {
+    let (Destination::PassOn(mut stdout, _), Destination::PassOn(mut stderr, _)) =
+        (Destination::stdout(), Destination::stderr())
+    else {
+        return Ok(());
+    };
+    let until = match interrupted {
+        true => Some(Instant::now() + GRACE),
+        false => deadline.map(|deadline| deadline.max(Instant::now()) + GRACE),
+    };
+    let story = transcript.take();
+    let write = move || story.write_out(&mut stdout, &mut stderr);
+    let failed = |why: String| format!("cannot write the held output of the run: {why}");
+    match watch.run_job(until, write) {
+        Ok(Waited::Done(Ok(()))) => Ok(()),
+        Ok(Waited::Done(Err(HoldError::Transfer(err))))
+            if err.kind() == io::ErrorKind::BrokenPipe =>
+        {
+            Ok(())
+        }
+        Ok(Waited::Done(Err(err))) => Err(failed(err.to_string())),
+        Ok(Waited::Stopped(signal)) => Err(failed(format!("stopped by {signal}"))),
+        Ok(Waited::TimedOut) => Err(failed("its reader did not take it in time".to_string())),
+        Err(err) => Err(failed(format!("cannot start a thread: {err}"))),
+    }
+}
+
+impl Release for Box<dyn Release + '_> {
+    fn release(
+        &mut self,
+        held: HeldOutput,
+        outcome: &AttemptOutcome,
+        deadline: Option<Instant>,
+    ) -> Released {
+        (**self).release(held, outcome, deadline)
     }
 }

@@ -28,6 +28,9 @@ pub(crate) const GRACE: Duration = Duration::from_millis(50);
 /// How long a reader may hold one line before it counts as having stopped reading.
 pub(crate) const STALLED: Duration = Duration::from_millis(100);
 
+/// The longest a flush waits for a writer that is writing, but slowly (a busy machine's).
+const FLUSH_MOST: Duration = Duration::from_secs(5);
+
 /// The line that says how many messages were dropped, in the reporter's format.
 pub(crate) type Notice = fn(u64) -> Vec<u8>;
 
@@ -212,6 +215,8 @@ fn write_queued(shared: &Shared, destination: &mut File, notice: Notice) {
         // A closed stderr is not worth a word: there is nobody to tell.
         let _ = destination.write_all(&line);
         queue = lock(shared);
+        queue.busy = None;
+        shared.changed.notify_all();
     }
 }
 
@@ -225,7 +230,29 @@ impl Write for Outlet {
         Ok(bytes.len())
     }
 
+    /// Wait until the writer has written every line queued, so that what reaches the same
+    /// destination another way (an attempt's output) comes after them; never longer than
+    /// [`FLUSH_MOST`], nor once the reader has held a line for [`STALLED`]. Signals wait meanwhile
+    /// (they are blocked, not lost), for that short while at most.
     fn flush(&mut self) -> io::Result<()> {
+        if !matches!(self.writer, Writer::Thread) {
+            return Ok(());
+        }
+        let give_up = Instant::now() + FLUSH_MOST;
+        let mut queue = lock(&self.shared);
+        while !queue.lines.is_empty() || queue.busy.is_some() {
+            let now = Instant::now();
+            if now >= give_up || queue.is_stalled() {
+                break;
+            }
+            let wait = (give_up - now).min(STALLED);
+            queue = self
+                .shared
+                .changed
+                .wait_timeout(queue, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
         Ok(())
     }
 }

@@ -1,5 +1,7 @@
 //! The one path of the tool's own messages to stderr: every event, warning and error goes
-//! through here, in text or JSON, honouring `-q`.
+//! through here, in text or JSON, honouring `-q`; in a CI system, with that system's lines
+//! (groups, annotations) around them; with `--quiet-unless-failed`, into the run's transcript
+//! until the run is over.
 //!
 //! Write errors (a closed stderr) are ignored: reporting must never end or change a run. In the
 //! binary the lines go to an [`Outlet`], so that a reader that stops reading cannot hold the run.
@@ -8,6 +10,8 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::outcome::Reason;
+use crate::output::transcript::Transcript;
+use crate::report::ci::log::CiLog;
 use crate::report::events::{Event, EventSink};
 use crate::report::json;
 use crate::report::message::printable;
@@ -20,19 +24,75 @@ use crate::signals::{Signal, SignalWatch};
 pub(crate) struct Reporter<W: Write> {
     out: W,
     settings: LogSettings,
+    /// The CI system's lines, when the run is in one (and the format is text).
+    ci: Option<CiLog>,
+    /// Where the lines go instead of `out` while the run is held (`--quiet-unless-failed`).
+    held: Option<Transcript>,
 }
 
 impl<W: Write> Reporter<W> {
     /// A reporter writing to `out`.
     pub(crate) fn new(out: W, settings: LogSettings) -> Self {
-        Reporter { out, settings }
+        Reporter {
+            out,
+            settings,
+            ci: None,
+            held: None,
+        }
     }
 
+    /// The reporter, adding `ci`'s lines to its own.
+    pub(crate) fn with_ci(self, ci: Option<CiLog>) -> Self {
+        Reporter { ci, ..self }
+    }
+
+    /// Keep every line in `transcript` instead of writing it, until [`Reporter::release`].
+    pub(crate) fn hold_in(&mut self, transcript: Transcript) {
+        self.held = Some(transcript);
+    }
+
+    /// Write lines again, rather than keep them.
+    pub(crate) fn release(&mut self) {
+        self.held = None;
+    }
+
+    /// Write one of the tool's own lines, made printable (and safe for the CI system's log).
     fn write_line(&mut self, line: &str) {
-        // One write per line, so that a line is not split by the command's own output.
-        let _ = self
-            .out
-            .write_all(format!("{}\n", printable(line)).as_bytes());
+        let line = printable(line);
+        let line = match &self.ci {
+            Some(ci) => ci.neutralise(line),
+            None => line,
+        };
+        self.write_raw(line);
+    }
+
+    /// Write `line` as it is: one write per line, so that a line is not split by the command's
+    /// own output.
+    fn write_raw(&mut self, mut line: String) {
+        line.push('\n');
+        match &self.held {
+            Some(transcript) => transcript.keep_line(line.as_bytes()),
+            None => {
+                let _ = self.out.write_all(line.as_bytes());
+            }
+        }
+    }
+
+    /// The CI system's lines for `event`, before or after the reporter's own.
+    fn ci_lines(&mut self, event: &Event, before: bool) {
+        let Some(ci) = &mut self.ci else { return };
+        let lines = match before {
+            true => ci.before(event),
+            false => ci.after(event),
+        };
+        let opens_a_group = before && matches!(event, Event::AttemptStart { .. });
+        for line in lines {
+            self.write_raw(line);
+        }
+        if opens_a_group {
+            // The group must be open before the attempt writes into it.
+            let _ = self.out.flush();
+        }
     }
 }
 
@@ -74,6 +134,15 @@ fn dropped_notice(format: LogFormat, dropped: u64) -> Vec<u8> {
 
 impl<W: Write> EventSink for Reporter<W> {
     fn emit(&mut self, event: &Event) {
+        self.ci_lines(event, true);
+        self.say(event);
+        self.ci_lines(event, false);
+    }
+}
+
+impl<W: Write> Reporter<W> {
+    /// The reporter's own lines for `event`.
+    fn say(&mut self, event: &Event) {
         // A command that cannot start, and output the tool could not keep, are failures to fix,
         // so they are said even under --quiet.
         let failure = match event {

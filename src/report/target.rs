@@ -1,4 +1,4 @@
-//! The files a run writes when it ends (`--report`), checked
+//! The files a run writes when it ends (`--report`, `--report-dotenv`, `--metrics`), checked
 //! before the first attempt, so that one that cannot be written fails the run at once (exit 125)
 //! rather than after the work is done. Each is treated as a redirection by a shell on a hardened
 //! system (`fs.protected_symlinks`, `fs.protected_fifos` and `fs.protected_regular` on, as
@@ -12,7 +12,8 @@
 //!   in place, never replaced;
 //! - a regular file (or a new one) is written beside its target under a temporary name and
 //!   renamed into place at the end, so a reader never sees half of it; it gets the mode the
-//!   umask gives any new file;
+//!   umask gives any new file, or one the file's purpose needs (`--metrics`: 0644, for the
+//!   collector's user);
 //! - an existing file or FIFO in such a sticky directory that belongs to neither this user nor
 //!   the directory's owner is refused, for root too.
 
@@ -38,6 +39,8 @@ const MAX_LINKS: usize = 40;
 pub(crate) struct ReportTarget {
     place: Place,
     shown: String,
+    /// The mode a replaced file gets, whatever the umask says; none: the umask's.
+    mode: Option<u32>,
 }
 
 /// Where a [`ReportTarget`] writes.
@@ -58,8 +61,21 @@ impl ReportTarget {
     pub(crate) fn check(path: &Path, flag: &str) -> Result<Self, String> {
         let shown = format!("{flag} {}", path.display());
         let cannot = |why: String| format!("cannot write {shown}: {why}");
-        let place = Place::check(path, &cannot)?;
-        Ok(ReportTarget { place, shown })
+        let place = Place::check(path, flag, &cannot)?;
+        Ok(ReportTarget {
+            place,
+            shown,
+            mode: None,
+        })
+    }
+
+    /// The target, a replaced file of which gets `mode` whatever the umask says (a file another
+    /// user's program must read).
+    pub(crate) fn with_mode(self, mode: u32) -> Self {
+        ReportTarget {
+            mode: Some(mode),
+            ..self
+        }
     }
 
     /// Write `text` to the target: renamed into place whole, or written in place, its reader's
@@ -73,7 +89,7 @@ impl ReportTarget {
         let failed =
             |err: io::Error| ReportError::Failed(format!("cannot write {}: {err}", self.shown));
         match self.place {
-            Place::Replace { file } => replace(&file, &text).map_err(failed),
+            Place::Replace { file } => replace(&file, &text, self.mode).map_err(failed),
             Place::InPlace(mut file) => {
                 let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
                 match watch.run_job(until, move || file.write_all(&text)) {
@@ -85,6 +101,14 @@ impl ReportTarget {
                     Err(err) => Err(failed(err)),
                 }
             }
+        }
+    }
+
+    /// The file a regular target replaces, links resolved; none for one written in place.
+    pub(crate) fn replaced_file(&self) -> Option<&Path> {
+        match &self.place {
+            Place::Replace { file } => Some(file),
+            Place::InPlace(_) => None,
         }
     }
 }
@@ -99,7 +123,7 @@ pub(crate) enum ReportError {
 }
 
 impl Place {
-    fn check(path: &Path, cannot: &impl Fn(String) -> String) -> Result<Self, String> {
+    fn check(path: &Path, flag: &str, cannot: &impl Fn(String) -> String) -> Result<Self, String> {
         if path.as_os_str().as_bytes().ends_with(b"/") {
             return Err(cannot(
                 "it names a directory (it ends in '/'); give a file name".into(),
@@ -123,7 +147,8 @@ impl Place {
         match metadata {
             Some(metadata) if metadata.is_dir() => Err(cannot(format!(
                 "it is a directory; give a file name, e.g. {}",
-                path.join("retry-report.json").display()
+                path.join(format!("retry{}", example_extension(flag)))
+                    .display()
             ))),
             Some(metadata) if !metadata.is_file() => {
                 refuse_planted(parent(&file), &metadata).map_err(cannot)?;
@@ -289,8 +314,8 @@ fn open_in_place(path: &Path) -> io::Result<File> {
 /// file is removed if anything fails. Where the system can (Linux), the text is written to a
 /// file with no name, which gets its temporary name only once whole, so that a tool killed
 /// while writing leaves nothing behind.
-fn replace(file: &Path, text: &[u8]) -> io::Result<()> {
-    let name = match write_unnamed(file, text) {
+fn replace(file: &Path, text: &[u8], mode: Option<u32>) -> io::Result<()> {
+    let name = match write_unnamed(file, text, mode) {
         Some(named) => named?,
         None => {
             let (mut temporary, name) = create_beside(file, |name| {
@@ -300,7 +325,7 @@ fn replace(file: &Path, text: &[u8]) -> io::Result<()> {
                     .mode(0o666)
                     .open(name)
             })?;
-            if let Err(err) = temporary.write_all(text) {
+            if let Err(err) = write_with_mode(&mut temporary, text, mode) {
                 let _ = std::fs::remove_file(&name);
                 return Err(err);
             }
@@ -317,7 +342,7 @@ fn replace(file: &Path, text: &[u8]) -> io::Result<()> {
 /// `text` in an unnamed file in `file`'s directory, then linked there under a temporary name,
 /// which is returned; none where unnamed files cannot be made (not Linux, or a file system
 /// without `O_TMPFILE`).
-fn write_unnamed(file: &Path, text: &[u8]) -> Option<io::Result<PathBuf>> {
+fn write_unnamed(file: &Path, text: &[u8], mode: Option<u32>) -> Option<io::Result<PathBuf>> {
     #[cfg(target_os = "linux")]
     {
         let mut unnamed = OpenOptions::new()
@@ -330,7 +355,7 @@ fn write_unnamed(file: &Path, text: &[u8]) -> Option<io::Result<PathBuf>> {
             "/proc/self/fd/{}",
             std::os::fd::AsRawFd::as_raw_fd(&unnamed)
         );
-        let linked = unnamed.write_all(text).and_then(|()| {
+        let linked = write_with_mode(&mut unnamed, text, mode).and_then(|()| {
             let (_, name) = create_beside(file, |name| {
                 nix::unistd::linkat(
                     nix::fcntl::AT_FDCWD,
@@ -347,8 +372,18 @@ fn write_unnamed(file: &Path, text: &[u8]) -> Option<io::Result<PathBuf>> {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (file, text);
+        let _ = (file, text, mode);
         None
+    }
+}
+
+/// Write `text` to the new `file`, and give it `mode` if one is set (else it keeps the mode the
+/// umask gave it).
+fn write_with_mode(file: &mut File, text: &[u8], mode: Option<u32>) -> io::Result<()> {
+    file.write_all(text)?;
+    match mode {
+        Some(mode) => file.set_permissions(std::fs::Permissions::from_mode(mode)),
+        None => Ok(()),
     }
 }
 
@@ -367,5 +402,14 @@ fn create_beside<T>(
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
             Err(err) => return Err(err),
         }
+    }
+}
+
+/// The extension a file name for `flag` is shown with in an example.
+fn example_extension(flag: &str) -> &'static str {
+    match flag {
+        "--metrics" => ".prom",
+        "--report-dotenv" => ".env",
+        _ => "-report.json",
     }
 }

@@ -52,7 +52,7 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
 }
 
 /// What happened to an attempt, in words: "attempt 2/5 died of SIGKILL (status 137)".
-fn describe(outcome: &AttemptOutcome) -> String {
+pub(crate) fn describe(outcome: &AttemptOutcome) -> String {
     let attempt = format!("attempt {}", outcome.numbering);
     let what = match outcome.termination {
         Termination::TimedOut {
@@ -218,7 +218,10 @@ fn interrupted_line(signal: Signal, moment: Moment, attempts: &str) -> String {
             "retry: stopped by {signal} after {attempts}, while consulting the retry budget"
         ),
         Moment::Report => {
-            format!("retry: stopped by {signal} after {attempts}, while writing --report")
+            format!(
+                "retry: stopped by {signal} after {attempts}, while writing the run's report \
+                 files"
+            )
         }
     }
 }

@@ -3,6 +3,9 @@
 
 /// The retry budget, in a file and in a Redis store.
 mod budget;
+/// `--ci`, `--report-dotenv`, `--quiet-unless-failed` and `--metrics`: CI systems and cron, with
+/// a real node_exporter and promtool.
+mod ci_and_cron;
 /// The bash, zsh and fish completions, tried in the real shells.
 mod completions;
 /// The committed man pages and completions are what the generator makes today.

@@ -253,10 +253,25 @@ pub(crate) fn shell(script: &str) -> Invocation {
         .env("RETRY", binary())
 }
 
+/// The variables by which CI systems make themselves known, and GitHub's step files: no run
+/// inherits them from the machine the tests run on, so that the tests hold inside a CI job too.
+const CI_VARIABLES: [&str; 6] = [
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "TF_BUILD",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+];
+
 impl Invocation {
     fn of(program: &str, name: &str) -> Invocation {
+        let mut command = Command::new(program);
+        for variable in CI_VARIABLES {
+            command.env_remove(variable);
+        }
         Invocation {
-            command: Command::new(program),
+            command,
             argv: vec![name.to_string()],
             stdin: Input::Nothing,
             ignored: Vec::new(),

@@ -1,6 +1,8 @@
 //! Integration tests: the real `retry` binary against real child processes, shells, terminals and
 //! redis-servers. Each module holds the tests of one subject; `support` holds what they share.
 
+/// The composite GitHub Action, on a simulated runner.
+mod action;
 /// The retry budget, in a file and in a Redis store.
 mod budget;
 /// `--ci`, `--report-dotenv`, `--quiet-unless-failed` and `--metrics`: CI systems and cron, with

@@ -1,0 +1,131 @@
+//! The composite GitHub Action (`action.yml`): every input reaches its step and every output
+//! comes from the tool, and its steps' scripts run on a simulated runner (`GITHUB_OUTPUT`,
+//! `GITHUB_STEP_SUMMARY` and `RUNNER_TEMP` files of the test's own). `.ci/run` also runs the
+//! install step's cargo build.
+
+use crate::support::harness::{Scratch, binary, program};
+
+/// A file of the repository, as text.
+fn repository_file(path: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// The keys of the top-level `section` of action.yml (its two-space-indented names).
+fn action_keys(action: &str, section: &str) -> Vec<String> {
+    action
+        .split(&format!("\n{section}:\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("action.yml has no {section}"))
+        .lines()
+        .take_while(|line| line.is_empty() || line.starts_with(' '))
+        .filter_map(|line| line.strip_prefix("  "))
+        .filter(|line| !line.starts_with(' '))
+        .map(|line| line.trim_end_matches(':').to_string())
+        .collect()
+}
+
+#[test]
+fn the_action_maps_every_input_to_its_step_and_every_output_from_it() {
+    let action = repository_file("action.yml");
+    let run = repository_file("action/run.sh");
+    let install = repository_file("action/install.sh");
+    let inputs = action_keys(&action, "inputs");
+    assert!(inputs.len() >= 10, "{inputs:?}");
+    for input in &inputs {
+        let value = format!("${{{{ inputs.{input} }}}}");
+        let variable = format!("INPUT_{}", input.to_uppercase());
+        match input.as_str() {
+            "working_directory" => assert!(action.contains(&format!("working-directory: {value}"))),
+            _ => {
+                assert!(action.contains(&format!("{variable}: {value}")), "{input}");
+                assert!(
+                    run.contains(&variable) || install.contains(&variable),
+                    "no step reads {variable}"
+                );
+            }
+        }
+    }
+    let outputs = action_keys(&action, "outputs");
+    assert_eq!(
+        outputs,
+        [
+            "attempts",
+            "exit_code",
+            "outcome",
+            "reason",
+            "elapsed_seconds"
+        ]
+    );
+    for output in outputs {
+        assert!(action.contains(&format!("value: ${{{{ steps.retry.outputs.{output} }}}}")));
+    }
+}
+
+#[test]
+fn the_actions_steps_run_on_a_simulated_runner() {
+    let scratch = Scratch::new();
+    let repository = env!("CARGO_MANIFEST_DIR");
+    std::fs::create_dir(scratch.path("runner-temp")).unwrap();
+    for file in ["install-output", "output", "summary"] {
+        std::fs::write(scratch.path(file), "").unwrap();
+    }
+    let step = |script: &str| {
+        program(&format!("{repository}/action/{script}"))
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_ACTION_PATH", repository)
+            .env("RUNNER_TEMP", scratch.path("runner-temp"))
+            .env("GITHUB_STEP_SUMMARY", scratch.path("summary"))
+    };
+    step("install.sh")
+        .env("INPUT_BINARY", binary())
+        .env("GITHUB_OUTPUT", scratch.path("install-output"))
+        .run()
+        .expect_code(0);
+    let installed = scratch.read("install-output");
+    let binary = installed
+        .strip_prefix("binary=")
+        .expect("the install step gives the binary")
+        .trim_end();
+    let command = "echo try $RETRY_ATTEMPT; test $RETRY_ATTEMPT = 2";
+    let run = step("run.sh")
+        .env("GITHUB_OUTPUT", scratch.path("output"))
+        .env("RETRY_BINARY", binary)
+        .env("INPUT_COMMAND", command)
+        .env("INPUT_MAX_ATTEMPTS", "3")
+        .env("INPUT_BASE", "0s")
+        .env("INPUT_SHELL", "bash")
+        .env("INPUT_EXTRA_ARGS", "--verbose\n")
+        .run();
+    run.expect_code(0)
+        .expect_stdout("try 1\ntry 2\n")
+        .expect_stderr(&format!(
+            "::group::attempt 1/3: bash --noprofile --norc -eo pipefail -c '{command}'\n"
+        ))
+        .expect_stderr("retry: attempt 2/3 succeeded after ");
+    assert!(
+        scratch
+            .read("output")
+            .starts_with("attempts=2\nexit_code=0\noutcome=success\n")
+    );
+    assert!(
+        scratch
+            .read("summary")
+            .starts_with("### retry: succeeded after 2 attempts\n")
+    );
+    let pipefail = step("run.sh")
+        .env("GITHUB_OUTPUT", scratch.path("output"))
+        .env("RETRY_BINARY", binary)
+        .env("INPUT_COMMAND", "false | true")
+        .env("INPUT_MAX_ATTEMPTS", "2")
+        .env("INPUT_BASE", "0s")
+        .run();
+    pipefail
+        .expect_code(1)
+        .expect_stderr("::error title=retry::");
+    assert!(
+        scratch
+            .read("output")
+            .contains("\nattempts=2\nexit_code=1\noutcome=failure\n")
+    );
+}

@@ -10,7 +10,7 @@ _retry() {
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
-            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--success-on|--retry-on-output|--stop-on-output|--success-on-output|--output-stream|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--timeout-signal|--kill-after|--on-retry|--on-give-up|--report|--log-format|--ci|--report-dotenv|--metrics|--metrics-job|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-password-file|--budget-store-fail|--budget-dir) ((i++)) ;;
+            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--preset|--success-on|--retry-on-output|--stop-on-output|--success-on-output|--output-stream|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--timeout-signal|--kill-after|--on-retry|--on-give-up|--report|--log-format|--ci|--report-dotenv|--metrics|--metrics-job|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-password-file|--budget-store-fail|--budget-dir) ((i++)) ;;
             -*) ;;
             simulate) if ((i == 1)); then _retry_simulate; return; fi
                 _command_offset $i; return ;;
@@ -29,6 +29,7 @@ _retry() {
         --seed) :; return ;;
         --retry-on) :; return ;;
         --stop-on) :; return ;;
+        --preset) COMPREPLY=($(compgen -W 'auto curl wget' -- "$cur")); return ;;
         --success-on) :; return ;;
         --retry-on-output) :; return ;;
         --stop-on-output) :; return ;;
@@ -60,7 +61,7 @@ _retry() {
         --budget-dir) _filedir -d; return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --success-on --retry-on-output --stop-on-output --success-on-output --output-stream --retry-after-output --max-requested-wait --nested -t --timeout --max-time --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold-output --report --log-format -q --quiet -v --verbose --ci --report-dotenv --quiet-unless-failed --metrics --metrics-job --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-password-file --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --preset --success-on --retry-on-output --stop-on-output --success-on-output --output-stream --retry-after-output --max-requested-wait --nested -t --timeout --max-time --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold-output --report --log-format -q --quiet -v --verbose --ci --report-dotenv --quiet-unless-failed --metrics --metrics-job --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-password-file --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
         return
     fi
     _command_offset $cword

@@ -18,7 +18,7 @@ function __retry_command_tokens
             case --
                 string join \n -- $tokens[(math $i + 1)..-1] $current
                 return 0
-            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--ci' '--report-dotenv' '--metrics' '--metrics-job' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-password-file' '--budget-store-fail' '--budget-dir'
+            case '-n' '--max-attempts' '--base' '--cap' '--multiplier' '--jitter' '--reset-after' '--seed' '--retry-on' '--stop-on' '--preset' '--success-on' '--retry-on-output' '--stop-on-output' '--success-on-output' '--output-stream' '--retry-after-output' '--max-requested-wait' '--nested' '-t' '--timeout' '--max-time' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--report' '--log-format' '--ci' '--report-dotenv' '--metrics' '--metrics-job' '--splay' '--budget' '--budget-rate' '--budget-ratio' '--budget-window' '--budget-store' '--budget-password-file' '--budget-store-fail' '--budget-dir'
                 set skip_value 1
             case '-*'
             case '*'
@@ -76,6 +76,7 @@ complete -c retry -n __retry_own -l seed -x -d 'Seed the jitter: a number, or \'
 complete -c retry -n __retry_own -l plan -d 'Print the waits, and run nothing'
 complete -c retry -n __retry_own -l retry-on -x -d 'Retry only these exit statuses'
 complete -c retry -n __retry_own -l stop-on -x -d 'Never retry these exit statuses'
+complete -c retry -n __retry_own -l preset -x -a '(printf "%s\t%s\n" "auto" "The preset of the command\'s program, if it has one" "curl" "curl(1) EXIT CODES and --retry; libcurl-errors(3)" "wget" "wget(1) EXIT STATUS")' -d 'Decide as a program\'s manual says: curl, wget, or auto'
 complete -c retry -n __retry_own -l success-on -x -d 'Exit statuses that count as success'
 complete -c retry -n __retry_own -l retry-on-output -x -d 'Retry only if a line of output matches'
 complete -c retry -n __retry_own -l stop-on-output -x -d 'Never retry if a line of output matches'

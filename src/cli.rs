@@ -22,6 +22,7 @@ use crate::examples::{self, examples_text};
 use crate::exit;
 use crate::nesting::Nested;
 use crate::output::OutputStream;
+use crate::presets::PresetChoice;
 use crate::process::hooks::parse_shell_line;
 use crate::report::ci::CiChoice;
 use crate::report::message::printable;
@@ -170,6 +171,16 @@ pub struct Cli {
     /// Never retry when the exit status is in CODES (e.g. 2,64-78). Default: none.
     #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on: Option<StatusSet>,
+
+    /// Decide as a program's manual says: curl, wget, or auto
+    ///
+    /// Retry what the program's manual calls transient and stop at once at what it calls
+    /// permanent, from its exit status and, where the status cannot tell, its message on stderr
+    /// (e.g. curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, or auto
+    /// (the preset of COMMAND's program, if it has one). --retry-on and --stop-on name statuses
+    /// to treat otherwise; --plan shows the rules.
+    #[arg(long, value_name = "NAME", hide_possible_values = true, help_heading = DECIDING)]
+    pub(crate) preset: Option<PresetChoice>,
 
     /// Exit statuses that count as success
     ///
@@ -342,7 +353,7 @@ pub struct Cli {
     /// When the run ends, write RETRY_RUN_ATTEMPTS, RETRY_RUN_EXIT_CODE, RETRY_RUN_OUTCOME,
     /// RETRY_RUN_REASON and RETRY_RUN_ELAPSED_SECONDS to FILE, one NAME=value per line, as
     /// GitLab's artifacts:reports:dotenv reads them (e.g. retry.env).
-    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    #[arg(long, value_name = "FILE", hide_short_help = true, help_heading = OUTPUT)]
     pub(crate) report_dotenv: Option<PathBuf>,
 
     /// Write nothing unless the run fails

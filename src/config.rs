@@ -11,7 +11,6 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use rand::SeedableRng;
@@ -28,10 +27,11 @@ use crate::cli::Cli;
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
 use crate::nesting::{Layer, Nested};
-use crate::output::conditions::{OutputConditions, PatternError, PatternTexts};
+use crate::output::conditions::{PatternError, PatternTexts};
 use crate::output::{Hold, OutputOptions, OutputStream};
 use crate::plan::PlanRequest;
 use crate::policy::Policy;
+use crate::presets::Preset;
 use crate::process::command_line::CommandLine;
 use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
@@ -67,6 +67,8 @@ pub(crate) struct Config {
     hooks: HookLines,
     reset_after: Option<Duration>,
     report: Option<PathBuf>,
+    /// `--preset`, as it resolved.
+    preset: PresetInForce,
     /// The CI system the run is in, and GitHub's files for its outcome.
     ci: Option<CiSystem>,
     github: GitHubFiles,
@@ -74,6 +76,15 @@ pub(crate) struct Config {
     /// `--metrics` and the job label.
     metrics: Option<(PathBuf, String)>,
     recorded: OptionsRecord,
+}
+
+/// The `--preset` of a run.
+#[derive(Clone, Debug)]
+enum PresetInForce {
+    /// This one, or none given.
+    Given(Option<&'static Preset>),
+    /// `--preset auto`, and no preset knows this program.
+    NoneForProgram(String),
 }
 
 /// The options in force, as the report records them: its `options` object. The limits are the
@@ -99,6 +110,8 @@ pub(crate) struct OptionsRecord {
     pub(crate) success_on: String,
     pub(crate) retry_on: Option<String>,
     pub(crate) stop_on: Option<String>,
+    /// The preset in force (after `--preset auto` resolved).
+    pub(crate) preset: Option<&'static str>,
     pub(crate) retry_on_output: Vec<String>,
     pub(crate) stop_on_output: Vec<String>,
     pub(crate) retry_after_output: Vec<String>,
@@ -178,12 +191,31 @@ impl Config {
             "--max-requested-wait (0s) must be more than 0s, e.g. 15m; to bound the whole run, \
              give --max-time",
         )?;
-        let conditions = OutputConditions::new(&PatternTexts {
-            retry: cli.retry_on_output.clone(),
-            stop: cli.stop_on_output.clone(),
-            success: cli.success_on_output.clone(),
-            after: cli.retry_after_output.clone(),
-        })
+        let program = cli.command.first().and_then(|program| program.to_str());
+        let preset = cli.preset.and_then(|choice| choice.resolve(program));
+        let mut after = cli.retry_after_output.clone();
+        after.extend(
+            preset
+                .and_then(|preset| preset.retry_after)
+                .map(str::to_string),
+        );
+        let hold = match (cli.quiet_unless_failed, cli.hold_output) {
+            (true, _) => Hold::Everything,
+            (false, true) => Hold::Stdout,
+            (false, false) => Hold::Nothing,
+        };
+        let output = OutputOptions::new(
+            &PatternTexts {
+                retry: cli.retry_on_output.clone(),
+                stop: cli.stop_on_output.clone(),
+                success: cli.success_on_output.clone(),
+                after,
+                preset: preset.map(Preset::patterns).unwrap_or_default(),
+            },
+            cli.output_stream,
+            preset.map_or(OutputStream::Both, |preset| preset.stream),
+            hold,
+        )
         .map_err(|PatternError(message)| ConfigError(message))?;
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
@@ -192,8 +224,9 @@ impl Config {
         );
         let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
             .map_err(|overlap| ConfigError(overlap.to_string()))?
-            .requiring_retry_match(conditions.requires_retry_match())
-            .requiring_success_match(conditions.requires_success_match());
+            .requiring_retry_match(!cli.retry_on_output.is_empty())
+            .requiring_success_match(!cli.success_on_output.is_empty())
+            .with_preset(preset);
         let command = match cli.plan {
             true => None,
             false => Some(command_line(&cli)?),
@@ -261,6 +294,7 @@ impl Config {
             success_on: cli.success_on.to_string(),
             retry_on: cli.retry_on.map(|set| set.to_string()),
             stop_on: cli.stop_on.map(|set| set.to_string()),
+            preset: preset.map(|preset| preset.name),
             retry_on_output: cli.retry_on_output.clone(),
             stop_on_output: cli.stop_on_output.clone(),
             retry_after_output: cli.retry_after_output.clone(),
@@ -293,14 +327,12 @@ impl Config {
             max_time,
             process,
             replay_stdin: cli.replay_stdin,
-            output: OutputOptions {
-                conditions: Arc::new(conditions),
-                stream: cli.output_stream,
-                hold: match (cli.quiet_unless_failed, cli.hold_output) {
-                    (true, _) => Hold::Everything,
-                    (false, true) => Hold::Stdout,
-                    (false, false) => Hold::Nothing,
-                },
+            output,
+            preset: match (cli.preset, preset) {
+                (Some(_), None) => {
+                    PresetInForce::NoneForProgram(program.map(str::to_string).unwrap_or_default())
+                }
+                (_, preset) => PresetInForce::Given(preset),
             },
             hooks: HookLines {
                 on_retry: cli.on_retry,
@@ -344,6 +376,10 @@ impl Config {
             max_time: self.max_time,
             budget: self.budget.as_ref().map(BudgetSettings::describe),
             max_requested_wait: self.max_requested_wait,
+            preset: match self.preset {
+                PresetInForce::Given(preset) => preset,
+                PresetInForce::NoneForProgram(_) => None,
+            },
         }
     }
 
@@ -355,6 +391,13 @@ impl Config {
             .warning(self.nested, self.limit)
             .into_iter()
             .collect();
+        if let PresetInForce::NoneForProgram(program) = &self.preset {
+            warnings.push(format!(
+                "--preset auto: no preset knows '{}'; deciding by the exit status alone, as \
+                 without --preset",
+                printable(program)
+            ));
+        }
         if self.max_time.is_some() {
             return warnings;
         }
@@ -687,7 +730,7 @@ mod tests {
             "true",
         ])
         .unwrap();
-        assert!(config.output.conditions.requires_retry_match());
+        assert!(config.output.matches_stdout() && config.output.matches_stderr());
         assert_eq!(config.output.hold, Hold::Nothing);
     }
 

@@ -25,6 +25,7 @@ mod outcome;
 mod output;
 mod plan;
 mod policy;
+mod presets;
 mod process;
 #[cfg(test)]
 mod reference;

@@ -16,6 +16,8 @@ use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, Draw, Jitter};
 use crate::duration::{format_duration, to_millis};
 use crate::names::Named;
+use crate::output::OutputStream;
+use crate::presets::{Preset, TIMED_OUT, Verdict};
 use crate::report::verbosity::LogFormat;
 
 /// Rows shown for an unlimited run at the least and at the most.
@@ -43,6 +45,8 @@ pub(crate) struct PlanRequest {
     pub(crate) budget: Option<String>,
     /// `--max-requested-wait`: how long a command's requested wait may make a wait.
     pub(crate) max_requested_wait: Duration,
+    /// `--preset`, whose rules decide which failures are retried.
+    pub(crate) preset: Option<&'static Preset>,
 }
 
 /// One attempt of the plan.
@@ -274,7 +278,82 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             request.seed
         )?;
     }
+    match request.preset {
+        Some(preset) => write_preset(out, preset),
+        None => Ok(()),
+    }
+}
+
+/// What `preset` decides, rule by rule, after `--success-on`, `--stop-on` and `--retry-on`.
+fn write_preset(out: &mut impl Write, preset: &Preset) -> io::Result<()> {
+    writeln!(
+        out,
+        "--preset {} (from {}), for a status --success-on, --stop-on and --retry-on do not \
+         name; its patterns read {}:",
+        preset.name,
+        preset.sources,
+        Named(preset.stream)
+    )?;
+    for rule in preset_rules(preset) {
+        let output = rule.output.map_or(String::new(), |pattern| {
+            format!(", a line matching '{pattern}'")
+        });
+        writeln!(
+            out,
+            "  status {}{output}: {}: {}",
+            rule.statuses, rule.verdict, rule.meaning
+        )?;
+    }
     Ok(())
+}
+
+/// A preset's rules as the plan shows them: its own, the time-out rule that comes first, and
+/// what any other status means.
+fn preset_rules(preset: &Preset) -> Vec<PlanRule> {
+    let verdict = |verdict| match verdict {
+        Verdict::Retry => "retry",
+        Verdict::Stop => "stop",
+    };
+    let (timed_out, meaning) = preset.decide(TIMED_OUT, |_| false);
+    let mut rules = vec![PlanRule {
+        statuses: TIMED_OUT.to_string(),
+        output: None,
+        verdict: verdict(timed_out),
+        meaning,
+    }];
+    rules.extend(preset.rules.iter().map(|rule| PlanRule {
+        statuses: rule.statuses.to_string(),
+        output: rule.output,
+        verdict: verdict(rule.verdict),
+        meaning: rule.meaning,
+    }));
+    let (otherwise, meaning) = preset.decide_otherwise();
+    rules.push(PlanRule {
+        statuses: "any other".to_string(),
+        output: None,
+        verdict: verdict(otherwise),
+        meaning,
+    });
+    rules
+}
+
+/// One rule of a preset, in the plan.
+#[derive(Serialize)]
+struct PlanRule {
+    statuses: String,
+    output: Option<&'static str>,
+    verdict: &'static str,
+    meaning: &'static str,
+}
+
+/// The preset line of the JSON plan.
+#[derive(Serialize)]
+struct PlanPreset {
+    event: &'static str,
+    name: &'static str,
+    sources: &'static str,
+    stream: OutputStream,
+    rules: Vec<PlanRule>,
 }
 
 /// The header line: the options that shape the plan.
@@ -361,6 +440,16 @@ struct TotalWaitJson {
 }
 
 fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
+    if let Some(preset) = request.preset {
+        let line = PlanPreset {
+            event: "plan_preset",
+            name: preset.name,
+            sources: preset.sources,
+            stream: preset.stream,
+            rules: preset_rules(preset),
+        };
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+    }
     let mut planned = 0;
     for row in request.rows() {
         // The interval a wait was drawn from, only where the wait is random.
@@ -411,6 +500,7 @@ mod tests {
             max_time: None,
             budget: None,
             max_requested_wait: Duration::from_secs(900),
+            preset: None,
         }
     }
 
@@ -470,6 +560,7 @@ mod tests {
             max_time: None,
             budget: None,
             max_requested_wait: Duration::from_secs(900),
+            preset: None,
         };
         assert_eq!(flat.rows().count(), 100);
     }
@@ -543,6 +634,13 @@ mod tests {
             object_keys(&lines[3], &["total_wait"]),
             row_keys("plan_total")
         );
+        let mut preset = request("3", 100, 1_000, Jitter::Equal);
+        preset.preset = crate::presets::PRESETS.first();
+        let lines = json_lines(&preset);
+        let mut keys = object_keys(&lines[0], &[]);
+        keys.extend(object_keys(&lines[0]["rules"][0], &[]));
+        keys.sort();
+        assert_eq!(keys, row_keys("plan_preset"));
     }
 
     #[test]

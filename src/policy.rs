@@ -8,6 +8,7 @@
 
 use crate::codes::StatusSet;
 use crate::output::OutputMatch;
+use crate::presets::{Preset, Verdict};
 
 /// The exit-status options: `--success-on`, `--retry-on` and `--stop-on`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub(crate) struct Policy {
     requires_retry_match: bool,
     /// Whether `--success-on-output` was given: then a success status counts only with a match.
     requires_success_match: bool,
+    /// `--preset`: what the statuses the user's sets do not name mean.
+    preset: Option<&'static Preset>,
 }
 
 /// What one attempt's status says about the run.
@@ -45,14 +48,22 @@ pub(crate) enum Refusal {
     BrokenPipe,
     /// The output matched `--stop-on-output`.
     StopOnOutput,
+    /// The `--preset` calls the failure permanent, and what it is.
+    Preset {
+        preset: &'static str,
+        meaning: &'static str,
+    },
     /// `--retry-on-output` was given and the output did not match it.
     NoRetryOnOutput,
 }
 
 impl Refusal {
     /// The reason in words, for a message after "exit status N".
-    pub(crate) fn explain(self) -> &'static str {
-        match self {
+    pub(crate) fn explain(self) -> String {
+        let words = match self {
+            Refusal::Preset { preset, meaning } => {
+                return format!("is not retried: --preset {preset} calls it {meaning}");
+            }
             Refusal::InStopOn => "is in --stop-on",
             Refusal::NotInRetryOn => "is not in --retry-on",
             Refusal::Interrupted => {
@@ -65,7 +76,8 @@ impl Refusal {
             Refusal::NoRetryOnOutput => {
                 "is not retried: the output did not match --retry-on-output"
             }
-        }
+        };
+        words.to_string()
     }
 }
 
@@ -126,7 +138,13 @@ impl Policy {
             stop_on,
             requires_retry_match: false,
             requires_success_match: false,
+            preset: None,
         })
+    }
+
+    /// The same policy, leaving the statuses the user's sets do not name to `preset`.
+    pub(crate) fn with_preset(self, preset: Option<&'static Preset>) -> Self {
+        Policy { preset, ..self }
     }
 
     /// The same policy, counting a success status as success only when the output matched
@@ -158,7 +176,7 @@ impl Policy {
     pub(crate) fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
         let by_status = match self.is_unready(status, output) {
             true => Classification::Retryable,
-            false => self.classify_status(status),
+            false => self.classify_status(status, output),
         };
         match by_status {
             Classification::Retryable if output.stop.is_some() => {
@@ -175,10 +193,12 @@ impl Policy {
     pub(crate) fn is_unready(&self, status: u8, output: &OutputMatch) -> bool {
         self.requires_success_match
             && output.success.is_none()
-            && self.classify_status(status) == Classification::Success
+            && self.classify_status(status, output) == Classification::Success
     }
 
-    fn classify_status(&self, status: u8) -> Classification {
+    /// What `status` means by the status sets, and by the preset's rules (which may read
+    /// `output`) for a status those do not name.
+    fn classify_status(&self, status: u8, output: &OutputMatch) -> Classification {
         if self.success_on.contains(status) {
             Classification::Success
         } else if self.stop_on.contains(status) {
@@ -187,6 +207,16 @@ impl Policy {
             Classification::NotRetryable(Refusal::Interrupted)
         } else if status == BROKEN_PIPE && !self.names_for_retry(status) {
             Classification::NotRetryable(Refusal::BrokenPipe)
+        } else if let Some(preset) = self.preset
+            && !self.names_for_retry(status)
+        {
+            match preset.decide(status, |index| output.preset_matched(index)) {
+                (Verdict::Retry, _) => Classification::Retryable,
+                (Verdict::Stop, meaning) => Classification::NotRetryable(Refusal::Preset {
+                    preset: preset.name,
+                    meaning,
+                }),
+            }
         } else if !self.retry_on.is_none_or(|set| set.contains(status)) {
             Classification::NotRetryable(Refusal::NotInRetryOn)
         } else {
@@ -204,6 +234,48 @@ mod tests {
     fn policy(success: &str, retry: Option<&str>, stop: Option<&str>) -> Policy {
         let set = |text: &str| text.parse::<StatusSet>().unwrap();
         Policy::new(set(success), retry.map(set), stop.map(set)).unwrap()
+    }
+
+    #[test]
+    fn a_preset_decides_the_statuses_the_users_sets_do_not_name() {
+        let curl = crate::presets::PRESETS
+            .iter()
+            .find(|preset| preset.name == "curl");
+        let preset = policy("0", None, None).with_preset(curl);
+        let permanent = OutputMatch {
+            preset: 1,
+            ..OutputMatch::default()
+        };
+        let none = OutputMatch::default();
+        assert_eq!(preset.classify(22, &none), Retryable, "a 503");
+        let refusal = preset.classify(22, &permanent);
+        assert!(
+            matches!(
+                refusal,
+                NotRetryable(Refusal::Preset { preset: "curl", .. })
+            ),
+            "{refusal:?}"
+        );
+        assert_eq!(preset.classify(7, &none), Retryable);
+        assert!(matches!(
+            preset.classify(3, &none),
+            NotRetryable(Refusal::Preset { .. })
+        ));
+        assert_eq!(preset.classify(0, &none), Success);
+        assert_eq!(preset.classify(130, &none), NotRetryable(Interrupted));
+        let named = policy("0", Some("3"), Some("7")).with_preset(curl);
+        assert_eq!(named.classify(3, &none), Retryable, "--retry-on names it");
+        assert_eq!(named.classify(7, &none), NotRetryable(InStopOn));
+        assert_eq!(
+            named.classify(22, &none),
+            Retryable,
+            "the rest is the preset's"
+        );
+        let stop_output = OutputMatch {
+            stop: Some("x".into()),
+            ..OutputMatch::default()
+        };
+        assert_eq!(preset.classify(7, &stop_output), NotRetryable(StopOnOutput));
     }
 
     #[test]

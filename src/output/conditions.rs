@@ -22,7 +22,12 @@ pub(crate) struct OutputConditions {
     stop: Option<Patterns>,
     success: Option<Patterns>,
     after: Option<Captures>,
+    /// The `--preset`'s patterns, each of which may match.
+    preset: Option<Patterns>,
 }
+
+/// The most patterns a preset may have: which matched is a bit each.
+pub(crate) const MAX_PRESET_PATTERNS: usize = 64;
 
 /// A set of patterns and their texts, for reports.
 #[derive(Clone, Debug)]
@@ -51,6 +56,15 @@ pub(crate) struct OutputMatch {
     pub(crate) success: Option<String>,
     /// The last `--retry-after-output` capture, if any.
     pub(crate) requested: Option<Capture>,
+    /// Which of the `--preset`'s patterns matched: bit i for the i-th.
+    pub(crate) preset: u64,
+}
+
+impl OutputMatch {
+    /// Whether the `--preset`'s `index`-th pattern matched.
+    pub(crate) fn preset_matched(&self, index: usize) -> bool {
+        index < MAX_PRESET_PATTERNS && self.preset & (1 << index) != 0
+    }
 }
 
 /// What a `--retry-after-output` pattern captured (its first 4 KiB), and when it was read: of
@@ -61,13 +75,14 @@ pub(crate) struct Capture {
     pub(crate) at: Instant,
 }
 
-/// The patterns of the four flags, as given.
+/// The patterns of the four flags, as given, and the preset's.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PatternTexts {
     pub(crate) retry: Vec<String>,
     pub(crate) stop: Vec<String>,
     pub(crate) success: Vec<String>,
     pub(crate) after: Vec<String>,
+    pub(crate) preset: Vec<String>,
 }
 
 /// A pattern that does not compile: the flag, the pattern, and the error with its position.
@@ -82,6 +97,10 @@ impl OutputConditions {
             stop: compile("--stop-on-output", &patterns.stop)?,
             success: compile("--success-on-output", &patterns.success)?,
             after: compile_captures(&patterns.after)?,
+            preset: compile(
+                "--preset",
+                &patterns.preset[..MAX_PRESET_PATTERNS.min(patterns.preset.len())],
+            )?,
         })
     }
 
@@ -91,16 +110,7 @@ impl OutputConditions {
             || self.stop.is_some()
             || self.success.is_some()
             || self.after.is_some()
-    }
-
-    /// Whether `--success-on-output` was given: then a success status needs a match.
-    pub(crate) fn requires_success_match(&self) -> bool {
-        self.success.is_some()
-    }
-
-    /// Whether `--retry-on-output` was given: then a failure is retried only on a match.
-    pub(crate) fn requires_retry_match(&self) -> bool {
-        self.retry.is_some()
+            || self.preset.is_some()
     }
 }
 
@@ -250,6 +260,10 @@ impl LineMatcher {
                 .after
                 .as_ref()
                 .is_some_and(|after| after.set.is_match(block))
+            || conditions
+                .preset
+                .as_ref()
+                .is_some_and(|preset| preset.set.is_match(block))
         {
             for line in block.split(|&b| b == b'\n') {
                 self.match_line(line);
@@ -275,6 +289,7 @@ impl LineMatcher {
             && settled(&self.conditions.stop, &self.found.stop)
             && settled(&self.conditions.success, &self.found.success)
             && self.conditions.after.is_none()
+            && self.conditions.preset.is_none()
     }
 
     fn match_held_line(&mut self) {
@@ -289,6 +304,11 @@ impl LineMatcher {
         first_match(&conditions.retry, line, &mut self.found.retry);
         first_match(&conditions.stop, line, &mut self.found.stop);
         first_match(&conditions.success, line, &mut self.found.success);
+        if let Some(preset) = &conditions.preset {
+            for index in preset.set.matches(line).iter() {
+                self.found.preset |= 1 << index;
+            }
+        }
         if let Some(capture) = conditions
             .after
             .as_ref()
@@ -334,6 +354,7 @@ impl OutputMatch {
             stop: self.stop.or(other.stop),
             success: self.success.or(other.success),
             requested,
+            preset: self.preset | other.preset,
         }
     }
 }
@@ -435,10 +456,23 @@ mod tests {
             ..PatternTexts::default()
         };
         let conditions = Arc::new(OutputConditions::new(&patterns).unwrap());
-        assert!(conditions.requires_success_match());
+        assert!(conditions.any());
         let found = matches(Arc::clone(&conditions), &[b"pending\nrea", b"dy\n"]);
         assert_eq!(found.success.as_deref(), Some("^ready$"));
         assert_eq!(matches(conditions, &[b"not ready\n"]).success, None);
+    }
+
+    #[test]
+    fn every_preset_pattern_that_matches_is_noted() {
+        let patterns = PatternTexts {
+            preset: owned(&["^a$", "^b$", "^c$"]),
+            ..PatternTexts::default()
+        };
+        let conditions = Arc::new(OutputConditions::new(&patterns).unwrap());
+        let found = matches(conditions, &[b"c\nx\na\n"]);
+        assert_eq!(found.preset, 0b101);
+        assert!(found.preset_matched(0) && !found.preset_matched(1) && found.preset_matched(2));
+        assert!(!found.preset_matched(MAX_PRESET_PATTERNS));
     }
 
     fn matches(conditions: Arc<OutputConditions>, chunks: &[&[u8]]) -> OutputMatch {

@@ -11,8 +11,8 @@ pub(crate) mod transcript;
 
 use std::sync::Arc;
 
-use conditions::OutputConditions;
 pub(crate) use conditions::OutputMatch;
+use conditions::{OutputConditions, PatternError, PatternTexts};
 
 /// One of the command's (and the tool's) two output streams.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,13 +32,13 @@ impl Stream {
     }
 }
 
-/// What to do with an attempt's output.
+/// What to do with an attempt's output: what each stream is matched against, and what is held.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OutputOptions {
-    /// The output conditions.
-    pub(crate) conditions: Arc<OutputConditions>,
-    /// `--output-stream`: which streams the conditions read.
-    pub(crate) stream: OutputStream,
+    /// What the command's stdout is matched against.
+    pub(crate) stdout: Arc<OutputConditions>,
+    /// What the command's stderr is matched against.
+    pub(crate) stderr: Arc<OutputConditions>,
     /// What is held until the attempt is judged.
     pub(crate) hold: Hold,
 }
@@ -69,14 +69,43 @@ pub(crate) enum OutputStream {
 }
 
 impl OutputOptions {
+    /// The options: the user's `patterns` matched on the streams `stream` names, the preset's on
+    /// `preset_stream`, and `hold`.
+    pub(crate) fn new(
+        patterns: &PatternTexts,
+        stream: OutputStream,
+        preset_stream: OutputStream,
+        hold: Hold,
+    ) -> Result<Self, PatternError> {
+        let on = |own: Stream| {
+            let reads = |streams: OutputStream| streams.reads(own);
+            let texts = PatternTexts {
+                preset: match reads(preset_stream) {
+                    true => patterns.preset.clone(),
+                    false => Vec::new(),
+                },
+                ..match reads(stream) {
+                    true => patterns.clone(),
+                    false => PatternTexts::default(),
+                }
+            };
+            OutputConditions::new(&texts).map(Arc::new)
+        };
+        Ok(OutputOptions {
+            stdout: on(Stream::Stdout)?,
+            stderr: on(Stream::Stderr)?,
+            hold,
+        })
+    }
+
     /// Whether the conditions read the command's stdout.
     pub(crate) fn matches_stdout(&self) -> bool {
-        self.conditions.any() && self.stream != OutputStream::Stderr
+        self.stdout.any()
     }
 
     /// Whether the conditions read the command's stderr.
     pub(crate) fn matches_stderr(&self) -> bool {
-        self.conditions.any() && self.stream != OutputStream::Stdout
+        self.stderr.any()
     }
 
     /// Whether the command's stdout is piped through the tool.
@@ -87,5 +116,17 @@ impl OutputOptions {
     /// Whether the command's stderr is piped through the tool.
     pub(crate) fn pipes_stderr(&self) -> bool {
         self.matches_stderr() || self.hold == Hold::Everything
+    }
+}
+
+impl OutputStream {
+    /// Whether these streams take in `stream`.
+    fn reads(self, stream: Stream) -> bool {
+        matches!(
+            (self, stream),
+            (OutputStream::Both, _)
+                | (OutputStream::Stdout, Stream::Stdout)
+                | (OutputStream::Stderr, Stream::Stderr)
+        )
     }
 }

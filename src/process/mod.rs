@@ -86,7 +86,7 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) terminal: Option<&'a Terminal>,
     /// The held stdin, for `--replay-stdin`.
     pub(crate) input: Option<HeldInput>,
-    /// The output conditions and `--hold-output`.
+    /// What each stream is matched against, and what is held.
     pub(crate) output: OutputOptions,
     /// The run's directory of `RETRY_AFTER_FILE`s; none when it could not be made (the run
     /// warned of that).
@@ -136,34 +136,21 @@ impl ProcessRunner<'_> {
                 Hold::Nothing => Destination::stdout(),
                 Hold::Stdout | Hold::Everything => Destination::Hold(SpillBuffer::default()),
             };
-            (
-                Stream::Stdout,
-                pipe,
-                destination,
-                self.output.matches_stdout(),
-            )
+            (Stream::Stdout, pipe, destination, &self.output.stdout)
         });
         let stderr = child.stderr.take().map(|pipe| {
             let destination = match self.output.hold {
                 Hold::Everything => Destination::Hold(SpillBuffer::default()),
                 Hold::Nothing | Hold::Stdout => Destination::stderr(),
             };
-            (
-                Stream::Stderr,
-                pipe,
-                destination,
-                self.output.matches_stderr(),
-            )
+            (Stream::Stderr, pipe, destination, &self.output.stderr)
         });
         let mut failure = None;
         let mut copies = Vec::new();
-        for (stream, pipe, destination, matched) in stdout.into_iter().chain(stderr) {
+        for (stream, pipe, destination, conditions) in stdout.into_iter().chain(stderr) {
             let doorbell = self.watch.doorbell();
-            // A stream piped only to be held is not matched.
-            let conditions = match matched {
-                true => Arc::clone(&self.output.conditions),
-                false => Arc::default(),
-            };
+            // A stream piped only to be held has no conditions, and is not matched.
+            let conditions = Arc::clone(conditions);
             let on_end = move || doorbell.ring();
             match StreamCopy::start(stream, pipe, destination, conditions, on_end) {
                 Ok(copy) => copies.push(copy),

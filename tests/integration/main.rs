@@ -24,6 +24,8 @@ mod option_table;
 mod output;
 /// `--plan`: the schedule a run would follow, without running it.
 mod plan;
+/// `--preset`: each preset against the real program and faulty servers of the tests' own.
+mod presets;
 /// An attempt's whole process group ends with it.
 mod process_groups;
 /// The recipes of the README and its guides, run against the real programs they wrap.

@@ -1,6 +1,9 @@
 //! What the tests share: running the binary with a time limit (`harness`), a terminal of their
-//! own (`pty`), and a real redis-server on a private address (`redis_server`).
+//! own (`pty`), a real redis-server on a private address (`redis_server`, whose certificates
+//! serve the other TLS servers too), and an HTTP server whose faults the path chooses
+//! (`faulty_http`).
 
+pub(crate) mod faulty_http;
 pub(crate) mod harness;
 pub(crate) mod pty;
 // Its TLS server is for the `tls` build's tests.

@@ -211,7 +211,7 @@ fn await_listening(child: &mut Child, listener: &Listener, dir: &Path, url: &str
 
 /// A certificate authority (`ca.crt`) and a server certificate for 127.0.0.1 signed by it
 /// (`server.crt`, `server.key`), made with `openssl` in `dir`.
-fn make_certificates(dir: &Path) {
+pub(crate) fn make_certificates(dir: &Path) {
     let openssl = |args: &[String]| {
         let output = Command::new("openssl")
             .args(args)

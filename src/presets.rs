@@ -1,0 +1,346 @@
+//! `--preset NAME`: what the failures of a program people wrap mean, taken from that program's
+//! manual: which exit statuses and which of its messages say "try again" (a dropped connection,
+//! a 503) and which say "this will never work" (a 404, a wrong password). Each preset is an
+//! ordered list of rules, a status set and, where the status alone cannot tell, a pattern its
+//! message matches; the first rule that holds decides, and a status no rule names is the
+//! preset's `otherwise`. An attempt cut by `--timeout` (124) is always retried.
+//!
+//! Pure data and one lookup; `policy` applies a preset after the user's own `--retry-on` and
+//! `--stop-on`, which name statuses the preset should treat otherwise.
+
+use std::path::Path;
+
+use clap::ValueEnum;
+use clap::builder::PossibleValue;
+
+use crate::codes::StatusSet;
+use crate::output::OutputStream;
+
+/// What a rule makes of an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Retry,
+    Stop,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Retry => "retry",
+            Stop => "stop",
+        })
+    }
+}
+
+/// One rule of a preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rule {
+    /// The exit statuses it concerns, as `--retry-on` takes them.
+    pub(crate) statuses: &'static str,
+    /// A pattern the program's message must match for the rule to hold, if the status alone
+    /// does not tell.
+    pub(crate) output: Option<&'static str>,
+    pub(crate) verdict: Verdict,
+    /// What such a failure is, in words.
+    pub(crate) meaning: &'static str,
+}
+
+/// A program's preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Preset {
+    pub(crate) name: &'static str,
+    /// The program names `--preset auto` knows it by.
+    pub(crate) programs: &'static [&'static str],
+    /// The stream the program writes its messages on.
+    pub(crate) stream: OutputStream,
+    pub(crate) rules: &'static [Rule],
+    /// What a status no rule names means.
+    pub(crate) otherwise: Verdict,
+    /// Where the program's words come from.
+    pub(crate) sources: &'static str,
+    /// A pattern that reads a `Retry-After` header where the program shows it (on the stream it
+    /// writes its messages on), as `--retry-after-output` takes it.
+    pub(crate) retry_after: Option<&'static str>,
+}
+
+/// A `Retry-After` header as curl shows it (`-v`: `< Retry-After: 2`) and wget (`-S`).
+const RETRY_AFTER_SHOWN: &str = r"(?i)^[<\s]*retry-after:\s*(.+?)\s*$";
+
+/// The `--timeout` status: an attempt cut short is retried whatever the program.
+pub(crate) const TIMED_OUT: u8 = 124;
+
+/// An HTTP status that another request cannot mend, as a pattern: every 4xx but 408 (timeout)
+/// and 429 (too many requests), and 501 and 505, as curl's `--retry` sees them.
+macro_rules! http_permanent {
+    () => {
+        "(40[0-7]|409|41[0-9]|42[0-8]|4[3-9][0-9]|501|505)"
+    };
+}
+
+const fn rule(
+    statuses: &'static str,
+    output: Option<&'static str>,
+    verdict: Verdict,
+    meaning: &'static str,
+) -> Rule {
+    Rule {
+        statuses,
+        output,
+        verdict,
+        meaning,
+    }
+}
+
+use Verdict::{Retry, Stop};
+
+/// Every preset, in the order `--help` and the guide list them.
+pub(crate) const PRESETS: [Preset; 2] = [
+    Preset {
+        name: "curl",
+        programs: &["curl"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "22",
+                Some(concat!(
+                    "The requested URL returned error: ",
+                    http_permanent!()
+                )),
+                Stop,
+                "an HTTP error answer another request cannot mend (4xx but 408 and 429; 501, 505)",
+            ),
+            rule(
+                "22",
+                None,
+                Retry,
+                "an HTTP error answer curl's --retry calls transient (408, 429, 500, 502-504), \
+                 or one curl did not show (-f without -S)",
+            ),
+            rule(
+                "5-7,16,18,28,35,52,55,56,92,95",
+                None,
+                Retry,
+                "a name that did not resolve, a refused connection, a time-out, a failed TLS \
+                 handshake, an empty reply, a connection reset or cut, an HTTP/2 or /3 error",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "curl(1) EXIT CODES and --retry; libcurl-errors(3)",
+        retry_after: Some(RETRY_AFTER_SHOWN),
+    },
+    Preset {
+        name: "wget",
+        programs: &["wget"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "8",
+                Some(concat!("ERROR ", http_permanent!())),
+                Stop,
+                "an HTTP error answer another request cannot mend (4xx but 408 and 429; 501, 505)",
+            ),
+            rule(
+                "8",
+                None,
+                Retry,
+                "any other error answer (408, 429, 5xx), or one wget did not show (-q)",
+            ),
+            rule(
+                "4",
+                None,
+                Retry,
+                "a network failure: a name that did not resolve, a refused or reset \
+                 connection, a time-out",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "wget(1) EXIT STATUS",
+        retry_after: Some(RETRY_AFTER_SHOWN),
+    },
+];
+
+impl Preset {
+    /// The preset for the program `program` runs (a path or a bare name), for `--preset auto`.
+    pub(crate) fn for_program(program: &str) -> Option<&'static Preset> {
+        let name = Path::new(program).file_name()?.to_str()?;
+        PRESETS
+            .iter()
+            .find(|preset| preset.programs.contains(&name))
+    }
+
+    /// The patterns of its rules, in order; a rule's pattern is found by its place here.
+    pub(crate) fn patterns(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter_map(|rule| rule.output.map(str::to_string))
+            .collect()
+    }
+
+    /// What the preset makes of `status`, given which of its patterns the output matched
+    /// (`matched(i)` for the i-th of [`Preset::patterns`]): the verdict and the rule's meaning.
+    pub(crate) fn decide(
+        &self,
+        status: u8,
+        matched: impl Fn(usize) -> bool,
+    ) -> (Verdict, &'static str) {
+        if status == TIMED_OUT {
+            return (Retry, "an attempt cut by --timeout");
+        }
+        let mut pattern = 0;
+        for rule in self.rules {
+            let holds_by_output = match rule.output {
+                Some(_) => {
+                    pattern += 1;
+                    matched(pattern - 1)
+                }
+                None => true,
+            };
+            if statuses(rule).contains(status) && holds_by_output {
+                return (rule.verdict, rule.meaning);
+            }
+        }
+        self.decide_otherwise()
+    }
+
+    /// What a status no rule names means.
+    pub(crate) fn decide_otherwise(&self) -> (Verdict, &'static str) {
+        let meaning = match self.otherwise {
+            Retry => "a failure the preset names no rule for",
+            Stop => "a failure the preset does not call transient",
+        };
+        (self.otherwise, meaning)
+    }
+}
+
+/// `--preset`: a preset by name, or `auto`, by the command's program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PresetChoice {
+    Auto,
+    /// The preset at this place in [`PRESETS`].
+    Named(usize),
+}
+
+/// Every choice, `auto` first.
+const CHOICES: [PresetChoice; PRESETS.len() + 1] = {
+    let mut choices = [PresetChoice::Auto; PRESETS.len() + 1];
+    let mut index = 0;
+    while index < PRESETS.len() {
+        choices[index + 1] = PresetChoice::Named(index);
+        index += 1;
+    }
+    choices
+};
+
+impl ValueEnum for PresetChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &CHOICES
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            PresetChoice::Auto => PossibleValue::new("auto")
+                .help("The preset of the command's program, if it has one"),
+            PresetChoice::Named(index) => {
+                let preset = &PRESETS[*index];
+                PossibleValue::new(preset.name).help(preset.sources)
+            }
+        })
+    }
+}
+
+impl PresetChoice {
+    /// The preset this choice gives for a command whose program is `program`; none for `auto`
+    /// and a program no preset knows.
+    pub(crate) fn resolve(self, program: Option<&str>) -> Option<&'static Preset> {
+        match self {
+            PresetChoice::Auto => program.and_then(Preset::for_program),
+            PresetChoice::Named(index) => PRESETS.get(index),
+        }
+    }
+}
+
+/// The statuses of `rule`, which the tests hold to parse.
+fn statuses(rule: &Rule) -> StatusSet {
+    rule.statuses.parse().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Preset {
+        fn named(name: &str) -> Option<&'static Preset> {
+            PRESETS.iter().find(|preset| preset.name == name)
+        }
+    }
+
+    #[test]
+    fn every_rule_parses_and_every_pattern_compiles() {
+        for preset in &PRESETS {
+            for rule in preset.rules {
+                assert!(
+                    rule.statuses.parse::<StatusSet>().is_ok(),
+                    "{}",
+                    rule.statuses
+                );
+                if let Some(pattern) = rule.output {
+                    assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
+                }
+            }
+            assert!(!preset.sources.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_http_presets_share_one_idea_of_a_permanent_answer() {
+        let permanent = regex::Regex::new(concat!("^", http_permanent!(), "$")).unwrap();
+        for code in 100..600 {
+            let expected = (400..500).contains(&code) && code != 408 && code != 429
+                || code == 501
+                || code == 505;
+            assert_eq!(permanent.is_match(&code.to_string()), expected, "{code}");
+        }
+        for preset in ["curl", "wget"] {
+            let pattern = Preset::named(preset).unwrap().patterns()[0].clone();
+            assert!(pattern.ends_with(http_permanent!()), "{preset}: {pattern}");
+        }
+    }
+
+    #[test]
+    fn curl_reads_its_message_where_the_status_cannot_tell() {
+        let curl = Preset::named("curl").unwrap();
+        assert_eq!(curl.decide(22, |_| true).0, Stop, "a 404");
+        assert_eq!(curl.decide(22, |_| false).0, Retry, "a 503");
+        assert_eq!(curl.decide(7, |_| false).0, Retry, "refused");
+        assert_eq!(curl.decide(60, |_| false).0, Stop, "a certificate");
+        assert_eq!(curl.decide(124, |_| false).0, Retry, "--timeout");
+    }
+
+    #[test]
+    fn every_preset_is_a_choice_by_its_name() {
+        let names: Vec<String> = PresetChoice::value_variants()
+            .iter()
+            .map(|choice| choice.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        let mut expected = vec!["auto".to_string()];
+        expected.extend(PRESETS.iter().map(|preset| preset.name.to_string()));
+        assert_eq!(names, expected);
+        assert_eq!(
+            PresetChoice::Auto
+                .resolve(Some("/usr/bin/wget"))
+                .map(|p| p.name),
+            Some("wget")
+        );
+        assert!(PresetChoice::Auto.resolve(None).is_none());
+    }
+
+    #[test]
+    fn auto_knows_a_program_by_its_name() {
+        assert_eq!(
+            Preset::for_program("/usr/bin/curl").map(|p| p.name),
+            Some("curl")
+        );
+        assert_eq!(Preset::for_program("wget").map(|p| p.name), Some("wget"));
+        assert!(Preset::for_program("make").is_none());
+    }
+}

@@ -29,7 +29,7 @@ _retry() {
         --seed) :; return ;;
         --retry-on) :; return ;;
         --stop-on) :; return ;;
-        --preset) COMPREPLY=($(compgen -W 'auto curl wget' -- "$cur")); return ;;
+        --preset) COMPREPLY=($(compgen -W 'auto curl wget git' -- "$cur")); return ;;
         --success-on) :; return ;;
         --retry-on-output) :; return ;;
         --stop-on-output) :; return ;;

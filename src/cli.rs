@@ -172,12 +172,12 @@ pub struct Cli {
     #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on: Option<StatusSet>,
 
-    /// Decide as a program's manual says: curl, wget, or auto
+    /// Decide as a program's manual says: curl, git, ... or auto
     ///
     /// Retry what the program's manual calls transient and stop at once at what it calls
     /// permanent, from its exit status and, where the status cannot tell, its message on stderr
-    /// (e.g. curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, or auto
-    /// (the preset of COMMAND's program, if it has one). --retry-on and --stop-on name statuses
+    /// (e.g. curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, git, or
+    /// auto (the preset of COMMAND's program, if it has one). --retry-on and --stop-on name statuses
     /// to treat otherwise; --plan shows the rules.
     #[arg(long, value_name = "NAME", hide_possible_values = true, help_heading = DECIDING)]
     pub(crate) preset: Option<PresetChoice>,
@@ -939,6 +939,23 @@ mod tests {
             format(&["--log-format", "json", "--log-format", "text"]),
             LogFormat::Text
         );
+    }
+
+    #[test]
+    fn the_help_of_preset_names_every_preset() {
+        let command = Cli::command();
+        let preset = command
+            .get_arguments()
+            .find(|arg| arg.get_long() == Some("preset"))
+            .unwrap();
+        let help = preset.get_long_help().unwrap().to_string();
+        for known in &crate::presets::PRESETS {
+            assert!(
+                help.contains(&format!(" {},", known.name)),
+                "{}: {help}",
+                known.name
+            );
+        }
     }
 
     #[test]

@@ -94,7 +94,7 @@ const fn rule(
 use Verdict::{Retry, Stop};
 
 /// Every preset, in the order `--help` and the guide list them.
-pub(crate) const PRESETS: [Preset; 2] = [
+pub(crate) const PRESETS: [Preset; 3] = [
     Preset {
         name: "curl",
         programs: &["curl"],
@@ -156,6 +156,42 @@ pub(crate) const PRESETS: [Preset; 2] = [
         otherwise: Stop,
         sources: "wget(1) EXIT STATUS",
         retry_after: Some(RETRY_AFTER_SHOWN),
+    },
+    Preset {
+        name: "git",
+        programs: &["git"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "128",
+                Some(concat!(
+                    "Authentication failed|could not read (Username|Password)|",
+                    "terminal prompts disabled|[Rr]epository (.*)?not found|",
+                    "does not appear to be a git repository|",
+                    "access denied or repository not exported|Permission denied|",
+                    "Host key verification failed|returned error: ",
+                    http_permanent!()
+                )),
+                Stop,
+                "a repository that is not there, or a login or key it refused",
+            ),
+            rule(
+                "128",
+                Some(concat!(
+                    "early EOF|hung up unexpectedly|RPC failed|unable to access|",
+                    "unable to connect|Could not resolve host|Connection (refused|reset|timed out)|",
+                    "[Tt]imed out|index-pack failed|unexpected disconnect|transfer closed|",
+                    "SSL_ERROR|gnutls_handshake|HTTP/2 stream|remote error: .*(busy|temporar)"
+                )),
+                Retry,
+                "a connection that failed or was cut, or an HTTP answer that another request \
+                 may mend (408, 429, 5xx)",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "git(1) and git-clone(1), git-fetch(1): status 128 and the messages of its \
+                  transports (http, git://, ssh)",
+        retry_after: None,
     },
 ];
 

@@ -1,6 +1,7 @@
 //! An HTTP server of the tests' own on a loopback port, whose answer the request's path
 //! chooses, for the presets' tests against the real curl and wget:
-//! - `/status/N`: status N with a short body; `/status/N/after/S` adds `Retry-After: S`;
+//! - `/status/N`: status N with a short body; `/status/N/after/S` adds `Retry-After: S`; either
+//!   may go on with a path of any length (`/status/503/repo.git/info/refs`);
 //! - `/reset`: reads the request, then resets the connection;
 //! - `/silent`: reads the request and never answers (until the server is dropped);
 //! - `/flaky/N/K`: status N for the first K requests to that path, then 200.
@@ -95,8 +96,8 @@ fn answer(
     let (status, retry_after) = match parts.as_slice() {
         ["reset"] => return reset(&stream),
         ["silent"] => return held.lock().unwrap().push(stream),
-        ["status", code] => (code.parse().unwrap_or(500), None),
-        ["status", code, "after", seconds] => (code.parse().unwrap_or(503), Some(*seconds)),
+        ["status", code, "after", seconds, ..] => (code.parse().unwrap_or(503), Some(*seconds)),
+        ["status", code, ..] => (code.parse().unwrap_or(500), None),
         ["flaky", code, times] if count <= times.parse().unwrap_or(0) => {
             (code.parse().unwrap_or(503), None)
         }

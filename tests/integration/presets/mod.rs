@@ -1,28 +1,33 @@
 //! `--preset`: each preset against the real program it is for, called as scripts call it, and
 //! real faulty servers of the tests' own on loopback. Each preset has a table: the scenario, the
 //! status the real program ended with, and whether the run must retry it or stop at once; the
-//! suite asserts every row, in both directions.
+//! suite asserts every row, in both directions. Here are the table's tools and what holds for
+//! every preset; each program's table is in a file of its own.
 
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+/// git over git daemon and over HTTP, with connections cut mid-pack.
+mod git;
+/// curl and wget against an HTTP server of the tests' own.
+mod http;
+
+use std::net::TcpListener;
+use std::process::Command;
 
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Run, Scratch, cannot_run, retry, wait_for};
-use crate::support::redis_server::make_certificates;
+use crate::support::harness::{Run, Scratch, cannot_run, retry};
 
 /// What the run must make of a scenario's failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Decision {
+pub(crate) enum Decision {
     /// Another attempt: the failure is transient.
     Retried,
     /// No other attempt: the failure is permanent.
     Stopped,
 }
 
-use Decision::{Retried, Stopped};
+pub(crate) use Decision::{Retried, Stopped};
 
 /// One row of a preset's table.
-struct Row {
+pub(crate) struct Row {
     scenario: &'static str,
     /// The command, as a script calls it.
     command: Vec<String>,
@@ -31,17 +36,25 @@ struct Row {
     decision: Decision,
 }
 
-fn row(scenario: &'static str, command: &[&str], status: u8, decision: Decision) -> Row {
+pub(crate) fn row(
+    scenario: &'static str,
+    command: &[impl AsRef<str>],
+    status: u8,
+    decision: Decision,
+) -> Row {
     Row {
         scenario,
-        command: command.iter().map(|word| word.to_string()).collect(),
+        command: command
+            .iter()
+            .map(|word| word.as_ref().to_string())
+            .collect(),
         status,
         decision,
     }
 }
 
 /// A program the table needs, or a failure that says how to install it (never a skip).
-fn needed(program: &str) {
+pub(crate) fn needed(program: &str) {
     if let Err(err) = Command::new(program).arg("--version").output() {
         panic!("{}", cannot_run(program, &err));
     }
@@ -49,7 +62,7 @@ fn needed(program: &str) {
 
 /// Run every row under `--preset auto`, two attempts at most, in a directory of its own (for
 /// what the program saves), and assert it.
-fn assert_table(rows: &[Row]) {
+pub(crate) fn assert_table(rows: &[Row]) {
     let scratch = Scratch::new();
     for row in rows {
         let run = retry([
@@ -97,203 +110,12 @@ fn assert_row(row: &Row, run: &Run) {
 }
 
 /// A port on loopback that refuses connections.
-fn refusing_port() -> u16 {
+pub(crate) fn refusing_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// An HTTPS server (`openssl s_server`) whose certificate no client trusts, stopped when
-/// dropped.
-struct UntrustedTls {
-    child: Child,
-    port: u16,
-    _scratch: Scratch,
-}
-
-impl UntrustedTls {
-    fn start() -> UntrustedTls {
-        needed("openssl");
-        let scratch = Scratch::new();
-        make_certificates(&scratch.path("."));
-        let port = refusing_port();
-        let child = Command::new("openssl")
-            .args(["s_server", "-quiet", "-www", "-accept"])
-            .arg(format!("127.0.0.1:{port}"))
-            .args(["-cert", "server.crt", "-key", "server.key"])
-            .current_dir(scratch.path("."))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for("openssl s_server to listen", || {
-            TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        UntrustedTls {
-            child,
-            port,
-            _scratch: scratch,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("https://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for UntrustedTls {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[test]
-fn curl_retries_what_is_transient_and_stops_at_what_is_not() {
-    needed("curl");
-    let http = FaultyHttp::start();
-    let tls = UntrustedTls::start();
-    let refused = format!("http://127.0.0.1:{}/", refusing_port());
-    let url = |path: &str| http.url(path);
-    let curl = |url: &str| ["curl", "-fsS", url].map(String::from);
-    let rows = [
-        ("503", url("/status/503"), 22, Retried),
-        (
-            "429 with Retry-After",
-            url("/status/429/after/0"),
-            22,
-            Retried,
-        ),
-        ("429 without", url("/status/429"), 22, Retried),
-        ("500", url("/status/500"), 22, Retried),
-        ("502", url("/status/502"), 22, Retried),
-        ("504", url("/status/504"), 22, Retried),
-        ("404", url("/status/404"), 22, Stopped),
-        ("401", url("/status/401"), 22, Stopped),
-        ("403", url("/status/403"), 22, Stopped),
-        ("a reset connection", url("/reset"), 56, Retried),
-        ("a server that never answers", url("/silent"), 124, Retried),
-        ("a refused connection", refused.clone(), 7, Retried),
-        (
-            "a name that does not resolve",
-            "http://no-such-host.invalid/".into(),
-            6,
-            Retried,
-        ),
-        ("a certificate that does not verify", tls.url(), 60, Stopped),
-    ];
-    let table: Vec<Row> = rows
-        .iter()
-        .map(|(scenario, url, status, decision)| Row {
-            scenario,
-            command: curl(url).to_vec(),
-            status: *status,
-            decision: *decision,
-        })
-        .collect();
-    assert_table(&table);
-}
-
-#[test]
-fn curl_waits_as_long_as_retry_after_asks_where_curl_shows_it() {
-    let http = FaultyHttp::start();
-    let run = retry([
-        "--preset",
-        "curl",
-        "-n",
-        "2",
-        "--base",
-        "0s",
-        "--log-format",
-        "json",
-    ])
-    .args([
-        "curl",
-        "-fsS",
-        "-v",
-        "-o",
-        "/dev/null",
-        &http.url("/status/503/after/1"),
-    ])
-    .run();
-    run.expect_code(22);
-    let wait = run.event("wait");
-    assert_eq!(wait["cause"], "requested", "{run}");
-    assert_eq!(wait["wait_ms"], 1000.0, "{run}");
-    assert_eq!(http.requests("/status/503/after/1"), 2);
-}
-
-#[test]
-fn wget_retries_what_is_transient_and_stops_at_what_is_not() {
-    needed("wget");
-    let http = FaultyHttp::start();
-    let tls = UntrustedTls::start();
-    let refused = format!("http://127.0.0.1:{}/", refusing_port());
-    let url = |path: &str| http.url(path);
-    // wget tries a reset or refused connection, and a 504, 20 times itself over minutes; one
-    // try each shows what the preset makes of the failure it gives up on.
-    let rows = [
-        row("503", &["wget", "-q", &url("/status/503")], 8, Retried),
-        row(
-            "429 with Retry-After",
-            &["wget", "-q", &url("/status/429/after/0")],
-            8,
-            Retried,
-        ),
-        row("500", &["wget", "-nv", &url("/status/500")], 8, Retried),
-        row("502", &["wget", "-nv", &url("/status/502")], 8, Retried),
-        row(
-            "504",
-            &["wget", "-nv", "-t", "1", &url("/status/504")],
-            4,
-            Retried,
-        ),
-        row("404", &["wget", "-nv", &url("/status/404")], 8, Stopped),
-        row("403", &["wget", "-nv", &url("/status/403")], 8, Stopped),
-        row("401", &["wget", "-q", &url("/status/401")], 6, Stopped),
-        row(
-            "a reset connection",
-            &["wget", "-q", "-t", "1", &url("/reset")],
-            4,
-            Retried,
-        ),
-        row(
-            "a server that never answers",
-            &["wget", "-q", &url("/silent")],
-            124,
-            Retried,
-        ),
-        row(
-            "a refused connection",
-            &["wget", "-q", "-t", "1", &refused],
-            4,
-            Retried,
-        ),
-        row(
-            "a name that does not resolve",
-            &["wget", "-q", "http://no-such-host.invalid/"],
-            4,
-            Retried,
-        ),
-        row(
-            "a certificate that does not verify",
-            &["wget", "-q", &tls.url()],
-            5,
-            Stopped,
-        ),
-        // wget -q prints nothing, and exits 8 for every error answer: a 404 cannot be told
-        // from a 503, and is retried.
-        row(
-            "404, with -q",
-            &["wget", "-q", &url("/status/404")],
-            8,
-            Retried,
-        ),
-    ];
-    assert_table(&rows);
 }
 
 #[test]

@@ -1,0 +1,202 @@
+//! curl and wget against an HTTP server of the tests' own (`FaultyHttp`), a refused port, a
+//! name that does not resolve, and an HTTPS server whose certificate does not verify.
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use super::{Retried, Stopped, assert_table, needed, refusing_port, row};
+use crate::support::faulty_http::FaultyHttp;
+use crate::support::harness::{Scratch, retry, wait_for};
+use crate::support::redis_server::make_certificates;
+
+/// An HTTPS server (`openssl s_server`) whose certificate no client trusts, stopped when
+/// dropped.
+struct UntrustedTls {
+    child: Child,
+    port: u16,
+    _scratch: Scratch,
+}
+
+impl UntrustedTls {
+    fn start() -> UntrustedTls {
+        needed("openssl");
+        let scratch = Scratch::new();
+        make_certificates(&scratch.path("."));
+        let port = refusing_port();
+        let child = Command::new("openssl")
+            .args(["s_server", "-quiet", "-www", "-accept"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-cert", "server.crt", "-key", "server.key"])
+            .current_dir(scratch.path("."))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("openssl s_server to listen", || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        UntrustedTls {
+            child,
+            port,
+            _scratch: scratch,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("https://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for UntrustedTls {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn curl_retries_what_is_transient_and_stops_at_what_is_not() {
+    needed("curl");
+    let http = FaultyHttp::start();
+    let tls = UntrustedTls::start();
+    let refused = format!("http://127.0.0.1:{}/", refusing_port());
+    let url = |path: &str| http.url(path);
+    let curl = |url: String| ["curl".to_string(), "-fsS".into(), url];
+    let rows = [
+        row("503", &curl(url("/status/503")), 22, Retried),
+        row(
+            "429 with Retry-After",
+            &curl(url("/status/429/after/0")),
+            22,
+            Retried,
+        ),
+        row("429 without", &curl(url("/status/429")), 22, Retried),
+        row("500", &curl(url("/status/500")), 22, Retried),
+        row("502", &curl(url("/status/502")), 22, Retried),
+        row("504", &curl(url("/status/504")), 22, Retried),
+        row("404", &curl(url("/status/404")), 22, Stopped),
+        row("401", &curl(url("/status/401")), 22, Stopped),
+        row("403", &curl(url("/status/403")), 22, Stopped),
+        row("a reset connection", &curl(url("/reset")), 56, Retried),
+        row(
+            "a server that never answers",
+            &curl(url("/silent")),
+            124,
+            Retried,
+        ),
+        row("a refused connection", &curl(refused), 7, Retried),
+        row(
+            "a name that does not resolve",
+            &curl("http://no-such-host.invalid/".into()),
+            6,
+            Retried,
+        ),
+        row(
+            "a certificate that does not verify",
+            &curl(tls.url()),
+            60,
+            Stopped,
+        ),
+    ];
+    assert_table(&rows);
+}
+
+#[test]
+fn curl_waits_as_long_as_retry_after_asks_where_curl_shows_it() {
+    let http = FaultyHttp::start();
+    let run = retry([
+        "--preset",
+        "curl",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "--log-format",
+        "json",
+    ])
+    .args([
+        "curl",
+        "-fsS",
+        "-v",
+        "-o",
+        "/dev/null",
+        &http.url("/status/503/after/1"),
+    ])
+    .run();
+    run.expect_code(22);
+    let wait = run.event("wait");
+    assert_eq!(wait["cause"], "requested", "{run}");
+    assert_eq!(wait["wait_ms"], 1000.0, "{run}");
+    assert_eq!(http.requests("/status/503/after/1"), 2);
+}
+
+#[test]
+fn wget_retries_what_is_transient_and_stops_at_what_is_not() {
+    needed("wget");
+    let http = FaultyHttp::start();
+    let tls = UntrustedTls::start();
+    let refused = format!("http://127.0.0.1:{}/", refusing_port());
+    let url = |path: &str| http.url(path);
+    // wget tries a reset or refused connection, and a 504, 20 times itself over minutes; one
+    // try each shows what the preset makes of the failure it gives up on.
+    let rows = [
+        row("503", &["wget", "-q", &url("/status/503")], 8, Retried),
+        row(
+            "429 with Retry-After",
+            &["wget", "-q", &url("/status/429/after/0")],
+            8,
+            Retried,
+        ),
+        row("500", &["wget", "-nv", &url("/status/500")], 8, Retried),
+        row("502", &["wget", "-nv", &url("/status/502")], 8, Retried),
+        row(
+            "504",
+            &["wget", "-nv", "-t", "1", &url("/status/504")],
+            4,
+            Retried,
+        ),
+        row("404", &["wget", "-nv", &url("/status/404")], 8, Stopped),
+        row("403", &["wget", "-nv", &url("/status/403")], 8, Stopped),
+        row("401", &["wget", "-q", &url("/status/401")], 6, Stopped),
+        row(
+            "a reset connection",
+            &["wget", "-q", "-t", "1", &url("/reset")],
+            4,
+            Retried,
+        ),
+        row(
+            "a server that never answers",
+            &["wget", "-q", &url("/silent")],
+            124,
+            Retried,
+        ),
+        row(
+            "a refused connection",
+            &["wget", "-q", "-t", "1", &refused],
+            4,
+            Retried,
+        ),
+        row(
+            "a name that does not resolve",
+            &["wget", "-q", "http://no-such-host.invalid/"],
+            4,
+            Retried,
+        ),
+        row(
+            "a certificate that does not verify",
+            &["wget", "-q", &tls.url()],
+            5,
+            Stopped,
+        ),
+        // wget -q prints nothing, and exits 8 for every error answer: a 404 cannot be told
+        // from a 503, and is retried.
+        row(
+            "404, with -q",
+            &["wget", "-q", &url("/status/404")],
+            8,
+            Retried,
+        ),
+    ];
+    assert_table(&rows);
+}

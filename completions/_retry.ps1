@@ -31,7 +31,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the jitter: a number, or ''host''')
             [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Retry only these exit statuses')
             [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'Never retry these exit statuses')
-            [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Decide as a program''s manual says: curl, git, ... or auto')
+            [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Decide as a program''s manual says: curl, git, ssh, ... or auto')
             [CompletionResult]::new('--success-on', '--success-on', [CompletionResultType]::ParameterName, 'Exit statuses that count as success')
             [CompletionResult]::new('--retry-on-output', '--retry-on-output', [CompletionResultType]::ParameterName, 'Retry only if a line of output matches')
             [CompletionResult]::new('--stop-on-output', '--stop-on-output', [CompletionResultType]::ParameterName, 'Never retry if a line of output matches')

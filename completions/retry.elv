@@ -28,7 +28,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --seed 'Seed the jitter: a number, or ''host'''
             cand --retry-on 'Retry only these exit statuses'
             cand --stop-on 'Never retry these exit statuses'
-            cand --preset 'Decide as a program''s manual says: curl, git, ... or auto'
+            cand --preset 'Decide as a program''s manual says: curl, git, ssh, ... or auto'
             cand --success-on 'Exit statuses that count as success'
             cand --retry-on-output 'Retry only if a line of output matches'
             cand --stop-on-output 'Never retry if a line of output matches'

@@ -94,7 +94,7 @@ const fn rule(
 use Verdict::{Retry, Stop};
 
 /// Every preset, in the order `--help` and the guide list them.
-pub(crate) const PRESETS: [Preset; 3] = [
+pub(crate) const PRESETS: [Preset; 7] = [
     Preset {
         name: "curl",
         programs: &["curl"],
@@ -191,6 +191,105 @@ pub(crate) const PRESETS: [Preset; 3] = [
         otherwise: Stop,
         sources: "git(1) and git-clone(1), git-fetch(1): status 128 and the messages of its \
                   transports (http, git://, ssh)",
+        retry_after: None,
+    },
+    Preset {
+        name: "rsync",
+        programs: &["rsync"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "5",
+                Some(r"@ERROR: max connections \([0-9]+\) reached"),
+                Retry,
+                "a daemon at its connection limit, which says to try again later",
+            ),
+            rule(
+                "10,12,24,30,35",
+                None,
+                Retry,
+                "a socket error (a refused connection), a data stream cut short, files that \
+                 vanished while they were sent, a time-out",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "rsync(1) EXIT VALUES, rsyncd.conf(5) max connections",
+        retry_after: None,
+    },
+    Preset {
+        name: "ssh",
+        programs: &["ssh"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "255",
+                Some(concat!(
+                    "Permission denied|Host key verification failed|",
+                    "REMOTE HOST IDENTIFICATION HAS CHANGED|Too many authentication failures|",
+                    "no matching (host key type|key exchange method|cipher|MAC) found|",
+                    "Bad configuration option"
+                )),
+                Stop,
+                "a key or password the server refused, a host key that does not match, or a \
+                 configuration no attempt can mend",
+            ),
+            rule(
+                "255",
+                Some(concat!(
+                    "Connection (refused|reset|timed out|closed)|kex_exchange_identification|",
+                    "ssh_exchange_identification|banner exchange|Broken pipe|No route to host|",
+                    "Network is unreachable|Could not resolve hostname|",
+                    "Temporary failure in name resolution|closed by remote host"
+                )),
+                Retry,
+                "a connection that failed or was cut, or a name that did not resolve",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "ssh(1) EXIT STATUS (255 for its own errors, else the remote command's) and \
+                  its messages",
+        retry_after: None,
+    },
+    Preset {
+        name: "psql",
+        programs: &["psql"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "2",
+                Some(concat!(
+                    "authentication failed|database \".*\" does not exist|",
+                    "role \".*\" does not exist|no pg_hba.conf entry|invalid (port|connection option)|",
+                    "invalid URI|certificate verify failed"
+                )),
+                Stop,
+                "a login the server refused, a database or role that is not there, or a \
+                 connection string no attempt can mend",
+            ),
+            rule(
+                "2",
+                None,
+                Retry,
+                "a connection that failed or went bad: refused, a server starting up or \
+                 shutting down, too many clients, a connection closed unexpectedly",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "psql(1) EXIT STATUS, and PostgreSQL's connection messages",
+        retry_after: None,
+    },
+    Preset {
+        name: "pg_isready",
+        programs: &["pg_isready"],
+        stream: OutputStream::Stderr,
+        rules: &[rule(
+            "1,2",
+            None,
+            Retry,
+            "a server rejecting connections (starting up) or not answering",
+        )],
+        otherwise: Stop,
+        sources: "pg_isready(1) EXIT STATUS",
         retry_after: None,
     },
 ];

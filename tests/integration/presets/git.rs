@@ -3,17 +3,13 @@
 //! the connection mid-pack, and the faulty HTTP server answers 5xx, 401 and 404.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-use super::{Retried, Stopped, assert_table, needed, refusing_port, row};
+use super::{Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::{Scratch, wait_for};
-
-/// Bytes a proxy passes on from the server before it cuts the connection: past the refs, well
-/// inside the pack of a repository with 300 kB of random bytes.
-const CUT_AFTER: usize = 40_000;
 
 /// A bare repository `repo.git` in `dir` with one commit, and its work tree `work`.
 fn make_repository(dir: &Path) {
@@ -59,16 +55,6 @@ fn grow(dir: &Path, name: &str) {
             .output()
             .unwrap();
         assert!(output.status.success(), "git {args:?}: {output:?}");
-    }
-}
-
-/// A child process stopped when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -202,42 +188,6 @@ fn serve_cgi(stream: TcpStream, root: &PathBuf) {
     let mut stream = reader.into_inner();
     let _ = stream.write_all(response.as_bytes());
     let _ = stream.write_all(&output[at + gap..]);
-}
-
-/// A proxy on a loopback port to `target`, which passes on at most [`CUT_AFTER`] bytes of each
-/// of the server's answers, then cuts both connections; returns its port.
-fn cutting_proxy(target: u16) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
-                continue;
-            };
-            let (mut client_in, mut server_out) =
-                (client.try_clone().unwrap(), server.try_clone().unwrap());
-            std::thread::spawn(move || std::io::copy(&mut client_in, &mut server_out));
-            std::thread::spawn(move || cut_after(server, client));
-        }
-    });
-    port
-}
-
-fn cut_after(mut server: TcpStream, mut client: TcpStream) {
-    let mut passed = 0;
-    let mut chunk = [0; 4096];
-    while passed < CUT_AFTER {
-        let count = match server.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(count) => count.min(CUT_AFTER - passed),
-        };
-        if client.write_all(&chunk[..count]).is_err() {
-            break;
-        }
-        passed += count;
-    }
-    let _ = client.shutdown(Shutdown::Both);
-    let _ = server.shutdown(Shutdown::Both);
 }
 
 #[test]

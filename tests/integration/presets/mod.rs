@@ -8,9 +8,16 @@
 mod git;
 /// curl and wget against an HTTP server of the tests' own.
 mod http;
+/// psql and pg_isready against a real PostgreSQL and a server still starting up.
+mod postgres;
+/// rsync against an rsync daemon.
+mod rsync;
+/// ssh against an sshd.
+mod ssh;
 
-use std::net::TcpListener;
-use std::process::Command;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::{Child, Command};
 
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::{Run, Scratch, cannot_run, retry};
@@ -107,6 +114,56 @@ fn assert_row(row: &Row, run: &Run) {
         Stopped => "not_retryable",
     };
     assert_eq!(reason, expected_reason, "{}\n{run}", row.scenario);
+}
+
+/// Bytes a proxy passes on from the server before it cuts the connection: past a git server's
+/// refs or an rsync daemon's file list, well inside 300 kB of random bytes.
+const CUT_AFTER: usize = 40_000;
+
+/// A child process stopped when dropped.
+pub(crate) struct Server(pub(crate) Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A proxy on a loopback port to `target`, which passes on at most [`CUT_AFTER`] bytes of each
+/// of the server's answers, then cuts both connections; returns its port.
+pub(crate) fn cutting_proxy(target: u16) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                continue;
+            };
+            let (mut client_in, mut server_out) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || std::io::copy(&mut client_in, &mut server_out));
+            std::thread::spawn(move || cut_after(server, client));
+        }
+    });
+    port
+}
+
+fn cut_after(mut server: TcpStream, mut client: TcpStream) {
+    let mut passed = 0;
+    let mut chunk = [0; 4096];
+    while passed < CUT_AFTER {
+        let count = match server.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(count) => count.min(CUT_AFTER - passed),
+        };
+        if client.write_all(&chunk[..count]).is_err() {
+            break;
+        }
+        passed += count;
+    }
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = server.shutdown(Shutdown::Both);
 }
 
 /// A port on loopback that refuses connections.

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use super::{Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row};
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Scratch, wait_for};
+use crate::support::harness::Scratch;
 
 /// A bare repository `repo.git` in `dir` with one commit, and its work tree `work`.
 fn make_repository(dir: &Path) {
@@ -61,7 +61,8 @@ fn grow(dir: &Path, name: &str) {
 /// `git daemon` serving every repository in `dir` on a loopback port.
 fn git_daemon(dir: &Path) -> (Server, u16) {
     let port = refusing_port();
-    let child = Command::new("git")
+    let mut daemon = Command::new("git");
+    daemon
         .args([
             "daemon",
             "--reuseaddr",
@@ -70,15 +71,8 @@ fn git_daemon(dir: &Path) -> (Server, u16) {
         ])
         .arg(format!("--port={port}"))
         .arg(format!("--base-path={}", dir.display()))
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("git daemon to listen", || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    (Server(child), port)
+        .arg(dir);
+    (Server::listening(daemon, port, "git daemon"), port)
 }
 
 /// An HTTP server that runs `git http-backend` as a CGI program for each request, serving the

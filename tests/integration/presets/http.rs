@@ -1,18 +1,17 @@
 //! curl and wget against an HTTP server of the tests' own (`FaultyHttp`), a refused port, a
 //! name that does not resolve, and an HTTPS server whose certificate does not verify.
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use super::{Retried, Stopped, assert_table, needed, refusing_port, row};
+use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Scratch, retry, wait_for};
+use crate::support::harness::{Scratch, retry};
 use crate::support::redis_server::make_certificates;
 
 /// An HTTPS server (`openssl s_server`) whose certificate no client trusts, stopped when
 /// dropped.
 struct UntrustedTls {
-    child: Child,
+    _server: Server,
     port: u16,
     _scratch: Scratch,
 }
@@ -23,21 +22,15 @@ impl UntrustedTls {
         let scratch = Scratch::new();
         make_certificates(&scratch.path("."));
         let port = refusing_port();
-        let child = Command::new("openssl")
+        let mut server = Command::new("openssl");
+        server
             .args(["s_server", "-quiet", "-www", "-accept"])
             .arg(format!("127.0.0.1:{port}"))
             .args(["-cert", "server.crt", "-key", "server.key"])
-            .current_dir(scratch.path("."))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for("openssl s_server to listen", || {
-            TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
+            .current_dir(scratch.path("."));
+        let server = Server::listening(server, port, "openssl s_server");
         UntrustedTls {
-            child,
+            _server: server,
             port,
             _scratch: scratch,
         }
@@ -45,13 +38,6 @@ impl UntrustedTls {
 
     fn url(&self) -> String {
         format!("https://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for UntrustedTls {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

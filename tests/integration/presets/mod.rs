@@ -17,10 +17,10 @@ mod ssh;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Run, Scratch, cannot_run, retry};
+use crate::support::harness::{Run, Scratch, cannot_run, retry, wait_for};
 
 /// What the run must make of a scenario's failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,8 +120,26 @@ fn assert_row(row: &Row, run: &Run) {
 /// refs or an rsync daemon's file list, well inside 300 kB of random bytes.
 const CUT_AFTER: usize = 40_000;
 
-/// A child process stopped when dropped.
-pub(crate) struct Server(pub(crate) Child);
+/// A server process of a test's own, stopped when dropped.
+pub(crate) struct Server(Child);
+
+impl Server {
+    /// Start `command`, its output thrown away, and wait until it listens on `port` of
+    /// loopback; `what` names it for a wait that times out.
+    pub(crate) fn listening(mut command: Command, port: u16, what: &str) -> Server {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {what}: {err}"));
+        let server = Server(child);
+        wait_for(&format!("{what} to listen on port {port}"), || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        server
+    }
+}
 
 impl Drop for Server {
     fn drop(&mut self) {

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
 use crate::support::harness::{Scratch, is_root, wait_for};
@@ -60,16 +60,13 @@ fn postgres(dir: &Path) -> (Server, u16) {
         .unwrap();
     assert!(initdb.status.success(), "initdb: {initdb:?}");
     let port = refusing_port();
-    let child = as_postgres(&bin, "postgres")
+    let mut postgres = as_postgres(&bin, "postgres");
+    postgres
         .args(["-D", "data", "-p", &port.to_string(), "-k"])
         .arg(dir)
         .args(["-c", "listen_addresses=127.0.0.1"])
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server(child);
+        .current_dir(dir);
+    let server = Server::listening(postgres, port, "PostgreSQL");
     wait_for("PostgreSQL to accept connections", || {
         Command::new("pg_isready")
             .args(["-q", "-h", "127.0.0.1", "-p", &port.to_string()])

@@ -5,10 +5,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row};
-use crate::support::harness::{Scratch, wait_for};
+use crate::support::harness::Scratch;
 
 /// An rsync daemon serving `dir/data` as module `data`, and as `private` (denied to
 /// 127.0.0.1), `secret` (alice, password `right`) and `busy` (one connection at a time).
@@ -36,18 +36,12 @@ fn rsync_daemon(dir: &Path) -> (Server, u16) {
     )
     .unwrap();
     let port = refusing_port();
-    let child = Command::new("rsync")
+    let mut daemon = Command::new("rsync");
+    daemon
         .args(["--daemon", "--no-detach", "--address=127.0.0.1"])
         .arg(format!("--port={port}"))
-        .arg(format!("--config={}", dir.join("rsyncd.conf").display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("rsync --daemon to listen", || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    (Server(child), port)
+        .arg(format!("--config={}", dir.join("rsyncd.conf").display()));
+    (Server::listening(daemon, port, "rsync --daemon"), port)
 }
 
 /// A session with module `module` that holds its place at the daemon until dropped.

@@ -3,13 +3,13 @@
 //! match and the remote command's own failure stop. ssh exits 255 for all of its own failures,
 //! so the preset must read the message.
 
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
-use crate::support::harness::{Scratch, wait_for};
+use crate::support::faulty_http::reset;
+use crate::support::harness::Scratch;
 
 /// The sshd program, where Debian's openssh-server puts it.
 const SSHD: &str = "/usr/sbin/sshd";
@@ -42,17 +42,9 @@ fn sshd(dir: &Path, client: &Path) -> (Server, u16) {
         dir = dir.display()
     );
     std::fs::write(dir.join("sshd_config"), config).unwrap();
-    let child = Command::new(SSHD)
-        .args(["-D", "-f"])
-        .arg(dir.join("sshd_config"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("sshd to listen", || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    (Server(child), port)
+    let mut sshd = Command::new(SSHD);
+    sshd.args(["-D", "-f"]).arg(dir.join("sshd_config"));
+    (Server::listening(sshd, port, "sshd"), port)
 }
 
 /// A port whose every connection is reset as soon as it is accepted.
@@ -61,20 +53,7 @@ fn resetting_port() -> u16 {
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let linger = libc::linger {
-                l_onoff: 1,
-                l_linger: 0,
-            };
-            // SAFETY: a valid socket, and a value of the size given.
-            unsafe {
-                libc::setsockopt(
-                    stream.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    libc::SO_LINGER,
-                    (&raw const linger).cast(),
-                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                );
-            }
+            reset(&stream);
         }
     });
     port

@@ -115,7 +115,7 @@ fn answer(
 }
 
 /// Reset the connection: close it with SO_LINGER 0, which sends RST.
-fn reset(stream: &TcpStream) {
+pub(crate) fn reset(stream: &TcpStream) {
     let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,

@@ -29,7 +29,7 @@ _retry() {
         --seed) :; return ;;
         --retry-on) :; return ;;
         --stop-on) :; return ;;
-        --preset) COMPREPLY=($(compgen -W 'auto curl wget git rsync ssh psql pg_isready' -- "$cur")); return ;;
+        --preset) COMPREPLY=($(compgen -W 'auto curl wget git rsync ssh psql pg_isready apt-get pip npm' -- "$cur")); return ;;
         --success-on) :; return ;;
         --retry-on-output) :; return ;;
         --stop-on-output) :; return ;;

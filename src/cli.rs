@@ -177,7 +177,8 @@ pub struct Cli {
     /// Retry what the program's manual calls transient and stop at once at what it calls
     /// permanent, from its exit status and, where the status cannot tell, its message on stderr
     /// (e.g. curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, git,
-    /// rsync, ssh, psql, pg_isready, or auto (the preset of COMMAND's program, if it has one). --retry-on and --stop-on name statuses
+    /// rsync, ssh, psql, pg_isready, apt-get, pip, npm, or auto (the preset of COMMAND's
+    /// program, if it has one). --retry-on and --stop-on name statuses
     /// to treat otherwise; --plan shows the rules.
     #[arg(long, value_name = "NAME", hide_possible_values = true, help_heading = DECIDING)]
     pub(crate) preset: Option<PresetChoice>,

@@ -157,7 +157,7 @@ mod tests {
         RunEnd {
             attempts: 1,
             last: last.map(Termination::Exited),
-            last_unready: false,
+            last_unready: None,
             reason,
             elapsed: Duration::ZERO,
             report_error: None,

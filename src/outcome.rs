@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::attempts::Numbering;
 use crate::output::OutputMatch;
-use crate::policy::Refusal;
+use crate::policy::{Refusal, Unready};
 use crate::requested::Requested;
 use crate::signals::Signal;
 use crate::termination::Termination;
@@ -27,8 +27,8 @@ pub(crate) struct AttemptOutcome {
     pub(crate) reset: bool,
     /// What the command asked for, a wait capped at `--max-requested-wait`.
     pub(crate) requested: Option<Requested>,
-    /// It exited with a success status, but without the `--success-on-output` match it needed.
-    pub(crate) unready: bool,
+    /// It exited with a success status, but did not succeed, and why.
+    pub(crate) unready: Option<Unready>,
     pub(crate) next: Next,
 }
 
@@ -255,9 +255,8 @@ pub(crate) struct RunEnd {
     pub(crate) attempts: u64,
     /// How the last attempt ended, if one ran (a command that could not start did not).
     pub(crate) last: Option<Termination>,
-    /// The last attempt exited with a success status, but without the `--success-on-output`
-    /// match it needed.
-    pub(crate) last_unready: bool,
+    /// The last attempt exited with a success status, but did not succeed, and why.
+    pub(crate) last_unready: Option<Unready>,
     pub(crate) reason: Reason,
     /// From the start of the run to its end.
     pub(crate) elapsed: Duration,

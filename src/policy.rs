@@ -35,6 +35,31 @@ pub(crate) enum Classification {
     NotRetryable(Refusal),
 }
 
+/// Why an attempt that exited with a success status is not a success.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unready {
+    /// Its output lacked the `--success-on-output` match it needed.
+    SuccessMatch,
+    /// The `--preset` reads its output as a failure (apt-get update, which ends 0 when it could
+    /// not fetch an index), and what the failure is.
+    Preset {
+        preset: &'static str,
+        meaning: &'static str,
+    },
+}
+
+impl Unready {
+    /// Why, in words that follow "exited 0".
+    pub(crate) fn explain(self) -> String {
+        match self {
+            Unready::SuccessMatch => "without the --success-on-output match".into(),
+            Unready::Preset { preset, meaning } => {
+                format!("but --preset {preset} reads its output as {meaning}")
+            }
+        }
+    }
+}
+
 /// Why a failure is not retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Refusal {
@@ -174,9 +199,9 @@ impl Policy {
     /// status allows to retry (it can be in neither `--retry-on` nor `--stop-on`). The other
     /// output conditions apply only to failures, and only where the status allows a retry.
     pub(crate) fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
-        let by_status = match self.is_unready(status, output) {
-            true => Classification::Retryable,
-            false => self.classify_status(status, output),
+        let by_status = match self.unready(status, output) {
+            Some(_) => Classification::Retryable,
+            None => self.classify_status(status, output),
         };
         match by_status {
             Classification::Retryable if output.stop.is_some() => {
@@ -189,11 +214,22 @@ impl Policy {
         }
     }
 
-    /// Whether `status` is a success but `output` lacks the `--success-on-output` match it needs.
-    pub(crate) fn is_unready(&self, status: u8, output: &OutputMatch) -> bool {
-        self.requires_success_match
-            && output.success.is_none()
-            && self.classify_status(status, output) == Classification::Success
+    /// Why `status`, a success, is not one: `output` lacks the `--success-on-output` match it
+    /// needs, or the preset reads it as a failure; none for a success, or a failure.
+    pub(crate) fn unready(&self, status: u8, output: &OutputMatch) -> Option<Unready> {
+        if self.classify_status(status, output) != Classification::Success {
+            return None;
+        }
+        if self.requires_success_match && output.success.is_none() {
+            return Some(Unready::SuccessMatch);
+        }
+        let preset = self.preset?;
+        preset
+            .failure_despite(status, |index| output.preset_matched(index))
+            .map(|meaning| Unready::Preset {
+                preset: preset.name,
+                meaning,
+            })
     }
 
     /// What `status` means by the status sets, and by the preset's rules (which may read

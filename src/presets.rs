@@ -94,7 +94,7 @@ const fn rule(
 use Verdict::{Retry, Stop};
 
 /// Every preset, in the order `--help` and the guide list them.
-pub(crate) const PRESETS: [Preset; 7] = [
+pub(crate) const PRESETS: [Preset; 10] = [
     Preset {
         name: "curl",
         programs: &["curl"],
@@ -292,6 +292,101 @@ pub(crate) const PRESETS: [Preset; 7] = [
         sources: "pg_isready(1) EXIT STATUS",
         retry_after: None,
     },
+    Preset {
+        name: "apt-get",
+        programs: &["apt-get", "apt"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "0",
+                Some(r"^W: (Failed to fetch|Some index files failed to download)"),
+                Retry,
+                "an index it could not fetch, which apt-get update ends with status 0",
+            ),
+            rule(
+                "100",
+                Some(concat!(
+                    r"^E: (Unable to locate package|Package '.*' has no installation candidate|",
+                    r"Version '.*' for '.*' was not found|Invalid operation|",
+                    r"Couldn't find any package|Command line option)"
+                )),
+                Stop,
+                "a package or version the archive does not have, or a command it refuses",
+            ),
+            rule(
+                "100",
+                Some(concat!(
+                    r"^E: (Could not get lock|Unable to acquire the dpkg frontend lock|",
+                    r"Unable to lock|Failed to fetch|Some index files failed to download|",
+                    r"Unable to fetch some archives|.*Hash Sum mismatch)|^W: Failed to fetch"
+                )),
+                Retry,
+                "a lock another apt or dpkg holds, or an archive or index it could not fetch",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "apt-get(8) DIAGNOSTICS (100 for an error) and apt's messages; apt-get \
+                  update's status 0 after a failed fetch",
+        retry_after: None,
+    },
+    Preset {
+        name: "pip",
+        programs: &["pip", "pip3"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "1",
+                Some(concat!(
+                    r"Retrying \(Retry\(|Server Error|Connection (refused|reset|aborted)|",
+                    r"Read timed out|NewConnectionError|ProtocolError|IncompleteRead|",
+                    r"RemoteDisconnected|Temporary failure in name resolution|",
+                    r"Max retries exceeded|HTTP error 5[0-9][0-9]"
+                )),
+                Retry,
+                "a connection that failed or was cut, or an index that answered 5xx",
+            ),
+            rule(
+                "1",
+                Some(concat!(
+                    r"\(from versions: [0-9]|Invalid requirement|is not a supported wheel|",
+                    r"ResolutionImpossible|Could not open requirements file"
+                )),
+                Stop,
+                "a version the index does not have, or a requirement pip cannot read",
+            ),
+            rule(
+                "1",
+                Some(r"No matching distribution found"),
+                Retry,
+                "no version at all: a package the index does not have, or an index that \
+                 answered 5xx, which pip reports alike",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "pip's messages (pip ends every error with 1): pip install, its index and \
+                  network errors",
+        retry_after: None,
+    },
+    Preset {
+        name: "npm",
+        programs: &["npm"],
+        stream: OutputStream::Stderr,
+        rules: &[rule(
+            "1",
+            Some(concat!(
+                r"^npm (ERR!|error) code (E5[0-9][0-9]|E408|E429|ECONNRESET|ECONNREFUSED|",
+                r"ETIMEDOUT|ESOCKETTIMEDOUT|EAI_AGAIN|ENOTFOUND|EPIPE|ECONNABORTED|",
+                r"EHOSTUNREACH|ENETUNREACH)$"
+            )),
+            Retry,
+            "an answer another request may mend (408, 429, 5xx), or a connection that \
+                 failed or was cut",
+        )],
+        otherwise: Stop,
+        sources: "npm's error codes (npm ends every error with 1): E404, ETARGET, E401 and the \
+                  other codes of npm-registry-fetch",
+        retry_after: None,
+    },
 ];
 
 impl Preset {
@@ -335,6 +430,25 @@ impl Preset {
             }
         }
         self.decide_otherwise()
+    }
+
+    /// What makes an attempt that exited with `status`, a success status, a failure all the
+    /// same: a rule naming it whose pattern the output matched (`matched(i)`), and that calls it
+    /// for a retry (apt-get update ends 0 when it could not fetch an index).
+    pub(crate) fn failure_despite(
+        &self,
+        status: u8,
+        matched: impl Fn(usize) -> bool,
+    ) -> Option<&'static str> {
+        let mut pattern = 0;
+        for rule in self.rules {
+            let Some(_) = rule.output else { continue };
+            pattern += 1;
+            if rule.verdict == Retry && statuses(rule).contains(status) && matched(pattern - 1) {
+                return Some(rule.meaning);
+            }
+        }
+        None
     }
 
     /// What a status no rule names means.
@@ -449,6 +563,21 @@ mod tests {
         assert_eq!(curl.decide(7, |_| false).0, Retry, "refused");
         assert_eq!(curl.decide(60, |_| false).0, Stop, "a certificate");
         assert_eq!(curl.decide(124, |_| false).0, Retry, "--timeout");
+    }
+
+    #[test]
+    fn apt_get_update_that_ends_0_after_a_failed_fetch_is_a_failure() {
+        let apt = Preset::named("apt-get").unwrap();
+        assert!(apt.failure_despite(0, |index| index == 0).is_some());
+        assert!(
+            apt.failure_despite(0, |_| false).is_none(),
+            "a clean update"
+        );
+        let curl = Preset::named("curl").unwrap();
+        assert!(
+            curl.failure_despite(0, |_| true).is_none(),
+            "no rule names 0"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::outcome::{
 };
 use crate::output::copy::CopyOutcome;
 use crate::output::copy::HeldOutput;
-use crate::policy::{Classification, Policy};
+use crate::policy::{Classification, Policy, Unready};
 use crate::report::events::{Event, EventSink};
 use crate::requested::Requested;
 use crate::signals::Signal;
@@ -162,8 +162,8 @@ pub(crate) struct Parts<'a, W, A, C, B, R, H, S> {
 /// why the run stops.
 type Ending = (Option<Numbering>, Option<Last>, Reason);
 
-/// How the last attempt ended, and whether its success status lacked the output match it needed.
-type Last = (Termination, bool);
+/// How the last attempt ended, and why its success status was not a success, if it was not.
+type Last = (Termination, Option<Unready>);
 
 /// Run attempts until success or giving up, waiting between them as the waits say, taking a
 /// budget token for each retry, releasing each attempt's held output as its outcome says, and
@@ -206,7 +206,7 @@ where
     RunEnd {
         attempts,
         last: last.map(|(termination, _)| termination),
-        last_unready: last.is_some_and(|(_, unready)| unready),
+        last_unready: last.and_then(|(_, unready)| unready),
         reason,
         elapsed: parts.clock.now().saturating_duration_since(start),
         report_error: None,
@@ -319,7 +319,7 @@ where
             },
         };
         let held = std::mem::take(&mut report.output.held);
-        let unready = rules.policy.is_unready(status, &report.output.matched);
+        let unready = rules.policy.unready(status, &report.output.matched);
         let mut outcome = AttemptOutcome {
             numbering,
             termination: report.termination,
@@ -828,7 +828,7 @@ mod tests {
     fn waits_announced(out: &Outcome) -> Vec<(Duration, WaitCause)> {
         let waits = out.events.iter().filter_map(|event| match event {
             Event::AttemptEnd(AttemptOutcome {
-                unready: false,
+                unready: None,
                 next: Next::Retry { wait, cause },
                 ..
             }) => Some((*wait, *cause)),
@@ -854,7 +854,7 @@ mod tests {
         assert!(matches!(
             out.events.last(),
             Some(Event::AttemptEnd(AttemptOutcome {
-                unready: false,
+                unready: None,
                 next: Next::Stop(Reason::Exhausted),
                 ..
             }))

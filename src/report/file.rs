@@ -259,7 +259,7 @@ mod tests {
         let end = RunEnd {
             attempts: 0,
             last: None,
-            last_unready: false,
+            last_unready: None,
             reason: Reason::Exhausted,
             elapsed: Duration::ZERO,
             report_error: None,

@@ -182,7 +182,7 @@ mod tests {
             },
             reset: true,
             requested: Some(Requested::Wait(Duration::from_secs(2))),
-            unready: false,
+            unready: None,
             next: Next::Retry {
                 wait: Duration::from_secs(1),
                 cause: WaitCause::Backoff,
@@ -191,7 +191,7 @@ mod tests {
         let end = RunEnd {
             attempts: 1,
             last: Some(Termination::Exited(0)),
-            last_unready: false,
+            last_unready: None,
             reason: Reason::Interrupted(Signal::TERM, Moment::Attempt),
             elapsed: Duration::ZERO,
             report_error: Some("disk full".into()),

@@ -177,7 +177,7 @@ mod tests {
         RunEnd {
             attempts: 3,
             last: Some(Termination::Exited(4)),
-            last_unready: false,
+            last_unready: None,
             reason,
             elapsed: Duration::from_millis(2500),
             report_error: None,

@@ -223,7 +223,7 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
-            unready: false,
+            unready: None,
             next,
         }
     }
@@ -249,7 +249,7 @@ mod tests {
             Event::Done(RunEnd {
                 attempts: 2,
                 last: Some(Termination::Exited(7)),
-                last_unready: false,
+                last_unready: None,
                 reason: refused,
                 elapsed: Duration::from_millis(1530),
                 report_error: None,
@@ -333,7 +333,7 @@ mod tests {
             let end = RunEnd {
                 attempts: 1,
                 last: Some(Termination::Exited(0)),
-                last_unready: false,
+                last_unready: None,
                 reason: Reason::Interrupted(Signal::TERM, moment),
                 elapsed: Duration::ZERO,
                 report_error: None,
@@ -419,7 +419,7 @@ mod tests {
             let not_found = RunEnd {
                 attempts: 1,
                 last: None,
-                last_unready: false,
+                last_unready: None,
                 reason: Reason::SpawnFailed(
                     crate::outcome::SpawnFailure::NotFound,
                     "command not found: x".into(),

@@ -8,6 +8,7 @@ use crate::exit::Exit;
 use crate::outcome::{
     AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, Shortfall, WaitCause,
 };
+use crate::policy::Unready;
 use crate::report::events::Event;
 use crate::signals::Signal;
 use crate::termination::{Termination, TimeLimit};
@@ -62,7 +63,9 @@ pub(crate) fn describe(outcome: &AttemptOutcome) -> String {
             let took = format_duration(outcome.duration);
             format!("{attempt} timed out after {took} (status 124)")
         }
-        termination if outcome.unready => format!("{attempt} {}", unready(termination)),
+        termination if outcome.unready.is_some() => {
+            format!("{attempt} {}", unready(termination, outcome.unready))
+        }
         termination => format!("{attempt} {}", ended(termination)),
     };
     match outcome.reset {
@@ -95,13 +98,11 @@ fn needed_wait(shortfall: &Shortfall) -> String {
     }
 }
 
-/// An attempt whose success status lacked the `--success-on-output` match, in words that follow
-/// "attempt 2/5" or "the last".
-fn unready(termination: Termination) -> String {
-    format!(
-        "exited {} without the --success-on-output match",
-        termination.status()
-    )
+/// An attempt whose success status was not a success (`why`), in words that follow "attempt
+/// 2/5" or "the last".
+fn unready(termination: Termination, why: Option<Unready>) -> String {
+    let why = why.map_or(String::new(), |why| format!(" {}", why.explain()));
+    format!("exited {}{why}", termination.status())
 }
 
 /// How an attempt ended, in words that follow "attempt 2/5" or "the last".
@@ -142,7 +143,7 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         n => format!("{n} attempts"),
     };
     let last = match (end.last, end.last_unready) {
-        (Some(termination), true) => unready(termination),
+        (Some(termination), Some(why)) => unready(termination, Some(why)),
         (last, _) => last.map(ended).unwrap_or_default(),
     };
     let exits = match (end.last.map(Termination::status), &end.report_error) {

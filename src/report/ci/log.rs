@@ -296,7 +296,7 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
-            unready: false,
+            unready: None,
             next,
         })
     }
@@ -305,7 +305,7 @@ mod tests {
         Event::Done(RunEnd {
             attempts,
             last: Some(Termination::Exited(code)),
-            last_unready: false,
+            last_unready: None,
             reason,
             elapsed: Duration::from_millis(1500),
             report_error: None,

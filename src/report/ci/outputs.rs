@@ -16,6 +16,7 @@ use crate::duration::format_duration;
 use crate::environment::{GITHUB_OUTPUT, GITHUB_STEP_SUMMARY};
 use crate::first_and_last::FirstAndLast;
 use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
+use crate::policy::Unready;
 use crate::report::ci::log::outcome_values;
 use crate::report::events::{Event, EventSink};
 use crate::report::message::printable;
@@ -152,9 +153,10 @@ impl Row {
     fn of(outcome: &AttemptOutcome) -> Row {
         let termination = outcome.termination;
         let ended = match termination {
-            _ if outcome.unready => format!(
-                "exit status {} without the --success-on-output match",
-                termination.status()
+            _ if outcome.unready.is_some() => format!(
+                "exit status {} {}",
+                termination.status(),
+                outcome.unready.map(Unready::explain).unwrap_or_default()
             ),
             Termination::Exited(code) => format!("exit status {code}"),
             Termination::Signaled(signal) => format!("died of {signal}"),
@@ -255,7 +257,7 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
-            unready: false,
+            unready: None,
             next,
         }
     }
@@ -264,7 +266,7 @@ mod tests {
         RunEnd {
             attempts,
             last: Some(Termination::Exited(22)),
-            last_unready: false,
+            last_unready: None,
             reason,
             elapsed: Duration::from_millis(2250),
             report_error: None,

@@ -70,7 +70,8 @@ fn curl_retries_what_is_transient_and_stops_at_what_is_not() {
             &curl(url("/silent")),
             124,
             Retried,
-        ),
+        )
+        .cut_at("1s"),
         row("a refused connection", &curl(refused), 7, Retried),
         row(
             "a name that does not resolve",
@@ -156,7 +157,8 @@ fn wget_retries_what_is_transient_and_stops_at_what_is_not() {
             &["wget", "-q", &url("/silent")],
             124,
             Retried,
-        ),
+        )
+        .cut_at("1s"),
         row(
             "a refused connection",
             &["wget", "-q", "-t", "1", &refused],

@@ -4,10 +4,16 @@
 //! suite asserts every row, in both directions. Here are the table's tools and what holds for
 //! every preset; each program's table is in a file of its own.
 
+/// apt-get against a local mirror, with a held dpkg lock.
+mod apt;
 /// git over git daemon and over HTTP, with connections cut mid-pack.
 mod git;
 /// curl and wget against an HTTP server of the tests' own.
 mod http;
+/// npm against a registry of the tests' own.
+mod npm;
+/// pip against a simple index of the tests' own.
+mod pip;
 /// psql and pg_isready against a real PostgreSQL and a server still starting up.
 mod postgres;
 /// rsync against an rsync daemon.
@@ -41,6 +47,8 @@ pub(crate) struct Row {
     /// The status the real program ends with.
     status: u8,
     decision: Decision,
+    /// Each attempt's `--timeout`.
+    timeout: &'static str,
 }
 
 pub(crate) fn row(
@@ -57,6 +65,14 @@ pub(crate) fn row(
             .collect(),
         status,
         decision,
+        timeout: "10s",
+    }
+}
+
+impl Row {
+    /// The row, each attempt cut at `timeout`: for a server that never answers.
+    pub(crate) fn cut_at(self, timeout: &'static str) -> Row {
+        Row { timeout, ..self }
     }
 }
 
@@ -80,7 +96,7 @@ pub(crate) fn assert_table(rows: &[Row]) {
             "--base",
             "0s",
             "--timeout",
-            "3s",
+            row.timeout,
             "--log-format",
             "json",
             "--",
@@ -124,6 +140,11 @@ const CUT_AFTER: usize = 40_000;
 pub(crate) struct Server(Child);
 
 impl Server {
+    /// The running `child`, to stop when dropped.
+    pub(crate) fn holding(child: Child) -> Server {
+        Server(child)
+    }
+
     /// Start `command`, its output thrown away, and wait until it listens on `port` of
     /// loopback; `what` names it for a wait that times out.
     pub(crate) fn listening(mut command: Command, port: u16, what: &str) -> Server {
@@ -133,7 +154,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|err| panic!("cannot start {what}: {err}"));
-        let server = Server(child);
+        let server = Server::holding(child);
         wait_for(&format!("{what} to listen on port {port}"), || {
             TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
@@ -182,6 +203,22 @@ fn cut_after(mut server: TcpStream, mut client: TcpStream) {
     }
     let _ = client.shutdown(Shutdown::Both);
     let _ = server.shutdown(Shutdown::Both);
+}
+
+/// A static file server (Python's) for `dir` on `port` of loopback.
+pub(crate) fn static_files(dir: &std::path::Path, port: u16, what: &str) -> Server {
+    let mut server = Command::new("python3");
+    server
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+        ])
+        .arg("--directory")
+        .arg(dir);
+    Server::listening(server, port, what)
 }
 
 /// A port on loopback that refuses connections.

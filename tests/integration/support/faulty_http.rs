@@ -2,8 +2,9 @@
 //! chooses, for the presets' tests against the real curl and wget:
 //! - `/status/N`: status N with a short body; `/status/N/after/S` adds `Retry-After: S`; either
 //!   may go on with a path of any length (`/status/503/repo.git/info/refs`);
-//! - `/reset`: reads the request, then resets the connection;
-//! - `/silent`: reads the request and never answers (until the server is dropped);
+//! - `/reset`: reads the request, then resets the connection (and so does `/reset/anything`);
+//! - `/silent`: reads the request and never answers, until the server is dropped (and so
+//!   `/silent/anything`);
 //! - `/flaky/N/K`: status N for the first K requests to that path, then 200.
 //!
 //! Every request is counted by path, so that a test can say how many attempts reached it.
@@ -94,8 +95,8 @@ fn answer(
     let mut stream = reader.into_inner();
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let (status, retry_after) = match parts.as_slice() {
-        ["reset"] => return reset(&stream),
-        ["silent"] => return held.lock().unwrap().push(stream),
+        ["reset", ..] => return reset(&stream),
+        ["silent", ..] => return held.lock().unwrap().push(stream),
         ["status", code, "after", seconds, ..] => (code.parse().unwrap_or(503), Some(*seconds)),
         ["status", code, ..] => (code.parse().unwrap_or(500), None),
         ["flaky", code, times] if count <= times.parse().unwrap_or(0) => {

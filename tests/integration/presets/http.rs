@@ -89,12 +89,12 @@ fn curl_retries_what_is_transient_and_stops_at_what_is_not() {
     assert_table(&rows);
 }
 
-#[test]
-fn curl_waits_as_long_as_retry_after_asks_where_curl_shows_it() {
-    let http = FaultyHttp::start();
+/// Run `command` (whose answer asks for a 1 s wait) under its preset, and assert the wait
+/// before the second attempt was the one asked for.
+fn assert_waits_as_asked(http: &FaultyHttp, path: &str, command: &[&str]) {
     let run = retry([
         "--preset",
-        "curl",
+        "auto",
         "-n",
         "2",
         "--base",
@@ -102,20 +102,27 @@ fn curl_waits_as_long_as_retry_after_asks_where_curl_shows_it() {
         "--log-format",
         "json",
     ])
-    .args([
-        "curl",
-        "-fsS",
-        "-v",
-        "-o",
-        "/dev/null",
-        &http.url("/status/503/after/1"),
-    ])
+    .args(command)
+    .current_dir(Scratch::new().path("."))
     .run();
-    run.expect_code(22);
     let wait = run.event("wait");
     assert_eq!(wait["cause"], "requested", "{run}");
     assert_eq!(wait["wait_ms"], 1000.0, "{run}");
-    assert_eq!(http.requests("/status/503/after/1"), 2);
+    assert_eq!(http.requests(path), 2, "{run}");
+}
+
+#[test]
+fn retry_after_sets_the_wait_where_curl_or_wget_shows_it() {
+    let http = FaultyHttp::start();
+    let (curl, wget) = ("/status/503/after/1", "/status/429/after/1/wget");
+    let shown = http.url(curl);
+    assert_waits_as_asked(
+        &http,
+        curl,
+        &["curl", "-fsS", "-v", "-o", "/dev/null", &shown],
+    );
+    let shown = http.url(wget);
+    assert_waits_as_asked(&http, wget, &["wget", "-q", "-S", "-t", "1", &shown]);
 }
 
 #[test]
@@ -132,6 +139,12 @@ fn wget_retries_what_is_transient_and_stops_at_what_is_not() {
         row(
             "429 with Retry-After",
             &["wget", "-q", &url("/status/429/after/0")],
+            8,
+            Retried,
+        ),
+        row(
+            "429 without",
+            &["wget", "-q", &url("/status/429")],
             8,
             Retried,
         ),

@@ -124,26 +124,7 @@ fn run_command(
     command: CommandLine,
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
-    let target = |path, flag| ReportTarget::check(path, flag).map_err(anyhow::Error::msg);
-    let report = match config.report() {
-        Some((path, options)) => Some(ReportWriter::new(
-            target(path, "--report")?,
-            options,
-            config.depth(),
-        )),
-        None => None,
-    };
-    let (github, dotenv) = config.step_outputs();
-    let dotenv = match dotenv {
-        Some(path) => Some(target(path, "--report-dotenv")?),
-        None => None,
-    };
-    let shown = shown_command(config.command_words());
-    let outputs = Some(StepOutputs::new(github.clone(), dotenv, shown)).filter(StepOutputs::any);
-    let metrics = match config.metrics() {
-        Some((path, job)) => Some(Metrics::new(target(path, "--metrics")?, job)),
-        None => None,
-    };
+    let mut files = EndFiles::prepare(config)?;
     let launcher =
         Launcher::new(&command).with_context(|| format!("cannot prepare to start {command}"))?;
     let budget = config.budget().map(|budget| budget.prepare());
@@ -199,7 +180,6 @@ fn run_command(
         terminal: terminal.as_ref(),
         total: config.total_attempts(),
     };
-    let (mut report, mut outputs, mut metrics) = (report, outputs, metrics);
     // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
     // what is written after it.
     let deadline = config
@@ -214,21 +194,13 @@ fn run_command(
             budget: &mut budget,
             release: &mut release,
             hooks: &mut hooks,
-            sink: &mut ((&mut reporter, &mut report), (&mut outputs, &mut metrics)),
+            sink: &mut (&mut reporter, &mut files),
         },
     );
-    if let Some(report) = report {
-        written(report.write(&end, &watch, deadline), &mut end);
-    }
-    if let Some(outputs) = outputs {
-        written(outputs.write(&end, &watch, deadline), &mut end);
-    }
-    if let Some(metrics) = metrics {
-        written(metrics.write(&end, &watch, deadline), &mut end);
-    }
+    files.write(&mut end, &watch, deadline);
     let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(transcript) = transcript {
-        reporter.release();
+        reporter.stop_holding();
         if Exit::of(&end) != Exit::Success
             && let Err(message) = write_transcript(transcript, &watch, deadline, interrupted)
         {
@@ -250,6 +222,67 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
             anyhow::anyhow!("cannot keep stdin for --replay-stdin beyond 1 MiB: {err}")
         }
     })
+}
+
+/// What a run writes when it ends, besides its messages: `--report`, the CI system's step
+/// outputs and `--report-dotenv`, and `--metrics`; each checked before the first attempt, and
+/// each taking the run's events.
+struct EndFiles {
+    report: Option<ReportWriter>,
+    outputs: Option<StepOutputs>,
+    metrics: Option<Metrics>,
+}
+
+impl EndFiles {
+    /// The files `config` asks for, each checked: one that cannot be written fails the run now.
+    fn prepare(config: &Config) -> anyhow::Result<EndFiles> {
+        let target = |path, flag| ReportTarget::check(path, flag).map_err(anyhow::Error::msg);
+        let report = match config.report() {
+            Some((path, options)) => Some(ReportWriter::new(
+                target(path, "--report")?,
+                options,
+                config.depth(),
+            )),
+            None => None,
+        };
+        let (github, dotenv) = config.step_outputs();
+        let dotenv = match dotenv {
+            Some(path) => Some(target(path, "--report-dotenv")?),
+            None => None,
+        };
+        let shown = shown_command(config.command_words());
+        let outputs = StepOutputs::new(github.clone(), dotenv, shown);
+        let metrics = match config.metrics() {
+            Some((path, job)) => Some(Metrics::new(target(path, "--metrics")?, job)),
+            None => None,
+        };
+        Ok(EndFiles {
+            report,
+            outputs: Some(outputs).filter(StepOutputs::any),
+            metrics,
+        })
+    }
+
+    /// Write every file for the run that ended as `end`, making a failure part of how it ended.
+    fn write(self, end: &mut RunEnd, watch: &SignalWatch, deadline: Option<Instant>) {
+        if let Some(report) = self.report {
+            written(report.write(end, watch, deadline), end);
+        }
+        if let Some(outputs) = self.outputs {
+            written(outputs.write(end, watch, deadline), end);
+        }
+        if let Some(metrics) = self.metrics {
+            written(metrics.write(end, watch, deadline), end);
+        }
+    }
+}
+
+impl EventSink for EndFiles {
+    fn emit(&mut self, event: &Event) {
+        self.report.emit(event);
+        self.outputs.emit(event);
+        self.metrics.emit(event);
+    }
 }
 
 /// Make the failure of a file written at the end (`written`) part of how the run ended as

@@ -46,13 +46,13 @@ impl<W: Write> Reporter<W> {
         Reporter { ci, ..self }
     }
 
-    /// Keep every line in `transcript` instead of writing it, until [`Reporter::release`].
+    /// Keep every line in `transcript` instead of writing it, until [`Reporter::stop_holding`].
     pub(crate) fn hold_in(&mut self, transcript: Transcript) {
         self.held = Some(transcript);
     }
 
     /// Write lines again, rather than keep them.
-    pub(crate) fn release(&mut self) {
+    pub(crate) fn stop_holding(&mut self) {
         self.held = None;
     }
 

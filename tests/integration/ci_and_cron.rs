@@ -3,11 +3,13 @@
 //! silence and story, and `--metrics` read by a real node_exporter and `promtool`.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::support::harness::{Invocation, Scratch, cannot_run, retry, shell, wait_for};
+use crate::support::harness::{
+    Invocation, Scratch, cannot_run, retry, server_port, shell, wait_for,
+};
 
 /// A command that fails its first attempt and succeeds on its second, writing to stderr each
 /// time.
@@ -524,11 +526,7 @@ impl Drop for NodeExporter {
 
 impl NodeExporter {
     fn start(directory: &std::path::Path) -> NodeExporter {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = server_port();
         let child = needed("prometheus-node-exporter")
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .arg(format!(

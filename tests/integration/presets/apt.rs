@@ -6,8 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row, static_files};
+use super::{Retried, Server, Stopped, assert_table, needed, row, static_files};
 use crate::support::faulty_http::FaultyHttp;
+use crate::support::harness::server_port;
 use crate::support::harness::{Scratch, wait_for};
 
 /// A mirror in `dir/repo`: the package `retry-demo` 1.0, and its `Packages` index.
@@ -94,7 +95,7 @@ fn apt_get_retries_a_5xx_mirror_and_a_held_lock_and_stops_at_an_unknown_package(
     let scratch = Scratch::new();
     let dir = scratch.path(".");
     make_mirror(&dir);
-    let port = refusing_port();
+    let port = server_port();
     let _mirror = static_files(&dir.join("repo"), port, "the mirror");
     let http = FaultyHttp::start();
     let line = |url: String| format!("deb [trusted=yes] {url} ./\n");

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use super::{Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
+use crate::support::harness::server_port;
 
 /// A bare repository `repo.git` in `dir` with one commit, and its work tree `work`.
 fn make_repository(dir: &Path) {
@@ -60,7 +61,7 @@ fn grow(dir: &Path, name: &str) {
 
 /// `git daemon` serving every repository in `dir` on a loopback port.
 fn git_daemon(dir: &Path) -> (Server, u16) {
-    let port = refusing_port();
+    let port = server_port();
     let mut daemon = Command::new("git");
     daemon
         .args([

@@ -5,6 +5,7 @@ use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
 use crate::support::faulty_http::FaultyHttp;
+use crate::support::harness::server_port;
 use crate::support::harness::{Scratch, retry};
 use crate::support::redis_server::make_certificates;
 
@@ -21,7 +22,7 @@ impl UntrustedTls {
         needed("openssl");
         let scratch = Scratch::new();
         make_certificates(&scratch.path("."));
-        let port = refusing_port();
+        let port = server_port();
         let mut server = Command::new("openssl");
         server
             .args(["s_server", "-quiet", "-www", "-accept"])

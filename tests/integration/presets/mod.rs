@@ -26,7 +26,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Run, Scratch, cannot_run, retry, wait_for};
+use crate::support::harness::{Run, Scratch, cannot_run, retry, server_port, wait_for};
 
 /// What the run must make of a scenario's failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,13 +221,9 @@ pub(crate) fn static_files(dir: &std::path::Path, port: u16, what: &str) -> Serv
     Server::listening(server, port, what)
 }
 
-/// A port on loopback that refuses connections.
+/// A port on loopback that refuses connections (and that no other test's server takes).
 pub(crate) fn refusing_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    server_port()
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::process::Command;
 use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
+use crate::support::harness::server_port;
 
 /// A registry in `dir/registry`, served at `port`, with the package `demo` 1.0.0.
 fn make_registry(dir: &Path, port: u16) {
@@ -73,7 +74,7 @@ fn npm_retries_a_5xx_and_a_cut_connection_and_stops_at_a_missing_package_or_vers
     needed("npm");
     let scratch = Scratch::new();
     let dir = scratch.path(".");
-    let port = refusing_port();
+    let port = server_port();
     make_registry(&dir, port);
     let _registry = static_files(&dir.join("registry"), port, "the registry");
     let good = format!("http://127.0.0.1:{port}/");

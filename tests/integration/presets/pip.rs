@@ -10,6 +10,7 @@ use std::process::Command;
 use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
+use crate::support::harness::server_port;
 
 /// A simple index in `dir/index` with the package `demo` 1.0, as a wheel the test builds.
 fn make_index(dir: &Path) {
@@ -62,7 +63,7 @@ fn pip_retries_a_5xx_index_and_a_cut_connection_and_stops_at_a_missing_version()
     let scratch = Scratch::new();
     let dir = scratch.path(".");
     make_index(&dir);
-    let port = refusing_port();
+    let port = server_port();
     let _index = static_files(&dir.join("index"), port, "the index");
     let good = format!("http://127.0.0.1:{port}/simple/");
     let target = dir.join("site");

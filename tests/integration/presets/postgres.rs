@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
+use crate::support::harness::server_port;
 use crate::support::harness::{Scratch, is_root, wait_for};
 
 /// The directory of PostgreSQL's server programs, the newest Debian installed.
@@ -59,7 +60,7 @@ fn postgres(dir: &Path) -> (Server, u16) {
         .output()
         .unwrap();
     assert!(initdb.status.success(), "initdb: {initdb:?}");
-    let port = refusing_port();
+    let port = server_port();
     let mut postgres = as_postgres(&bin, "postgres");
     postgres
         .args(["-D", "data", "-p", &port.to_string(), "-k"])

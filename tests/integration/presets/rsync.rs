@@ -9,6 +9,7 @@ use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row};
 use crate::support::harness::Scratch;
+use crate::support::harness::server_port;
 
 /// An rsync daemon serving `dir/data` as module `data`, and as `private` (denied to
 /// 127.0.0.1), `secret` (alice, password `right`) and `busy` (one connection at a time).
@@ -35,7 +36,7 @@ fn rsync_daemon(dir: &Path) -> (Server, u16) {
         std::os::unix::fs::PermissionsExt::from_mode(0o600),
     )
     .unwrap();
-    let port = refusing_port();
+    let port = server_port();
     let mut daemon = Command::new("rsync");
     daemon
         .args(["--daemon", "--no-detach", "--address=127.0.0.1"])

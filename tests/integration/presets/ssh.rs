@@ -10,6 +10,7 @@ use std::process::Command;
 use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
 use crate::support::faulty_http::reset;
 use crate::support::harness::Scratch;
+use crate::support::harness::server_port;
 
 /// The sshd program, where Debian's openssh-server puts it.
 const SSHD: &str = "/usr/sbin/sshd";
@@ -33,7 +34,7 @@ fn sshd(dir: &Path, client: &Path) -> (Server, u16) {
     std::fs::create_dir_all("/run/sshd").unwrap();
     key(&dir.join("host_key"));
     std::fs::copy(client.with_extension("pub"), dir.join("authorized_keys")).unwrap();
-    let port = refusing_port();
+    let port = server_port();
     let config = format!(
         "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
          AuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd.pid\nStrictModes no\n\

@@ -13,6 +13,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -229,6 +230,22 @@ enum Input {
     // Only tests that watch the run through Linux's /proc give it one.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     From(Stdio),
+}
+
+/// A loopback port for a server a test starts, or one that nothing listens on: below the range
+/// the kernel hands out for a bind to port 0 (32768 and up on Linux), so that no other test's
+/// listener can take it between the pick and the server's own bind; unique within this run of
+/// the tests, and free when picked.
+pub(crate) fn server_port() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let base = std::process::id() % 1_000 * 12;
+    loop {
+        let next = NEXT.fetch_add(1, Ordering::SeqCst);
+        let port = 20_000 + ((base + next) % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Start setting up a run of the binary with `args`.

@@ -12,6 +12,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a server may take to start listening.
@@ -178,10 +179,20 @@ fn listening(listener: &Listener, dir: &Path) -> (Vec<String>, String) {
     }
 }
 
-/// A loopback port nobody listens on just now.
+/// A loopback port nobody listens on just now, for a redis-server: below the range the kernel
+/// hands out for a bind to port 0 (32768 and up on Linux), and apart from the range the other
+/// tests' servers are given (20000 and up), so that no other test's listener can take it
+/// between the pick and the server's bind; unique within this run of the tests.
 fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    listener.local_addr().expect("the port bound").port()
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let base = std::process::id() % 1_000 * 10;
+    loop {
+        let next = NEXT.fetch_add(1, Ordering::SeqCst);
+        let port = 10_000 + ((base + next) % 10_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Wait until the server accepts connections (true), or has exited (false).

@@ -3,10 +3,10 @@
 
 use std::process::Command;
 
-use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
+use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row, under_preset};
 use crate::support::faulty_http::FaultyHttp;
+use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
-use crate::support::harness::{Scratch, retry};
 use crate::support::redis_server::make_certificates;
 
 /// An HTTPS server (`openssl s_server`) whose certificate no client trusts, stopped when
@@ -93,19 +93,11 @@ fn curl_retries_what_is_transient_and_stops_at_what_is_not() {
 /// Run `command` (whose answer asks for a 1 s wait) under its preset, and assert the wait
 /// before the second attempt was the one asked for.
 fn assert_waits_as_asked(http: &FaultyHttp, path: &str, command: &[&str]) {
-    let run = retry([
-        "--preset",
-        "auto",
-        "-n",
-        "2",
-        "--base",
-        "0s",
-        "--log-format",
-        "json",
-    ])
-    .args(command)
-    .current_dir(Scratch::new().path("."))
-    .run();
+    let scratch = Scratch::new();
+    let run = under_preset(&[])
+        .args(command)
+        .current_dir(scratch.path("."))
+        .run();
     let wait = run.event("wait");
     assert_eq!(wait["cause"], "requested", "{run}");
     assert_eq!(wait["wait_ms"], 1000.0, "{run}");

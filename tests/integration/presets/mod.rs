@@ -26,7 +26,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Run, Scratch, cannot_run, retry, server_port, wait_for};
+use crate::support::harness::{Invocation, Run, Scratch, cannot_run, retry, server_port, wait_for};
 
 /// What the run must make of a scenario's failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,27 +83,31 @@ pub(crate) fn needed(program: &str) {
     }
 }
 
+/// A run under `--preset auto`, two attempts at most with no wait between them, its events in
+/// JSON, then `args`.
+pub(crate) fn under_preset(args: &[&str]) -> Invocation {
+    retry([
+        "--preset",
+        "auto",
+        "-n",
+        "2",
+        "--base",
+        "0s",
+        "--log-format",
+        "json",
+    ])
+    .args(args)
+}
+
 /// Run every row under `--preset auto`, two attempts at most, in a directory of its own (for
 /// what the program saves), and assert it.
 pub(crate) fn assert_table(rows: &[Row]) {
     let scratch = Scratch::new();
     for row in rows {
-        let run = retry([
-            "--preset",
-            "auto",
-            "-n",
-            "2",
-            "--base",
-            "0s",
-            "--timeout",
-            row.timeout,
-            "--log-format",
-            "json",
-            "--",
-        ])
-        .args(&row.command)
-        .current_dir(scratch.path("."))
-        .run();
+        let run = under_preset(&["--timeout", row.timeout, "--"])
+            .args(&row.command)
+            .current_dir(scratch.path("."))
+            .run();
         assert_row(row, &run);
     }
 }

@@ -145,7 +145,9 @@ impl<'a> RedisStore<'a> {
     pub(crate) fn start_counting(&mut self, terms: &Terms, latest: Option<Duration>) -> Counting {
         let (limit, job) = self.call_job(Operation::First(terms), latest, None);
         let Some(watch) = self.watch else {
-            let answer = self.bounded(limit, job).and_then(|done| self.answer(done));
+            let answer = self
+                .bounded(limit, job)
+                .and_then(|done| self.answer(done, limit));
             return Counting::Answered(answer);
         };
         match watch.start_job(job) {
@@ -168,7 +170,7 @@ impl<'a> RedisStore<'a> {
             Counting::Started { job, until, limit } => {
                 let watch = self.watch.expect("a started count has a watch");
                 match watch.await_job(job, until) {
-                    Waited::Done(done) => self.answer(done)?,
+                    Waited::Done(done) => self.answer(done, limit)?,
                     Waited::Stopped(signal) => return Err(Failure::Interrupted(signal)),
                     Waited::TimedOut => return Err(no_answer_within(limit)),
                 }
@@ -187,7 +189,7 @@ impl<'a> RedisStore<'a> {
     ) -> Result<Reply, Failure> {
         let (limit, job) = self.call_job(operation, latest, now);
         let done = self.bounded(limit, job)?;
-        self.answer(done)
+        self.answer(done, limit)
     }
 
     /// The work of one call, to run on a thread of its own, and how long it may take: it hands
@@ -223,10 +225,17 @@ impl<'a> RedisStore<'a> {
         (limit, job)
     }
 
-    /// The reply of a finished call, keeping its connection for the next.
-    fn answer(&mut self, (answer, connection): CallDone) -> Result<Reply, Failure> {
+    /// The reply of a finished call, keeping its connection for the next. A call the socket's
+    /// own time limit ended (which can end it a moment before the wait for it does) did not
+    /// answer within `limit`, whichever ended it.
+    fn answer(
+        &mut self,
+        (answer, connection): CallDone,
+        limit: Duration,
+    ) -> Result<Reply, Failure> {
         self.connection = connection;
         match answer {
+            Err(trouble) if trouble.is_time_limit() => Err(no_answer_within(limit)),
             Ok(Reply::Error(error)) => {
                 Err(Failure::Failed(self.address.scrub(&first_words(&error))))
             }
@@ -434,6 +443,20 @@ mod tests {
     use crate::budget::store::Store;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
+
+    #[test]
+    fn a_call_its_socket_timed_out_says_the_bound_as_the_wait_would() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        for kind in [std::io::ErrorKind::WouldBlock, std::io::ErrorKind::TimedOut] {
+            let done: CallDone = (Err(Trouble::Io(kind.into())), None);
+            let Err(Failure::Failed(message)) = store.answer(done, Duration::from_millis(300))
+            else {
+                panic!("a time-out is a failure")
+            };
+            assert_eq!(message, "no answer within 300ms");
+        }
+    }
 
     fn store(server: &RedisServer, name: &str) -> RedisStore<'static> {
         let Ok(Store::Redis(address)) = Store::parse(server.url()) else {

@@ -59,6 +59,13 @@ impl std::fmt::Display for Trouble {
     }
 }
 
+impl Trouble {
+    /// Whether a socket's time limit ended the read or the write.
+    pub(crate) fn is_time_limit(&self) -> bool {
+        matches!(self, Trouble::Io(err) if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
+    }
+}
+
 impl From<io::Error> for Trouble {
     fn from(err: io::Error) -> Self {
         match err.kind() {

@@ -7,7 +7,9 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row};
+use super::{
+    Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row, works,
+};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
@@ -256,15 +258,8 @@ fn git_fetches_again_after_a_cut_and_a_whole_clone_works_through_the_servers() {
         format!("git://127.0.0.1:{daemon}/repo.git"),
         format!("http://127.0.0.1:{backend}/repo.git"),
     ] {
-        let clone = Command::new("git")
-            .args(["clone", "-q", &url])
-            .arg(scratch.path(&format!("whole-{}", url.len())))
-            .output()
-            .unwrap();
-        assert!(
-            clone.status.success(),
-            "the servers serve a whole clone: {clone:?}"
-        );
+        let dest = scratch.path(&format!("whole-{}", url.len()));
+        works(&["git", "clone", "-q", &url, &dest.display().to_string()]);
     }
     grow(&root, "two");
     let cut = cutting_proxy(daemon);

@@ -83,6 +83,16 @@ pub(crate) fn needed(program: &str) {
     }
 }
 
+/// Run `command` (the program, then its arguments) under the harness's time limit, and assert
+/// that it succeeds: a server a table is run against serves what it should.
+pub(crate) fn works(command: &[impl AsRef<str>]) {
+    let (program, args) = command.split_first().expect("a program");
+    crate::support::harness::program(program.as_ref())
+        .args(args.iter().map(AsRef::as_ref))
+        .run()
+        .expect_code(0);
+}
+
 /// A run under `--preset auto`, two attempts at most with no wait between them, its events in
 /// JSON, then `args`.
 pub(crate) fn under_preset(args: &[&str]) -> Invocation {

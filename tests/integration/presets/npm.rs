@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files};
+use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files, works};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
@@ -78,14 +78,7 @@ fn npm_retries_a_5xx_and_a_cut_connection_and_stops_at_a_missing_package_or_vers
     make_registry(&dir, port);
     let _registry = static_files(&dir.join("registry"), port, "the registry");
     let good = format!("http://127.0.0.1:{port}/");
-    let works = Command::new("npm")
-        .args(&npm(&good, "demo", &dir)[1..])
-        .output()
-        .unwrap();
-    assert!(
-        works.status.success(),
-        "the registry serves demo: {works:?}"
-    );
+    works(&npm(&good, "demo", &dir));
     let http = FaultyHttp::start();
     let refused = format!("http://127.0.0.1:{}/", refusing_port());
     let rows = [

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files};
+use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files, works};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
@@ -67,11 +67,7 @@ fn pip_retries_a_5xx_index_and_a_cut_connection_and_stops_at_a_missing_version()
     let _index = static_files(&dir.join("index"), port, "the index");
     let good = format!("http://127.0.0.1:{port}/simple/");
     let target = dir.join("site");
-    let works = Command::new("pip")
-        .args(&pip(&good, "0", "demo", &target)[1..])
-        .output()
-        .unwrap();
-    assert!(works.status.success(), "the index serves demo: {works:?}");
+    works(&pip(&good, "0", "demo", &target));
     let http = FaultyHttp::start();
     let refused = format!("http://127.0.0.1:{}/simple/", refusing_port());
     // pip retries a failed request 5 times itself, over seconds; --retries 0 and 1 leave it to

@@ -7,7 +7,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
+use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row, works};
 use crate::support::harness::server_port;
 use crate::support::harness::{Scratch, is_root, wait_for};
 
@@ -141,14 +141,7 @@ fn psql_retries_a_server_not_yet_there_and_stops_at_a_wrong_password_or_database
         format!("postgresql://postgres:{password}@127.0.0.1:{port}/{database}")
     };
     let psql = |url: String| ["psql".to_string(), url, "-c".into(), "select 1".into()];
-    let works = Command::new("psql")
-        .args(&psql(url(port, "right", "postgres"))[1..])
-        .output()
-        .unwrap();
-    assert!(
-        works.status.success(),
-        "the server lets postgres in: {works:?}"
-    );
+    works(&psql(url(port, "right", "postgres")));
     let rows = [
         row(
             "a refused connection",

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row};
+use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row, works};
 use crate::support::faulty_http::reset;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
@@ -102,14 +102,7 @@ fn ssh_retries_a_refused_or_reset_connection_and_stops_at_a_refused_key_or_host_
     let (_sshd, port) = sshd(&dir, &client);
     let trusted = known_hosts(&dir.join("known_hosts"), port, &dir.join("host_key"));
     let wrong_host = known_hosts(&dir.join("wrong_hosts"), port, &stranger);
-    let works = Command::new("ssh")
-        .args(&ssh(&client, &trusted, port, "true")[1..])
-        .output()
-        .unwrap();
-    assert!(
-        works.status.success(),
-        "the server lets the client in: {works:?}"
-    );
+    works(&ssh(&client, &trusted, port, "true"));
     let rows = [
         row(
             "a refused connection",

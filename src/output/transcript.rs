@@ -116,13 +116,15 @@ pub(crate) struct Story(Store);
 
 impl Story {
     /// Write everything kept, in order, to `stdout` and `stderr`; the first write that fails
-    /// ends it.
+    /// ends it. Output that could not be kept (the temporary file failed) is an error once what
+    /// was kept is written.
     pub(crate) fn write_out(
         self,
         stdout: &mut impl Write,
         stderr: &mut impl Write,
     ) -> Result<(), HoldError> {
         let store = self.0;
+        let lost = store.failure;
         let mut source: Box<dyn Read + Send> =
             match store.bytes.finish().map_err(HoldError::Spill)? {
                 Held::Memory(bytes) => Box::new(io::Cursor::new(bytes)),
@@ -138,7 +140,7 @@ impl Story {
             while left > 0 {
                 let want = usize::try_from(left).unwrap_or(CHUNK).min(CHUNK);
                 let count = match source.read(&mut chunk[..want]) {
-                    Ok(0) => return Ok(()),
+                    Ok(0) => break,
                     Ok(count) => count,
                     Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                     Err(err) => return Err(HoldError::Spill(err)),
@@ -149,7 +151,11 @@ impl Story {
             }
             out.flush().map_err(HoldError::Transfer)?;
         }
-        Ok(())
+        // What was kept is out; now say what could not be.
+        match lost {
+            Some(why) => Err(HoldError::Spill(io::Error::other(why))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -192,6 +198,20 @@ mod tests {
             "retry: attempt 1/2 failed; its output:\nerr 1\nretry: retrying in 1s\n\
              retry: attempt 2/2 failed, with no output\n"
         );
+    }
+
+    #[test]
+    fn output_that_could_not_be_kept_is_said_after_what_was() {
+        let transcript = Transcript::default();
+        transcript.keep_line(b"kept\n");
+        transcript.0.borrow_mut().failure = Some("the disk is full".into());
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let err = transcript
+            .take()
+            .write_out(&mut stdout, &mut stderr)
+            .unwrap_err();
+        assert_eq!(stderr, b"kept\n");
+        assert!(err.to_string().contains("the disk is full"), "{err}");
     }
 
     #[test]

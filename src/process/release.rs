@@ -4,7 +4,7 @@
 //! go into the run's transcript under a header, and the transcript is written out only if the
 //! run does not succeed, with the same bounds.
 
-use std::io;
+use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::outcome::{AttemptOutcome, Next, Reason};
@@ -113,11 +113,13 @@ pub(crate) fn write_transcript(
     deadline: Option<Instant>,
     interrupted: bool,
 ) -> Result<(), String> {
-    let (Destination::PassOn(mut stdout, _), Destination::PassOn(mut stderr, _)) =
-        (Destination::stdout(), Destination::stderr())
-    else {
-        return Ok(());
+    // A stream the tool cannot duplicate (no descriptor left) takes nothing; the other still
+    // gets its part of the story.
+    let open = |destination| match destination {
+        Destination::PassOn(file, _) => Box::new(file) as Box<dyn Write + Send>,
+        _ => Box::new(io::sink()),
     };
+    let (mut stdout, mut stderr) = (open(Destination::stdout()), open(Destination::stderr()));
     let until = match interrupted {
         true => Some(Instant::now() + GRACE),
         false => deadline.map(|deadline| deadline.max(Instant::now()) + GRACE),

@@ -416,20 +416,10 @@ impl Preset {
         if status == TIMED_OUT {
             return (Retry, "an attempt cut by --timeout");
         }
-        let mut pattern = 0;
-        for rule in self.rules {
-            let holds_by_output = match rule.output {
-                Some(_) => {
-                    pattern += 1;
-                    matched(pattern - 1)
-                }
-                None => true,
-            };
-            if statuses(rule).contains(status) && holds_by_output {
-                return (rule.verdict, rule.meaning);
-            }
-        }
-        self.decide_otherwise()
+        self.rules_holding(status, &matched).next().map_or_else(
+            || self.decide_otherwise(),
+            |rule| (rule.verdict, rule.meaning),
+        )
     }
 
     /// What makes an attempt that exited with `status`, a success status, a failure all the
@@ -440,15 +430,30 @@ impl Preset {
         status: u8,
         matched: impl Fn(usize) -> bool,
     ) -> Option<&'static str> {
+        self.rules_holding(status, &matched)
+            .find(|rule| rule.output.is_some() && rule.verdict == Retry)
+            .map(|rule| rule.meaning)
+    }
+
+    /// The rules that hold for an attempt that exited with `status`, in order: each names the
+    /// status, and its pattern, if it has one, is among those the output matched (`matched(i)`
+    /// for the i-th of [`Preset::patterns`]).
+    fn rules_holding<'a>(
+        &'a self,
+        status: u8,
+        matched: &'a impl Fn(usize) -> bool,
+    ) -> impl Iterator<Item = &'a Rule> {
         let mut pattern = 0;
-        for rule in self.rules {
-            let Some(_) = rule.output else { continue };
-            pattern += 1;
-            if rule.verdict == Retry && statuses(rule).contains(status) && matched(pattern - 1) {
-                return Some(rule.meaning);
-            }
-        }
-        None
+        self.rules.iter().filter(move |rule| {
+            let holds_by_output = match rule.output {
+                Some(_) => {
+                    pattern += 1;
+                    matched(pattern - 1)
+                }
+                None => true,
+            };
+            holds_by_output && statuses(rule).contains(status)
+        })
     }
 
     /// What a status no rule names means.

@@ -421,7 +421,8 @@ pub struct Cli {
     ///
     /// Keep the budget in STORE: 'file' (a file in --budget-dir, for this machine), or a Redis
     /// or Valkey server a fleet shares: redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://...
-    /// (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]. Give a password in
+    /// (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]; ?timeout=2s bounds each call (default
+    /// 500ms). Give a password in
     /// --budget-password-file, or through RETRY_BUDGET_STORE, rather than here [default:
     /// $RETRY_BUDGET_STORE, or file].
     #[arg(long, value_name = "STORE", requires = "budget", help_heading = FLEET)]

@@ -6,8 +6,8 @@
 //! the script on `NOSCRIPT`): one round trip, atomic, on the server's clock, so that the hosts'
 //! clocks do not matter. The hash expires once the bucket is idle and full.
 //!
-//! Every call, the connection included, is bounded by [`CALL_LIMIT`] and by what is left before
-//! `--max-time`, and runs on a helper thread so that a server that never answers, or a signal,
+//! Every call, the connection included, is bounded by the address's `timeout` (500ms unless it
+//! says) and by what is left before `--max-time`, and runs on a helper thread so that a server that never answers, or a signal,
 //! cannot hold the run. The connection is kept between calls; one the server (or a proxy, or a
 //! NAT) closed while it was idle is opened again once, before the store counts as failing. A
 //! reply is read in bounded memory (`resp`), and each value in it is checked: one no run of
@@ -23,9 +23,6 @@ use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
 use crate::signals::{Job, Signal, SignalWatch, Waited};
-
-/// The longest any call to the store may take, the connection included.
-pub(crate) const CALL_LIMIT: Duration = Duration::from_millis(500);
 
 /// A budget on a Redis server.
 pub(crate) struct RedisStore<'a> {
@@ -180,7 +177,7 @@ impl<'a> RedisStore<'a> {
     }
 
     /// One call of the script, at the server's time unless `now` (in tests), within `latest`
-    /// and [`CALL_LIMIT`], on the kept connection or a new one.
+    /// and the address's call limit, on the kept connection or a new one.
     fn call(
         &mut self,
         operation: Operation<'_>,
@@ -200,7 +197,8 @@ impl<'a> RedisStore<'a> {
         latest: Option<Duration>,
         now: Option<u64>,
     ) -> (Duration, impl FnOnce() -> CallDone + Send + 'static) {
-        let limit = latest.map_or(CALL_LIMIT, |latest| latest.min(CALL_LIMIT));
+        let most = self.address.call_limit();
+        let limit = latest.map_or(most, |latest| latest.min(most));
         let args = self.arguments(operation, latest, now);
         let (address, kept) = (self.address.clone(), self.connection.take());
         let job = move || -> CallDone {

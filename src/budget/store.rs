@@ -25,6 +25,14 @@ const HIDDEN: &str = "***";
 /// The port of a Redis server when the address names none.
 pub(crate) const DEFAULT_PORT: u16 = 6379;
 
+/// How long a call to a shared store may take, the connection included, unless its address's
+/// `timeout` says otherwise.
+pub(crate) const DEFAULT_CALL_LIMIT: Duration = Duration::from_millis(500);
+
+/// The longest `timeout` an address may give: a budget that keeps a run waiting longer than
+/// this has stopped being worth its wait.
+const LONGEST_CALL_LIMIT: Duration = Duration::from_secs(60);
+
 /// What an address may be, for error messages.
 const EXPECTED: &str = "expected file, redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://... \
                         (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]";
@@ -143,6 +151,8 @@ pub(crate) struct RedisAddress {
     db: Option<u32>,
     user: Option<String>,
     password: Option<Secret>,
+    /// How long a call may take, from the query's `timeout`.
+    call_limit: Option<Duration>,
     /// The text the address was parsed from, and where its secrets are in it.
     text: Secret,
     secret_spans: Vec<Range<usize>>,
@@ -237,13 +247,14 @@ fn shown_scheme(scheme: &str) -> String {
     scheme.chars().take(20).collect()
 }
 
-/// The parts of an address's query: `db`, `user` and `pass` (or `password`), percent-decoded,
-/// with where each value was in the text.
+/// The parts of an address's query: `db`, `user`, `pass` (or `password`) and `timeout`,
+/// percent-decoded, with where each secret was in the text.
 #[derive(Default)]
 struct Query {
     db: Option<u32>,
     user: Option<String>,
     password: Option<(String, Range<usize>)>,
+    timeout: Option<Duration>,
 }
 
 /// Parse `query`, which starts at `offset` in the address.
@@ -258,7 +269,8 @@ fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
         }
         let Some((key, value)) = pair.split_once('=') else {
             return Err(format!(
-                "its query holds a part that is not KEY=VALUE; the keys are db, user and pass; \
+                "its query holds a part that is not KEY=VALUE; the keys are db, user, pass and \
+                 timeout; \
                  {EXPECTED}"
             ));
         };
@@ -267,9 +279,11 @@ fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
             Ok("db") => parsed.db = Some(parse_db(&decode(value)?)?),
             Ok("user" | "username") => parsed.user = Some(decode(value)?),
             Ok("pass" | "password") => parsed.password = Some((decode(value)?, value_span)),
+            Ok("timeout") => parsed.timeout = Some(parse_call_limit(&decode(value)?)?),
             _ => {
                 return Err(
-                    "its query has a key that is not db, user or pass (or password)".into(),
+                    "its query has a key that is not db, user, pass (or password) or timeout"
+                        .into(),
                 );
             }
         }
@@ -329,6 +343,7 @@ fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, Strin
         db: query.db.or(db),
         user: query.user.or(user),
         password,
+        call_limit: query.timeout,
         text: Secret(String::new()),
         secret_spans,
     })
@@ -353,6 +368,7 @@ fn parse_unix(rest: &str, offset: usize) -> Result<RedisAddress, String> {
         db: query.db,
         user: query.user,
         password,
+        call_limit: query.timeout,
         text: Secret(String::new()),
         secret_spans,
     })
@@ -388,6 +404,19 @@ fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
 }
 
 /// A database number.
+/// A query's `timeout`: a duration from 1ms to [`LONGEST_CALL_LIMIT`].
+fn parse_call_limit(text: &str) -> Result<Duration, String> {
+    let limit = crate::duration::parse_duration(text).ok();
+    limit
+        .filter(|limit| (Duration::from_millis(1)..=LONGEST_CALL_LIMIT).contains(limit))
+        .ok_or_else(|| {
+            format!(
+                "its timeout '{}' is not a duration from 1ms to 60s, e.g. ?timeout=2s",
+                printable(text)
+            )
+        })
+}
+
 fn parse_db(text: &str) -> Result<u32, String> {
     text.parse()
         .map_err(|_| format!("its database '{text}' is not a number, e.g. /0 or ?db=2"))
@@ -459,6 +488,11 @@ fn read_password(path: &Path) -> Result<Secret, String> {
 }
 
 impl RedisAddress {
+    /// How long a call may take, the connection included.
+    pub(crate) fn call_limit(&self) -> Duration {
+        self.call_limit.unwrap_or(DEFAULT_CALL_LIMIT)
+    }
+
     /// How to reach the server.
     pub(crate) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
@@ -687,6 +721,21 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_bounds_each_call_and_is_half_a_second_unless_given() {
+        let limit = |text| address(text).call_limit();
+        assert_eq!(limit("redis://cache"), DEFAULT_CALL_LIMIT);
+        assert_eq!(limit("redis://cache?timeout=2s"), Duration::from_secs(2));
+        assert_eq!(
+            limit("redis+unix:///r.sock?db=1&timeout=250ms"),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            address("redis://cache:6380?timeout=5s").to_string(),
+            "redis://cache:6380"
+        );
+    }
+
+    #[test]
     fn errors_name_the_part_and_never_a_secret() {
         for (text, expected) in [
             ("memcached://u:s3cret@h", "is not a budget store's scheme"),
@@ -697,7 +746,19 @@ mod tests {
             ("redis://u:s3cret@h#frag", "has no meaning"),
             ("redis+unix://rel?pass=s3cret", "must be absolute"),
             ("redis+unix:///s?s3cret", "not KEY=VALUE"),
-            ("redis+unix:///s?pw=s3cret", "not db, user or pass"),
+            ("redis+unix:///s?pw=s3cret", "not db, user, pass"),
+            (
+                "redis://h?timeout=0s",
+                "its timeout '0s' is not a duration from 1ms to 60s",
+            ),
+            (
+                "redis://h?timeout=2m",
+                "its timeout '2m' is not a duration from 1ms to 60s",
+            ),
+            (
+                "redis://h?timeout=soon",
+                "its timeout 'soon' is not a duration",
+            ),
             ("redis://u:s3%ffcret@h", "not valid percent-encoded UTF-8"),
         ] {
             let err = Store::parse(text).unwrap_err();

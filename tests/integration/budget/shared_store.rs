@@ -61,9 +61,14 @@ fn two_hundred_runs_share_fifty_tokens_exactly() {
     let scratch = Scratch::new();
     let runs = (0..200)
         .map(|_| {
-            failing(server.url(), "inventory", "50/1h", &scratch.path("budgets"))
-                .args(["--", "false"])
-                .spawn()
+            failing(
+                &server.patient_url(),
+                "inventory",
+                "50/1h",
+                &scratch.path("budgets"),
+            )
+            .args(["--", "false"])
+            .spawn()
         })
         .collect();
     let (runs, retries) = finish_all(runs);
@@ -78,7 +83,7 @@ fn two_hundred_runs_share_fifty_tokens_exactly() {
             .find(|run| !run.events_named("warning").is_empty())
             .unwrap()
     );
-    let state = &show(server.url(), "inventory", &scratch.path("budgets"))["state"];
+    let state = &show(&server.patient_url(), "inventory", &scratch.path("budgets"))["state"];
     assert_eq!(
         (
             &state["first_attempts"],
@@ -109,7 +114,7 @@ fn four_hosts_share_one_redis_budget_where_file_stores_make_four_times_the_retri
             .collect();
         finish_all(runs).1
     };
-    assert_eq!(fleet(server.url()), 3, "one budget for the fleet");
+    assert_eq!(fleet(&server.patient_url()), 3, "one budget for the fleet");
     assert_eq!(fleet("file"), 4 * 3, "one budget per host");
 }
 
@@ -119,7 +124,7 @@ fn four_hosts_share_one_redis_budget_where_file_stores_make_four_times_the_retri
 fn a_store_named_by_its_host_name_is_reached() {
     let server = RedisServer::on_loopback();
     let scratch = Scratch::new();
-    let named = server.url().replace("127.0.0.1", "localhost");
+    let named = server.patient_url().replace("127.0.0.1", "localhost");
     let run = failing(&named, "inventory", "3/1h", &scratch.path("files"))
         .args(["--budget-store-fail", "closed", "--", "false"])
         .run();
@@ -136,20 +141,25 @@ fn a_first_attempts_count_goes_on_while_it_runs() {
     // attempt would wait for it until its timeout (status 124).
     let until_counted = "until \"$RETRY\" budget show api --budget-store \"$STORE\" \
                          | grep -q 'first attempts  1'; do sleep 0.01; done";
-    let run = sharing(server.url(), "api", "10/1m", &scratch.path("budgets"))
-        .env("STORE", server.url())
-        .env("RETRY", crate::support::harness::binary())
-        .args([
-            "-n",
-            "1",
-            "--timeout",
-            "10s",
-            "--",
-            "sh",
-            "-c",
-            until_counted,
-        ])
-        .run();
+    let run = sharing(
+        &server.patient_url(),
+        "api",
+        "10/1m",
+        &scratch.path("budgets"),
+    )
+    .env("STORE", server.patient_url())
+    .env("RETRY", crate::support::harness::binary())
+    .args([
+        "-n",
+        "1",
+        "--timeout",
+        "10s",
+        "--",
+        "sh",
+        "-c",
+        until_counted,
+    ])
+    .run();
     run.expect_code(0);
     assert_eq!(run.event("done")["reason"], "success", "{run}");
 }
@@ -162,14 +172,14 @@ fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
     let earn = |name: &str| {
         let runs = (0..100)
             .map(|_| {
-                sharing(server.url(), name, "1/1h", &dir)
+                sharing(&server.patient_url(), name, "1/1h", &dir)
                     .args(["--budget-ratio", "0.1", "--budget-window", "1h"])
                     .args(["--", "true"])
                     .spawn()
             })
             .collect();
         finish_all(runs);
-        let state = show(server.url(), name, &dir)["state"].clone();
+        let state = show(&server.patient_url(), name, &dir)["state"].clone();
         assert_eq!(state["first_attempts"], 100);
         let earned = state["earned"].as_f64().unwrap();
         assert!((earned - 10.0).abs() < 1.0, "{state}");
@@ -181,7 +191,7 @@ fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
     let spend = |name: &str, window: &str| {
         let runs = (0..20)
             .map(|_| {
-                failing(server.url(), name, "1/1h", &dir)
+                failing(&server.patient_url(), name, "1/1h", &dir)
                     .args(["--budget-window", window, "--", "false"])
                     .spawn()
             })
@@ -194,7 +204,7 @@ fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
     // Two seconds later, on a window of half a second, ten earned tokens are down to 0.18.
     earn("fading");
     wait_for("two seconds to pass on the server's clock", || {
-        show(server.url(), "fading", &dir)["state"]["changed_ms_ago"]
+        show(&server.patient_url(), "fading", &dir)["state"]["changed_ms_ago"]
             .as_f64()
             .unwrap()
             >= 2000.0
@@ -336,6 +346,20 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
         "the file store paid\n{run}"
     );
 
+    // The address's own timeout replaces the default.
+    let run = failing(
+        &format!("{store}?timeout=150ms"),
+        "api",
+        "10/1m",
+        &scratch.path("budgets"),
+    )
+    .args(["-n", "2", "--", "false"])
+    .run();
+    assert!(
+        run.warning().contains(": no answer within 150ms; "),
+        "{run}"
+    );
+
     // Nor past --max-time: the call gets what is left of it (the first attempt's count starts
     // with the attempt, so all of it here), and the run ends at its deadline.
     let run = sharing(&store, "api", "10/1m", &scratch.path("budgets"))
@@ -369,10 +393,15 @@ fn a_tls_store_verifies_the_server() {
     let scratch = Scratch::new();
     let runs = (0..3)
         .map(|_| {
-            failing(server.url(), "api", "2/1h", &scratch.path("budgets"))
-                .args(["--", "false"])
-                .env("SSL_CERT_FILE", server.authority())
-                .spawn()
+            failing(
+                &server.patient_url(),
+                "api",
+                "2/1h",
+                &scratch.path("budgets"),
+            )
+            .args(["--", "false"])
+            .env("SSL_CERT_FILE", server.authority())
+            .spawn()
         })
         .collect();
     let (runs, retries) = finish_all(runs);
@@ -385,10 +414,15 @@ fn a_tls_store_verifies_the_server() {
     );
 
     // A server whose certificate nobody vouches for is a failing store.
-    let run = failing(server.url(), "api", "2/1h", &scratch.path("budgets"))
-        .args(["--", "false"])
-        .env("SSL_CERT_FILE", "/dev/null")
-        .run();
+    let run = failing(
+        &server.patient_url(),
+        "api",
+        "2/1h",
+        &scratch.path("budgets"),
+    )
+    .args(["--", "false"])
+    .env("SSL_CERT_FILE", "/dev/null")
+    .run();
     let message = run.warning();
     assert!(message.to_lowercase().contains("certificate"), "{run}");
 }
@@ -413,7 +447,7 @@ fn a_tls_store_without_tls_built_in_says_how_to_get_it() {
 fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
     let server = RedisServer::with_user("retry-app", "s3cret-w0rd");
     let store = server
-        .url()
+        .patient_url()
         .replace("redis://", "redis://retry-app:s3cret-w0rd@");
     let scratch = Scratch::new();
     let env_run = failing("file", "api", "2/1h", &scratch.path("budgets"))
@@ -499,7 +533,7 @@ fn budget_show_tells_the_state_of_either_store() {
     let server = RedisServer::on_socket();
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
-    for store in [server.url(), "file"] {
+    for store in [&server.patient_url(), "file"] {
         showing(store, "api", &dir)
             .run()
             .expect_code(0)

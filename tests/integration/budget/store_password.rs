@@ -26,7 +26,7 @@ fn assert_unseen(run: &Run, password: &str) {
 fn neither_the_command_nor_a_hook_can_read_it_from_the_tool() {
     let server = RedisServer::on_socket_requiring("s3cret-pw");
     let scratch = Scratch::new();
-    let store = format!("{}?pass=s3cret-pw", server.url());
+    let store = format!("{}&pass=s3cret-pw", server.patient_url());
     let through_argv = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
         .args(["--base", "1ms", "--budget-store", &store, "--budget-dir"])
         .args([scratch.path("budgets")])
@@ -62,7 +62,7 @@ fn no_spelling_of_the_address_shows_it() {
     let server = RedisServer::on_socket_requiring("s3cret-pw");
     let scratch = Scratch::new();
     for spelling in ["pa%73s", "%70assword", "password"] {
-        let store = format!("{}?db=0&{spelling}=s3cret-pw", server.url());
+        let store = format!("{}&db=0&{spelling}=s3cret-pw", server.patient_url());
         let report = scratch.path("report.json");
         let run = retry([
             "--log-format",
@@ -118,7 +118,9 @@ fn a_password_file_keeps_it_out_of_argv_and_the_environment() {
     let scratch = Scratch::new();
     let password = scratch.path("password");
     std::fs::write(&password, "s3cret-pw\n").unwrap();
-    let store = server.url().replace("redis://", "redis://retry-app@");
+    let store = server
+        .patient_url()
+        .replace("redis://", "redis://retry-app@");
     let run = retry([
         "--log-format",
         "json",

@@ -111,7 +111,7 @@ fn a_connection_the_server_closed_while_idle_is_opened_again() {
     let kill = format!("redis-cli -s '{socket}' CLIENT KILL TYPE normal SKIPME yes >/dev/null");
     let (run, _) = run_with_store(
         &scratch,
-        server.url(),
+        &server.patient_url(),
         &[
             "-n",
             "3",

@@ -87,6 +87,13 @@ impl RedisServer {
         &self.url
     }
 
+    /// The server's URL with a call limit no load on a test machine reaches (`?timeout=10s`),
+    /// for the tests whose subject is not the limit: the default 500ms, ample for a server on
+    /// loopback, can be missed when every core is busy with other tests.
+    pub(crate) fn patient_url(&self) -> String {
+        format!("{}?timeout=10s", self.url)
+    }
+
     /// The certificate authority that signed a TLS server's certificate (for `SSL_CERT_FILE`).
     pub(crate) fn authority(&self) -> PathBuf {
         self.dir.path().join("ca.crt")

@@ -94,6 +94,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('contention', 'contention', [CompletionResultType]::ParameterValue, 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment (the default)')
             [CompletionResult]::new('load', 'load', [CompletionResultType]::ParameterValue, 'Rerun Brooker''s retries-and-load experiment, with this tool''s budget among the policies')
+            [CompletionResult]::new('metastable', 'metastable', [CompletionResultType]::ParameterValue, 'Rerun the OSDI 2022 metastable-failure experiment, with this tool''s retries among the clients')
             break
         }
         'retry;simulate;contention' {
@@ -118,9 +119,9 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Requests each client starts, on average, per unit of time (e.g. 10/s, 600/1m)')
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'With --backoff, the first wait, and the scale of the others')
             [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'With --backoff, the jitter: none, full, equal or decorrelated')
-            [CompletionResult]::new('--budget-rate', '--budget-rate', [CompletionResultType]::ParameterName, 'The budget policy''s --budget-rate: at most N tokens, N more every DURATION')
-            [CompletionResult]::new('--budget-ratio', '--budget-ratio', [CompletionResultType]::ParameterName, 'The budget policy''s --budget-ratio: tokens earned per first try')
-            [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'The budget policy''s --budget-window: how long earned tokens last')
+            [CompletionResult]::new('--budget-rate', '--budget-rate', [CompletionResultType]::ParameterName, 'The budget''s --budget-rate: at most N tokens, N more every DURATION')
+            [CompletionResult]::new('--budget-ratio', '--budget-ratio', [CompletionResultType]::ParameterName, 'The budget''s --budget-ratio: tokens earned per first try')
+            [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'The budget''s --budget-window: how long earned tokens last')
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'How long clients start requests; those in flight then run to their end')
             [CompletionResult]::new('--trials', '--trials', [CompletionResultType]::ParameterName, 'Run N trials per policy and failure rate; the table reports their mean and spread')
             [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
@@ -129,6 +130,31 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--serial', '--serial', [CompletionResultType]::ParameterName, 'Serial (closed-loop) clients: each keeps one request in flight, instead of starting them at Poisson moments')
             [CompletionResult]::new('--backoff', '--backoff', [CompletionResultType]::ParameterName, 'Wait between a request''s retries as this tool''s backoff says (--base, --jitter, a cap of 1m)')
             [CompletionResult]::new('--shared', '--shared', [CompletionResultType]::ParameterName, 'One budget shared by every client, as a fleet shares one on Redis, instead of one each')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;simulate;metastable' {
+            [CompletionResult]::new('--policies', '--policies', [CompletionResultType]::ParameterName, 'Compare these policies (a comma-separated list of none, resend, defaults, ratio-per-host and ratio-shared)')
+            [CompletionResult]::new('--trigger-capacities', '--trigger-capacities', [CompletionResultType]::ParameterName, 'Drop the server''s capacity to each of these fractions of itself (0 to 1; 0.225 and 0.2 are the artifact''s 0.45 and 0.40 of 2 CPUs)')
+            [CompletionResult]::new('--trigger-seconds', '--trigger-seconds', [CompletionResultType]::ParameterName, 'Drop it for each of these durations, 60s into the run (e.g. 9s,10s)')
+            [CompletionResult]::new('--intervals', '--intervals', [CompletionResultType]::ParameterName, 'Start a request every DURATION, for each in the list (the artifact''s: 75us, and 100us for less load)')
+            [CompletionResult]::new('--capacity', '--capacity', [CompletionResultType]::ParameterName, 'The requests a second the server finishes at full capacity; the default puts the artifact''s four outcomes where it found them')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Each attempt''s time limit (the artifact''s 3s)')
+            [CompletionResult]::new('--resends', '--resends', [CompletionResultType]::ParameterName, 'The resend policy''s most resends per request (the artifact''s 4)')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'This tool''s policies'' most attempts per request, as retry''s --max-attempts')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'This tool''s policies'' first wait, as retry''s --base')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'This tool''s policies'' longest wait, as retry''s --cap')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'This tool''s policies'' jitter, as retry''s --jitter: none, full, equal or decorrelated')
+            [CompletionResult]::new('--budget-rate', '--budget-rate', [CompletionResultType]::ParameterName, 'The budget''s --budget-rate: at most N tokens, N more every DURATION')
+            [CompletionResult]::new('--budget-ratio', '--budget-ratio', [CompletionResultType]::ParameterName, 'The budget''s --budget-ratio: tokens earned per first try')
+            [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'The budget''s --budget-window: how long earned tokens last')
+            [CompletionResult]::new('--hosts', '--hosts', [CompletionResultType]::ParameterName, 'Spread the requests over N client hosts, in turn; ratio-per-host gives each a budget')
+            [CompletionResult]::new('--observe', '--observe', [CompletionResultType]::ParameterName, 'Go on for DURATION after the trigger, to see whether the service recovers (at least 10s)')
+            [CompletionResult]::new('--chart-trigger', '--chart-trigger', [CompletionResultType]::ParameterName, 'Draw goodput and load over time, in the SVG, for this trigger at the first interval: CAPACITY:DURATION')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random')
+            [CompletionResult]::new('--csv', '--csv', [CompletionResultType]::ParameterName, 'Also write every statistic to FILE as CSV, one row per point of the table')
+            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw the table''s means to FILE as SVG, one line per strategy or policy')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

@@ -71,10 +71,11 @@ _retry() {
 _retry_simulate() {
     case ${words[2]} in
         load) _retry_simulate_load ;;
+        metastable) _retry_simulate_metastable ;;
         contention) _retry_simulate_contention ;;
         *) _retry_simulate_contention
             if ((cword == 2)) && [[ $cur != -* ]]; then
-                COMPREPLY+=($(compgen -W 'contention load' -- "$cur"))
+                COMPREPLY+=($(compgen -W 'contention load metastable' -- "$cur"))
             fi ;;
     esac
 }
@@ -118,6 +119,32 @@ _retry_simulate_load() {
         --svg) _filedir; return ;;
     esac
     COMPREPLY=($(compgen -W '--failure-rates --policies --retries --clients --rate --serial --backoff --base --jitter --budget-rate --budget-ratio --budget-window --shared --duration --trials --seed --csv --svg -h --help' -- "$cur"))
+}
+
+_retry_simulate_metastable() {
+    case $prev in
+        --policies) COMPREPLY=($(compgen -W 'none resend defaults ratio-per-host ratio-shared' -- "$cur")); return ;;
+        --trigger-capacities) :; return ;;
+        --trigger-seconds) :; return ;;
+        --intervals) :; return ;;
+        --capacity) :; return ;;
+        --timeout) :; return ;;
+        --resends) :; return ;;
+        --max-attempts) :; return ;;
+        --base) :; return ;;
+        --cap) :; return ;;
+        --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
+        --budget-rate) :; return ;;
+        --budget-ratio) :; return ;;
+        --budget-window) :; return ;;
+        --hosts) :; return ;;
+        --observe) :; return ;;
+        --chart-trigger) :; return ;;
+        --seed) :; return ;;
+        --csv) _filedir; return ;;
+        --svg) _filedir; return ;;
+    esac
+    COMPREPLY=($(compgen -W '--policies --trigger-capacities --trigger-seconds --intervals --capacity --timeout --resends --max-attempts --base --cap --jitter --budget-rate --budget-ratio --budget-window --hosts --observe --chart-trigger --seed --csv --svg -h --help' -- "$cur"))
 }
 
 _retry_budget_show() {

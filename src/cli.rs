@@ -70,7 +70,7 @@ fn after_long_help() -> String {
 /// The usage lines: COMMAND is the user's, after the options; `simulate` and `budget` are the
 /// tool's own.
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
-       retry simulate [contention|load] [OPTIONS]
+       retry simulate [contention|load|metastable] [OPTIONS]
        retry budget show NAME [OPTIONS]";
 
 /// The headings `-h` and `--help` group the options under.
@@ -979,6 +979,30 @@ mod tests {
             let line = one_line_error(&err, &args);
             assert!(line.contains("'--budget-store' (not shown"), "{line}");
             assert!(!line.contains("s3cret"), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_metastable_simulation_retries_with_the_tools_defaults() {
+        use clap::Args;
+        let simulated = crate::simulate::options::MetastableArgs::augment_args(clap::Command::new(
+            "metastable",
+        ));
+        let tool = Cli::command();
+        let default = |command: &clap::Command, id: &str| -> Vec<String> {
+            let arg = command.get_arguments().find(|arg| arg.get_id() == id);
+            let values = arg.unwrap_or_else(|| panic!("{id}")).get_default_values();
+            values.iter().map(|v| v.to_string_lossy().into()).collect()
+        };
+        for id in [
+            "max_attempts",
+            "base",
+            "cap",
+            "jitter",
+            "budget_rate",
+            "budget_window",
+        ] {
+            assert_eq!(default(&simulated, id), default(&tool, id), "{id}");
         }
     }
 }

@@ -117,6 +117,17 @@ pub(crate) const LOAD: [(&str, &str); 2] = [
     ),
 ];
 
+pub(crate) const METASTABLE: [(&str, &str); 2] = [
+    (
+        "Which triggers each policy recovers from, with the picture of the paper's run (b):",
+        "retry simulate metastable --seed 1 --csv metastable.csv --svg metastable.svg",
+    ),
+    (
+        "The paper's four runs with its client alone:",
+        "retry simulate metastable --policies resend --trigger-capacities 0.225,0.2 --trigger-seconds 9s,10s",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

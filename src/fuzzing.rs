@@ -60,6 +60,11 @@ pub fn arguments(data: &[u8]) {
                 let trials = experiment.failure_rates.len() * experiment.policies.len();
                 assert!(first_tries <= 1e7 && trials * experiment.trials as usize <= 100_000);
             }
+            Experiment::Metastable(experiment) => {
+                let runs = experiment.policies.len() * (experiment.triggers.len() + 1);
+                let loads: f64 = experiment.loads.iter().sum();
+                assert!(runs as f64 * loads <= 2e4 && experiment.observe >= 10.0);
+            }
         }
         return;
     }

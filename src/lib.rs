@@ -58,12 +58,13 @@ pub mod docs {
     }
 
     /// `(what it does, command line)` examples of `retry`, of `retry simulate` (contention),
-    /// and of `retry simulate load`.
-    pub fn examples() -> [&'static [(&'static str, &'static str)]; 3] {
+    /// of `retry simulate load` and of `retry simulate metastable`.
+    pub fn examples() -> [&'static [(&'static str, &'static str)]; 4] {
         [
             &crate::examples::RUN,
             &crate::examples::CONTENTION,
             &crate::examples::LOAD,
+            &crate::examples::METASTABLE,
         ]
     }
 

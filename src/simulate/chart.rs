@@ -1,12 +1,12 @@
 //! The `retry simulate --svg` pictures: two panels side by side, one line per series, with
 //! labelled axes and a legend. Plain SVG text, no dependencies. The contention experiment draws
 //! work and completion time against clients; the load experiment, load and success against the
-//! failure rate.
+//! failure rate; the metastable experiment, goodput and load over time through one trigger.
 
 use std::fmt::Write;
 
 use crate::names::Named;
-use crate::simulate::{contention, load};
+use crate::simulate::{contention, load, metastable};
 
 /// The size of one panel, and the margins around its plot area.
 const PANEL: (f64, f64) = (520.0, 400.0);
@@ -80,6 +80,38 @@ pub(crate) fn load(points: &[load::Point], title: &str) -> String {
             .keys
             .iter()
             .map(|&policy| Named(policy).to_string())
+            .collect(),
+    })
+}
+
+/// The metastable experiment's picture: goodput and offered load over time, a line per policy,
+/// through one trigger, from 20 s before it.
+pub(crate) fn metastable(outcomes: &[metastable::Outcome], title: &str) -> String {
+    let from = (metastable::BEFORE - 20.0) as usize;
+    let over_time = |values: &[f64]| -> Vec<(f64, f64)> {
+        let seconds = values.iter().enumerate().skip(from);
+        seconds
+            .map(|(second, &value)| (second as f64, value))
+            .collect()
+    };
+    render(&Figure {
+        title: title.to_string(),
+        x_label: "seconds",
+        panels: [
+            Panel {
+                label: "Goodput (successes a second per request a second)",
+                scale: Scale::Linear,
+                lines: outcomes.iter().map(|run| over_time(&run.goodput)).collect(),
+            },
+            Panel {
+                label: "Load (attempts a second per capacity)",
+                scale: Scale::Linear,
+                lines: outcomes.iter().map(|run| over_time(&run.offered)).collect(),
+            },
+        ],
+        series: outcomes
+            .iter()
+            .map(|run| Named(run.policy).to_string())
             .collect(),
     })
 }

@@ -25,6 +25,7 @@ use crate::backoff::{Backoff, Schedule};
 use crate::budget::Reservation;
 use crate::budget::model::{BucketState, Terms};
 use crate::simulate::queue::EventQueue;
+use crate::simulate::slots::Slots;
 use crate::simulate::trials::{mean_and_sd, run_parallel, trial_seed};
 
 /// The mean time of one network hop, in seconds.
@@ -202,9 +203,7 @@ struct Run<'a> {
     failure_rate: f64,
     rng: Xoshiro256PlusPlus,
     queue: EventQueue<Event>,
-    calls: Vec<Call>,
-    /// Slots of `calls` that ended, to reuse.
-    free: Vec<u32>,
+    calls: Slots<Call>,
     /// Brooker's buckets, one per client.
     buckets: Vec<f64>,
     /// This tool's budgets: one per client, or one shared.
@@ -224,8 +223,7 @@ impl<'a> Run<'a> {
             failure_rate,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             queue: EventQueue::with_capacity(4 * clients),
-            calls: Vec::new(),
-            free: Vec::new(),
+            calls: Slots::default(),
             buckets: vec![BUCKET.1; clients],
             budgets: vec![None; budgets],
             last_start: vec![0.0; clients],
@@ -277,7 +275,11 @@ impl<'a> Run<'a> {
         self.trial.first_tries += 1;
         self.trial.calls += 1;
         self.first_try(client, now);
-        let call = self.new_call(client);
+        let call = self.calls.insert(Call {
+            client,
+            retries: 0,
+            waits: None,
+        });
         let arrives = now + self.hop();
         match self.experiment.serial {
             true => self.queue.replace_first(arrives, Event::AtServer(call)),
@@ -317,7 +319,7 @@ impl<'a> Run<'a> {
     fn may_retry(&mut self, now: f64, call: u32) -> bool {
         let Call {
             client, retries, ..
-        } = self.calls[call as usize];
+        } = self.calls[call];
         let under_limit = retries < self.experiment.retries;
         let allowed = match self.policy {
             Policy::None => false,
@@ -333,7 +335,7 @@ impl<'a> Run<'a> {
             Policy::Budget => under_limit && self.take_budget_token(client, now),
         };
         if allowed {
-            self.calls[call as usize].retries += 1;
+            self.calls[call].retries += 1;
         }
         allowed
     }
@@ -344,7 +346,7 @@ impl<'a> Run<'a> {
             return 0.0;
         };
         let seed: u64 = self.rng.random();
-        let waits = self.calls[call as usize]
+        let waits = self.calls[call]
             .waits
             .get_or_insert_with(|| backoff.schedule(Xoshiro256PlusPlus::seed_from_u64(seed)));
         waits.draw().wait.as_secs_f64()
@@ -386,30 +388,12 @@ impl<'a> Run<'a> {
         &mut self.budgets[index]
     }
 
-    fn new_call(&mut self, client: u32) -> u32 {
-        let call = Call {
-            client,
-            retries: 0,
-            waits: None,
-        };
-        match self.free.pop() {
-            Some(slot) => {
-                self.calls[slot as usize] = call;
-                slot
-            }
-            None => {
-                self.calls.push(call);
-                (self.calls.len() - 1) as u32
-            }
-        }
-    }
-
     /// `call`'s request ends, its client learning it at `at`: a serial client's next request
     /// is due, an open-loop client's is already queued.
     fn end_call(&mut self, at: f64, call: u32) {
         self.trial.end = self.trial.end.max(at);
-        self.free.push(call);
-        let client = self.calls[call as usize].client;
+        self.calls.release(call);
+        let client = self.calls[call].client;
         match self.experiment.serial && at <= self.experiment.duration {
             true => {
                 let next = self.next_serial_start(client, at);

@@ -1,14 +1,17 @@
 //! `retry simulate`: rerun the experiments behind this tool's defaults with its own code, print
 //! the table, and write the CSV and the SVG. `contention` is the 2015 "Exponential Backoff And
 //! Jitter" experiment (the default, also `retry simulate contention`); `load` is the 2022 retry
-//! storm one (`retry simulate load`). Their tables and CSV files are in `table`, their pictures in
-//! `chart`; both run on `queue` and `trials`.
+//! storm one (`retry simulate load`); `metastable` is the 2022 metastable failure one (`retry
+//! simulate metastable`). Their tables and CSV files are in `table`, their pictures in `chart`;
+//! all run on `queue`, `slots` and `trials`.
 
 mod chart;
 pub(crate) mod contention;
 pub(crate) mod load;
+pub(crate) mod metastable;
 pub(crate) mod options;
 mod queue;
+mod slots;
 mod table;
 mod trials;
 
@@ -33,6 +36,7 @@ pub(crate) struct Settings {
 pub(crate) enum Experiment {
     Contention(contention::Experiment),
     Load(load::Experiment),
+    Metastable(metastable::Experiment),
 }
 
 /// Run the simulation `settings` describe.
@@ -58,6 +62,17 @@ pub(crate) fn run(settings: &Settings) -> anyhow::Result<()> {
                 csv: csv.then(|| table::load_csv(experiment, &points)),
                 svg: svg.then(|| chart::load(&points, &table::load_title(experiment))),
                 trials: points.len() * experiment.trials as usize,
+                seed: experiment.seed,
+            }
+        }
+        Experiment::Metastable(experiment) => {
+            let runs = experiment.run(threads);
+            let title = table::metastable_title(experiment);
+            Results {
+                table: table::metastable(experiment, &runs.sweep),
+                csv: csv.then(|| table::metastable_csv(&runs.sweep)),
+                svg: svg.then(|| chart::metastable(&runs.chart, &title)),
+                trials: runs.sweep.len() + runs.chart.len(),
                 seed: experiment.seed,
             }
         }

@@ -1,6 +1,7 @@
 //! The options of `retry simulate`: the contention experiment's (the default, also `retry
-//! simulate contention`) and the load experiment's (`retry simulate load`), with their help, and
-//! their resolution into the [`Settings`] of a simulation, checked to stay within bounds.
+//! simulate contention`), the load experiment's (`retry simulate load`) and the metastable one's
+//! (`retry simulate metastable`), with their help, and their resolution into the [`Settings`]
+//! of a simulation, checked to stay within bounds.
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use super::contention::parse_clients;
 use super::load::{BudgetPolicy, Policy};
+use super::metastable::{self, Clients, SIMULATED_CAPACITY, Trigger};
 use super::{Experiment as Simulation, Settings, contention, load};
 use crate::backoff::{Backoff, DEFAULT_MULTIPLIER, Jitter, parse_multiplier};
 use crate::budget::model::Terms;
@@ -50,6 +52,26 @@ retry needs more than 1); budget is this tool's --budget, applied by the code a 
 starts, and those in flight run to their end. Success is successes per first try; load is server \
 calls per first try.";
 
+const METASTABLE_ABOUT: &str = "\
+Rerun the retry experiment of Huang et al., \"Metastable Failures in the Wild\" (OSDI 2022; \
+artifact lexiangh/Metastability, Retry_Metastability/), in which a short drop in a server's \
+capacity makes requests time out, clients send them again, and the resends keep the server \
+overloaded after the drop is over; then the same with this tool's backoff and budget code \
+deciding the retries.
+
+The model, as the artifact's: open-loop clients start a request at a fixed interval (75us and \
+100us, as its runs), each attempt with a 3s time limit; the server works through one FIFO queue \
+at a finite rate (--capacity) and finishes every attempt it was sent, even one its client \
+stopped waiting for. After 60s its capacity drops to each --trigger-capacities fraction for each \
+--trigger-seconds (the artifact's runs: 0.45 and 0.40 of the primary's 2 CPUs, for 10s and 9s). \
+A run has recovered when goodput is back to 90% of the requests from some second after the \
+trigger to the end of --observe, at least its last 10s.
+
+The policies: none; resend, the artifact's client (4 resends at once); defaults, this tool's \
+(--max-attempts 5, --base 1s, --cap 60s, full jitter); ratio-per-host and ratio-shared, the \
+defaults with --budget-ratio 0.1, one budget per client host (--hosts) or one for the fleet. \
+The table marks each run with the seconds it took to recover, or down.";
+
 /// `retry simulate`: the contention experiment, unless a subcommand names one. What its help
 /// says is set here, where its options are added (only when it is used).
 #[derive(clap::Args, Debug)]
@@ -75,6 +97,86 @@ pub(crate) enum Experiment {
     /// Rerun Brooker's retries-and-load experiment, with this tool's budget among the policies.
     #[command(long_about = LOAD_ABOUT, after_help = examples_text(&examples::LOAD))]
     Load(LoadArgs),
+    /// Rerun the OSDI 2022 metastable-failure experiment, with this tool's retries among the clients.
+    #[command(long_about = METASTABLE_ABOUT, after_help = examples_text(&examples::METASTABLE))]
+    Metastable(MetastableArgs),
+}
+
+/// The options of the metastable experiment.
+#[derive(clap::Args, Debug)]
+pub(crate) struct MetastableArgs {
+    /// Compare these policies (a comma-separated list of none, resend, defaults, ratio-per-host and ratio-shared).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "resend,defaults,ratio-per-host,ratio-shared",
+        hide_possible_values = true
+    )]
+    pub(crate) policies: Vec<metastable::Policy>,
+
+    /// Drop the server's capacity to each of these fractions of itself (0 to 1; 0.225 and 0.2 are the artifact's 0.45 and 0.40 of 2 CPUs).
+    #[arg(long, value_name = "LIST", default_value = "0.3,0.225,0.2,0.1")]
+    pub(crate) trigger_capacities: Fractions,
+
+    /// Drop it for each of these durations, 60s into the run (e.g. 9s,10s).
+    #[arg(long, value_name = "LIST", default_value = "5s,9s,10s,20s")]
+    pub(crate) trigger_seconds: Durations,
+
+    /// Start a request every DURATION, for each in the list (the artifact's: 75us, and 100us for less load).
+    #[arg(long, value_name = "LIST", default_value = "75us,100us")]
+    pub(crate) intervals: Durations,
+
+    /// The requests a second the server finishes at full capacity; the default puts the artifact's four outcomes where it found them.
+    #[arg(long, value_name = "N/DURATION", default_value = "35000/s")]
+    pub(crate) capacity: RequestRate,
+
+    /// Each attempt's time limit (the artifact's 3s).
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) timeout: Duration,
+
+    /// The resend policy's most resends per request (the artifact's 4).
+    #[arg(long, value_name = "N", default_value = "4", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub(crate) resends: u32,
+
+    /// This tool's policies' most attempts per request, as retry's --max-attempts.
+    #[arg(long, value_name = "N", default_value = "5", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) max_attempts: u32,
+
+    /// This tool's policies' first wait, as retry's --base.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) base: Duration,
+
+    /// This tool's policies' longest wait, as retry's --cap.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) cap: Duration,
+
+    /// This tool's policies' jitter, as retry's --jitter: none, full, equal or decorrelated.
+    #[arg(
+        long,
+        value_name = "STRATEGY",
+        default_value = "full",
+        hide_possible_values = true
+    )]
+    pub(crate) jitter: Jitter,
+
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
+
+    /// Spread the requests over N client hosts, in turn; ratio-per-host gives each a budget.
+    #[arg(long, value_name = "N", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub(crate) hosts: u32,
+
+    /// Go on for DURATION after the trigger, to see whether the service recovers (at least 10s).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) observe: Duration,
+
+    /// Draw goodput and load over time, in the SVG, for this trigger at the first interval: CAPACITY:DURATION.
+    #[arg(long, value_name = "CAPACITY:DURATION", default_value = "0.2:10s")]
+    pub(crate) chart_trigger: ChartTrigger,
+
+    #[command(flatten)]
+    pub(crate) output: Outputs,
 }
 
 /// The options of the load experiment.
@@ -131,17 +233,8 @@ pub(crate) struct LoadArgs {
     )]
     pub(crate) jitter: Jitter,
 
-    /// The budget policy's --budget-rate: at most N tokens, N more every DURATION.
-    #[arg(long, value_name = "N/DURATION", default_value = "10/1m")]
-    pub(crate) budget_rate: Rate,
-
-    /// The budget policy's --budget-ratio: tokens earned per first try.
-    #[arg(long, value_name = "R", default_value = "0.1")]
-    pub(crate) budget_ratio: Ratio,
-
-    /// The budget policy's --budget-window: how long earned tokens last.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub(crate) budget_window: Duration,
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
 
     /// One budget shared by every client, as a fleet shares one on Redis, instead of one each.
     #[arg(long)]
@@ -157,6 +250,36 @@ pub(crate) struct LoadArgs {
 
     #[command(flatten)]
     pub(crate) output: Outputs,
+}
+
+/// The terms of the simulated budget, as a run's.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BudgetArgs {
+    /// The budget's --budget-rate: at most N tokens, N more every DURATION.
+    #[arg(long, value_name = "N/DURATION", default_value = "10/1m")]
+    pub(crate) budget_rate: Rate,
+
+    /// The budget's --budget-ratio: tokens earned per first try.
+    #[arg(long, value_name = "R", default_value = "0.1")]
+    pub(crate) budget_ratio: Ratio,
+
+    /// The budget's --budget-window: how long earned tokens last.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) budget_window: Duration,
+}
+
+impl BudgetArgs {
+    /// The terms, with a window of more than 0s.
+    fn terms(&self) -> Result<Terms, String> {
+        if self.budget_window.is_zero() {
+            return Err("--budget-window (0s) must be more than 0s".into());
+        }
+        Ok(Terms {
+            rate: self.budget_rate,
+            ratio: Some(self.budget_ratio.0),
+            window: self.budget_window,
+        })
+    }
 }
 
 /// The seed and the files of either experiment.
@@ -223,6 +346,74 @@ impl FromStr for RequestRate {
         match period {
             Ok(period) if !period.is_zero() => Ok(RequestRate(count / period.as_secs_f64())),
             _ => Err(format!("'{unit}' is not a period; {EXPECTED}")),
+        }
+    }
+}
+
+/// A comma-separated list of fractions, each from 0 to 1.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Fractions(pub(crate) Vec<f64>);
+
+impl FromStr for Fractions {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        text.split(',')
+            .map(|word| match word.trim().parse::<f64>() {
+                Ok(fraction) if (0.0..=1.0).contains(&fraction) => Ok(fraction),
+                _ => Err(format!(
+                    "'{word}' is not a fraction from 0 to 1; expected a list, e.g. 0.225,0.2"
+                )),
+            })
+            .collect::<Result<_, _>>()
+            .map(Fractions)
+    }
+}
+
+/// A comma-separated list of durations, each more than 0s and at most an hour.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Durations(pub(crate) Vec<Duration>);
+
+impl FromStr for Durations {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        text.split(',')
+            .map(|word| match parse_duration(word.trim()) {
+                Ok(duration) if !duration.is_zero() && duration <= HOUR => Ok(duration),
+                _ => Err(format!(
+                    "'{word}' is not a duration from 1ns to 1h; expected a list, e.g. 9s,10s"
+                )),
+            })
+            .collect::<Result<_, _>>()
+            .map(Durations)
+    }
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// `--chart-trigger CAPACITY:DURATION`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ChartTrigger(pub(crate) Trigger);
+
+impl FromStr for ChartTrigger {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        const EXPECTED: &str = "expected CAPACITY:DURATION, e.g. 0.2:10s";
+        let (capacity, seconds) = text.split_once(':').ok_or(EXPECTED)?;
+        let Fractions(capacity) = capacity
+            .parse()
+            .map_err(|err| format!("{err}; {EXPECTED}"))?;
+        let Durations(seconds) = seconds
+            .parse()
+            .map_err(|err| format!("{err}; {EXPECTED}"))?;
+        match (&capacity[..], &seconds[..]) {
+            ([capacity], [seconds]) => Ok(ChartTrigger(Trigger {
+                capacity: *capacity,
+                seconds: seconds.as_secs_f64(),
+            })),
+            _ => Err(EXPECTED.into()),
         }
     }
 }
@@ -387,6 +578,7 @@ impl SimulateCommand {
         match self.experiment {
             Some(Experiment::Load(args)) => args.settings(),
             Some(Experiment::Contention(args)) => args.settings(),
+            Some(Experiment::Metastable(args)) => args.settings(),
             None => self.contention.settings(),
         }
     }
@@ -435,14 +627,9 @@ const LOAD_LIMITS: (f64, usize) = (10_000_000.0, 100_000);
 
 impl LoadArgs {
     fn settings(self) -> Result<Settings, String> {
-        let positive = [
-            ("--duration", self.duration),
-            ("--budget-window", self.budget_window),
-        ];
-        for (flag, value) in positive {
-            if value.is_zero() {
-                return Err(format!("{flag} (0s) must be more than 0s"));
-            }
+        let terms = self.budget.terms()?;
+        if self.duration.is_zero() {
+            return Err("--duration (0s) must be more than 0s".into());
         }
         let duration = self.duration.as_secs_f64();
         let first_tries = f64::from(self.clients) * self.rate.0 * duration;
@@ -470,15 +657,88 @@ impl LoadArgs {
                 serial: self.serial,
                 backoff: self.backoff.then_some(backoff),
                 budget: BudgetPolicy {
-                    terms: Terms {
-                        rate: self.budget_rate,
-                        ratio: Some(self.budget_ratio.0),
-                        window: self.budget_window,
-                    },
+                    terms,
                     shared: self.shared,
                 },
                 duration,
                 trials: self.trials,
+                seed: Seed::resolve(self.output.seed.map(Seed::Number), &[]),
+            }),
+            csv: self.output.csv,
+            svg: self.output.svg,
+        })
+    }
+}
+
+/// The most requests all the runs of one metastable experiment may start: beyond it a run would
+/// take minutes.
+const METASTABLE_REQUESTS: f64 = 20_000_000.0;
+
+impl MetastableArgs {
+    fn settings(self) -> Result<Settings, String> {
+        let terms = self.budget.terms()?;
+        if self.timeout.is_zero() {
+            return Err("--timeout (0s) must be more than 0s".into());
+        }
+        if self.observe < Duration::from_secs(10) || self.observe > HOUR {
+            return Err(format!(
+                "--observe ({}) must be from 10s to 1h: recovery is judged on the last 10s",
+                crate::duration::format_duration(self.observe)
+            ));
+        }
+        let loads: Vec<f64> = (self.intervals.0.iter())
+            .map(|interval| 1.0 / interval.as_secs_f64() / self.capacity.0)
+            .collect();
+        if let Some(load) = loads.iter().find(|&&load| load > 10.0) {
+            return Err(format!(
+                "--intervals: a load of {load:.1} times the --capacity; at most 10 is simulated"
+            ));
+        }
+        let mut policies = self.policies;
+        policies.dedup();
+        let triggers: Vec<Trigger> = (self.trigger_capacities.0.iter())
+            .flat_map(|&capacity| {
+                (self.trigger_seconds.0.iter()).map(move |seconds| Trigger {
+                    capacity,
+                    seconds: seconds.as_secs_f64(),
+                })
+            })
+            .collect();
+        let longest = self
+            .trigger_seconds
+            .0
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or_default();
+        let seconds = metastable::BEFORE + (longest + self.observe).as_secs_f64();
+        let load_sum: f64 = loads.iter().sum();
+        let runs = (policies.len() * (triggers.len() + 1)) as f64;
+        let requests = runs * load_sum * SIMULATED_CAPACITY * seconds;
+        if requests > METASTABLE_REQUESTS {
+            return Err(format!(
+                "this metastable simulation is too large: {requests:.0} requests (at most \
+                 {METASTABLE_REQUESTS:.0}: policies times triggers times intervals times the \
+                 seconds of a run)"
+            ));
+        }
+        let backoff = Backoff::new(self.base, self.cap, DEFAULT_MULTIPLIER, self.jitter)
+            .map_err(|err| err.to_string())?;
+        Ok(Settings {
+            experiment: Simulation::Metastable(metastable::Experiment {
+                policies,
+                triggers,
+                loads,
+                clients: Clients {
+                    timeout: self.timeout.as_secs_f64(),
+                    resends: self.resends,
+                    max_attempts: self.max_attempts,
+                    backoff,
+                    terms,
+                    hosts: self.hosts,
+                },
+                observe: self.observe.as_secs_f64(),
+                chart: self.chart_trigger.0,
                 seed: Seed::resolve(self.output.seed.map(Seed::Number), &[]),
             }),
             csv: self.output.csv,

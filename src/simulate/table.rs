@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::duration::format_duration;
 use crate::names::Named;
-use crate::simulate::{contention, load};
+use crate::simulate::{contention, load, metastable};
 
 /// The title of the contention experiment's picture.
 pub(crate) fn contention_title(experiment: &contention::Experiment) -> String {
@@ -170,6 +170,104 @@ pub(crate) fn load_csv(experiment: &load::Experiment, points: &[load::Point]) ->
             point.failure_rate,
             experiment.clients,
             numbers.join(",")
+        );
+    }
+    text
+}
+
+/// The title of the metastable experiment's picture: the trigger it draws, at the first load.
+pub(crate) fn metastable_title(experiment: &metastable::Experiment) -> String {
+    let chart = experiment.chart;
+    format!(
+        "Through {}s at {} of capacity, from {}s, at load {}",
+        chart.seconds,
+        chart.capacity,
+        metastable::BEFORE,
+        rounded(experiment.loads[0], 3)
+    )
+}
+
+/// The metastable experiment's table: for each policy and load, a row per trigger capacity and
+/// a column per trigger length, each cell the seconds the service took to recover, or `down`.
+pub(crate) fn metastable(
+    experiment: &metastable::Experiment,
+    outcomes: &[metastable::Outcome],
+) -> String {
+    let clients = &experiment.clients;
+    let terms = &clients.terms;
+    let mut text = format!(
+        "open-loop requests, {}s time limit, trigger from {}s, observed {}s after it; resend: {} \
+         at once; defaults: {} attempts, {} jitter from {}; ratio: {} per request, {} over {}, \
+         {} hosts\n",
+        clients.timeout,
+        metastable::BEFORE,
+        experiment.observe,
+        clients.resends,
+        clients.max_attempts,
+        Named(clients.backoff.jitter()),
+        format_duration(clients.backoff.base()),
+        terms.ratio.unwrap_or(0.0),
+        terms.rate,
+        format_duration(terms.window),
+        clients.hosts,
+    );
+    text +=
+        "each cell: seconds from the trigger's end until goodput stayed at 90% or more, or down\n";
+    let mut seconds: Vec<f64> = Vec::new();
+    for trigger in &experiment.triggers {
+        if !seconds.contains(&trigger.seconds) {
+            seconds.push(trigger.seconds);
+        }
+    }
+    let _ = write!(text, "{:<16}{:>7}{:>10}", "policy", "load", "capacity");
+    for length in &seconds {
+        let _ = write!(text, "{:>8}", format!("{length}s"));
+    }
+    text.push('\n');
+    let mut previous = None;
+    for row in outcomes.chunk_by(|a, b| {
+        (a.policy, a.load, a.trigger_capacity) == (b.policy, b.load, b.trigger_capacity)
+    }) {
+        let first = &row[0];
+        let key = (first.policy, first.load.to_bits());
+        let (policy, load) = match previous == Some(key) {
+            true => (String::new(), String::new()),
+            false => (Named(first.policy).to_string(), rounded(first.load, 3)),
+        };
+        previous = Some(key);
+        let _ = write!(text, "{policy:<16}{load:>7}{:>10}", first.trigger_capacity);
+        for outcome in row {
+            let cell = match outcome.recovery {
+                Some(after) => format!("{}s", after.round()),
+                None => "down".to_string(),
+            };
+            let _ = write!(text, "{cell:>8}");
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// One row per run.
+pub(crate) fn metastable_csv(outcomes: &[metastable::Outcome]) -> String {
+    let mut text = String::from(
+        "policy,trigger_capacity,trigger_seconds,load,recovered,recovery_seconds,\
+         attempts_per_request,failed\n",
+    );
+    for outcome in outcomes {
+        let _ = writeln!(
+            text,
+            "{},{},{},{},{},{},{},{}",
+            Named(outcome.policy),
+            outcome.trigger_capacity,
+            outcome.trigger_seconds,
+            rounded(outcome.load, 4),
+            outcome.recovered(),
+            outcome
+                .recovery
+                .map_or(String::new(), |after| rounded(after, 3)),
+            rounded(outcome.attempts_per_request, 4),
+            rounded(outcome.failed, 4),
         );
     }
     text

@@ -134,6 +134,84 @@ fn the_load_experiment_refuses_what_it_cannot_simulate() {
 }
 
 #[test]
+fn the_metastable_experiment_reproduces_the_papers_four_runs() {
+    let scratch = Scratch::new();
+    let (csv, svg) = (scratch.path("meta.csv"), scratch.path("meta.svg"));
+    let run = retry([
+        "simulate",
+        "metastable",
+        "--policies",
+        "resend,ratio-shared",
+    ])
+    .args([
+        "--trigger-capacities",
+        "0.225,0.2",
+        "--trigger-seconds",
+        "9s,10s",
+    ])
+    .args(["--seed", "2"])
+    .args([std::ffi::OsStr::new("--csv"), csv.as_os_str()])
+    .args([std::ffi::OsStr::new("--svg"), svg.as_os_str()])
+    .run();
+    run.expect_code(0)
+        .expect_stdout_contains("repeat with --seed 2")
+        .expect_stdout_contains("policy             load  capacity      9s     10s\n");
+    let rows: Vec<String> = scratch.read("meta.csv").lines().map(String::from).collect();
+    assert_eq!(
+        rows[0],
+        "policy,trigger_capacity,trigger_seconds,load,recovered,recovery_seconds,\
+         attempts_per_request,failed"
+    );
+    assert_eq!(rows.len(), 1 + 2 * 2 * 2 * 2, "{rows:?}");
+    let outcome = |policy: &str, capacity: &str, seconds: &str, load: &str| {
+        let start = format!("{policy},{capacity},{seconds},{load},");
+        let row = rows.iter().find(|row| row.starts_with(&start));
+        let row = row.unwrap_or_else(|| panic!("no {start}\n{rows:?}"));
+        row.split(',').nth(4).unwrap().to_string()
+    };
+    // Huang et al. (OSDI 2022), section 4: a request every 75us, then every 100us.
+    let (every_75us, every_100us) = ("0.381", "0.2857");
+    assert_eq!(outcome("resend", "0.225", "10", every_75us), "true", "(a)");
+    assert_eq!(outcome("resend", "0.2", "10", every_75us), "false", "(b)");
+    assert_eq!(outcome("resend", "0.2", "9", every_75us), "true", "(c)");
+    assert_eq!(outcome("resend", "0.2", "10", every_100us), "true", "(d)");
+    let shared = rows.iter().filter(|row| row.starts_with("ratio-shared,"));
+    assert!(shared.clone().count() == 8 && shared.clone().all(|row| row.contains(",true,")));
+    let picture = scratch.read("meta.svg");
+    assert_eq!(
+        picture.matches("<polyline").count(),
+        4,
+        "two policies, two panels"
+    );
+    assert!(picture.contains(">Through 10s at 0.2 of capacity, from 60s, at load 0.381</text>"));
+}
+
+#[test]
+fn the_metastable_experiment_refuses_what_it_cannot_simulate() {
+    for (args, says) in [
+        (
+            &["--trigger-capacities", "1.5"][..],
+            "'1.5' is not a fraction",
+        ),
+        (&["--trigger-seconds", "0s"], "'0s' is not a duration"),
+        (
+            &["--observe", "5s"],
+            "--observe (5s) must be from 10s to 1h",
+        ),
+        (
+            &["--intervals", "1us"],
+            "a load of 28.6 times the --capacity",
+        ),
+        (&["--chart-trigger", "0.2"], "expected CAPACITY:DURATION"),
+        (&["--trigger-seconds", "1h", "--observe", "1h"], "too large"),
+    ] {
+        let run = retry(["simulate", "metastable"]).args(args).run();
+        run.expect_code(125).expect_stderr(says);
+        assert_eq!(run.stderr().lines().count(), 1, "{run}");
+    }
+}
+
+#[test]
 fn simulate_is_the_subcommand_only_as_the_first_word() {
     for args in [
         &["-n", "1", "--", "simulate"][..],

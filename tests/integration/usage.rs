@@ -183,7 +183,7 @@ fn short_help_fits_one_screen_and_points_to_the_long_one() {
     short
         .expect_code(0)
         .expect_stdout_contains("Usage: retry [OPTIONS] [--] COMMAND [ARG]...")
-        .expect_stdout_contains("retry simulate [contention|load] [OPTIONS]")
+        .expect_stdout_contains("retry simulate [contention|load|metastable] [OPTIONS]")
         .expect_stdout_contains("Attempts and waits:")
         .expect_stdout_contains("retry --help");
     let lines = short.stdout().lines().count();

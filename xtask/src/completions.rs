@@ -108,6 +108,8 @@ struct Subcommands {
     contention_about: String,
     /// `retry simulate load`.
     load: Command,
+    /// `retry simulate metastable`.
+    metastable: Command,
     /// `retry budget show`.
     show: Command,
 }
@@ -124,6 +126,10 @@ impl Subcommands {
             load: simulate
                 .find_subcommand("load")
                 .expect("simulate load")
+                .clone(),
+            metastable: simulate
+                .find_subcommand("metastable")
+                .expect("simulate metastable")
                 .clone(),
             show: command
                 .find_subcommand("budget")
@@ -208,10 +214,11 @@ pub(crate) fn bash(command: &Command) -> String {
     script += "_retry_simulate() {\n\
                \x20   case ${words[2]} in\n\
                \x20       load) _retry_simulate_load ;;\n\
+               \x20       metastable) _retry_simulate_metastable ;;\n\
                \x20       contention) _retry_simulate_contention ;;\n\
                \x20       *) _retry_simulate_contention\n\
                \x20           if ((cword == 2)) && [[ $cur != -* ]]; then\n\
-               \x20               COMPREPLY+=($(compgen -W 'contention load' -- \"$cur\"))\n\
+               \x20               COMPREPLY+=($(compgen -W 'contention load metastable' -- \"$cur\"))\n\
                \x20           fi ;;\n\
                \x20   esac\n\
                }\n\n\
@@ -222,6 +229,7 @@ pub(crate) fn bash(command: &Command) -> String {
     for (name, subcommand) in [
         ("simulate_contention", &subcommands.contention),
         ("simulate_load", &subcommands.load),
+        ("simulate_metastable", &subcommands.metastable),
         ("budget_show", &subcommands.show),
     ] {
         let flags = flags(subcommand);
@@ -294,6 +302,11 @@ pub(crate) fn zsh(command: &Command) -> String {
          \x20     _arguments -S : \\\n{load}\n\
          \x20     return\n\
          \x20   fi\n\
+         \x20   if [[ $words[3] == metastable ]] && (( CURRENT > 3 )); then\n\
+         \x20     shift 2 words; (( CURRENT -= 2 ))\n\
+         \x20     _arguments -S : \\\n{metastable}\n\
+         \x20     return\n\
+         \x20   fi\n\
          \x20   if (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then\n\
          \x20     _alternative 'experiments:experiment:(({experiments}))'\n\
          \x20     return\n\
@@ -325,10 +338,12 @@ pub(crate) fn zsh(command: &Command) -> String {
         own = zsh_specs(&own),
         contention = zsh_specs(&flags(&subcommands.contention)),
         load = zsh_specs(&flags(&subcommands.load)),
+        metastable = zsh_specs(&flags(&subcommands.metastable)),
         show = zsh_specs(&flags(&subcommands.show)),
         experiments = described(&[
             ("contention", subcommands.contention_about.clone()),
             ("load", about(&subcommands.load)),
+            ("metastable", about(&subcommands.metastable)),
         ]),
         show_word = described(&[("show", about(&subcommands.show))]),
         tools = described(&[("simulate", about(simulate)), ("budget", about(budget))]),
@@ -421,6 +436,7 @@ pub(crate) fn fish(command: &Command) -> String {
          end\n\n\
          function __retry_simulating_contention\n\
          \x20   __retry_words simulate; and not __retry_words simulate load\n\
+         \x20   and not __retry_words simulate metastable\n\
          end\n\n\
          function __retry_own\n\
          \x20   not __retry_subcommand; and not __retry_command_tokens >/dev/null\n\
@@ -443,6 +459,7 @@ pub(crate) fn fish(command: &Command) -> String {
             subcommands.contention_about.clone(),
         ),
         ("simulate", "load", about(&subcommands.load)),
+        ("simulate", "metastable", about(&subcommands.metastable)),
         ("budget", "show", about(&subcommands.show)),
     ] {
         let condition = match words {
@@ -460,6 +477,10 @@ pub(crate) fn fish(command: &Command) -> String {
     for (condition, subcommand) in [
         ("__retry_simulating_contention", &subcommands.contention),
         ("'__retry_words simulate load'", &subcommands.load),
+        (
+            "'__retry_words simulate metastable'",
+            &subcommands.metastable,
+        ),
         ("'__retry_words budget show'", &subcommands.show),
     ] {
         for flag in &flags(subcommand) {

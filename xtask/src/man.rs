@@ -28,6 +28,9 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.line(".B retry simulate load");
     page.line("[\\fIOPTIONS\\fR]");
     page.line(".br");
+    page.line(".B retry simulate metastable");
+    page.line("[\\fIOPTIONS\\fR]");
+    page.line(".br");
     page.line(".B retry budget show");
     page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
@@ -96,6 +99,9 @@ pub(crate) fn simulate_page(command: &Command) -> String {
     let load = simulate
         .find_subcommand("load")
         .expect("the simulate load subcommand");
+    let metastable = simulate
+        .find_subcommand("metastable")
+        .expect("the simulate metastable subcommand");
     let mut page = Roff::new("RETRY\\-SIMULATE", command);
     page.section("NAME");
     page.line("retry simulate \\- rerun the experiments behind retry(1)'s defaults with its own");
@@ -106,6 +112,9 @@ pub(crate) fn simulate_page(command: &Command) -> String {
     page.line(".br");
     page.line(".B retry simulate load");
     page.line("[\\fIOPTIONS\\fR]");
+    page.line(".br");
+    page.line(".B retry simulate metastable");
+    page.line("[\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
     page.paragraphs(&simulate.get_long_about().expect("a long about").to_string());
     page.options(simulate, "OPTIONS");
@@ -114,6 +123,15 @@ pub(crate) fn simulate_page(command: &Command) -> String {
     page.paragraphs(&load.get_long_about().expect("a long about").to_string());
     page.options(load, "LOAD OPTIONS");
     page.examples_titled("LOAD EXAMPLES", docs::examples()[2]);
+    page.section("METASTABLE");
+    page.paragraphs(
+        &metastable
+            .get_long_about()
+            .expect("a long about")
+            .to_string(),
+    );
+    page.options(metastable, "METASTABLE OPTIONS");
+    page.examples_titled("METASTABLE EXAMPLES", docs::examples()[3]);
     page.section("SEE ALSO");
     page.line("\\fBretry\\fR(1)");
     page.out

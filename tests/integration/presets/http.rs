@@ -3,7 +3,10 @@
 
 use std::process::Command;
 
-use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row, under_preset};
+use super::{
+    Retried, Server, Stopped, assert_table, needed, refusing_port, row, under_preset,
+    unresolvable_url,
+};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
@@ -76,7 +79,7 @@ fn curl_retries_what_is_transient_and_stops_at_what_is_not() {
         row("a refused connection", &curl(refused), 7, Retried),
         row(
             "a name that does not resolve",
-            &curl("http://no-such-host.invalid/".into()),
+            &curl(unresolvable_url()),
             6,
             Retried,
         ),
@@ -173,7 +176,7 @@ fn wget_retries_what_is_transient_and_stops_at_what_is_not() {
         ),
         row(
             "a name that does not resolve",
-            &["wget", "-q", "http://no-such-host.invalid/"],
+            &["wget", "-q", &unresolvable_url()],
             4,
             Retried,
         ),

@@ -240,6 +240,13 @@ pub(crate) fn refusing_port() -> u16 {
     server_port()
 }
 
+/// A URL whose host name cannot resolve, found so without a query: its first label is longer
+/// than DNS allows (63 bytes), so the C library refuses it before asking any server, and the
+/// tests send nothing off the machine.
+pub(crate) fn unresolvable_url() -> String {
+    format!("http://{}.invalid/", "x".repeat(64))
+}
+
 #[test]
 fn a_preset_leaves_to_the_users_sets_the_statuses_they_name() {
     let http = FaultyHttp::start();

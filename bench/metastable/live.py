@@ -364,13 +364,11 @@ def run_all(only, cgroup, budget_dir):
         print(f"bench/metastable: {name}: {' '.join(argv)}", file=sys.stderr)
         start, requests, attempts = run_one(name, argv, cgroup, budget_dir)
         goodput, offered = series(start, requests, attempts)
-        after = goodput[int(WARMUP + TRIGGER_SECONDS):]
         runs.append({
             "name": name, "what": what, "argv": argv, "trigger_seconds": TRIGGER_SECONDS,
             "recovery": recovery(goodput),
             "simulated": simulated(*simulation) if simulation else "none",
             "attempts_per_request": len(attempts) / max(1, len(requests)),
-            "goodput_after": sum(after[-10:]) / 10,
             "peak_load": max(offered),
             "goodput": goodput, "offered": offered,
         })

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2"; }; }
+source bench/install.sh
 need hyperfine hyperfine
 need valgrind valgrind
 need redis-server redis-server
@@ -28,11 +28,7 @@ export RETRY_RELEASE="$PWD/target/x86_64-unknown-linux-musl/release/retry"
 
 cc -O2 -static -o "$peers/spawn" bench/spawn.c
 export SPAWN_FLOOR="$PWD/$peers/spawn"
-# Debian's `retry` is minfrin's; unpacked, not installed, so that it shadows nothing.
-if [ ! -x "$peers/minfrin/usr/bin/retry" ]; then
-  (cd "$peers" && apt-get download retry >/dev/null 2>&1 && dpkg-deb -x retry_*.deb minfrin)
-fi
-export PEER_MINFRIN="$PWD/$peers/minfrin/usr/bin/retry"
+unpack_debian_retry "$peers"
 [ -x "$peers/attempt/bin/attempt" ] || cargo install --quiet --locked attempt-cli --root "$peers/attempt"
 export PEER_ATTEMPT="$PWD/$peers/attempt/bin/attempt"
 

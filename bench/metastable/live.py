@@ -40,6 +40,9 @@ TIMEOUT = 3
 RATE = float(os.environ.get("METASTABLE_RATE", "10"))
 LOAD = 0.38
 WORK_MS = 1000.0 * LOAD / RATE
+# What a series was measured at, recorded with it: runs merge only with runs at the same.
+SCALE = {"rate": RATE, "work_ms": WORK_MS, "load": LOAD, "warmup": WARMUP, "observe": OBSERVE,
+         "trigger_capacity": TRIGGER_CAPACITY, "timeout": TIMEOUT}
 PORT = 18090
 REDIS_PORT = 18091
 CLIENT_CPU, SERVER_CPU = "0", "1"
@@ -349,7 +352,7 @@ def main():
         cgroup.remove()
     runs = merged(runs, names)
     with open(os.path.join(OUT, "series.json"), "w") as file:
-        json.dump({"rate": RATE, "work_ms": WORK_MS, "warmup": WARMUP, "runs": runs}, file)
+        json.dump({"scale": SCALE, "runs": runs}, file)
     paper = [run for run in runs if run["trigger_seconds"] == 10]
     if paper:
         svg(paper, os.path.join(OUT, "metastable-live.svg"))
@@ -367,13 +370,14 @@ def run_all(only, cgroup, budget_dir):
         runs.append({
             "name": name, "what": what, "argv": argv, "trigger_seconds": TRIGGER_SECONDS,
             "recovery": recovery(goodput),
-            "simulated": simulated(*simulation) if simulation else "none",
             "attempts_per_request": len(attempts) / max(1, len(requests)),
             "peak_load": max(offered),
             "goodput": goodput, "offered": offered,
         })
+        if simulation:
+            runs[-1]["simulated"] = simulated(*simulation)
         print(f"bench/metastable: {name}: recovery {runs[-1]['recovery']}, "
-              f"simulated {runs[-1]['simulated']}", file=sys.stderr)
+              f"simulated {runs[-1].get('simulated', 'nowhere')}", file=sys.stderr)
     return runs
 
 
@@ -385,7 +389,7 @@ def merged(runs, order):
             earlier = json.load(file)
     except FileNotFoundError:
         return runs
-    if (earlier["rate"], earlier["work_ms"], earlier["warmup"]) != (RATE, WORK_MS, WARMUP):
+    if earlier.get("scale") != SCALE:
         return runs
     fresh = {(run["name"], run["trigger_seconds"]) for run in runs}
     kept = [run for run in earlier["runs"] if (run["name"], run["trigger_seconds"]) not in fresh]

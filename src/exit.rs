@@ -54,6 +54,8 @@ impl Exit {
             Reason::Interrupted(signal, _) => return Exit::Stopped(*signal),
             Reason::SpawnFailed(failure, _) => Exit::from(*failure),
             Reason::OutputLost(_) => Exit::ToolFailed,
+            // No attempt ran: `--max-time` passed during `--splay`.
+            Reason::WokeLate(_) if end.last.is_none() => Exit::TimedOut,
             _ => Exit::after_giving_up(end.last.map_or(0, Termination::status)),
         };
         match end.report_error {
@@ -103,7 +105,8 @@ impl Exit {
             ),
             Exit::TimedOut => (
                 "124",
-                "the last attempt was ended by --timeout or --max-time",
+                "the last attempt was ended by --timeout or --max-time, or --max-time passed \
+                 before the first attempt",
             ),
             Exit::ToolFailed => (
                 "125",

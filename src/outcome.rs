@@ -121,6 +121,10 @@ pub(crate) enum Reason {
     Deadline,
     /// The wait before the next attempt would end at or past the `--max-time` deadline.
     WaitPastDeadline(Shortfall),
+    /// A wait (the backoff's, a requested one, `--splay`, the budget's) ended this long past the
+    /// `--max-time` deadline: the tool was stopped meanwhile (Ctrl-Z, a frozen cgroup) or the
+    /// machine was too busy to wake it in time, so no attempt starts after it.
+    WokeLate(Duration),
     /// The tool received this signal at this moment of the run, and stops.
     Interrupted(Signal, Moment),
     /// The retry budget has no token for another attempt in time (before `--max-time`, within
@@ -199,7 +203,7 @@ impl Reason {
             Reason::Exhausted => "exhausted",
             Reason::NotRetryable(_) => "not_retryable",
             Reason::SpawnFailed(..) => "spawn_failed",
-            Reason::Deadline | Reason::WaitPastDeadline(_) => "deadline",
+            Reason::Deadline | Reason::WaitPastDeadline(_) | Reason::WokeLate(_) => "deadline",
             Reason::Interrupted(..) => "interrupted",
             Reason::Budget | Reason::BudgetUnavailable => "budget",
             Reason::OutputLost(_) => "output_lost",

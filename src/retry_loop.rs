@@ -251,6 +251,9 @@ where
         if let Some(signal) = clock.sleep(rules.splay) {
             return (None, None, Reason::Interrupted(signal, Moment::Splay));
         }
+        if let Some(reason) = woke_late(clock, deadline) {
+            return (None, None, reason);
+        }
     }
     let (mut attempt, mut since_reset) = (0, 0);
     loop {
@@ -372,7 +375,21 @@ where
                 Reason::Interrupted(signal, Moment::Wait),
             );
         }
+        if let Some(reason) = woke_late(clock, deadline) {
+            return (Some(numbering), last, reason);
+        }
     }
+}
+
+/// Why no attempt may start after a wait that ended at or past `deadline`: every wait (the
+/// backoff's, a requested one, `--splay`, the budget's) ends late when the tool was stopped
+/// meanwhile (Ctrl-Z, a frozen cgroup) or the machine was too busy to wake it, and an attempt
+/// started then would only be cut at once.
+fn woke_late(clock: &impl Clock, deadline: Option<Instant>) -> Option<Reason> {
+    let now = clock.now();
+    deadline
+        .filter(|&deadline| now >= deadline)
+        .map(|deadline| Reason::WokeLate(now - deadline))
 }
 
 /// Say what an attempt left behind: output still held by a process that left its group, or
@@ -519,7 +536,18 @@ mod tests {
     struct FakeClock {
         time: Time,
         slept: Vec<Duration>,
-        interrupt_sleep: Option<Signal>,
+        sleeps: Sleeps,
+    }
+
+    /// How the fake clock's sleeps end.
+    #[derive(Clone, Copy)]
+    enum Sleeps {
+        /// When they should.
+        OnTime,
+        /// At once, by this signal.
+        Interrupted(Signal),
+        /// This much later than they should, as when the tool was stopped meanwhile.
+        Late(Duration),
     }
 
     impl Clock for FakeClock {
@@ -528,10 +556,12 @@ mod tests {
         }
         fn sleep(&mut self, duration: Duration) -> Option<Signal> {
             self.slept.push(duration);
-            if self.interrupt_sleep.is_none() {
-                self.time.set(self.time.get() + duration);
+            match self.sleeps {
+                Sleeps::OnTime => self.time.set(self.time.get() + duration),
+                Sleeps::Late(late) => self.time.set(self.time.get() + duration + late),
+                Sleeps::Interrupted(signal) => return Some(signal),
             }
-            self.interrupt_sleep
+            None
         }
     }
 
@@ -741,7 +771,8 @@ mod tests {
         budget: ScriptedBudget,
     ) -> Outcome {
         let parts = (budget, RecordedHooks::default());
-        run_parts(rules, script, took, interrupt_sleep, parts)
+        let sleeps = interrupt_sleep.map_or(Sleeps::OnTime, Sleeps::Interrupted);
+        run_parts(rules, script, took, sleeps, parts)
     }
 
     /// Run `script` with these hooks; the attempts take no time and sleeps are not cut.
@@ -751,14 +782,14 @@ mod tests {
         hooks: RecordedHooks,
     ) -> Outcome {
         let parts = (ScriptedBudget::default(), hooks);
-        run_parts(rules, script, Vec::new(), None, parts)
+        run_parts(rules, script, Vec::new(), Sleeps::OnTime, parts)
     }
 
     fn run_parts(
         rules: &Rules,
         script: Vec<Result<AttemptReport, SpawnError>>,
         took: Vec<Duration>,
-        interrupt_sleep: Option<Signal>,
+        sleeps: Sleeps,
         (mut budget, mut hooks): (ScriptedBudget, RecordedHooks),
     ) -> Outcome {
         let start = Instant::now();
@@ -767,7 +798,7 @@ mod tests {
         let mut clock = FakeClock {
             time: Rc::clone(&time),
             slept: Vec::new(),
-            interrupt_sleep,
+            sleeps,
         };
         let mut attempts = Scripted {
             script,
@@ -1393,6 +1424,37 @@ mod tests {
         assert_eq!(
             summary(&out),
             (143, 0, Reason::Interrupted(Signal::TERM, Moment::Splay))
+        );
+    }
+
+    #[test]
+    fn no_attempt_starts_after_a_wait_that_ended_past_the_deadline() {
+        let mut rules = rules("5", None);
+        rules.max_time = Some(Duration::from_secs(3));
+        let parts = (ScriptedBudget::default(), RecordedHooks::default());
+        let late = Sleeps::Late(Duration::from_secs(4));
+        let out = run_parts(&rules, exits(&[3]), Vec::new(), late, parts);
+        assert_eq!(
+            summary(&out),
+            (3, 1, Reason::WokeLate(Duration::from_secs(2))),
+            "the last status, not 124"
+        );
+        assert_eq!(out.slept, [Duration::from_secs(1)]);
+        assert_eq!(out.done.reason.name(), "deadline");
+    }
+
+    #[test]
+    fn a_splay_that_ended_past_the_deadline_starts_no_attempt() {
+        let mut rules = rules("5", None);
+        rules.max_time = Some(Duration::from_secs(3));
+        rules.splay = Duration::from_secs(2);
+        let parts = (ScriptedBudget::default(), RecordedHooks::default());
+        let late = Sleeps::Late(Duration::from_secs(1));
+        let out = run_parts(&rules, Vec::new(), Vec::new(), late, parts);
+        assert_eq!(
+            summary(&out),
+            (124, 0, Reason::WokeLate(Duration::ZERO)),
+            "no attempt ran: the run's time limit ended it"
         );
     }
 }

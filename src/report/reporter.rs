@@ -278,6 +278,32 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_that_ended_past_the_deadline_is_said_with_how_late() {
+        let done = |attempts, last| {
+            Event::Done(RunEnd {
+                attempts,
+                last,
+                last_unready: None,
+                reason: Reason::WokeLate(Duration::from_millis(1500)),
+                elapsed: Duration::from_secs(5),
+                report_error: None,
+            })
+        };
+        let text = |event| render(settings(LogFormat::Text, Verbosity::Normal), &[event]);
+        assert_eq!(
+            text(done(1, Some(Termination::Exited(3)))),
+            "retry: giving up after 1 attempt: the wait ended 1.5s past the --max-time deadline \
+             (the tool was stopped meanwhile, or the machine was busy); the last failed with exit \
+             status 3\n"
+        );
+        assert_eq!(
+            text(done(0, None)),
+            "retry: giving up before any attempt: --splay ended 1.5s past the --max-time \
+             deadline (the tool was stopped meanwhile, or the machine was busy)\n"
+        );
+    }
+
+    #[test]
     fn text_describes_signals_timeouts_and_deadlines() {
         let cases = [
             (

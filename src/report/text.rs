@@ -179,6 +179,16 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
             needed_wait(shortfall),
             format_duration(shortfall.left)
         ),
+        Reason::WokeLate(late) if end.attempts == 0 => format!(
+            "retry: giving up before any attempt: --splay ended {} past the --max-time deadline \
+             (the tool was stopped meanwhile, or the machine was busy)",
+            format_duration(*late)
+        ),
+        Reason::WokeLate(late) => format!(
+            "retry: giving up after {attempts}: the wait ended {} past the --max-time deadline \
+             (the tool was stopped meanwhile, or the machine was busy); the last {last}{exits}",
+            format_duration(*late)
+        ),
         Reason::StopRequested => format!(
             "retry: giving up after {attempts}: the command asked not to be retried; the last \
              {last}{exits}"

@@ -118,3 +118,35 @@ fn giving_up_early_for_max_time_says_the_wait_and_the_time_left() {
     .expect_code(1)
     .expect_stderr("the wait the command asked for, 30s, would end past the --max-time deadline");
 }
+
+#[test]
+fn no_attempt_starts_after_a_wait_that_ended_past_max_time() {
+    // The tool is stopped (as by Ctrl-Z, or a frozen cgroup) during its first wait, and
+    // continued only after the deadline: the wait ends late, and no attempt starts after it.
+    let running = retry(["--log-format", "json", "-n", "5", "--base", "500ms"])
+        .args([
+            "--jitter",
+            "none",
+            "--max-time",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ])
+        .spawn();
+    running.await_event("attempt_end");
+    running.signal(libc::SIGSTOP);
+    let started = std::time::Instant::now();
+    // Not a wait for an event: the time the tool spends stopped is the case under test.
+    std::thread::sleep(std::time::Duration::from_millis(1_200).saturating_sub(started.elapsed()));
+    running.signal(libc::SIGCONT);
+    let run = running.finish();
+    run.expect_code(3);
+    let done = run.event("done");
+    assert_eq!(done["reason"], "deadline", "{run}");
+    assert_eq!(
+        done["attempts"], 1,
+        "an attempt started past the deadline\n{run}"
+    );
+}

@@ -420,10 +420,10 @@ pub struct Cli {
     /// Where the budget lives: file, or redis://HOST
     ///
     /// Keep the budget in STORE: 'file' (a file in --budget-dir, for this machine), or a Redis
-    /// or Valkey server a fleet shares: redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://...
-    /// (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]; ?timeout=2s bounds each call (default
-    /// 500ms). Give a password in
-    /// --budget-password-file, or through RETRY_BUDGET_STORE, rather than here [default:
+    /// or Valkey server a fleet shares: redis://[USER@]HOST[:PORT][/DB], rediss://... (TLS), or
+    /// redis+unix:///PATH/TO/SOCKET[?db=N]; ?timeout=2s bounds each call (default 500ms). An
+    /// address with a password is refused here, where every user can read it (ps): give it in
+    /// RETRY_BUDGET_STORE, or the password in --budget-password-file [default:
     /// $RETRY_BUDGET_STORE, or file].
     #[arg(long, value_name = "STORE", requires = "budget", help_heading = FLEET)]
     pub(crate) budget_store: Option<String>,
@@ -431,8 +431,8 @@ pub struct Cli {
     /// Read the store's password from FILE
     ///
     /// Log in to the --budget-store with the password on the first line of FILE (e.g.
-    /// /run/secrets/redis), which neither ps nor /proc shows, with the address's USER if it
-    /// names one.
+    /// /run/secrets/redis; a regular file, which other users cannot read), with the address's
+    /// USER if it names one.
     #[arg(long, value_name = "FILE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_password_file: Option<PathBuf>,
 

@@ -22,7 +22,7 @@ use crate::attempts::AttemptLimit;
 use crate::backoff::{self, Backoff, Jitter, Schedule};
 use crate::budget::BudgetSettings;
 use crate::budget::model::Terms;
-use crate::budget::store::{Location, OnFailure, RedisAddress};
+use crate::budget::store::{Location, OnFailure};
 use crate::cli::Cli;
 use crate::duration::{format_duration, to_millis};
 use crate::environment;
@@ -521,11 +521,6 @@ impl Config {
     pub(crate) fn budget(&self) -> Option<&BudgetSettings> {
         self.budget.as_ref()
     }
-
-    /// The shared store's address, whose secrets to hide where the tool was given them.
-    pub(crate) fn store_address(&self) -> Option<&RedisAddress> {
-        self.budget.as_ref()?.location.address()
-    }
 }
 
 /// The `job` label of `--metrics` (at `path`, whose name must end in `.prom`): `--metrics-job`,
@@ -969,7 +964,8 @@ mod tests {
         assert_eq!(budget.location, Location::File(budgets.clone()));
 
         let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
-        assert!(shared.unwrap().store_address().is_some());
+        let location = &shared.unwrap().budget.unwrap().location;
+        assert!(matches!(location, Location::Shared { .. }), "{location:?}");
     }
 
     #[test]

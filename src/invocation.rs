@@ -14,7 +14,6 @@ use anyhow::Context;
 use crate::budget::{Prepared, show};
 use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, requested_log_format};
 use crate::config::Config;
-use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Moment, Reason, RunEnd};
 use crate::output::transcript::Transcript;
@@ -28,7 +27,6 @@ use crate::process::launch::Launcher;
 use crate::process::release::StdRelease;
 use crate::process::release::{TranscriptRelease, write_transcript};
 use crate::process::request_file::RequestFiles;
-use crate::process::scrub;
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::ci::log::{CiLog, shown_command};
@@ -79,7 +77,6 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
             let request = options
                 .request(&|name| std::env::var_os(name))
                 .map_err(anyhow::Error::msg)?;
-            hide_secrets(request.location.address());
             let mut out = io::BufWriter::new(io::stdout().lock());
             show::print(&request, options.log_format, &mut out)?;
             out.flush()
@@ -88,7 +85,6 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
         }
         None => {
             let config = Config::try_from(cli)?;
-            hide_secrets(config.store_address());
             match config.command() {
                 None => {
                     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -100,21 +96,6 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
                 Some(command) => run_command(&config, command.clone(), inherited),
             }
         }
-    }
-}
-
-/// The store's password is the tool's secret, not the command's: out of sight in the tool's own
-/// argv and environment (and no child inherits the variable; see `process`). Nothing else runs
-/// yet to read them at the same time.
-fn hide_secrets(address: Option<&crate::budget::store::RedisAddress>) {
-    if let Some(address) = address {
-        let (text, spans) = address.secrets_in_text();
-        scrub::hide(
-            text,
-            spans,
-            "--budget-store",
-            environment::BUDGET_STORE.name,
-        );
     }
 }
 

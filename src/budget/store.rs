@@ -5,13 +5,17 @@
 //! shown everywhere (messages, events, the report, the plan, `budget show`) rebuilt from those
 //! parts, never from the text, so that its password cannot show whatever way it was spelt. An
 //! error in an address names the part that is wrong and never quotes the user information or a
-//! query value. The byte ranges of the secrets in the text are kept, so that the tool can hide
-//! them in its own argv and environment.
+//! query value.
+//!
+//! A password is never taken on the command line, where every user's `ps` shows it: an address
+//! in `--budget-store` that holds one (in its user information, or a `pass` or `password` query
+//! key, whatever its case or escapes) is refused, and the message names the two places it may
+//! come from instead, `RETRY_BUDGET_STORE` and `--budget-password-file`, which only the user's
+//! own processes can read.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::io::Read;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -153,9 +157,6 @@ pub(crate) struct RedisAddress {
     password: Option<Secret>,
     /// How long a call may take, from the query's `timeout`.
     call_limit: Option<Duration>,
-    /// The text the address was parsed from, and where its secrets are in it.
-    text: Secret,
-    secret_spans: Vec<Range<usize>>,
 }
 
 /// `--budget-store-fail`: what a store that cannot be reached means.
@@ -197,6 +198,14 @@ impl Store {
     ) -> Result<Store, String> {
         let variable = environment::BUDGET_STORE.name;
         let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
+            (Some(text), _) if holds_password(text) => {
+                return Err(format!(
+                    "--budget-store: the address holds a password, which every user of this \
+                     machine could read in the tool's arguments (ps); give the address with \
+                     its password in {variable}, or the password alone in \
+                     --budget-password-file"
+                ));
+            }
             (Some(text), _) => ("--budget-store", text.to_string()),
             (None, Some(value)) => match value.into_string() {
                 Ok(text) => (variable, text),
@@ -220,10 +229,9 @@ impl Store {
         let Some((scheme, rest)) = text.split_once("://") else {
             return Err(format!("not a budget store; {EXPECTED}"));
         };
-        let offset = scheme.len() + 3;
-        let mut address = match scheme {
-            "redis" | "rediss" => parse_tcp(rest, offset, scheme == "rediss")?,
-            "redis+unix" | "unix" => parse_unix(rest, offset)?,
+        let address = match scheme {
+            "redis" | "rediss" => parse_tcp(rest, scheme == "rediss")?,
+            "redis+unix" | "unix" => parse_unix(rest)?,
             _ => {
                 return Err(format!(
                     "'{}' is not a budget store's scheme; {EXPECTED}",
@@ -231,7 +239,6 @@ impl Store {
                 ));
             }
         };
-        address.text = Secret(text.to_string());
         if cfg!(not(feature = "tls")) && address.is_tls() {
             return Err(format!(
                 "'{address}': this retry was built without TLS; use a release archive, or build \
@@ -247,23 +254,42 @@ fn shown_scheme(scheme: &str) -> String {
     scheme.chars().take(20).collect()
 }
 
+/// Whether the address `text` holds a password, in its user information or its query, however
+/// spelt; a part that does not parse counts as one, so that nothing slips through a typo.
+fn holds_password(text: &str) -> bool {
+    let Some((_, rest)) = text.split_once("://") else {
+        return false;
+    };
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let in_user_info = before_query
+        .rsplit_once('@')
+        .is_some_and(|(info, _)| info.contains(':'));
+    in_user_info
+        || query.split('&').any(|pair| {
+            let key = pair.split('=').next().unwrap_or(pair);
+            decode(key).map_or(true, |key| is_password_key(&key))
+        })
+}
+
+/// Whether a query's `key` (decoded) names the password: `pass` or `password`, in any case.
+fn is_password_key(key: &str) -> bool {
+    key.eq_ignore_ascii_case("pass") || key.eq_ignore_ascii_case("password")
+}
+
 /// The parts of an address's query: `db`, `user`, `pass` (or `password`) and `timeout`,
-/// percent-decoded, with where each secret was in the text.
+/// percent-decoded; the keys in any case.
 #[derive(Default)]
 struct Query {
     db: Option<u32>,
     user: Option<String>,
-    password: Option<(String, Range<usize>)>,
+    password: Option<String>,
     timeout: Option<Duration>,
 }
 
-/// Parse `query`, which starts at `offset` in the address.
-fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
+/// Parse an address's `query`.
+fn parse_query(query: &str) -> Result<Query, String> {
     let mut parsed = Query::default();
-    let mut start = offset;
     for pair in query.split('&') {
-        let here = start;
-        start += pair.len() + 1;
         if pair.is_empty() {
             continue;
         }
@@ -274,12 +300,12 @@ fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
                  {EXPECTED}"
             ));
         };
-        let value_span = here + key.len() + 1..here + pair.len();
-        match decode(key).as_deref() {
-            Ok("db") => parsed.db = Some(parse_db(&decode(value)?)?),
-            Ok("user" | "username") => parsed.user = Some(decode(value)?),
-            Ok("pass" | "password") => parsed.password = Some((decode(value)?, value_span)),
-            Ok("timeout") => parsed.timeout = Some(parse_call_limit(&decode(value)?)?),
+        let key = decode(key)?.to_ascii_lowercase();
+        match key.as_str() {
+            "db" => parsed.db = Some(parse_db(&decode(value)?)?),
+            "user" | "username" => parsed.user = Some(decode(value)?),
+            key if is_password_key(key) => parsed.password = Some(decode(value)?),
+            "timeout" => parsed.timeout = Some(parse_call_limit(&decode(value)?)?),
             _ => {
                 return Err(
                     "its query has a key that is not db, user, pass (or password) or timeout"
@@ -291,9 +317,8 @@ fn parse_query(query: &str, offset: usize) -> Result<Query, String> {
     Ok(parsed)
 }
 
-/// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme, which ends at
-/// `offset`.
-fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, String> {
+/// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme.
+fn parse_tcp(rest: &str, tls: bool) -> Result<RedisAddress, String> {
     if rest.contains('#') {
         return Err(
             "a '#' has no meaning in a budget store's address; percent-encode it \
@@ -302,7 +327,7 @@ fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, Strin
         );
     }
     let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let query = parse_query(query, offset + before_query.len() + 1)?;
+    let query = parse_query(query)?;
     // The user information ends at the last '@', so that a password with an '@' in it (which
     // should have been percent-encoded) still counts as a password.
     let (user_info, host_part) = match before_query.rsplit_once('@') {
@@ -311,12 +336,10 @@ fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, Strin
     };
     let (authority, path) = host_part.split_once('/').unwrap_or((host_part, ""));
     let (host, port) = parse_host_port(authority)?;
-    let (mut user, mut password, mut secret_spans) = (None, None, Vec::new());
+    let (mut user, mut password) = (None, None);
     if let Some(info) = user_info {
         match info.split_once(':') {
             Some((name, secret)) => {
-                let start = offset + name.len() + 1;
-                secret_spans.push(start..start + secret.len());
                 password = Some(Secret(decode(secret).map_err(|_| {
                     "its password is not valid percent-encoded UTF-8".to_string()
                 })?));
@@ -329,9 +352,8 @@ fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, Strin
         "" => None,
         path => Some(parse_db(path)?),
     };
-    if let Some((secret, span)) = query.password {
+    if let Some(secret) = query.password {
         password = Some(Secret(secret));
-        secret_spans.push(span);
     }
     Ok(RedisAddress {
         endpoint: Endpoint::Tcp {
@@ -344,33 +366,25 @@ fn parse_tcp(rest: &str, offset: usize, tls: bool) -> Result<RedisAddress, Strin
         user: query.user.or(user),
         password,
         call_limit: query.timeout,
-        text: Secret(String::new()),
-        secret_spans,
     })
 }
 
-/// `redis+unix:///PATH[?QUERY]`, after the scheme, which ends at `offset`.
-fn parse_unix(rest: &str, offset: usize) -> Result<RedisAddress, String> {
+/// `redis+unix:///PATH[?QUERY]`, after the scheme.
+fn parse_unix(rest: &str) -> Result<RedisAddress, String> {
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     if !path.starts_with('/') {
         return Err(format!(
             "a Unix socket's path must be absolute (three slashes after the scheme); {EXPECTED}"
         ));
     }
-    let query = parse_query(query, offset + path.len() + 1)?;
-    let (password, secret_spans) = match query.password {
-        Some((secret, span)) => (Some(Secret(secret)), vec![span]),
-        None => (None, Vec::new()),
-    };
+    let query = parse_query(query)?;
     Ok(RedisAddress {
         endpoint: Endpoint::Unix(PathBuf::from(decode(path)?)),
         port_given: false,
         db: query.db,
         user: query.user,
-        password,
+        password: query.password.map(Secret),
         call_limit: query.timeout,
-        text: Secret(String::new()),
-        secret_spans,
     })
 }
 
@@ -526,12 +540,6 @@ impl RedisAddress {
         Ok(self)
     }
 
-    /// The text this address was parsed from, and where its secrets are in it: what to hide
-    /// where the tool was given it.
-    pub(crate) fn secrets_in_text(&self) -> (&str, &[Range<usize>]) {
-        (&self.text.0, &self.secret_spans)
-    }
-
     fn is_tls(&self) -> bool {
         matches!(self.endpoint, Endpoint::Tcp { tls: true, .. })
     }
@@ -542,16 +550,6 @@ impl RedisAddress {
         match &self.password {
             Some(secret) if !secret.0.is_empty() => text.replace(&secret.0, HIDDEN),
             _ => text.to_string(),
-        }
-    }
-}
-
-impl Location {
-    /// The shared store's address, if the budget lives on one.
-    pub(crate) fn address(&self) -> Option<&RedisAddress> {
-        match self {
-            Location::Shared { address, .. } => Some(address),
-            Location::File(_) => None,
         }
     }
 }
@@ -673,11 +671,7 @@ mod tests {
             let address = address(text);
             assert_eq!(address.to_string(), shown, "{text}");
             assert!(!format!("{address:?}").contains("s3"), "{text}");
-            let (given, spans) = address.secrets_in_text();
-            assert_eq!(given, text);
-            for span in spans {
-                assert!(text[span.clone()].contains("s3"), "{text}: {span:?}");
-            }
+            assert_eq!(holds_password(text), shown.contains("***"), "{text}");
         }
         assert_eq!(
             address("redis://app:s3%40cret@cache")
@@ -766,6 +760,38 @@ mod tests {
             assert!(!err.contains("s3"), "{text}: {err}");
         }
         assert_eq!(Store::parse("file"), Ok(Store::File));
+    }
+
+    #[test]
+    fn a_password_is_refused_on_the_command_line_and_taken_from_the_environment() {
+        let resolve = |flag: Option<&str>, variable: Option<&str>| {
+            let env = |name: &str| match name {
+                "RETRY_BUDGET_STORE" => variable.map(OsString::from),
+                _ => None,
+            };
+            Location::resolve(flag, None, Some("/d".into()), &env, "--budget")
+        };
+        for text in [
+            "redis://app:s3cret@cache",
+            "redis://:s3cret@cache:6379/2",
+            "redis://cache?password=s3cret",
+            "redis://cache?db=1&PassWord=s3cret",
+            "redis+unix:///run/r.sock?p%61ss=s3cret",
+            "redis+unix:///run/r.sock?%50ASS=s3cret",
+            "rediss://u:s3cret@h:port",
+        ] {
+            let err = resolve(Some(text), None).unwrap_err();
+            assert!(
+                err.starts_with("--budget-store: the address holds a password"),
+                "{text}: {err}"
+            );
+            assert!(err.contains("RETRY_BUDGET_STORE"), "{err}");
+            assert!(err.contains("--budget-password-file"), "{err}");
+            assert!(!err.contains("s3"), "{text}: {err}");
+        }
+        let from_variable = resolve(None, Some("redis://cache?PASSWORD=s3cret")).unwrap();
+        assert_eq!(from_variable.to_string(), "redis://:***@cache");
+        assert!(resolve(Some("redis://app@cache?db=2"), None).is_ok());
     }
 
     #[test]

@@ -16,7 +16,6 @@ pub(crate) mod hooks;
 pub(crate) mod launch;
 pub(crate) mod release;
 pub(crate) mod request_file;
-pub(crate) mod scrub;
 pub(crate) mod stdin_replay;
 mod supervision;
 pub(crate) mod terminal;

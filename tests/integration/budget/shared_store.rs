@@ -450,9 +450,12 @@ fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
         .patient_url()
         .replace("redis://", "redis://retry-app:s3cret-w0rd@");
     let scratch = Scratch::new();
-    let env_run = failing("file", "api", "2/1h", &scratch.path("budgets"))
-        .args(["--budget-store"])
-        .args([&store])
+    let failing_with = |store: &str| {
+        sharing_budget("api", "2/1h", &scratch.path("budgets"))
+            .args(["-n", "2", "--base", "0s", "--max-time", "20s"])
+            .env("RETRY_BUDGET_STORE", store)
+    };
+    let env_run = failing_with(&store)
         .args(["--report"])
         .args([scratch.path("report.json")])
         .args([
@@ -484,16 +487,16 @@ fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
     );
 
     let wrong = store.replace("s3cret-w0rd", "wr0ng-s3cret");
-    let refused = failing(&wrong, "api", "2/1h", &scratch.path("budgets"))
-        .args(["--", "false"])
-        .run();
+    let refused = failing_with(&wrong).args(["--", "false"]).run();
     let message = refused.warning();
     assert!(
         message.contains("redis://retry-app:***@127.0.0.1"),
         "{refused}"
     );
 
-    let plan = retry(["--plan", "--budget", "api", "--budget-store", &store]).run();
+    let plan = retry(["--plan", "--budget", "api"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run();
     plan.expect_stdout_contains("in redis://retry-app:***@127.0.0.1");
     let help = retry(["--help"]).env("RETRY_BUDGET_STORE", &store).run();
     let bad = retry(["--budget", "api", "--budget-store"])

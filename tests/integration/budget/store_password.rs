@@ -1,14 +1,13 @@
-//! The budget store's password is seen nowhere: not in the tool's messages, plan, report,
-//! events or `budget show`, whatever the address's spelling; not by the command or a hook,
-//! through their environment or the tool's own `/proc/PID/environ` and `/proc/PID/cmdline`.
+//! The budget store's password is seen nowhere: never taken on the command line (other users
+//! read every process's argv); not in the tool's messages, plan, report, events or `budget
+//! show`, whatever the address's spelling; not in the environment of the command or a hook.
 
 use crate::support::harness::{Run, Scratch, retry};
 use crate::support::redis_server::RedisServer;
 
-/// A shell line that prints the environment and argv of its parent (the tool), one entry a line,
-/// and its own environment.
-const SNOOP: &str =
-    "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/$PPID/cmdline; env";
+/// A shell line that prints the tool's argv (its parent's), one entry a line, and its own
+/// environment.
+const SNOOP: &str = "tr '\\0' '\\n' < /proc/$PPID/cmdline; env";
 
 #[track_caller]
 fn assert_unseen(run: &Run, password: &str) {
@@ -23,45 +22,65 @@ fn assert_unseen(run: &Run, password: &str) {
 }
 
 #[test]
-fn neither_the_command_nor_a_hook_can_read_it_from_the_tool() {
+fn a_password_on_the_command_line_is_refused_unquoted_before_anything_runs() {
+    let scratch = Scratch::new();
+    let ran = scratch.path("ran");
+    for store in [
+        "redis://app:s3cret-pw@127.0.0.1:1",
+        "redis://:s3cret-pw@127.0.0.1:1/0",
+        "redis://127.0.0.1:1?db=0&PassWord=s3cret-pw",
+        "redis+unix:///run/r.sock?pa%73s=s3cret-pw",
+        "redis+unix:///run/r.sock?%70assword=s3cret-pw",
+    ] {
+        let touch = ran.to_str().unwrap();
+        for args in [
+            vec![
+                "--budget",
+                "api",
+                "--budget-store",
+                store,
+                "--",
+                "touch",
+                touch,
+            ],
+            vec!["--plan", "--budget", "api", "--budget-store", store],
+            vec!["budget", "show", "api", "--budget-store", store],
+        ] {
+            let run = retry(&args).run();
+            run.expect_code(125)
+                .expect_stderr("--budget-store: the address holds a password")
+                .expect_stderr("RETRY_BUDGET_STORE")
+                .expect_stderr("--budget-password-file");
+            assert_eq!(run.stderr().lines().count(), 1, "{run}");
+            assert_unseen(&run, "s3cret");
+            assert!(!ran.exists(), "the command ran\n{run}");
+        }
+    }
+}
+
+#[test]
+fn from_the_environment_it_reaches_neither_the_command_nor_a_hook() {
     let server = RedisServer::on_socket_requiring("s3cret-pw");
     let scratch = Scratch::new();
     let store = format!("{}&pass=s3cret-pw", server.patient_url());
-    let through_argv = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
-        .args(["--base", "1ms", "--budget-store", &store, "--budget-dir"])
-        .args([scratch.path("budgets")])
-        .args(["--on-retry", SNOOP, "--", "sh", "-c"])
-        .args([format!("{SNOOP}; exit 1")])
-        .run();
-    through_argv.expect_code(1);
-    assert!(
-        through_argv.events_named("warning").is_empty(),
-        "{through_argv}"
-    );
-    through_argv.expect_stdout_contains("--budget-store");
-    assert_unseen(&through_argv, "s3cret");
-
-    let through_variable = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
+    let run = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
         .args(["--base", "1ms", "--budget-dir"])
         .args([scratch.path("budgets")])
         .args(["--on-retry", SNOOP, "--", "sh", "-c"])
         .args([format!("{SNOOP}; exit 1")])
         .env("RETRY_BUDGET_STORE", &store)
         .run();
-    through_variable.expect_code(1);
-    assert!(
-        through_variable.events_named("warning").is_empty(),
-        "{through_variable}"
-    );
-    through_variable.expect_stdout_contains("RETRY_BUDGET_STORE=redis+unix://");
-    assert_unseen(&through_variable, "s3cret");
+    run.expect_code(1);
+    assert!(run.events_named("warning").is_empty(), "{run}");
+    assert!(!run.stdout().contains("RETRY_BUDGET_STORE"), "{run}");
+    assert_unseen(&run, "s3cret");
 }
 
 #[test]
 fn no_spelling_of_the_address_shows_it() {
     let server = RedisServer::on_socket_requiring("s3cret-pw");
     let scratch = Scratch::new();
-    for spelling in ["pa%73s", "%70assword", "password"] {
+    for spelling in ["pa%73s", "%70assword", "PASSWORD"] {
         let store = format!("{}&db=0&{spelling}=s3cret-pw", server.patient_url());
         let report = scratch.path("report.json");
         let run = retry([
@@ -73,11 +92,12 @@ fn no_spelling_of_the_address_shows_it() {
             "2",
             "--base",
         ])
-        .args(["1ms", "--budget-store", &store, "--report"])
+        .args(["1ms", "--report"])
         .args([&report])
         .args(["--budget-dir"])
         .args([scratch.path("budgets")])
         .args(["false"])
+        .env("RETRY_BUDGET_STORE", &store)
         .run();
         run.expect_code(1);
         assert!(run.events_named("warning").is_empty(), "{run}");
@@ -87,10 +107,14 @@ fn no_spelling_of_the_address_shows_it() {
             report.contains("pass=***") && !report.contains("s3cret"),
             "{report}"
         );
-        let plan = retry(["--plan", "--budget", "api", "--budget-store", &store]).run();
+        let plan = retry(["--plan", "--budget", "api"])
+            .env("RETRY_BUDGET_STORE", &store)
+            .run();
         plan.expect_stdout_contains("pass=***");
         assert_unseen(&plan, "s3cret");
-        let shown = retry(["budget", "show", "api", "--budget-store", &store]).run();
+        let shown = retry(["budget", "show", "api"])
+            .env("RETRY_BUDGET_STORE", &store)
+            .run();
         shown.expect_code(0).expect_stdout_contains("pass=***");
         assert_unseen(&shown, "s3cret");
         let wrong = store.replace("s3cret-pw", "wr0ng-s3cret");
@@ -103,9 +127,10 @@ fn no_spelling_of_the_address_shows_it() {
             "2",
             "--base",
         ])
-        .args(["1ms", "--budget-store", &wrong, "--budget-dir"])
+        .args(["1ms", "--budget-dir"])
         .args([scratch.path("budgets")])
         .args(["false"])
+        .env("RETRY_BUDGET_STORE", &wrong)
         .run();
         assert!(refused.warning().contains("pass=***"), "{refused}");
         assert_unseen(&refused, "s3cret");

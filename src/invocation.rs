@@ -206,8 +206,8 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
 }
 
 /// What a run writes when it ends, besides its messages: `--report`, the CI system's step
-/// outputs and `--report-dotenv`, and `--metrics`; each checked before the first attempt, and
-/// each taking the run's events.
+/// outputs and `--report-dotenv`, and `--metrics`; each a [`ReportTarget`], so each checked (and
+/// opened, where it can be) before the first attempt, and each taking the run's events.
 struct EndFiles {
     report: Option<ReportWriter>,
     outputs: Option<StepOutputs>,
@@ -232,7 +232,7 @@ impl EndFiles {
             None => None,
         };
         let shown = shown_command(config.command_words());
-        let outputs = StepOutputs::new(github.clone(), dotenv, shown);
+        let outputs = StepOutputs::new(github, dotenv, shown).map_err(anyhow::Error::msg)?;
         let metrics = match config.metrics() {
             Some((path, job)) => Some(Metrics::new(target(path, "--metrics")?, job)),
             None => None,

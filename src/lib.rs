@@ -19,6 +19,7 @@ mod examples;
 mod exit;
 mod first_and_last;
 mod invocation;
+mod named_files;
 mod names;
 mod nesting;
 mod outcome;

@@ -36,6 +36,7 @@ use nix::fcntl::{Flock, FlockArg};
 use super::model::{BucketState, Terms, delay_of, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
+use crate::named_files;
 use crate::signals::{Signal, SignalWatch, Waited};
 
 /// The first word of every state file, naming its format.
@@ -178,13 +179,16 @@ fn check_directory(dir: &Path) -> Result<std::fs::Metadata, Refused> {
 fn open_state(path: &Path, shared: bool) -> io::Result<File> {
     let mode = if shared { 0o660 } else { 0o600 };
     let open = |create: bool| {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(create)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
+        named_files::open(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(create)
+                .mode(mode),
+            libc::O_NOFOLLOW,
+        )
+        .map(|opened| opened.file)
     };
     match open(true) {
         Ok(file) => {
@@ -307,14 +311,17 @@ impl<'a> FileBudget<'a> {
         let mut copy = self.file.path.clone().into_os_string();
         copy.push(".damaged");
         let copy = PathBuf::from(copy);
-        OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&copy)
-            .and_then(|mut file| io::Write::write_all(&mut file, record))?;
+        named_files::open(
+            &copy,
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600),
+            libc::O_NOFOLLOW,
+        )
+        .map(|opened| opened.file)
+        .and_then(|mut file| io::Write::write_all(&mut file, record))?;
         Ok(copy)
     }
 
@@ -400,16 +407,12 @@ pub(crate) fn peek(
 ) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
     let path = dir.join(name.as_str());
     let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-    {
-        Ok(file) => file,
+    let opened = named_files::open(&path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
+    let named_files::Opened { file, metadata } = match opened {
+        Ok(opened) => opened,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(refused(&err)),
     };
-    let metadata = file.metadata().map_err(|err| refused(&err))?;
     if !metadata.is_file() {
         return Err(refused(&"not a regular file, so not a retry budget state"));
     }
@@ -426,12 +429,11 @@ pub(crate) fn peek(
 
 /// Open the state file again, and make sure it is still the one checked at the start.
 fn open_checked(path: &Path, identity: (u64, u64)) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    let metadata = file.metadata()?;
+    let named_files::Opened { file, metadata } = named_files::open(
+        path,
+        OpenOptions::new().read(true).write(true),
+        libc::O_NOFOLLOW,
+    )?;
     match (metadata.dev(), metadata.ino()) == identity {
         true => Ok(file),
         false => Err(io::Error::other(

@@ -15,12 +15,12 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Reservation;
 use crate::environment;
+use crate::named_files;
 use crate::report::message::printable;
 
 /// What stands in a shown address for its password.
@@ -472,14 +472,7 @@ fn read_password(path: &Path) -> Result<Secret, String> {
             path.display()
         )
     };
-    let file = std::fs::File::open(path).map_err(|err| cannot(err.to_string()))?;
-    let metadata = file.metadata().map_err(|err| cannot(err.to_string()))?;
-    if !metadata.is_file() {
-        return Err(cannot("it is not a regular file".into()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_PASSWORD as u64 + 2)
-        .read_to_end(&mut bytes)
+    let bytes = named_files::read_regular(path, MAX_PASSWORD as u64 + 2)
         .map_err(|err| cannot(err.to_string()))?;
     let line = bytes
         .split(|&byte| byte == b'\n')
@@ -822,6 +815,9 @@ mod tests {
         let err = self::address("redis://cache")
             .with_password_from(dir.path())
             .unwrap_err();
-        assert!(err.contains("not a regular file"), "{err}");
+        assert!(
+            err.contains("it is a directory, not a regular file"),
+            "{err}"
+        );
     }
 }

@@ -22,9 +22,10 @@ use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::named_files;
 use crate::requested::MAX_REQUEST;
 
 /// The lowest descriptor number a request file gets, above what the tool itself keeps open.
@@ -165,12 +166,9 @@ impl RequestFile {
             bytes.truncate(count);
             return Ok(String::from_utf8_lossy(&bytes).into_owned());
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&self.path)
-            .map_err(|err| err.to_string())?;
-        let metadata = file.metadata().map_err(|err| err.to_string())?;
+        let named_files::Opened { file, metadata } =
+            named_files::open(&self.path, OpenOptions::new().read(true), libc::O_NOFOLLOW)
+                .map_err(|err| err.to_string())?;
         if !metadata.is_file() {
             return Err("it is no longer a regular file".into());
         }

@@ -11,9 +11,12 @@
 
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::path::Path;
 
 use nix::sys::signal::killpg;
 use nix::unistd::{Pid, getpgrp, getpid, tcgetpgrp, tcsetpgrp};
+
+use crate::named_files;
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]
@@ -32,11 +35,13 @@ pub(crate) struct Handover {
 impl Terminal {
     /// The controlling terminal, if there is one and this process's group is its foreground.
     pub(crate) fn if_in_foreground() -> Option<Terminal> {
-        let tty = File::options()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-            .ok()?;
+        let tty = named_files::open(
+            Path::new("/dev/tty"),
+            File::options().read(true).write(true),
+            0,
+        )
+        .ok()?
+        .file;
         let own_group = getpgrp();
         (tcgetpgrp(&tty).ok()? == own_group).then_some(Terminal { tty, own_group })
     }

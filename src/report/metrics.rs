@@ -10,11 +10,11 @@
 
 use std::fs::OpenOptions;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::exit::Exit;
+use crate::named_files;
 use crate::outcome::{Next, Reason, RunEnd};
 use crate::report::events::{Event, EventSink};
 use crate::report::target::{ReportError, ReportTarget};
@@ -143,14 +143,11 @@ fn succeeded(end: &RunEnd) -> bool {
 /// The last success the previous run's file at `path` gives for `job` (escaped), if it is a
 /// regular file that gives a finite time since the epoch.
 fn previous_success(path: &Path, job: &str) -> Option<f64> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
+    let opened = named_files::open(path, OpenOptions::new().read(true), libc::O_NOFOLLOW).ok()?;
+    if !opened.metadata.is_file() {
         return None;
     }
+    let file = opened.file;
     let mut text = String::new();
     file.take(PREVIOUS_BOUND).read_to_string(&mut text).ok()?;
     let prefix = format!("{LAST_SUCCESS}{{job=\"{job}\"}} ");

@@ -1,15 +1,21 @@
-//! The files a run writes when it ends (`--report`, `--report-dotenv`, `--metrics`), checked
-//! before the first attempt, so that one that cannot be written fails the run at once (exit 125)
-//! rather than after the work is done. Each is treated as a redirection by a shell on a hardened
-//! system (`fs.protected_symlinks`, `fs.protected_fifos` and `fs.protected_regular` on, as
-//! Debian, Ubuntu and Fedora have them), whatever this system's settings say:
+//! The files a run writes when it ends (`--report`, `--report-dotenv`, `--metrics`, and a CI
+//! runner's `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY`), each checked and opened (or found
+//! ready to open) before the first attempt, so that one that cannot be written fails the run at
+//! once (exit 125) rather than after the work is done: a [`ReportTarget`] is the only way to
+//! write such a file, and it is made only by those checks. Nothing here blocks: every path is
+//! opened as `named_files` opens it. A CI runner's file is appended to, and must be the regular
+//! file the runner made, never a link. The others are treated as a redirection by a shell on a
+//! hardened system (`fs.protected_symlinks`, `fs.protected_fifos` and `fs.protected_regular` on,
+//! as Debian, Ubuntu and Fedora have them), whatever this system's settings say:
 //! - a symbolic link leads to its target, but not one in a sticky directory that every user may
 //!   write (`/tmp`) that belongs to neither this user nor the directory's owner: another user's
 //!   link there may point anywhere;
 //! - a name of one of the tool's own descriptors (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
 //!   `/proc/self/fd/N`) is that descriptor, written in place where it stands, as shells do;
-//! - a FIFO, a device or anything else that is not a regular file is opened at once and written
-//!   in place, never replaced;
+//! - a FIFO, a device or anything else that is not a regular file is written in place, never
+//!   replaced; a FIFO that has no reader yet is opened when the run ends, on a thread the run
+//!   waits for only until its deadline, as a redirection would wait for its reader; a socket is
+//!   refused;
 //! - a regular file (or a new one) is written beside its target under a temporary name and
 //!   renamed into place at the end, so a reader never sees half of it; it gets the mode the
 //!   umask gives any new file, or one the file's purpose needs (`--metrics`: 0644, for the
@@ -21,12 +27,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
 
 use nix::unistd::{AccessFlags, access};
 
+use crate::named_files;
 use crate::report::outlet::GRACE;
 use crate::signals::{Signal, SignalWatch, Waited};
 
@@ -52,7 +59,12 @@ enum Place {
         file: PathBuf,
     },
     /// Anything else, opened already: written in place.
-    InPlace(File),
+    Opened(File),
+    /// A FIFO with no reader yet: opened when the run ends, if it is still this one (its device
+    /// and inode), and written in place.
+    AwaitingReader { fifo: PathBuf, identity: (u64, u64) },
+    /// A CI runner's file, opened already: appended to.
+    Append(File),
 }
 
 impl ReportTarget {
@@ -64,6 +76,32 @@ impl ReportTarget {
         let place = Place::check(path, flag, &cannot)?;
         Ok(ReportTarget {
             place,
+            shown,
+            mode: None,
+        })
+    }
+
+    /// Check that the CI runner's file at `path`, which the variable `variable` names, is the
+    /// regular file a runner makes, and open it to append to when the run ends; the error is the
+    /// message.
+    pub(crate) fn append(path: &Path, variable: &str) -> Result<Self, String> {
+        let shown = format!("${variable} ({})", path.display());
+        let cannot = |why: String| format!("cannot write {shown}: {why}");
+        let opened = named_files::open(path, OpenOptions::new().append(true), libc::O_NOFOLLOW)
+            .map_err(|err| match err.raw_os_error() {
+                Some(libc::ELOOP) => {
+                    cannot("it is a symbolic link, not the runner's own file".into())
+                }
+                _ => cannot(err.to_string()),
+            })?;
+        if !opened.metadata.is_file() {
+            return Err(cannot(format!(
+                "it is {}, not the regular file a runner makes",
+                named_files::kind(&opened.metadata)
+            )));
+        }
+        Ok(ReportTarget {
+            place: Place::Append(opened.file),
             shown,
             mode: None,
         })
@@ -88,19 +126,23 @@ impl ReportTarget {
     ) -> Result<(), ReportError> {
         let failed =
             |err: io::Error| ReportError::Failed(format!("cannot write {}: {err}", self.shown));
+        let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
+        let in_place =
+            |write: Box<dyn FnOnce() -> io::Result<()> + Send>| match watch.run_job(until, write) {
+                Ok(Waited::Done(written)) => written.map_err(failed),
+                Ok(Waited::Stopped(signal)) => Err(ReportError::Interrupted(signal)),
+                Ok(Waited::TimedOut) => Err(failed(io::Error::other(
+                    "its reader did not take it before the --max-time deadline",
+                ))),
+                Err(err) => Err(failed(err)),
+            };
         match self.place {
             Place::Replace { file } => replace(&file, &text, self.mode).map_err(failed),
-            Place::InPlace(mut file) => {
-                let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
-                match watch.run_job(until, move || file.write_all(&text)) {
-                    Ok(Waited::Done(written)) => written.map_err(failed),
-                    Ok(Waited::Stopped(signal)) => Err(ReportError::Interrupted(signal)),
-                    Ok(Waited::TimedOut) => Err(failed(io::Error::other(
-                        "its reader did not take it before the --max-time deadline",
-                    ))),
-                    Err(err) => Err(failed(err)),
-                }
-            }
+            Place::Append(mut file) => file.write_all(&text).map_err(failed),
+            Place::Opened(mut file) => in_place(Box::new(move || file.write_all(&text))),
+            Place::AwaitingReader { fifo, identity } => in_place(Box::new(move || {
+                open_awaited(&fifo, identity)?.write_all(&text)
+            })),
         }
     }
 
@@ -108,7 +150,7 @@ impl ReportTarget {
     pub(crate) fn replaced_file(&self) -> Option<&Path> {
         match &self.place {
             Place::Replace { file } => Some(file),
-            Place::InPlace(_) => None,
+            Place::Opened(_) | Place::AwaitingReader { .. } | Place::Append(_) => None,
         }
     }
 }
@@ -131,7 +173,7 @@ impl Place {
         }
         let file = match resolve_links(path).map_err(cannot)? {
             Resolved::Descriptor(fd) => {
-                return duplicate(fd).map(Place::InPlace).map_err(|err| {
+                return duplicate(fd).map(Place::Opened).map_err(|err| {
                     cannot(format!(
                         "it names descriptor {fd}, which is not open: {err}"
                     ))
@@ -152,9 +194,7 @@ impl Place {
             ))),
             Some(metadata) if !metadata.is_file() => {
                 refuse_planted(parent(&file), &metadata).map_err(cannot)?;
-                open_in_place(&file)
-                    .map(Place::InPlace)
-                    .map_err(|err| cannot(format!("cannot open it: {err}")))
+                open_in_place(&file).map_err(cannot)
             }
             existing => {
                 check_replaceable(parent(&file), existing.as_ref()).map_err(cannot)?;
@@ -290,24 +330,44 @@ fn check_replaceable(directory: &Path, existing: Option<&std::fs::Metadata>) -> 
     Ok(())
 }
 
-/// Open a FIFO, a device or the like for writing, as a shell redirection does: at once if a
-/// reader is there, else waiting for one (signals still end the tool at this point).
-fn open_in_place(path: &Path) -> io::Result<File> {
-    let open = |flags| {
-        OpenOptions::new()
-            .write(true)
-            .custom_flags(flags)
-            .open(path)
+/// Open a FIFO, a device or the like for writing, as a shell redirection does, but without
+/// blocking: a FIFO with no reader yet is left to open when the run ends ([`open_awaited`]).
+fn open_in_place(path: &Path) -> Result<Place, String> {
+    let opened = match named_files::open(path, OpenOptions::new().write(true), 0) {
+        Ok(opened) => opened,
+        Err(err) if err.raw_os_error() == Some(libc::ENXIO) => {
+            let metadata = std::fs::metadata(path).map_err(|err| err.to_string())?;
+            if !metadata.file_type().is_fifo() {
+                return Err(format!("it is {}", named_files::kind(&metadata)));
+            }
+            let identity = (metadata.dev(), metadata.ino());
+            return Ok(Place::AwaitingReader {
+                fifo: path.to_path_buf(),
+                identity,
+            });
+        }
+        Err(err) => return Err(format!("cannot open it: {err}")),
     };
-    let file = match open(libc::O_NONBLOCK) {
-        Err(err) if err.raw_os_error() == Some(libc::ENXIO) => open(0)?,
-        other => other?,
-    };
-    nix::fcntl::fcntl(
-        &file,
-        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-    )?;
-    Ok(file)
+    opened
+        .blocking()
+        .map(Place::Opened)
+        .map_err(|err| format!("cannot open it: {err}"))
+}
+
+/// Open the FIFO `fifo` for writing once its reader comes (on a thread of its own: this blocks
+/// until then), if it is still the one checked before the run (`identity`).
+fn open_awaited(fifo: &Path, identity: (u64, u64)) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(fifo)?;
+    let metadata = file.metadata()?;
+    match (metadata.dev(), metadata.ino()) == identity {
+        true => Ok(file),
+        false => Err(io::Error::other(
+            "another file was put in its place during the run",
+        )),
+    }
 }
 
 /// Write `text` beside `file` under a temporary name, then rename it into place; the temporary

@@ -262,21 +262,33 @@ fn a_nested_run_leaves_the_ci_system_to_the_outermost_one() {
 }
 
 #[test]
-fn github_files_that_cannot_be_written_fail_the_run_loudly() {
+fn github_files_that_cannot_be_written_fail_the_run_before_the_command_runs() {
     let scratch = Scratch::new();
-    let run = retry(["--ci", "github", "true"])
+    let ran = scratch.path("ran");
+    let touch = ["--ci", "github", "touch", ran.to_str().unwrap()];
+    let missing = retry(touch)
         .env("GITHUB_OUTPUT", scratch.path("missing"))
         .run();
-    run.expect_code(125)
-        .expect_stderr("cannot write $GITHUB_OUTPUT (")
-        .expect_stderr("so retry exits 125");
+    missing
+        .expect_code(125)
+        .expect_stderr("cannot write $GITHUB_OUTPUT (");
+    assert!(!ran.exists(), "the command ran first\n{missing}");
     std::os::unix::fs::symlink("/etc/hostname", scratch.path("link")).unwrap();
-    let linked = retry(["--ci", "github", "true"])
+    let linked = retry(touch)
         .env("GITHUB_STEP_SUMMARY", scratch.path("link"))
         .run();
     linked
         .expect_code(125)
-        .expect_stderr("cannot write $GITHUB_STEP_SUMMARY (");
+        .expect_stderr("cannot write $GITHUB_STEP_SUMMARY (")
+        .expect_stderr("it is a symbolic link");
+    assert!(!ran.exists(), "the command ran first\n{linked}");
+    let fifo = scratch.path("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let piped = retry(touch).env("GITHUB_OUTPUT", &fifo).run();
+    piped
+        .expect_code(125)
+        .expect_stderr("cannot write $GITHUB_OUTPUT (");
+    assert!(!ran.exists(), "the command ran first\n{piped}");
 }
 
 #[test]

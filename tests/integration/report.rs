@@ -248,6 +248,41 @@ fn a_fifo_is_written_in_place() {
     assert!(kind.is_fifo(), "the FIFO was replaced");
 }
 
+#[test]
+fn a_fifo_with_no_reader_yet_holds_up_neither_the_command_nor_the_deadline() {
+    let scratch = Scratch::new();
+    let fifo = scratch.path("report.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let fifo_arg = fifo.to_str().unwrap();
+    // Nobody ever reads: the command still runs, and the run ends at its deadline, loudly.
+    let unread = retry([
+        "--log-format",
+        "json",
+        "--max-time",
+        "1s",
+        "--report",
+        fifo_arg,
+    ])
+    .args(["sh", "-c", "echo ran"])
+    .run();
+    unread.expect_code(125).expect_stdout("ran\n");
+    let done = unread.event("done");
+    assert!(
+        done["report_error"]
+            .as_str()
+            .is_some_and(|error| error.contains("did not take it before the --max-time deadline")),
+        "{unread}"
+    );
+    // A reader that comes once the command ran gets the whole report.
+    let running = retry(["--log-format", "json", "--report", fifo_arg, "true"]).spawn();
+    running.await_event("attempt_end");
+    let text = std::fs::read(&fifo).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&text).unwrap_or_else(|err| panic!("no report: {err}"));
+    assert_eq!(report["reason"], "success");
+    running.finish().expect_code(0);
+}
+
 /// Linux device numbers: `makedev` and the numbers of /dev/null and /dev/full are Linux's.
 #[cfg(target_os = "linux")]
 #[test]

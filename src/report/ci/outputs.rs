@@ -1,14 +1,12 @@
 //! The run's outcome for the later steps of a CI job, written when it ends: on GitHub its values
 //! appended to `$GITHUB_OUTPUT` and a Markdown table of its attempts to `$GITHUB_STEP_SUMMARY`
-//! (the runner's own files, which must be regular files); and, in any system,
+//! (the runner's own files, checked and opened before the first attempt as every file written at
+//! the end is, by `target`); and, in any system,
 //! `--report-dotenv FILE`, the values as a dotenv file for GitLab's `artifacts:reports:dotenv`.
 //!
 //! The table keeps the first and the last attempts ([`ROWS_AT_EACH_END`] of each) and counts
 //! those between, so that a long run cannot fill the summary.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -37,7 +35,8 @@ pub(crate) struct GitHubFiles {
 
 /// Collects a run's attempts and writes its outcome for later steps when it ends.
 pub(crate) struct StepOutputs {
-    github: GitHubFiles,
+    /// `$GITHUB_OUTPUT`, then `$GITHUB_STEP_SUMMARY`, each checked.
+    github: [Option<ReportTarget>; 2],
     dotenv: Option<ReportTarget>,
     /// The command line, as the CI log shows it.
     command: String,
@@ -54,20 +53,32 @@ struct Row {
 }
 
 impl StepOutputs {
-    /// Outputs of a run of `command` (shown as the CI log shows it) to GitHub's `github` files
-    /// and to `dotenv`.
-    pub(crate) fn new(github: GitHubFiles, dotenv: Option<ReportTarget>, command: String) -> Self {
-        StepOutputs {
-            github,
+    /// Outputs of a run of `command` (shown as the CI log shows it) to GitHub's `github` files,
+    /// each checked and opened now, and to `dotenv`; the error says which file cannot be used.
+    pub(crate) fn new(
+        github: &GitHubFiles,
+        dotenv: Option<ReportTarget>,
+        command: String,
+    ) -> Result<Self, String> {
+        let target = |path: &Option<PathBuf>, variable: crate::environment::Variable| {
+            path.as_deref()
+                .map(|path| ReportTarget::append(path, variable.name))
+                .transpose()
+        };
+        Ok(StepOutputs {
+            github: [
+                target(&github.output, GITHUB_OUTPUT)?,
+                target(&github.summary, GITHUB_STEP_SUMMARY)?,
+            ],
             dotenv,
             command,
             rows: FirstAndLast::new(ROWS_AT_EACH_END),
-        }
+        })
     }
 
     /// Whether there is anything to write.
     pub(crate) fn any(&self) -> bool {
-        self.dotenv.is_some() || self.github.output.is_some() || self.github.summary.is_some()
+        self.dotenv.is_some() || self.github.iter().any(Option::is_some)
     }
 
     /// Write every output of the run that ended as `end`; the first failure is returned, after
@@ -83,23 +94,13 @@ impl StepOutputs {
             let text = values_text(end, |name| format!("RETRY_RUN_{}", name.to_uppercase()));
             first_error = target.write(text.into_bytes(), watch, deadline).err();
         }
-        let appended = [
-            (
-                &self.github.output,
-                GITHUB_OUTPUT.name,
-                values_text(end, str::to_string),
-            ),
-            (
-                &self.github.summary,
-                GITHUB_STEP_SUMMARY.name,
-                self.summary(end),
-            ),
-        ];
-        for (path, variable, text) in appended {
-            if let Some(path) = path
-                && let Err(error) = append(path, variable, &text)
+        let [output, summary] = std::mem::take(&mut self.github);
+        let texts = [values_text(end, str::to_string), self.summary(end)];
+        for (target, text) in [output, summary].into_iter().zip(texts) {
+            if let Some(target) = target
+                && let Err(error) = target.write(text.into_bytes(), watch, deadline)
             {
-                first_error.get_or_insert(ReportError::Failed(error));
+                first_error.get_or_insert(error);
             }
         }
         first_error.map_or(Ok(()), Err)
@@ -191,25 +192,6 @@ fn values_text(end: &RunEnd, named: impl Fn(&str) -> String) -> String {
         .collect()
 }
 
-/// Append `text` to the runner's file at `path` (named by `variable`): a regular file, never a
-/// link, a FIFO or a device, whose write cannot be held up by a reader.
-fn append(path: &PathBuf, variable: &str, text: &str) -> Result<(), String> {
-    let cannot = |why: String| format!("cannot write ${variable} ({}): {why}", path.display());
-    let mut file = OpenOptions::new()
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|err| cannot(err.to_string()))?;
-    let regular = file.metadata().is_ok_and(|metadata| metadata.is_file());
-    if !regular {
-        return Err(cannot(
-            "it is not a regular file, as the runner makes it".into(),
-        ));
-    }
-    file.write_all(text.as_bytes())
-        .map_err(|err| cannot(err.to_string()))
-}
-
 /// `text` as Markdown that shows it as it is: one line, with no markup or HTML.
 fn markdown_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -290,7 +272,7 @@ mod tests {
     #[test]
     fn the_summary_is_a_table_of_the_attempts() {
         let command = "curl -fsS 'http://h/a|b'".to_string();
-        let mut outputs = StepOutputs::new(GitHubFiles::default(), None, command);
+        let mut outputs = StepOutputs::new(&GitHubFiles::default(), None, command).unwrap();
         let retry = Next::Retry {
             wait: Duration::from_secs(1),
             cause: WaitCause::Backoff,
@@ -315,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_long_run_shows_its_first_and_last_attempts() {
-        let mut outputs = StepOutputs::new(GitHubFiles::default(), None, "x".into());
+        let mut outputs = StepOutputs::new(&GitHubFiles::default(), None, "x".into()).unwrap();
         for attempt in 1..=25 {
             outputs.emit(&Event::AttemptEnd(outcome(
                 attempt,

@@ -185,3 +185,21 @@ fn a_value_that_is_not_utf8_is_not_quoted() {
     run.expect_code(125).expect_stderr("not shown");
     assert_unseen(&run, "s3cret");
 }
+
+#[test]
+fn a_password_file_that_is_a_fifo_is_refused_at_once() {
+    let scratch = Scratch::new();
+    let fifo = scratch.path("password");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let ran = scratch.path("ran");
+    let run = retry(["--budget", "api", "--budget-store", "redis://127.0.0.1:1"])
+        .args(["--max-time", "5s", "--budget-password-file"])
+        .args([&fifo])
+        .args(["touch"])
+        .args([&ran])
+        .run();
+    run.expect_code(125)
+        .expect_stderr("cannot read --budget-password-file ")
+        .expect_stderr("it is a FIFO, not a regular file");
+    assert!(!ran.exists(), "{run}");
+}

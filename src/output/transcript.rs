@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use crate::output::Stream;
 use crate::output::copy::HeldOutput;
-use crate::spill::{Held, HoldError, SpillBuffer};
+use crate::spill::{Held, SpillBuffer};
 
 /// Bytes copied at a time when the transcript is written out.
 const CHUNK: usize = 64 * 1024;
@@ -114,27 +114,39 @@ impl Transcript {
 /// The kept story of a run, to be written out (on a thread of its own, if need be).
 pub(crate) struct Story(Store);
 
+/// What became of a story written out.
+#[derive(Debug, Default)]
+pub(crate) struct WrittenOut {
+    /// The first failure to write to stdout, then to stderr: a stream that failed takes nothing
+    /// more, and the other still gets its part.
+    pub(crate) broken: [Option<io::Error>; 2],
+    /// The held bytes could not be read back, or not all were kept; why.
+    pub(crate) lost: Option<String>,
+}
+
 impl Story {
-    /// Write everything kept, in order, to `stdout` and `stderr`; the first write that fails
-    /// ends it. Output that could not be kept (the temporary file failed) is an error once what
-    /// was kept is written.
-    pub(crate) fn write_out(
-        self,
-        stdout: &mut impl Write,
-        stderr: &mut impl Write,
-    ) -> Result<(), HoldError> {
+    /// Write everything kept, in order, to `stdout` and `stderr`. A stream whose write fails
+    /// takes nothing more, but the other still gets its whole part: a closed stdout never costs
+    /// the command's error lines.
+    pub(crate) fn write_out(self, stdout: &mut impl Write, stderr: &mut impl Write) -> WrittenOut {
         let store = self.0;
-        let lost = store.failure;
-        let mut source: Box<dyn Read + Send> =
-            match store.bytes.finish().map_err(HoldError::Spill)? {
-                Held::Memory(bytes) => Box::new(io::Cursor::new(bytes)),
-                Held::Spilled(file) => Box::new(file),
-            };
+        let mut written = WrittenOut {
+            lost: store.failure,
+            ..WrittenOut::default()
+        };
+        let mut source: Box<dyn Read + Send> = match store.bytes.finish() {
+            Ok(Held::Memory(bytes)) => Box::new(io::Cursor::new(bytes)),
+            Ok(Held::Spilled(file)) => Box::new(file),
+            Err(err) => {
+                written.lost = Some(format!("cannot read back the held output: {err}"));
+                return written;
+            }
+        };
         let mut chunk = vec![0; CHUNK];
         for (stream, length) in store.stretches {
-            let out: &mut dyn Write = match stream {
-                Stream::Stdout => stdout,
-                Stream::Stderr => stderr,
+            let (out, broken): (&mut dyn Write, _) = match stream {
+                Stream::Stdout => (stdout, &mut written.broken[0]),
+                Stream::Stderr => (stderr, &mut written.broken[1]),
             };
             let mut left = length;
             while left > 0 {
@@ -143,19 +155,25 @@ impl Story {
                     Ok(0) => break,
                     Ok(count) => count,
                     Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(err) => return Err(HoldError::Spill(err)),
+                    Err(err) => {
+                        written.lost = Some(format!("cannot read back the held output: {err}"));
+                        return written;
+                    }
                 };
-                out.write_all(&chunk[..count])
-                    .map_err(HoldError::Transfer)?;
+                if broken.is_none()
+                    && let Err(err) = out.write_all(&chunk[..count])
+                {
+                    *broken = Some(err);
+                }
                 left -= count as u64;
             }
-            out.flush().map_err(HoldError::Transfer)?;
+            if broken.is_none()
+                && let Err(err) = out.flush()
+            {
+                *broken = Some(err);
+            }
         }
-        // What was kept is out; now say what could not be.
-        match lost {
-            Some(why) => Err(HoldError::Spill(io::Error::other(why))),
-            None => Ok(()),
-        }
+        written
     }
 }
 
@@ -188,10 +206,8 @@ mod tests {
             .keep_attempt("retry: attempt 2/2 failed", held(b"", b""))
             .unwrap();
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-        transcript
-            .take()
-            .write_out(&mut stdout, &mut stderr)
-            .unwrap();
+        let written = transcript.take().write_out(&mut stdout, &mut stderr);
+        assert!(written.broken.iter().all(Option::is_none) && written.lost.is_none());
         assert_eq!(String::from_utf8(stdout).unwrap(), "out 1\n");
         assert_eq!(
             String::from_utf8(stderr).unwrap(),
@@ -206,12 +222,35 @@ mod tests {
         transcript.keep_line(b"kept\n");
         transcript.0.borrow_mut().failure = Some("the disk is full".into());
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-        let err = transcript
-            .take()
-            .write_out(&mut stdout, &mut stderr)
-            .unwrap_err();
+        let written = transcript.take().write_out(&mut stdout, &mut stderr);
         assert_eq!(stderr, b"kept\n");
-        assert!(err.to_string().contains("the disk is full"), "{err}");
+        let lost = written.lost.unwrap();
+        assert!(lost.contains("the disk is full"), "{lost}");
+    }
+
+    #[test]
+    fn a_stream_that_breaks_never_costs_the_other_its_part() {
+        let transcript = Transcript::default();
+        transcript
+            .keep_attempt("retry: attempt 1/2 failed", held(b"out 1\n", b"err 1\n"))
+            .unwrap();
+        transcript
+            .keep_attempt("retry: attempt 2/2 failed", held(b"out 2\n", b"err 2\n"))
+            .unwrap();
+        let mut full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut stderr = Vec::new();
+        let written = transcript.take().write_out(&mut full, &mut stderr);
+        assert_eq!(
+            String::from_utf8(stderr).unwrap(),
+            "retry: attempt 1/2 failed; its output:\nerr 1\n\
+             retry: attempt 2/2 failed; its output:\nerr 2\n"
+        );
+        let broken = written.broken[0].as_ref().unwrap();
+        assert_eq!(broken.raw_os_error(), Some(libc::ENOSPC));
+        assert!(written.broken[1].is_none());
     }
 
     #[test]
@@ -224,10 +263,8 @@ mod tests {
             .keep_attempt("retry: attempt 1/1 failed", held(&big, b"tail\n"))
             .unwrap();
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-        transcript
-            .take()
-            .write_out(&mut stdout, &mut stderr)
-            .unwrap();
+        let written = transcript.take().write_out(&mut stdout, &mut stderr);
+        assert!(written.lost.is_none());
         assert_eq!(stdout, big);
         assert!(stderr.ends_with(b"its output:\ntail\n"));
     }

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::outcome::{AttemptOutcome, Next, Reason};
+use crate::output::Stream;
 use crate::output::copy::{Destination, HeldOutput};
 use crate::output::transcript::Transcript;
 use crate::report::message::printable;
@@ -105,7 +106,8 @@ impl Release for TranscriptRelease {
 
 /// Write out the run's `transcript`, as a run that did not succeed does, to the tool's stdout and
 /// stderr: its reader's pace allowing until `deadline` (or, after a signal ended the run, for
-/// [`GRACE`] only), and awake to the signals that end a run. Whatever stops it is said in the
+/// [`GRACE`] only), and awake to the signals that end a run. A stream that cannot take its part
+/// (a closed pipe, a full disk) costs the other nothing; whatever went wrong is said once, in the
 /// message returned.
 pub(crate) fn write_transcript(
     transcript: Transcript,
@@ -127,17 +129,20 @@ pub(crate) fn write_transcript(
     let story = transcript.take();
     let write = move || story.write_out(&mut stdout, &mut stderr);
     let failed = |why: String| format!("cannot write the held output of the run: {why}");
-    match watch.run_job(until, write) {
-        Ok(Waited::Done(Ok(()))) => Ok(()),
-        Ok(Waited::Done(Err(HoldError::Transfer(err))))
-            if err.kind() == io::ErrorKind::BrokenPipe =>
-        {
-            Ok(())
-        }
-        Ok(Waited::Done(Err(err))) => Err(failed(err.to_string())),
-        Ok(Waited::Stopped(signal)) => Err(failed(format!("stopped by {signal}"))),
-        Ok(Waited::TimedOut) => Err(failed("its reader did not take it in time".to_string())),
-        Err(err) => Err(failed(format!("cannot start a thread: {err}"))),
+    let written = match watch.run_job(until, write) {
+        Ok(Waited::Done(written)) => written,
+        Ok(Waited::Stopped(signal)) => return Err(failed(format!("stopped by {signal}"))),
+        Ok(Waited::TimedOut) => return Err(failed("its reader did not take it in time".into())),
+        Err(err) => return Err(failed(format!("cannot start a thread: {err}"))),
+    };
+    let broken = [Stream::Stdout, Stream::Stderr]
+        .into_iter()
+        .zip(written.broken)
+        .filter_map(|(stream, broken)| Some(format!("to {}: {}", stream.name(), broken?)));
+    let problems: Vec<String> = broken.chain(written.lost).collect();
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(failed(problems.join("; "))),
     }
 }
 

@@ -383,6 +383,39 @@ fn quiet_unless_failed_keeps_a_large_story_whole_or_fails_loudly() {
 }
 
 #[test]
+fn quiet_unless_failed_keeps_stderr_when_stdout_breaks() {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    for (stdout, how) in [
+        (Stdio::from(write), "Broken pipe"),
+        (Stdio::from(full), "No space left on device"),
+    ] {
+        let run = retry([
+            "--quiet-unless-failed",
+            "-n",
+            "2",
+            "--base",
+            "0s",
+            "sh",
+            "-c",
+        ])
+        .args(["echo out $RETRY_ATTEMPT; echo err $RETRY_ATTEMPT >&2; exit 3"])
+        .stdout(stdout)
+        .run();
+        run.expect_code(3)
+            .expect_stderr("its output:\nerr 1\n")
+            .expect_stderr("its output:\nerr 2\n")
+            .expect_stderr("giving up after 2 attempts");
+        let said = format!("cannot write the held output of the run: to stdout: {how}");
+        assert_eq!(run.stderr().matches(&said).count(), 1, "{run}");
+    }
+}
+
+#[test]
 fn quiet_unless_failed_keeps_stderr_for_people() {
     let run = retry(["--quiet-unless-failed", "--log-format", "json", "true"]).run();
     run.expect_code(125)

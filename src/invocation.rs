@@ -154,13 +154,13 @@ fn run_command(
         environment: ChildEnvironment::inherited(),
         launcher,
     };
-    let mut hooks = HookRunner {
-        lines: config.hooks().clone(),
-        options: config.process(),
-        watch: &watch,
-        terminal: terminal.as_ref(),
-        total: config.total_attempts(),
-    };
+    let mut hooks = HookRunner::new(
+        config.hooks().clone(),
+        config.process(),
+        &watch,
+        terminal.as_ref(),
+        config.total_attempts(),
+    );
     // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
     // what is written after it.
     let deadline = config

@@ -9,6 +9,7 @@
 //! environment is never touched.
 
 use std::ffi::{CString, OsStr, c_char};
+use std::marker::PhantomData;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::environment::{self, Variable};
@@ -25,15 +26,13 @@ pub(crate) struct ChildEnvironment {
     pointers: Vec<*const c_char>,
 }
 
-/// A pointer to a `ChildEnvironment`'s table, to be installed in a child as its `environ`.
+/// A `ChildEnvironment`'s table, for a child to execute with: it borrows the environment, so
+/// that the table cannot change or go while a start uses it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Environ(*const *const c_char);
-
-// SAFETY: the table is only read, and only by a child between fork and exec, while the
-// `ChildEnvironment` it points into is borrowed by the spawn that made the child.
-unsafe impl Send for Environ {}
-// SAFETY: as for Send.
-unsafe impl Sync for Environ {}
+pub(crate) struct Environ<'a> {
+    table: *const *const c_char,
+    borrowed: PhantomData<&'a ChildEnvironment>,
+}
 
 impl ChildEnvironment {
     /// The tool's environment as its children inherit it: without `WITHHELD`, and without the
@@ -85,8 +84,11 @@ impl ChildEnvironment {
     }
 
     /// The table for the child, as `set_attempt` last made it.
-    pub(crate) fn environ(&self) -> Environ {
-        Environ(self.pointers.as_ptr())
+    pub(crate) fn environ(&self) -> Environ<'_> {
+        Environ {
+            table: self.pointers.as_ptr(),
+            borrowed: PhantomData,
+        }
     }
 
     /// The `NAME=value` entries the next child gets, for tests.
@@ -102,40 +104,46 @@ impl ChildEnvironment {
     }
 }
 
-impl Environ {
+impl Environ<'_> {
     /// The table, null-terminated, for `execve` and its kin.
-    #[cfg(target_os = "linux")]
     pub(crate) fn pointer(self) -> *const *const c_char {
-        self.0
-    }
-
-    /// Make this the calling process's environment. Async-signal-safe: one pointer is written.
-    ///
-    /// # Safety
-    /// Only in a child between fork and exec, with the table it points to alive (the parent's
-    /// `ChildEnvironment` as it was at the fork).
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) unsafe fn install(self) {
-        #[cfg(not(target_vendor = "apple"))]
-        {
-            unsafe extern "C" {
-                static mut environ: *const *const c_char;
-            }
-            // SAFETY: the caller is a child between fork and exec, with no other thread.
-            unsafe { environ = self.0 };
-        }
-        #[cfg(target_vendor = "apple")]
-        // SAFETY: as above; `_NSGetEnviron` is where Apple's libc keeps `environ`.
-        unsafe {
-            *libc::_NSGetEnviron() = self.0.cast_mut().cast()
-        };
+        self.table
     }
 }
 
-/// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt.
+/// Make `table` the calling process's environment. Async-signal-safe: one pointer is written.
+///
+/// # Safety
+/// Only in a child between fork and exec, with the table alive (the parent's
+/// `ChildEnvironment`, borrowed by the start that made the child).
+#[cfg(not(target_os = "linux"))]
+pub(crate) unsafe fn install(table: *const *const c_char) {
+    #[cfg(not(target_vendor = "apple"))]
+    {
+        unsafe extern "C" {
+            static mut environ: *const *const c_char;
+        }
+        // SAFETY: the caller is a child between fork and exec, with no other thread.
+        unsafe { environ = table };
+    }
+    #[cfg(target_vendor = "apple")]
+    // SAFETY: as above; `_NSGetEnviron` is where Apple's libc keeps `environ`.
+    unsafe {
+        *libc::_NSGetEnviron() = table.cast_mut().cast()
+    };
+}
+
+/// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt
+/// or per hook.
 fn is_replaced(name: &OsStr) -> bool {
     let named = |variable: &Variable| name == variable.name;
-    environment::WITHHELD.iter().any(named) || environment::ALL.iter().any(named)
+    [
+        &environment::WITHHELD[..],
+        &environment::ALL,
+        &environment::HOOK,
+    ]
+    .into_iter()
+    .any(|variables| variables.iter().any(named))
 }
 
 /// `name=value` as a C string; none for a value with a NUL, which no environment can hold.
@@ -186,7 +194,8 @@ mod tests {
 
     #[test]
     fn the_tools_own_values_of_replaced_variables_are_left_out() {
-        for variable in environment::WITHHELD.iter().chain(&environment::ALL) {
+        let variables = environment::WITHHELD.iter().chain(&environment::ALL);
+        for variable in variables.chain(&environment::HOOK) {
             assert!(is_replaced(OsStr::new(variable.name)), "{}", variable.name);
         }
         assert!(!is_replaced(OsStr::new("PATH")));

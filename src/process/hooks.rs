@@ -1,5 +1,6 @@
 //! The hooks, `--on-retry` and `--on-give-up`: a shell line run with `sh -c` in a process group
-//! of its own, under the supervision an attempt gets.
+//! of its own, started as an attempt is (by `launch`, so that a tool killed meanwhile leaves
+//! nothing behind) and under the supervision an attempt gets.
 //!
 //! A hook gets the last attempt's variables (but for its `RETRY_AFTER_FILE`, already gone) and `RETRY_STATUS`, with `RETRY_NEXT_WAIT_MS` or
 //! `RETRY_REASON`; no stdin, and its stdout goes to the tool's stderr, so that the command's
@@ -8,20 +9,21 @@
 //! `--max-time`; then the time-limit signal, SIGKILL after `--kill-after`, and its whole group
 //! is cleared after it, as for an attempt. A signal that ends the run is passed on to it.
 
+use std::ffi::OsStr;
+use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::unistd::Pid;
-
 use super::supervision::Supervision;
-use super::{ProcessOptions, prepare_child, set_environment, spawn_failure};
+use super::{ProcessOptions, spawn_failure};
 use crate::attempts::AttemptLimit;
 use crate::environment;
 use crate::exit::Exit;
 use crate::outcome::{Hook, HookEnd, HookOutcome};
+use crate::process::command_line::CommandLine;
+use crate::process::environ::ChildEnvironment;
+use crate::process::launch::{ChildStdio, Launcher, Setup};
 use crate::process::terminal::Terminal;
 use crate::retry_loop::{HookCall, Hooks};
 use crate::signals::SignalWatch;
@@ -39,20 +41,74 @@ pub(crate) struct HookLines {
 
 /// Runs the hooks as processes.
 pub(crate) struct HookRunner<'a> {
-    pub(crate) lines: HookLines,
-    pub(crate) options: ProcessOptions,
-    pub(crate) watch: &'a SignalWatch,
+    lines: HookLines,
+    options: ProcessOptions,
+    watch: &'a SignalWatch,
     /// The controlling terminal, when the tool holds it.
-    pub(crate) terminal: Option<&'a Terminal>,
+    terminal: Option<&'a Terminal>,
     /// The attempts all nested layers together may make, passed on in `RETRY_TOTAL_ATTEMPTS`.
-    pub(crate) total: AttemptLimit,
+    total: AttemptLimit,
+    /// What starts each hook, and its environment, made when a hook first runs.
+    prepared: Option<Prepared>,
+}
+
+/// What every start of a hook shares, made once.
+struct Prepared {
+    on_retry: Option<Launcher>,
+    on_give_up: Option<Launcher>,
+    environment: ChildEnvironment,
+    /// A hook's stdin.
+    null: File,
+}
+
+impl Prepared {
+    /// The launchers of `lines` (`sh -c LINE`), the environment and `/dev/null`.
+    fn new(lines: &HookLines) -> io::Result<Prepared> {
+        let launcher = |line: &Option<String>| {
+            line.as_ref()
+                .map(|line| {
+                    let words = ["sh", "-c", line].map(std::ffi::OsString::from).to_vec();
+                    let command = CommandLine::direct(words).expect("sh is a word");
+                    Launcher::new(&command)
+                })
+                .transpose()
+        };
+        Ok(Prepared {
+            on_retry: launcher(&lines.on_retry)?,
+            on_give_up: launcher(&lines.on_give_up)?,
+            environment: ChildEnvironment::inherited(),
+            null: File::open("/dev/null")?,
+        })
+    }
+}
+
+impl<'a> HookRunner<'a> {
+    /// The runner of the hooks `lines`, with the attempts' process `options`, taking signals
+    /// from `watch` and handing over `terminal`; `total` is what all nested layers together may
+    /// make.
+    pub(crate) fn new(
+        lines: HookLines,
+        options: ProcessOptions,
+        watch: &'a SignalWatch,
+        terminal: Option<&'a Terminal>,
+        total: AttemptLimit,
+    ) -> Self {
+        HookRunner {
+            lines,
+            options,
+            watch,
+            terminal,
+            total,
+            prepared: None,
+        }
+    }
 }
 
 impl Hooks for HookRunner<'_> {
     fn run(&mut self, call: &HookCall, deadline: Option<Instant>) -> Option<HookEnd> {
-        let line = match call.hook {
-            Hook::OnRetry => self.lines.on_retry.as_deref(),
-            Hook::OnGiveUp => self.lines.on_give_up.as_deref(),
+        match call.hook {
+            Hook::OnRetry => self.lines.on_retry.as_ref(),
+            Hook::OnGiveUp => self.lines.on_give_up.as_ref(),
         }?;
         let started = Instant::now();
         let own = started.checked_add(self.options.timeout.unwrap_or(HOOK_LIMIT));
@@ -68,15 +124,10 @@ impl Hooks for HookRunner<'_> {
             (Some(own), _) => Some((own, TimeLimit::Attempt)),
             (None, deadline) => deadline.map(|deadline| (deadline, TimeLimit::Deadline)),
         };
-        let child = match self.command(line, call).spawn() {
-            Ok(child) => child,
-            Err(err) => {
-                let failure = spawn_failure(&err);
-                let why = format!("cannot run sh: {err}");
-                return Some(not_run(call.hook, Exit::from(failure).status(), why));
-            }
+        let leader = match self.start(call) {
+            Ok(leader) => leader,
+            Err((status, why)) => return Some(not_run(call.hook, status, why)),
         };
-        let leader = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
         let terminal = self.terminal;
         let mut supervision = Supervision::new(self.watch, leader, true, terminal, &self.options);
         let status = supervision.await_leader(limit);
@@ -94,28 +145,61 @@ impl Hooks for HookRunner<'_> {
 }
 
 impl HookRunner<'_> {
-    /// `sh -c line`, set up as the module header says.
-    fn command(&self, line: &str, call: &HookCall) -> Command {
-        let mut command = Command::new("sh");
-        command.arg("-c").arg(line).stdin(Stdio::null());
-        if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
-            command.stdout(stderr);
+    /// Start `sh -c line` for `call`, set up as the module header says; its process, or the
+    /// status a shell would give and why it did not start.
+    fn start(&mut self, call: &HookCall) -> Result<nix::unistd::Pid, (u8, String)> {
+        let prepared = match &mut self.prepared {
+            Some(prepared) => prepared,
+            unprepared => match Prepared::new(&self.lines) {
+                Ok(prepared) => unprepared.insert(prepared),
+                Err(err) => {
+                    return Err((Exit::ToolFailed.status(), format!("cannot run sh: {err}")));
+                }
+            },
+        };
+        let attempt = call
+            .numbering
+            .map(|numbering| environment::of_attempt(numbering, self.total));
+        let status = call.status.to_string();
+        let next_wait = call.next_wait.map(|wait| whole_millis(wait).to_string());
+        let values = attempt
+            .iter()
+            .flatten()
+            .map(|(name, value)| (*name, value.as_str()))
+            .chain([(environment::STATUS.name, status.as_str())])
+            .chain(
+                next_wait
+                    .as_deref()
+                    .map(|wait| (environment::NEXT_WAIT_MS.name, wait)),
+            )
+            .chain(call.reason.map(|reason| (environment::REASON.name, reason)));
+        prepared
+            .environment
+            .set_attempt(values.map(|(name, value)| (name, OsStr::new(value))));
+        let launcher = match call.hook {
+            Hook::OnRetry => prepared.on_retry.as_mut(),
+            Hook::OnGiveUp => prepared.on_give_up.as_mut(),
         }
-        set_environment(&mut command, call.numbering, self.total);
-        command.env(environment::STATUS.name, call.status.to_string());
-        if let Some(wait) = call.next_wait {
-            command.env(
-                environment::NEXT_WAIT_MS.name,
-                whole_millis(wait).to_string(),
-            );
+        .expect("a hook that is given has a launcher");
+        let stderr = io::stderr();
+        let setup = Setup {
+            environ: prepared.environment.environ(),
+            stdio: [
+                ChildStdio::From(prepared.null.as_fd()),
+                ChildStdio::From(stderr.as_fd()),
+                ChildStdio::Inherit,
+            ],
+            own_group: true,
+            handover: self.terminal.map(Terminal::handover),
+            mask: self.watch.child_mask(),
+        };
+        match launcher.start(&setup) {
+            Ok(started) => Ok(started.pid),
+            Err(err) => {
+                let status = Exit::from(spawn_failure(&err)).status();
+                Err((status, format!("cannot run sh: {err}")))
+            }
         }
-        if let Some(reason) = call.reason {
-            command.env(environment::REASON.name, reason);
-        }
-        command.process_group(0);
-        let handover = self.terminal.map(Terminal::handover);
-        prepare_child(&mut command, self.watch.child_mask(), handover);
-        command
     }
 }
 

@@ -22,12 +22,8 @@ pub(crate) mod terminal;
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-
-use nix::unistd::getpid;
 
 use crate::attempts::{AttemptLimit, Numbering};
 use crate::environment;
@@ -36,14 +32,14 @@ use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
 use crate::output::{Hold, OutputOptions, Stream};
 use crate::process::command_line::CommandLine;
 use crate::process::environ::ChildEnvironment;
-use crate::process::launch::{Launcher, Setup, Started, tie_to_the_tool};
+use crate::process::launch::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
-use crate::process::terminal::{Handover, Terminal};
+use crate::process::terminal::Terminal;
 use crate::report::outlet::GRACE;
 use crate::requested;
 use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
-use crate::signals::{ChildMask, Signal, SignalWatch, Wake, reaper};
+use crate::signals::{Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
 use crate::termination::TimeLimit;
 
@@ -111,12 +107,16 @@ impl ProcessRunner<'_> {
                 .map(|(name, value)| (*name, OsStr::new(value)))
                 .chain(request),
         );
+        let piped = |piped: bool| match piped {
+            true => ChildStdio::Pipe,
+            false => ChildStdio::Inherit,
+        };
         let setup = Setup {
             environ: self.environment.environ(),
-            piped: [
-                self.input.is_some(),
-                self.output.pipes_stdout(),
-                self.output.pipes_stderr(),
+            stdio: [
+                piped(self.input.is_some()),
+                piped(self.output.pipes_stdout()),
+                piped(self.output.pipes_stderr()),
             ],
             own_group: self.options.isolation == Isolation::OwnGroup,
             handover: self.terminal.map(Terminal::handover),
@@ -270,17 +270,6 @@ impl Attempts for ProcessRunner<'_> {
     }
 }
 
-/// Give `command` the variables of the attempt `numbering` names (if any), of a run whose layers
-/// together may make `total` attempts, and none of the tool's own it must not inherit.
-fn set_environment(command: &mut Command, numbering: Option<Numbering>, total: AttemptLimit) {
-    for variable in environment::WITHHELD {
-        command.env_remove(variable.name);
-    }
-    if let Some(numbering) = numbering {
-        command.envs(environment::of_attempt(numbering, total));
-    }
-}
-
 /// The earlier of two moments, either of which may be never.
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
@@ -289,48 +278,27 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
-/// Have `command`'s child (a hook's), between fork and exec, take SIGTERM as its parent-death
-/// signal, take the terminal if `handover` says so, and restore the signal mask the tool started
-/// with.
-fn prepare_child(command: &mut Command, mask: ChildMask, handover: Option<Handover>) {
-    let parent = getpid();
-    // SAFETY: the closure runs in the child between fork and exec, and calls only
-    // async-signal-safe functions (prctl, getppid, getpid, tcgetpgrp, tcsetpgrp, signal,
-    // pthread_sigmask); it allocates nothing, and the error it may return is built from a
-    // raw errno.
-    unsafe {
-        command.pre_exec(move || tie_to_the_tool(parent, handover, &mask));
-    }
-}
-
 /// Whether `program` is a number, which a user meant as the count of attempts (`retry 3 curl`).
 fn is_count(program: &OsStr) -> bool {
     !program.is_empty() && program.as_encoded_bytes().iter().all(u8::is_ascii_digit)
 }
 
-/// Who failed when a process could not be started, by the error: the command (not found, 127;
-/// found but not executable, 126), or the tool, short of descriptors, processes or memory (125).
-pub(crate) fn spawn_failure(err: &io::Error) -> SpawnFailure {
-    match err.raw_os_error() {
+/// Who failed when a process could not be started: the command only when executing it failed
+/// (not found, 127; found but not executable, 126); any failure before that, whatever its error
+/// number, is the tool's (125).
+pub(crate) fn spawn_failure(err: &StartError) -> SpawnFailure {
+    if err.step != Step::Execute {
+        return SpawnFailure::ToolFailed;
+    }
+    match err.error.raw_os_error() {
         Some(libc::ENOENT) => SpawnFailure::NotFound,
-        Some(
-            libc::EACCES
-            | libc::EPERM
-            | libc::ENOEXEC
-            | libc::EISDIR
-            | libc::ENOTDIR
-            | libc::ELOOP
-            | libc::ENAMETOOLONG
-            | libc::ETXTBSY
-            | libc::E2BIG
-            | libc::EINVAL,
-        ) => SpawnFailure::CannotExecute,
-        _ if err.kind() == io::ErrorKind::NotFound => SpawnFailure::NotFound,
-        _ => SpawnFailure::ToolFailed,
+        Some(libc::EAGAIN | libc::ENOMEM | libc::EMFILE | libc::ENFILE) => SpawnFailure::ToolFailed,
+        _ if err.error.kind() == io::ErrorKind::NotFound => SpawnFailure::NotFound,
+        _ => SpawnFailure::CannotExecute,
     }
 }
 
-fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
+fn spawn_error(command: &CommandLine, err: &StartError) -> SpawnError {
     let failure = spawn_failure(err);
     let message = match failure {
         SpawnFailure::NotFound
@@ -349,10 +317,10 @@ fn spawn_error(command: &CommandLine, err: &io::Error) -> SpawnError {
              the command)"
         ),
         SpawnFailure::NotFound => format!("command not found: {command}"),
-        SpawnFailure::CannotExecute => format!("cannot execute {command}: {err}"),
+        SpawnFailure::CannotExecute => format!("cannot execute {command}: {}", err.error),
         SpawnFailure::ToolFailed => format!(
             "could not start an attempt of {command}: {err}; {}",
-            short_of(err)
+            short_of(&err.error)
         ),
     };
     SpawnError { failure, message }
@@ -373,22 +341,49 @@ fn short_of(err: &io::Error) -> &'static str {
 mod tests {
     use super::*;
 
+    fn failed(step: Step, errno: i32) -> StartError {
+        StartError {
+            step,
+            error: io::Error::from_raw_os_error(errno),
+        }
+    }
+
     #[test]
     fn a_failed_start_is_blamed_on_whoever_failed() {
-        let of = |errno| spawn_failure(&io::Error::from_raw_os_error(errno));
+        let of = |errno| spawn_failure(&failed(Step::Execute, errno));
         assert_eq!(of(libc::ENOENT), SpawnFailure::NotFound);
-        for errno in [libc::EACCES, libc::ENOEXEC, libc::EISDIR, libc::E2BIG] {
+        for errno in [
+            libc::EACCES,
+            libc::ENOEXEC,
+            libc::EISDIR,
+            libc::E2BIG,
+            libc::EPERM,
+        ] {
             assert_eq!(of(errno), SpawnFailure::CannotExecute, "{errno}");
         }
         for errno in [libc::EMFILE, libc::ENFILE, libc::EAGAIN, libc::ENOMEM] {
             assert_eq!(of(errno), SpawnFailure::ToolFailed, "{errno}");
         }
+        for step in [Step::Prepare, Step::Split, Step::Setup] {
+            for errno in [libc::ENOENT, libc::EACCES, libc::EPERM] {
+                let failure = spawn_failure(&failed(step, errno));
+                assert_eq!(failure, SpawnFailure::ToolFailed, "{step:?} {errno}");
+            }
+        }
         let command = CommandLine::direct(vec!["curl".into()]).unwrap();
-        let error = spawn_error(&command, &io::Error::from_raw_os_error(libc::EAGAIN));
+        let error = spawn_error(&command, &failed(Step::Split, libc::EAGAIN));
+        assert_eq!(
+            error.message,
+            "could not start an attempt of curl: cannot start a process: Resource temporarily \
+             unavailable (os error 11); retry itself is out of processes (see ulimit -u)"
+        );
+        let error = spawn_error(&command, &failed(Step::Split, libc::EPERM));
         assert!(
             error
                 .message
-                .ends_with("retry itself is out of processes (see ulimit -u)")
+                .ends_with("the failure is retry's own, not the command's"),
+            "{}",
+            error.message
         );
     }
 }

@@ -10,7 +10,7 @@
 //! (Ctrl-Z, then `bg`) must not take the terminal from the shell, for itself or for an attempt.
 
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use nix::sys::signal::killpg;
@@ -25,10 +25,11 @@ pub(crate) struct Terminal {
     own_group: Pid,
 }
 
-/// What a child needs to take the terminal between fork and exec.
+/// What a child needs to take the terminal between fork and exec: it borrows the tool's open
+/// terminal, which must stay open until the child has exec'd.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Handover {
-    tty: RawFd,
+pub(crate) struct Handover<'a> {
+    tty: BorrowedFd<'a>,
     from: Pid,
 }
 
@@ -47,9 +48,9 @@ impl Terminal {
     }
 
     /// What a child of the tool needs to take the terminal, if the tool holds it then.
-    pub(crate) fn handover(&self) -> Handover {
+    pub(crate) fn handover(&self) -> Handover<'_> {
         Handover {
-            tty: self.tty.as_raw_fd(),
+            tty: self.tty.as_fd(),
             from: self.own_group,
         }
     }
@@ -82,15 +83,34 @@ impl Terminal {
     }
 }
 
-impl Handover {
+impl Handover<'_> {
+    /// The terminal's descriptor and the tool's group, for a child started where the borrow
+    /// cannot follow (std's `pre_exec`).
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn raw(self) -> (std::os::fd::RawFd, Pid) {
+        (std::os::fd::AsRawFd::as_raw_fd(&self.tty), self.from)
+    }
+
+    /// A hand-over from [`Handover::raw`]'s parts.
+    ///
+    /// # Safety
+    /// `tty` must stay open as long as the hand-over is used: in a child before exec, while
+    /// the tool holds the terminal.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) unsafe fn from_raw(tty: std::os::fd::RawFd, from: Pid) -> Self {
+        Handover {
+            // SAFETY: the caller keeps `tty` open, as this function's contract says.
+            tty: unsafe { BorrowedFd::borrow_raw(tty) },
+            from,
+        }
+    }
+
     /// In a freshly forked child that leads its own process group: make that group the
     /// terminal's foreground, if the tool's group holds it. Async-signal-safe (`tcgetpgrp`,
     /// `getpid` and `tcsetpgrp` only); SIGTTOU must be blocked.
     pub(crate) fn take_in_child(self) {
-        // SAFETY: `tty` stays open in the child until exec: the tool holds it for the whole run.
-        let tty = unsafe { BorrowedFd::borrow_raw(self.tty) };
-        if tcgetpgrp(tty.as_fd()).ok() == Some(self.from) {
-            let _ = tcsetpgrp(tty.as_fd(), getpid());
+        if tcgetpgrp(self.tty).ok() == Some(self.from) {
+            let _ = tcsetpgrp(self.tty, getpid());
         }
     }
 }

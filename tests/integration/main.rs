@@ -44,6 +44,8 @@ mod signals;
 mod simulate;
 /// Readers that stop reading cannot hold the run.
 mod stalled_readers;
+/// Starting a process: whose failure a failed start is, and nothing left behind.
+mod starts;
 /// What each attempt reads on stdin, replayed or not.
 mod stdin;
 /// What the tests share: the harness, a terminal, a redis-server.

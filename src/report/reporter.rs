@@ -5,6 +5,11 @@
 //!
 //! Write errors (a closed stderr) are ignored: reporting must never end or change a run. In the
 //! binary the lines go to an [`Outlet`], so that a reader that stops reading cannot hold the run.
+//!
+//! A CI system's markers (`::endgroup::`, `--- `, a section's end) act only at the start of a
+//! line, and the command's output, on the same log, may end without a line feed (`curl` printing
+//! a JSON body): so a marker that follows anything but the tool's own line starts with a line
+//! feed of its own.
 
 use std::io::{self, Write};
 use std::time::Instant;
@@ -28,6 +33,9 @@ pub(crate) struct Reporter<W: Write> {
     ci: Option<CiLog>,
     /// Where the lines go instead of `out` while the run is held (`--quiet-unless-failed`).
     held: Option<Transcript>,
+    /// The log's current line may hold something that is not the tool's: an attempt or a hook
+    /// has run since the tool's last line.
+    line_started: bool,
 }
 
 impl<W: Write> Reporter<W> {
@@ -38,6 +46,7 @@ impl<W: Write> Reporter<W> {
             settings,
             ci: None,
             held: None,
+            line_started: false,
         }
     }
 
@@ -70,6 +79,7 @@ impl<W: Write> Reporter<W> {
     /// own output.
     fn write_raw(&mut self, mut line: String) {
         line.push('\n');
+        self.line_started = false;
         match &self.held {
             Some(transcript) => transcript.keep_line(line.as_bytes()),
             None => {
@@ -87,6 +97,10 @@ impl<W: Write> Reporter<W> {
         };
         let opens_a_group = before && matches!(event, Event::AttemptStart { .. });
         for line in lines {
+            let line = match self.line_started {
+                true => format!("\n{line}"),
+                false => line,
+            };
             self.write_raw(line);
         }
         if opens_a_group {
@@ -134,9 +148,17 @@ fn dropped_notice(format: LogFormat, dropped: u64) -> Vec<u8> {
 
 impl<W: Write> EventSink for Reporter<W> {
     fn emit(&mut self, event: &Event) {
+        // A hook has just run, and may have written on the log.
+        if matches!(event, Event::HookEnd(_)) {
+            self.line_started = true;
+        }
         self.ci_lines(event, true);
         self.say(event);
         self.ci_lines(event, false);
+        // An attempt runs next, and may write on the log.
+        if matches!(event, Event::AttemptStart { .. }) {
+            self.line_started = true;
+        }
     }
 }
 

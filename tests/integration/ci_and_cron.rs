@@ -38,9 +38,9 @@ fn github_groups_each_attempt_and_warns_of_a_late_success() {
     assert_eq!(
         run.stderr(),
         format!(
-            "::group::attempt 1/3: {FLAKY_SHOWN}\nerr 1\n::endgroup::\n\
+            "::group::attempt 1/3: {FLAKY_SHOWN}\nerr 1\n\n::endgroup::\n\
              retry: attempt 1/3 failed with exit status 1; retrying in 0s\n\
-             ::group::attempt 2/3: {FLAKY_SHOWN}\nerr 2\n::endgroup::\n\
+             ::group::attempt 2/3: {FLAKY_SHOWN}\nerr 2\n\n::endgroup::\n\
              ::warning title=retry::{FLAKY_SHOWN} succeeded only after 2 attempts; attempt 1/3 \
              failed with exit status 1\n"
         ),
@@ -124,10 +124,10 @@ fn gitlab_folds_each_attempt_into_a_section_and_marks_the_failure() {
     assert_eq!(
         gitlab_times_checked(&run.stderr()),
         format!(
-            "\x1b[0Ksection_start:T:{}[collapsed=true]\r\x1b[0Kattempt 1/2: {shown}\nerr\n\
+            "\x1b[0Ksection_start:T:{}[collapsed=true]\r\x1b[0Kattempt 1/2: {shown}\nerr\n\n\
              \x1b[0Ksection_end:T:{}\r\x1b[0K\n\
              retry: attempt 1/2 failed with exit status 4; retrying in 0s\n\
-             \x1b[0Ksection_start:T:{}[collapsed=true]\r\x1b[0Kattempt 2/2: {shown}\nerr\n\
+             \x1b[0Ksection_start:T:{}[collapsed=true]\r\x1b[0Kattempt 2/2: {shown}\nerr\n\n\
              \x1b[0Ksection_end:T:{}\r\x1b[0K\n\
              retry: giving up after 2 attempts, all failed; the last failed with exit status 4\n\
              \x1b[31;1mretry: error: {shown}: giving up after 2 attempts, all failed; the last \
@@ -151,7 +151,7 @@ fn buildkite_opens_the_section_of_the_attempt_that_failed_the_run() {
         format!(
             "--- attempt 1/2: {shown}\nerr\n\
              retry: attempt 1/2 failed with exit status 4; retrying in 0s\n\
-             --- attempt 2/2: {shown}\nerr\n^^^ +++\n\
+             --- attempt 2/2: {shown}\nerr\n\n^^^ +++\n\
              retry: giving up after 2 attempts, all failed; the last failed with exit status 4\n\
              \x1b[31;1mretry: error: {shown}: giving up after 2 attempts, all failed; the last \
              failed with exit status 4\x1b[0m\n"
@@ -175,9 +175,9 @@ fn azure_groups_issues_and_sets_variables() {
     assert_eq!(
         log,
         format!(
-            "##[group]attempt 1/3: {FLAKY_SHOWN}\nerr 1\n##[endgroup]\n\
+            "##[group]attempt 1/3: {FLAKY_SHOWN}\nerr 1\n\n##[endgroup]\n\
              retry: attempt 1/3 failed with exit status 1; retrying in 0s\n\
-             ##[group]attempt 2/3: {FLAKY_SHOWN}\nerr 2\n##[endgroup]\n\
+             ##[group]attempt 2/3: {FLAKY_SHOWN}\nerr 2\n\n##[endgroup]\n\
              ##vso[task.logissue type=warning]{FLAKY_SHOWN} succeeded only after 2 attempts; \
              attempt 1/3 failed with exit status 1\n"
         ),
@@ -209,7 +209,7 @@ fn the_command_line_cannot_forge_a_workflow_command() {
             "{github}"
         );
     }
-    github.expect_stderr("# %250A%0A::error::forged%0D##vso[task.setvariable");
+    github.expect_stderr("# %250A\\n::error::forged\\r##vso[task.setvariable");
     let azure = in_ci("TF_BUILD", "True", "1", hostile).run();
     azure.expect_code(5);
     for line in azure.stderr().lines() {
@@ -224,6 +224,62 @@ fn the_command_line_cannot_forge_a_workflow_command() {
     }
     azure.expect_stderr("**vso[task.setvariable variable=x]y");
     azure.expect_stderr("%AZP25");
+}
+
+#[test]
+fn every_marker_starts_a_line_and_no_control_character_reaches_the_log() {
+    // The command's last line has no line feed, and its output shares the log with the tool's
+    // lines (2>&1); its words hold ESC, an OSC sequence and BEL.
+    let script = "printf '{\"a\":1}'; printf 'partial' >&2; exit 1";
+    let markers = [
+        (
+            "GITHUB_ACTIONS",
+            "true",
+            &["::group::", "::endgroup::", "::error "][..],
+        ),
+        (
+            "GITLAB_CI",
+            "true",
+            &["\x1b[0Ksection_start:", "\x1b[0Ksection_end:", "\x1b[31;1m"],
+        ),
+        (
+            "BUILDKITE",
+            "true",
+            &["--- attempt", "^^^ +++", "\x1b[31;1m"],
+        ),
+        (
+            "TF_BUILD",
+            "True",
+            &["##[group]", "##[endgroup]", "##vso[task.logissue"],
+        ),
+    ];
+    for (variable, value, markers) in markers {
+        let run = shell(
+            "\"$RETRY\" -n 2 --base 0s -- sh -c \"$0\" \"$(printf '\\033]0;title\\007')\" 2>&1",
+        )
+        .args([script])
+        .env(variable, value)
+        .run();
+        run.expect_code(1);
+        let log = run.stdout();
+        for marker in markers {
+            let found = log.matches(marker).count();
+            let at_line_start = log
+                .split('\n')
+                .filter(|line| line.starts_with(marker))
+                .count();
+            assert!(found > 0, "no {marker:?} in\n{run}");
+            assert_eq!(
+                found, at_line_start,
+                "{marker:?} not at a line's start in\n{run}"
+            );
+        }
+        assert!(!log.contains('\x07'), "BEL reached the log\n{run}");
+        assert!(
+            !log.contains("\x1b]0;"),
+            "an OSC sequence reached the log\n{run}"
+        );
+    }
 }
 
 #[test]

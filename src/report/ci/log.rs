@@ -2,14 +2,18 @@
 //! around each attempt's output, a warning when the run succeeded only after retries and an
 //! error when it gave up, and (on Azure) the run's outcome as variables for later steps.
 //!
-//! Every piece of text that came from outside (the command line, a message quoting it) is
-//! escaped by the system's own rules before it goes into one of its commands, so that no command
-//! can forge a workflow command through the tool's lines: GitHub's `%25`, `%0D`, `%0A`, Azure's
-//! `%AZP25`, `%0D`, `%0A` (the only properties the tool writes are its own words). The
-//! Azure agent acts on `##vso[` anywhere in a line, so on Azure every line of the tool's has it
-//! broken as the agent's own tasks do (`**vso[`). GitLab and Buildkite act only on markers that
-//! need an escape character or a line's start, which the tool's lines never give away: their
-//! control characters are shown escaped, and each line starts with the tool's own text.
+//! Every piece of text that came from outside (the command line, a message quoting it) goes
+//! through [`CiLog::data`], the one place that makes it safe for the system: its control
+//! characters (a line feed, ESC, an OSC sequence, BEL) are shown escaped, as in every line of the
+//! tool's, and then the system's own escapes apply (GitHub's `%25`, Azure's `%AZP25`; the only
+//! properties the tool writes are its own words), so that no command can forge a workflow command
+//! or drive the log viewer through the tool's lines. The Azure agent acts on `##vso[` anywhere in
+//! a line, so on Azure every line of the tool's has it broken as the agent's own tasks do
+//! (`**vso[`). GitLab and Buildkite act only on markers that need an escape character or a
+//! line's start, which the tool's lines never give away: each starts with the tool's own text.
+//!
+//! These lines are markers only at the start of a line; the reporter starts each on a line of
+//! its own when the command may have left one unfinished (see `reporter`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -86,17 +90,28 @@ impl CiLog {
         }
     }
 
-    fn open_group(&self, attempt: u64, title: &str) -> String {
+    /// `text`, which came from outside, made safe for this system's log: control characters
+    /// escaped, then the system's own escapes.
+    fn data(&self, text: &str) -> String {
+        let text = printable(text);
         match self.system {
-            CiSystem::GitHub => format!("::group::{}", github_data(title)),
+            CiSystem::GitHub => text.replace('%', "%25"),
+            CiSystem::Azure => break_azure_prefix(&text.replace('%', "%AZP25")),
+            CiSystem::GitLab | CiSystem::Buildkite => text,
+        }
+    }
+
+    fn open_group(&self, attempt: u64, title: &str) -> String {
+        let title = self.data(title);
+        match self.system {
+            CiSystem::GitHub => format!("::group::{title}"),
             CiSystem::GitLab => format!(
-                "\x1b[0Ksection_start:{}:{}_{attempt}[collapsed=true]\r\x1b[0K{}",
+                "\x1b[0Ksection_start:{}:{}_{attempt}[collapsed=true]\r\x1b[0K{title}",
                 (self.clock)(),
                 self.section,
-                printable(title)
             ),
-            CiSystem::Buildkite => format!("--- {}", printable(title)),
-            CiSystem::Azure => format!("##[group]{}", break_azure_prefix(&printable(title))),
+            CiSystem::Buildkite => format!("--- {title}"),
+            CiSystem::Azure => format!("##[group]{title}"),
         }
     }
 
@@ -146,14 +161,13 @@ impl CiLog {
 
     fn annotate(&self, level: Level, message: &str) -> String {
         let name = level.name();
+        let message = self.data(message);
         match self.system {
-            CiSystem::GitHub => format!("::{name} title=retry::{}", github_data(message)),
-            CiSystem::Azure => format!("##vso[task.logissue type={name}]{}", azure_data(message)),
-            CiSystem::GitLab | CiSystem::Buildkite => format!(
-                "\x1b[{}mretry: {name}: {}\x1b[0m",
-                level.colour(),
-                printable(message)
-            ),
+            CiSystem::GitHub => format!("::{name} title=retry::{message}"),
+            CiSystem::Azure => format!("##vso[task.logissue type={name}]{message}"),
+            CiSystem::GitLab | CiSystem::Buildkite => {
+                format!("\x1b[{}mretry: {name}: {message}\x1b[0m", level.colour())
+            }
         }
     }
 }
@@ -221,23 +235,6 @@ fn shell_quoted(word: &str) -> String {
         true => word.to_string(),
         false => format!("'{}'", word.replace('\'', r"'\''")),
     }
-}
-
-/// GitHub's escaping of a workflow command's data.
-fn github_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Azure's escaping of a logging command's data, with `##vso[` broken too.
-fn azure_data(text: &str) -> String {
-    break_azure_prefix(
-        &text
-            .replace('%', "%AZP25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A"),
-    )
 }
 
 /// `line` with every `##vso` (in any case) made `**vso`, as the agent's own tasks neutralise
@@ -440,14 +437,14 @@ mod tests {
 
     #[test]
     fn text_from_outside_cannot_forge_a_command() {
-        let hostile = "x%\r\n::error::forged\n##vso[task.setvariable variable=a]b";
+        let hostile = "x%\r\n::error::forged\n##vso[task.setvariable variable=a]b\x1b]0;t\x07";
         assert_eq!(
-            github_data(hostile),
-            "x%25%0D%0A::error::forged%0A##vso[task.setvariable variable=a]b"
+            log(CiSystem::GitHub).data(hostile),
+            "x%25\\r\\n::error::forged\\n##vso[task.setvariable variable=a]b\\u{1b}]0;t\\u{7}"
         );
         assert_eq!(
-            azure_data(hostile),
-            "x%AZP25%0D%0A::error::forged%0A**vso[task.setvariable variable=a]b"
+            log(CiSystem::Azure).data(hostile),
+            "x%AZP25\\r\\n::error::forged\\n**vso[task.setvariable variable=a]b\\u{1b}]0;t\\u{7}"
         );
         assert_eq!(break_azure_prefix("a ##VSO[x] ##vso["), "a **VSO[x] **vso[");
         let words = ["sh".to_string(), "-c".into(), hostile.into()];

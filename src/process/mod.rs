@@ -164,7 +164,8 @@ impl ProcessRunner<'_> {
     /// Wait for the copies to reach the end of their streams, `--kill-after` at most (a process
     /// that left the attempt's group may hold them open), and not at all once a signal that
     /// ends the run has come or past the run's `deadline`; then stop them and collect what they
-    /// found and kept.
+    /// found and kept. A stream is said to be held by such a process only when the wait for it
+    /// ran its whole `--kill-after`: a signal or the deadline stops the reading without a word.
     fn finish_copies(
         &self,
         mut copies: Vec<StreamCopy>,
@@ -174,6 +175,7 @@ impl ProcessRunner<'_> {
         let last = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
         let mut until = earliest(Instant::now().checked_add(self.options.kill_after), last);
         let mut reading = true;
+        let mut waited_out = false;
         while supervision.interrupted_by().is_none() && !copies.iter().all(StreamCopy::is_finished)
         {
             match self.watch.wait_until(until) {
@@ -187,16 +189,19 @@ impl ProcessRunner<'_> {
                 Wake::Timeout if reading => {
                     copies.iter_mut().for_each(StreamCopy::stop);
                     reading = false;
+                    waited_out = true;
                     until = last;
                 }
                 Wake::Timeout => break,
             }
         }
         copies.iter_mut().for_each(StreamCopy::stop);
-        copies
+        let mut outcome = copies
             .into_iter()
             .map(StreamCopy::outcome)
-            .fold(CopyOutcome::default(), CopyOutcome::merge)
+            .fold(CopyOutcome::default(), CopyOutcome::merge);
+        outcome.cut_short &= waited_out;
+        outcome
     }
 }
 

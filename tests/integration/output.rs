@@ -283,6 +283,21 @@ fn a_reader_that_goes_away_is_not_a_process_that_left_its_group() {
 }
 
 #[test]
+fn a_signal_that_ends_the_run_is_not_a_process_that_left_its_group() {
+    for _ in 0..20 {
+        let running = retry(["--retry-on-output", "X", "--", "sh", "-c"])
+            .args(["sleep 30 & echo ready >&2; wait"])
+            .spawn();
+        running.await_stderr("ready");
+        running.signal(libc::SIGTERM);
+        running
+            .finish()
+            .expect_signal(libc::SIGTERM)
+            .expect_no_stderr("left its process group");
+    }
+}
+
+#[test]
 fn success_on_output_waits_until_the_command_says_it_is_ready() {
     let scratch = Scratch::new();
     let until_third = r#"[ "$RETRY_ATTEMPT" -ge 3 ] && echo "service is ready" || echo pending"#;

@@ -129,3 +129,52 @@ fn the_actions_steps_run_on_a_simulated_runner() {
             .contains("\nattempts=2\nexit_code=1\noutcome=failure\n")
     );
 }
+
+#[test]
+fn a_relative_binary_is_found_from_the_workspace_and_a_bare_one_on_path() {
+    let scratch = Scratch::new();
+    let repository = env!("CARGO_MANIFEST_DIR");
+    let workspace = scratch.path("workspace");
+    std::fs::create_dir_all(workspace.join("tools")).unwrap();
+    std::fs::create_dir_all(workspace.join("sub")).unwrap();
+    std::fs::copy(binary(), workspace.join("tools/retry")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", workspace.join("tools").display());
+    for (input, runner_path) in [("./tools/retry", "/usr/bin:/bin"), ("retry", path.as_str())] {
+        let output = scratch.path("install-output");
+        std::fs::write(&output, "").unwrap();
+        program(&format!("{repository}/action/install.sh"))
+            .env("GITHUB_ACTION_PATH", repository)
+            .env("GITHUB_WORKSPACE", &workspace)
+            .env("GITHUB_OUTPUT", &output)
+            .env("PATH", runner_path)
+            .env("INPUT_BINARY", input)
+            .current_dir(&workspace)
+            .run()
+            .expect_code(0);
+        let installed = scratch.read("install-output");
+        let binary = installed.strip_prefix("binary=").unwrap().trim_end();
+        assert!(binary.starts_with('/'), "{input}: {installed}");
+        std::fs::write(scratch.path("output"), "").unwrap();
+        program(&format!("{repository}/action/run.sh"))
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_OUTPUT", scratch.path("output"))
+            .env("RETRY_BINARY", binary)
+            .env("INPUT_COMMAND", "test -d ../tools")
+            .current_dir(workspace.join("sub"))
+            .run()
+            .expect_code(0);
+        assert!(
+            scratch.read("output").starts_with("attempts=1\n"),
+            "{input}"
+        );
+    }
+    let missing = program(&format!("{repository}/action/install.sh"))
+        .env("GITHUB_ACTION_PATH", repository)
+        .env("GITHUB_WORKSPACE", &workspace)
+        .env("GITHUB_OUTPUT", scratch.path("install-output"))
+        .env("INPUT_BINARY", "no-such-retry")
+        .run();
+    missing
+        .expect_code(125)
+        .expect_stderr("names no program on PATH: no-such-retry");
+}

@@ -254,17 +254,21 @@ fn a_fifo_at_the_budget_path_is_not_waited_for_and_the_command_runs() {
         .expect_stderr("giving up after 2 attempts");
 }
 
-/// Hold the lock of the budget `api` in `dir` from another process until the test ends.
+/// Hold the lock of the budget `api` in `dir` from another process (one, which leaves nothing
+/// behind when killed) until the test ends.
 fn hold_budget_lock(scratch: &Scratch, dir: &std::path::Path) -> crate::support::harness::Running {
     retry(["--budget", "api", "--budget-dir"])
         .args([dir])
         .args(["true"])
         .run()
         .expect_code(0);
-    let holder = program("flock")
-        .args([dir.join("api")])
-        .args(["sh", "-c", "echo locked > \"$MARKER\"; exec sleep 60"])
-        .env("MARKER", scratch.path("locked"))
+    let hold = "import fcntl, os, sys, time\n\
+                fcntl.flock(os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX)\n\
+                open(sys.argv[2], 'w').close()\n\
+                time.sleep(60)\n";
+    let holder = program("python3")
+        .args(["-c", hold])
+        .args([dir.join("api"), scratch.path("locked")])
         .spawn();
     wait_for("the lock to be taken", || scratch.path("locked").exists());
     holder

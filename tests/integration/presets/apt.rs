@@ -80,12 +80,11 @@ fn hold_dpkg_lock(dir: &Path) -> Server {
         lock.display().to_string(),
         dir.join("locked").display().to_string()
     );
-    let child = Command::new("python3")
-        .args(["-c", &script])
-        .spawn()
-        .unwrap();
+    let mut holder = Command::new("python3");
+    holder.args(["-c", &script]);
+    let server = Server::start(holder);
     wait_for("the dpkg lock to be held", || dir.join("locked").exists());
-    Server::holding(child)
+    server
 }
 
 #[test]

@@ -23,6 +23,7 @@ mod ssh;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use crate::support::faulty_http::FaultyHttp;
@@ -150,25 +151,29 @@ fn assert_row(row: &Row, run: &Run) {
 /// refs or an rsync daemon's file list, well inside 300 kB of random bytes.
 const CUT_AFTER: usize = 40_000;
 
-/// A server process of a test's own, stopped when dropped.
+/// A server process of a test's own, in a process group of its own, which is stopped when
+/// dropped: the server and whatever it started (`git daemon` runs `git-daemon`, which forks a
+/// child per connection), so that no test leaves a process behind.
 pub(crate) struct Server(Child);
 
 impl Server {
-    /// The running `child`, to stop when dropped.
-    pub(crate) fn holding(child: Child) -> Server {
+    /// Start `command` in a process group of its own, to stop when dropped.
+    pub(crate) fn start(mut command: Command) -> Server {
+        let child = command
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {command:?}: {err}"));
         Server(child)
     }
 
     /// Start `command`, its output thrown away, and wait until it listens on `port` of
     /// loopback; `what` names it for a wait that times out.
     pub(crate) fn listening(mut command: Command, port: u16, what: &str) -> Server {
-        let child = command
+        command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {what}: {err}"));
-        let server = Server::holding(child);
+            .stderr(Stdio::null());
+        let server = Server::start(command);
         wait_for(&format!("{what} to listen on port {port}"), || {
             TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
@@ -178,7 +183,9 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        // SAFETY: killpg has no memory-safety preconditions; the group is the server's own,
+        // led by a child not yet reaped.
+        unsafe { libc::killpg(self.0.id() as libc::pid_t, libc::SIGKILL) };
         let _ = self.0.wait();
     }
 }

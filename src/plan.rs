@@ -292,7 +292,7 @@ fn write_preset(out: &mut impl Write, preset: &Preset) -> io::Result<()> {
          name; its patterns read {}:",
         preset.name,
         preset.sources,
-        Named(preset.stream)
+        preset.stream.described()
     )?;
     for rule in preset_rules(preset) {
         let output = rule.output.map_or(String::new(), |pattern| {

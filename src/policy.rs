@@ -41,10 +41,11 @@ pub(crate) enum Unready {
     /// Its output lacked the `--success-on-output` match it needed.
     SuccessMatch,
     /// The `--preset` reads its output as a failure (apt-get update, which ends 0 when it could
-    /// not fetch an index), and what the failure is.
+    /// not fetch an index), what the failure is, and whether another attempt could mend it.
     Preset {
         preset: &'static str,
         meaning: &'static str,
+        verdict: Verdict,
     },
 }
 
@@ -53,9 +54,9 @@ impl Unready {
     pub(crate) fn explain(self) -> String {
         match self {
             Unready::SuccessMatch => "without the --success-on-output match".into(),
-            Unready::Preset { preset, meaning } => {
-                format!("but --preset {preset} reads its output as {meaning}")
-            }
+            Unready::Preset {
+                preset, meaning, ..
+            } => format!("but --preset {preset} reads its output as {meaning}"),
         }
     }
 }
@@ -200,6 +201,11 @@ impl Policy {
     /// output conditions apply only to failures, and only where the status allows a retry.
     pub(crate) fn classify(&self, status: u8, output: &OutputMatch) -> Classification {
         let by_status = match self.unready(status, output) {
+            Some(Unready::Preset {
+                preset,
+                meaning,
+                verdict: Verdict::Stop,
+            }) => Classification::NotRetryable(Refusal::Preset { preset, meaning }),
             Some(_) => Classification::Retryable,
             None => self.classify_status(status, output),
         };
@@ -226,9 +232,10 @@ impl Policy {
         let preset = self.preset?;
         preset
             .failure_despite(status, |index| output.preset_matched(index))
-            .map(|meaning| Unready::Preset {
+            .map(|(verdict, meaning)| Unready::Preset {
                 preset: preset.name,
                 meaning,
+                verdict,
             })
     }
 
@@ -270,6 +277,36 @@ mod tests {
     fn policy(success: &str, retry: Option<&str>, stop: Option<&str>) -> Policy {
         let set = |text: &str| text.parse::<StatusSet>().unwrap();
         Policy::new(set(success), retry.map(set), stop.map(set)).unwrap()
+    }
+
+    #[test]
+    fn a_success_status_a_preset_reads_as_a_failure_is_retried_or_not_as_it_says() {
+        let apt = crate::presets::PRESETS
+            .iter()
+            .find(|preset| preset.name == "apt-get");
+        let policy = policy("0", None, None).with_preset(apt);
+        let matched = |bits| OutputMatch {
+            preset: bits,
+            ..OutputMatch::default()
+        };
+        assert_eq!(policy.classify(0, &matched(0)), Success, "a clean update");
+        assert_eq!(
+            policy.classify(0, &matched(0b10)),
+            Retryable,
+            "a mirror down"
+        );
+        let gone = policy.classify(0, &matched(0b11));
+        assert!(
+            matches!(
+                gone,
+                NotRetryable(Refusal::Preset {
+                    preset: "apt-get",
+                    ..
+                })
+            ),
+            "a mirror that does not exist: {gone:?}"
+        );
+        assert!(policy.unready(0, &matched(0b11)).is_some());
     }
 
     #[test]

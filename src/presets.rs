@@ -77,6 +77,22 @@ macro_rules! http_permanent {
     };
 }
 
+/// A name that does not exist, in the C library's words (`EAI_NONAME`, `EAI_NODATA`), as
+/// against a resolver that failed for now (`EAI_AGAIN`: "Temporary failure in name resolution").
+macro_rules! no_such_name {
+    () => {
+        "(Name or service not known|No address associated with hostname)"
+    };
+}
+
+/// A certificate the client could not verify, in the words of OpenSSL, GnuTLS and Python.
+macro_rules! unverified_certificate {
+    () => {
+        "SSL certificate problem|server certificate verification failed|certificate verify \
+         failed|CERTIFICATE_VERIFY_FAILED|Certificate verification failed"
+    };
+}
+
 const fn rule(
     statuses: &'static str,
     output: Option<&'static str>,
@@ -147,9 +163,15 @@ pub(crate) const PRESETS: [Preset; 10] = [
             ),
             rule(
                 "4",
+                Some(concat!("failed: ", no_such_name!())),
+                Stop,
+                "a name that does not exist (wget -nv and -q do not say which it was)",
+            ),
+            rule(
+                "4",
                 None,
                 Retry,
-                "a network failure: a name that did not resolve, a refused or reset \
+                "a network failure: a name that did not resolve for now, a refused or reset \
                  connection, a time-out",
             ),
         ],
@@ -170,16 +192,22 @@ pub(crate) const PRESETS: [Preset; 10] = [
                     "does not appear to be a git repository|",
                     "access denied or repository not exported|Permission denied|",
                     "Host key verification failed|returned error: ",
-                    http_permanent!()
+                    http_permanent!(),
+                    "|",
+                    no_such_name!(),
+                    "|",
+                    unverified_certificate!()
                 )),
                 Stop,
-                "a repository that is not there, or a login or key it refused",
+                "a repository that is not there, a login or key it refused, a name that does not \
+                 exist, or a certificate that cannot be verified",
             ),
             rule(
                 "128",
                 Some(concat!(
                     "early EOF|hung up unexpectedly|RPC failed|unable to access|",
-                    "unable to connect|Could not resolve host|Connection (refused|reset|timed out)|",
+                    "unable to connect|Could not resolve host|Temporary failure in name resolution|",
+                    "Connection (refused|reset|timed out)|",
                     "[Tt]imed out|index-pack failed|unexpected disconnect|transfer closed|",
                     "SSL_ERROR|gnutls_handshake|HTTP/2 stream|remote error: .*(busy|temporar)"
                 )),
@@ -205,6 +233,12 @@ pub(crate) const PRESETS: [Preset; 10] = [
                 "a daemon at its connection limit, which says to try again later",
             ),
             rule(
+                "10",
+                Some(concat!("getaddrinfo: .*", no_such_name!())),
+                Stop,
+                "a name that does not exist",
+            ),
+            rule(
                 "10,12,24,30,35",
                 None,
                 Retry,
@@ -227,11 +261,12 @@ pub(crate) const PRESETS: [Preset; 10] = [
                     "Permission denied|Host key verification failed|",
                     "REMOTE HOST IDENTIFICATION HAS CHANGED|Too many authentication failures|",
                     "no matching (host key type|key exchange method|cipher|MAC) found|",
-                    "Bad configuration option"
+                    "Bad configuration option|Could not resolve hostname .*: ",
+                    no_such_name!()
                 )),
                 Stop,
-                "a key or password the server refused, a host key that does not match, or a \
-                 configuration no attempt can mend",
+                "a key or password the server refused, a host key that does not match, a name \
+                 that does not exist, or a configuration no attempt can mend",
             ),
             rule(
                 "255",
@@ -242,7 +277,7 @@ pub(crate) const PRESETS: [Preset; 10] = [
                     "Temporary failure in name resolution|closed by remote host"
                 )),
                 Retry,
-                "a connection that failed or was cut, or a name that did not resolve",
+                "a connection that failed or was cut, or a name that did not resolve for now",
             ),
         ],
         otherwise: Stop,
@@ -260,10 +295,12 @@ pub(crate) const PRESETS: [Preset; 10] = [
                 Some(concat!(
                     "authentication failed|database \".*\" does not exist|",
                     "role \".*\" does not exist|no pg_hba.conf entry|invalid (port|connection option)|",
-                    "invalid URI|certificate verify failed"
+                    "invalid URI|certificate verify failed|could not translate host name .* to \
+                     address: ",
+                    no_such_name!()
                 )),
                 Stop,
-                "a login the server refused, a database or role that is not there, or a \
+                "a login the server refused, a database, role or name that is not there, or a \
                  connection string no attempt can mend",
             ),
             rule(
@@ -297,6 +334,18 @@ pub(crate) const PRESETS: [Preset; 10] = [
         programs: &["apt-get", "apt"],
         stream: OutputStream::Stderr,
         rules: &[
+            rule(
+                "0,100",
+                Some(concat!(
+                    r"Could not resolve '|^[EW]: Failed to fetch \S+\s+",
+                    http_permanent!(),
+                    r"\s|",
+                    unverified_certificate!()
+                )),
+                Stop,
+                "a mirror whose name does not exist, that answers 404 (or another answer a \
+                 request cannot mend), or whose certificate cannot be verified",
+            ),
             rule(
                 "0",
                 Some(r"^W: (Failed to fetch|Some index files failed to download)"),
@@ -332,10 +381,22 @@ pub(crate) const PRESETS: [Preset; 10] = [
     Preset {
         name: "pip",
         programs: &["pip", "pip3"],
-        stream: OutputStream::Stderr,
+        // pip says it could not fetch an index page (a certificate, say) on stdout.
+        stream: OutputStream::Both,
         rules: &[
             rule(
-                "1",
+                "1,2",
+                Some(concat!(
+                    r"\[Errno -[25]\] ",
+                    no_such_name!(),
+                    r"|problem confirming the ssl certificate|",
+                    unverified_certificate!()
+                )),
+                Stop,
+                "an index whose name does not exist, or whose certificate cannot be verified",
+            ),
+            rule(
+                "1,2",
                 Some(concat!(
                     r"Retrying \(Retry\(|Server Error|Connection (refused|reset|aborted)|",
                     r"Read timed out|NewConnectionError|ProtocolError|IncompleteRead|",
@@ -343,10 +404,11 @@ pub(crate) const PRESETS: [Preset; 10] = [
                     r"Max retries exceeded|HTTP error 5[0-9][0-9]"
                 )),
                 Retry,
-                "a connection that failed or was cut, or an index that answered 5xx",
+                "a connection that failed or was cut, or an index that answered 5xx (pip \
+                 download and pip wheel end with 2 when it still did after pip's own retries)",
             ),
             rule(
-                "1",
+                "1,2",
                 Some(concat!(
                     r"\(from versions: [0-9]|Invalid requirement|is not a supported wheel|",
                     r"ResolutionImpossible|Could not open requirements file"
@@ -355,16 +417,16 @@ pub(crate) const PRESETS: [Preset; 10] = [
                 "a version the index does not have, or a requirement pip cannot read",
             ),
             rule(
-                "1",
+                "1,2",
                 Some(r"No matching distribution found"),
                 Retry,
                 "no version at all: a package the index does not have, or an index that \
-                 answered 5xx, which pip reports alike",
+                 answered 5xx or 404, which pip reports alike",
             ),
         ],
         otherwise: Stop,
-        sources: "pip's messages (pip ends every error with 1): pip install, its index and \
-                  network errors",
+        sources: "pip's messages (pip ends an error with 1, and with 2 when an exception escapes \
+                  it): pip install, download and wheel, their index and network errors",
         retry_after: None,
     },
     Preset {
@@ -375,16 +437,17 @@ pub(crate) const PRESETS: [Preset; 10] = [
             "1",
             Some(concat!(
                 r"^npm (ERR!|error) code (E5[0-9][0-9]|E408|E429|ECONNRESET|ECONNREFUSED|",
-                r"ETIMEDOUT|ESOCKETTIMEDOUT|EAI_AGAIN|ENOTFOUND|EPIPE|ECONNABORTED|",
+                r"ETIMEDOUT|ESOCKETTIMEDOUT|EAI_AGAIN|EPIPE|ECONNABORTED|",
                 r"EHOSTUNREACH|ENETUNREACH)$"
             )),
             Retry,
-            "an answer another request may mend (408, 429, 5xx), or a connection that \
-                 failed or was cut",
+            "an answer another request may mend (408, 429, 5xx), a connection that failed or \
+             was cut, or a name that did not resolve for now (EAI_AGAIN)",
         )],
         otherwise: Stop,
-        sources: "npm's error codes (npm ends every error with 1): E404, ETARGET, E401 and the \
-                  other codes of npm-registry-fetch",
+        sources: "npm's error codes (npm ends every error with 1): E404, ETARGET, E401, a name \
+                  that does not exist (ENOTFOUND), a certificate it cannot verify, and the other \
+                  codes of npm-registry-fetch",
         retry_after: None,
     },
 ];
@@ -423,16 +486,17 @@ impl Preset {
     }
 
     /// What makes an attempt that exited with `status`, a success status, a failure all the
-    /// same: a rule naming it whose pattern the output matched (`matched(i)`), and that calls it
-    /// for a retry (apt-get update ends 0 when it could not fetch an index).
+    /// same: the first rule naming it whose pattern the output matched (`matched(i)`), with
+    /// whether another attempt could mend it, and what it is (apt-get update ends 0 when it
+    /// could not fetch an index, for now or for good).
     pub(crate) fn failure_despite(
         &self,
         status: u8,
         matched: impl Fn(usize) -> bool,
-    ) -> Option<&'static str> {
+    ) -> Option<(Verdict, &'static str)> {
         self.rules_holding(status, &matched)
-            .find(|rule| rule.output.is_some() && rule.verdict == Retry)
-            .map(|rule| rule.meaning)
+            .find(|rule| rule.output.is_some())
+            .map(|rule| (rule.verdict, rule.meaning))
     }
 
     /// The rules that hold for an attempt that exited with `status`, in order: each names the
@@ -573,7 +637,18 @@ mod tests {
     #[test]
     fn apt_get_update_that_ends_0_after_a_failed_fetch_is_a_failure() {
         let apt = Preset::named("apt-get").unwrap();
-        assert!(apt.failure_despite(0, |index| index == 0).is_some());
+        assert_eq!(
+            apt.failure_despite(0, |index| index == 1)
+                .map(|(verdict, _)| verdict),
+            Some(Retry),
+            "an index it could not fetch"
+        );
+        assert_eq!(
+            apt.failure_despite(0, |index| index <= 1)
+                .map(|(verdict, _)| verdict),
+            Some(Stop),
+            "an index whose mirror does not exist"
+        );
         assert!(
             apt.failure_despite(0, |_| false).is_none(),
             "a clean update"

@@ -120,6 +120,15 @@ impl OutputOptions {
 }
 
 impl OutputStream {
+    /// The streams in words: `stdout`, `stderr`, or `stdout and stderr`.
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            OutputStream::Both => "stdout and stderr",
+            OutputStream::Stdout => "stdout",
+            OutputStream::Stderr => "stderr",
+        }
+    }
+
     /// Whether these streams take in `stream`.
     fn reads(self, stream: Stream) -> bool {
         matches!(

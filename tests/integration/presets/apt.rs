@@ -6,13 +6,15 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{Retried, Server, Stopped, assert_table, needed, row, static_files, works};
+use super::{
+    Retried, Server, Stopped, UntrustedTls, assert_table, needed, row, static_files, works,
+};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::server_port;
 use crate::support::harness::{Scratch, wait_for};
 
 /// A mirror in `dir/repo`: the package `retry-demo` 1.0, and its `Packages` index.
-fn make_mirror(dir: &Path) {
+pub(super) fn make_mirror(dir: &Path) {
     let package = dir.join("pkg/DEBIAN");
     std::fs::create_dir_all(&package).unwrap();
     std::fs::create_dir(dir.join("repo")).unwrap();
@@ -63,7 +65,7 @@ fn own_apt(dir: &Path, sources: &str) -> Vec<String> {
 }
 
 /// `apt-get` with this test's directories, then `args`.
-fn apt_get(dir: &Path, sources: &str, args: &[&str]) -> Vec<String> {
+pub(super) fn apt_get(dir: &Path, sources: &str, args: &[&str]) -> Vec<String> {
     let mut words = vec!["apt-get".to_string()];
     words.extend(own_apt(dir, sources));
     words.extend(args.iter().map(|arg| arg.to_string()));
@@ -104,6 +106,9 @@ fn apt_get_retries_a_5xx_mirror_and_a_held_lock_and_stops_at_an_unknown_package(
     )
     .unwrap();
     std::fs::write(dir.join("503.list"), line(http.url("/status/503/"))).unwrap();
+    std::fs::write(dir.join("404.list"), line(http.url("/status/404/"))).unwrap();
+    let tls = UntrustedTls::start();
+    std::fs::write(dir.join("tls.list"), line(tls.url())).unwrap();
     works(&apt_get(&dir, "good.list", &["-q", "update"]));
     let rows = [
         row(
@@ -111,6 +116,18 @@ fn apt_get_retries_a_5xx_mirror_and_a_held_lock_and_stops_at_an_unknown_package(
             &apt_get(&dir, "503.list", &["update"]),
             0,
             Retried,
+        ),
+        row(
+            "a mirror that answers 404, update",
+            &apt_get(&dir, "404.list", &["update"]),
+            100,
+            Stopped,
+        ),
+        row(
+            "a mirror whose certificate does not verify, update",
+            &apt_get(&dir, "tls.list", &["update"]),
+            0,
+            Stopped,
         ),
         row(
             "an unknown package",

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::{
-    Retried, Server, Stopped, assert_table, cutting_proxy, needed, refusing_port, row, works,
+    Retried, Server, Stopped, UntrustedTls, assert_table, cutting_proxy, needed, refusing_port,
+    row, works,
 };
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
@@ -197,6 +198,7 @@ fn git_retries_a_cut_connection_and_a_5xx_and_stops_at_a_missing_repository_or_l
     let backend = http_backend(&root);
     let (cut_daemon, cut_http) = (cutting_proxy(daemon), cutting_proxy(backend));
     let http = FaultyHttp::start();
+    let tls = UntrustedTls::start();
     let refused = refusing_port();
     let git = |url: String| ["git", "clone", "-q", &url, "clone"].map(String::from);
     let daemon_url = |port: u16, name: &str| format!("git://127.0.0.1:{port}/{name}");
@@ -234,6 +236,12 @@ fn git_retries_a_cut_connection_and_a_5xx_and_stops_at_a_missing_repository_or_l
             Stopped,
         ),
         row("404", &git(http.url("/status/404/repo.git")), 128, Stopped),
+        row(
+            "a certificate that does not verify",
+            &git(format!("{}repo.git", tls.url())),
+            128,
+            Stopped,
+        ),
         row(
             "an authentication failure",
             &git(http

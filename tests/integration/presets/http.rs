@@ -1,49 +1,12 @@
 //! curl and wget against an HTTP server of the tests' own (`FaultyHttp`), a refused port, a
 //! name that does not resolve, and an HTTPS server whose certificate does not verify.
 
-use std::process::Command;
-
 use super::{
-    Retried, Server, Stopped, assert_table, needed, refusing_port, row, under_preset,
+    Retried, Stopped, UntrustedTls, assert_table, needed, refusing_port, row, under_preset,
     unresolvable_url,
 };
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
-use crate::support::harness::server_port;
-use crate::support::redis_server::make_certificates;
-
-/// An HTTPS server (`openssl s_server`) whose certificate no client trusts, stopped when
-/// dropped.
-struct UntrustedTls {
-    _server: Server,
-    port: u16,
-    _scratch: Scratch,
-}
-
-impl UntrustedTls {
-    fn start() -> UntrustedTls {
-        needed("openssl");
-        let scratch = Scratch::new();
-        make_certificates(&scratch.path("."));
-        let port = server_port();
-        let mut server = Command::new("openssl");
-        server
-            .args(["s_server", "-quiet", "-www", "-accept"])
-            .arg(format!("127.0.0.1:{port}"))
-            .args(["-cert", "server.crt", "-key", "server.key"])
-            .current_dir(scratch.path("."));
-        let server = Server::listening(server, port, "openssl s_server");
-        UntrustedTls {
-            _server: server,
-            port,
-            _scratch: scratch,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("https://127.0.0.1:{}/", self.port)
-    }
-}
 
 #[test]
 fn curl_retries_what_is_transient_and_stops_at_what_is_not() {

@@ -10,6 +10,8 @@ mod apt;
 mod git;
 /// curl and wget against an HTTP server of the tests' own.
 mod http;
+/// A name that does not exist, as against a resolver that failed for now, for every program.
+mod names;
 /// npm against a registry of the tests' own.
 mod npm;
 /// pip against a simple index of the tests' own.
@@ -24,10 +26,15 @@ mod ssh;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use crate::support::faulty_http::FaultyHttp;
-use crate::support::harness::{Invocation, Run, Scratch, cannot_run, retry, server_port, wait_for};
+use crate::support::harness::{
+    Invocation, Run, Scratch, binary, cannot_run, is_root, program, retry, server_port, wait_for,
+};
+use crate::support::redis_server::make_certificates;
 
 /// What the run must make of a scenario's failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +57,27 @@ pub(crate) struct Row {
     decision: Decision,
     /// Each attempt's `--timeout`.
     timeout: &'static str,
+    /// How the row's names are looked up.
+    names: Names,
 }
+
+/// How a row's host names are looked up. Neither way sends anything off the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Names {
+    /// As the machine looks them up.
+    System,
+    /// [`NO_SUCH_HOST`] does not exist: the C library's `HOSTALIASES` makes it a name whose
+    /// first label is longer than DNS allows, which it refuses before asking any server
+    /// ("Name or service not known", `EAI_NONAME`), as for a name a DNS server does not know.
+    NoneExist,
+    /// The resolver cannot be reached: the run is in a network namespace of its own with no
+    /// interface up, so every lookup fails for now ("Temporary failure in name resolution",
+    /// `EAI_AGAIN`), as when a DNS server is down.
+    ResolverDown,
+}
+
+/// A host name for the rows about names: a single label, as `HOSTALIASES` needs.
+pub(crate) const NO_SUCH_HOST: &str = "no-such-host";
 
 pub(crate) fn row(
     scenario: &'static str,
@@ -67,6 +94,7 @@ pub(crate) fn row(
         status,
         decision,
         timeout: "10s",
+        names: Names::System,
     }
 }
 
@@ -75,6 +103,38 @@ impl Row {
     pub(crate) fn cut_at(self, timeout: &'static str) -> Row {
         Row { timeout, ..self }
     }
+
+    /// The row, where [`NO_SUCH_HOST`] is a name that does not exist.
+    pub(crate) fn where_names_do_not_exist(self) -> Row {
+        Row {
+            names: Names::NoneExist,
+            ..self
+        }
+    }
+
+    /// The row, where no name can be looked up for now.
+    pub(crate) fn where_the_resolver_is_down(self) -> Row {
+        Row {
+            names: Names::ResolverDown,
+            ..self
+        }
+    }
+}
+
+/// A `HOSTALIASES` file that makes [`NO_SUCH_HOST`] a name the C library refuses to look up.
+fn host_aliases() -> PathBuf {
+    static WRITTEN: OnceLock<PathBuf> = OnceLock::new();
+    WRITTEN
+        .get_or_init(|| {
+            let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("retry-host-aliases");
+            std::fs::write(
+                &path,
+                format!("{NO_SUCH_HOST} {}.invalid\n", "x".repeat(64)),
+            )
+            .expect("write the host aliases");
+            path
+        })
+        .clone()
 }
 
 /// A program the table needs, or a failure that says how to install it (never a skip).
@@ -94,28 +154,44 @@ pub(crate) fn works(command: &[impl AsRef<str>]) {
         .expect_code(0);
 }
 
-/// A run under `--preset auto`, two attempts at most with no wait between them, its events in
-/// JSON, then `args`.
+/// The options of a run under `--preset auto`: two attempts at most with no wait between them,
+/// its events in JSON.
+const UNDER_PRESET: [&str; 8] = [
+    "--preset",
+    "auto",
+    "-n",
+    "2",
+    "--base",
+    "0s",
+    "--log-format",
+    "json",
+];
+
+/// A run under `--preset auto`, then `args`.
 pub(crate) fn under_preset(args: &[&str]) -> Invocation {
-    retry([
-        "--preset",
-        "auto",
-        "-n",
-        "2",
-        "--base",
-        "0s",
-        "--log-format",
-        "json",
-    ])
-    .args(args)
+    retry(UNDER_PRESET).args(args)
 }
 
 /// Run every row under `--preset auto`, two attempts at most, in a directory of its own (for
-/// what the program saves), and assert it.
+/// what the program saves), its names looked up as the row says, and assert it.
 pub(crate) fn assert_table(rows: &[Row]) {
     let scratch = Scratch::new();
     for row in rows {
-        let run = under_preset(&["--timeout", row.timeout, "--"])
+        let invocation = match row.names {
+            Names::System => retry(UNDER_PRESET),
+            Names::NoneExist => retry(UNDER_PRESET).env("HOSTALIASES", host_aliases()),
+            Names::ResolverDown => {
+                needed("unshare");
+                let unshare = program("unshare").args(["--net"]);
+                let unshare = match is_root() {
+                    true => unshare,
+                    false => unshare.args(["--map-root-user"]),
+                };
+                unshare.args([binary()]).args(UNDER_PRESET)
+            }
+        };
+        let run = invocation
+            .args(["--timeout", row.timeout, "--"])
             .args(&row.command)
             .current_dir(scratch.path("."))
             .run();
@@ -187,6 +263,40 @@ impl Drop for Server {
         // led by a child not yet reaped.
         unsafe { libc::killpg(self.0.id() as libc::pid_t, libc::SIGKILL) };
         let _ = self.0.wait();
+    }
+}
+
+/// An HTTPS server (`openssl s_server`) whose certificate no client trusts, stopped when
+/// dropped.
+pub(crate) struct UntrustedTls {
+    _server: Server,
+    port: u16,
+    _scratch: Scratch,
+}
+
+impl UntrustedTls {
+    pub(crate) fn start() -> UntrustedTls {
+        needed("openssl");
+        let scratch = Scratch::new();
+        make_certificates(&scratch.path("."));
+        let port = server_port();
+        let mut server = Command::new("openssl");
+        server
+            .args(["s_server", "-quiet", "-www", "-accept"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-cert", "server.crt", "-key", "server.key"])
+            .current_dir(scratch.path("."));
+        let server = Server::listening(server, port, "openssl s_server");
+        UntrustedTls {
+            _server: server,
+            port,
+            _scratch: scratch,
+        }
+    }
+
+    /// The server's root URL.
+    pub(crate) fn url(&self) -> String {
+        format!("https://127.0.0.1:{}/", self.port)
     }
 }
 
@@ -379,11 +489,14 @@ fn the_guide_shows_every_presets_rules_as_the_plan_gives_them() {
             .map(str::to_string)
             .collect();
         assert_eq!(rows, expected, "the table of {name} in docs/presets.md");
+        let stream = match preset["stream"].as_str().unwrap() {
+            "both" => "stdout and stderr",
+            stream => stream,
+        };
         assert!(
             section.contains(&format!(
-                "From {}; the patterns read its {}.",
+                "From {}; the patterns read its {stream}.",
                 preset["sources"].as_str().unwrap(),
-                preset["stream"].as_str().unwrap()
             )),
             "{name}'s sources"
         );

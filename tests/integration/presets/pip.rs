@@ -7,13 +7,16 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{Retried, Stopped, assert_table, needed, refusing_port, row, static_files, works};
+use super::{
+    Retried, Stopped, UntrustedTls, assert_table, needed, refusing_port, row, static_files, works,
+};
 use crate::support::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
 
-/// A simple index in `dir/index` with the package `demo` 1.0, as a wheel the test builds.
-fn make_index(dir: &Path) {
+/// A simple index in `dir/index` with the package `demo` 1.0, as a wheel the test builds; and
+/// one in `dir/faulty` whose `demo` 1.0 is at `wheel`, a URL of the faulty server.
+fn make_index(dir: &Path, wheel: &str) {
     let script = r#"
 import os, sys, zipfile
 root = sys.argv[1]
@@ -28,10 +31,16 @@ with zipfile.ZipFile(os.path.join(root, "files", wheel), "w") as z:
     z.writestr("demo-1.0.dist-info/RECORD", "")
 with open(os.path.join(root, "simple", "demo", "index.html"), "w") as page:
     page.write('<a href="/files/%s">%s</a>\n' % (wheel, wheel))
+faulty = os.path.join(sys.argv[2], "simple", "demo")
+os.makedirs(faulty)
+with open(os.path.join(faulty, "index.html"), "w") as page:
+    page.write('<a href="%s/%s">%s</a>\n' % (sys.argv[3], wheel, wheel))
 "#;
     let made = Command::new("python3")
         .args(["-c", script])
         .arg(dir.join("index"))
+        .arg(dir.join("faulty"))
+        .arg(wheel)
         .output()
         .unwrap();
     assert!(made.status.success(), "the index: {made:?}");
@@ -40,16 +49,36 @@ with open(os.path.join(root, "simple", "demo", "index.html"), "w") as page:
 /// `pip install` of `requirement` from the index at `index`, into a directory of its own, with
 /// `retries` of pip's own; --isolated leaves out the machine's pip configuration.
 fn pip(index: &str, retries: &str, requirement: &str, target: &Path) -> Vec<String> {
+    pip_doing("install", index, retries, requirement, target)
+}
+
+/// `pip download` of `requirement`, as [`pip`] installs it, into `target`.
+fn pip_download(index: &str, retries: &str, requirement: &str, target: &Path) -> Vec<String> {
+    pip_doing("download", index, retries, requirement, target)
+}
+
+/// `pip SUBCOMMAND`, as [`pip`] says.
+fn pip_doing(
+    subcommand: &str,
+    index: &str,
+    retries: &str,
+    requirement: &str,
+    target: &Path,
+) -> Vec<String> {
+    let into = match subcommand {
+        "install" => "--target",
+        _ => "--dest",
+    };
     [
         "pip",
-        "install",
+        subcommand,
         "--isolated",
         "--no-cache-dir",
         "--retries",
         retries,
         "--index-url",
         index,
-        "--target",
+        into,
         &target.display().to_string(),
         requirement,
     ]
@@ -62,13 +91,17 @@ fn pip_retries_a_5xx_index_and_a_cut_connection_and_stops_at_a_missing_version()
     needed("pip");
     let scratch = Scratch::new();
     let dir = scratch.path(".");
-    make_index(&dir);
+    let http = FaultyHttp::start();
+    make_index(&dir, &http.url("/status/503"));
     let port = server_port();
     let _index = static_files(&dir.join("index"), port, "the index");
     let good = format!("http://127.0.0.1:{port}/simple/");
     let target = dir.join("site");
     works(&pip(&good, "0", "demo", &target));
-    let http = FaultyHttp::start();
+    let faulty_port = server_port();
+    let _faulty = static_files(&dir.join("faulty"), faulty_port, "the faulty index");
+    let faulty = format!("http://127.0.0.1:{faulty_port}/simple/");
+    let tls = UntrustedTls::start();
     let refused = format!("http://127.0.0.1:{}/simple/", refusing_port());
     // pip retries a failed request 5 times itself, over seconds; --retries 0 and 1 leave it to
     // the tool (1 for the resets, so that pip says what it met).
@@ -100,6 +133,25 @@ fn pip_retries_a_5xx_index_and_a_cut_connection_and_stops_at_a_missing_version()
         row(
             "a requirement pip cannot read",
             &pip(&good, "0", "demo[", &target),
+            1,
+            Stopped,
+        ),
+        // pip download and pip wheel end with 2 when the exception escapes pip.
+        row(
+            "a package file that answers 503, pip download",
+            &pip_download(&faulty, "0", "demo", &target),
+            2,
+            Retried,
+        ),
+        row(
+            "a package file that answers 503, pip install",
+            &pip(&faulty, "0", "demo", &target),
+            1,
+            Retried,
+        ),
+        row(
+            "an index whose certificate does not verify",
+            &pip(&format!("{}simple/", tls.url()), "0", "demo", &target),
             1,
             Stopped,
         ),

@@ -164,8 +164,9 @@ impl ProcessRunner<'_> {
     /// Wait for the copies to reach the end of their streams, `--kill-after` at most (a process
     /// that left the attempt's group may hold them open), and not at all once a signal that
     /// ends the run has come or past the run's `deadline`; then stop them and collect what they
-    /// found and kept. A stream is said to be held by such a process only when the wait for it
-    /// ran its whole `--kill-after`: a signal or the deadline stops the reading without a word.
+    /// found and kept. A stream is said to be held by such a process, or its reader to have
+    /// stopped reading, only when the wait for it ran out: a signal that ends the run stops the
+    /// reading without a word.
     fn finish_copies(
         &self,
         mut copies: Vec<StreamCopy>,
@@ -200,7 +201,10 @@ impl ProcessRunner<'_> {
             .into_iter()
             .map(StreamCopy::outcome)
             .fold(CopyOutcome::default(), CopyOutcome::merge);
-        outcome.cut_short &= waited_out;
+        if !waited_out {
+            outcome.cut_short = false;
+            outcome.stalled = None;
+        }
         outcome
     }
 }

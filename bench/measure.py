@@ -12,6 +12,7 @@ import tempfile
 import time
 
 RETRY = os.environ["RETRY_BIN"]
+SIM = os.environ["RETRY_SIM_BIN"]
 # The release archive's build of the tool, and the peers (see bench/run.sh).
 RELEASE = os.environ["RETRY_RELEASE"]
 FLOOR, MINFRIN, ATTEMPT = os.environ["SPAWN_FLOOR"], os.environ["PEER_MINFRIN"], os.environ["PEER_ATTEMPT"]
@@ -367,9 +368,9 @@ ORIGINALS_S = {"contention": 158.5, "load": 174.6}
 
 def simulators(out):
     """The two experiments' default sweeps on every core, and on one beside the originals."""
-    contention = f"{RETRY} simulate --seed 1"
-    load = f"{RETRY} simulate load --seed 1"
-    metastable = f"{RETRY} simulate metastable --seed 1"
+    contention = f"{SIM} --seed 1"
+    load = f"{SIM} load --seed 1"
+    metastable = f"{SIM} metastable --seed 1"
     load_as_original = f"{load} --policies none,retries,bucket"
     (contention_ms, contention_sd), (load_ms, load_sd), (metastable_ms, metastable_sd) = hyperfine(
         contention, load, metastable, runs=5, warmup=1)
@@ -377,17 +378,17 @@ def simulators(out):
         f"taskset -c 0 {contention}", f"taskset -c 0 {load_as_original}", runs=5, warmup=1)
     out.write("## Simulator\n\nThe default sweeps, hyperfine 5 runs, on "
               f"{os.cpu_count()} cores:\n\n| experiment | command | time |\n|---|---|---|\n")
-    out.write(f"| contention (19 client counts, 5 strategies, 100 trials: 9500 trials) | `retry simulate --seed 1` "
+    out.write(f"| contention (19 client counts, 5 strategies, 100 trials: 9500 trials) | `retry-sim --seed 1` "
               f"| **{contention_ms / 1000:.2f} s** ± {contention_sd / 1000:.2f} |\n")
-    out.write(f"| load (13 failure rates, 4 policies, 2 trials of 40 s: 104 trials) | `retry simulate load --seed 1` "
+    out.write(f"| load (13 failure rates, 4 policies, 2 trials of 40 s: 104 trials) | `retry-sim load --seed 1` "
               f"| **{load_ms / 1000:.2f} s** ± {load_sd / 1000:.2f} |\n")
     out.write(f"| metastable (4 policies, 16 triggers, 2 loads, and the picture's runs: 132 runs) | "
-              f"`retry simulate metastable --seed 1` | **{metastable_ms / 1000:.2f} s** ± {metastable_sd / 1000:.2f} |\n\n")
+              f"`retry-sim metastable --seed 1` | **{metastable_ms / 1000:.2f} s** ± {metastable_sd / 1000:.2f} |\n\n")
     out.write("On one core (`taskset -c 0`), beside the original Python simulators on the same sweeps (measured once "
               "on this machine with CPython 3.11.7, one core; how, in `bench/measure.py`):\n\n"
               "| experiment | this tool, one core | the original | faster by |\n|---|---|---|---|\n")
-    for name, ours, what in [("contention", one_contention, "`retry simulate --seed 1`"),
-                             ("load", one_load, "`retry simulate load --seed 1 --policies none,retries,bucket`")]:
+    for name, ours, what in [("contention", one_contention, "`retry-sim --seed 1`"),
+                             ("load", one_load, "`retry-sim load --seed 1 --policies none,retries,bucket`")]:
         original = ORIGINALS_S[name]
         out.write(f"| {name}: {what} | {ours / 1000:.2f} s | {original:.1f} s | **{original * 1000 / ours:.0f}×** |\n")
     out.write("\nGoal at least 50× per core: "

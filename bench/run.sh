@@ -21,8 +21,9 @@ need redis-server redis-server
 peers=target/bench-peers
 mkdir -p "$peers"
 
-cargo build --release --locked --quiet
+cargo build --release --locked --quiet --package retry-exec --package retry-sim
 export RETRY_BIN="$PWD/target/release/retry"
+export RETRY_SIM_BIN="$PWD/target/release/retry-sim"
 scripts/dist x86_64 >/dev/null
 export RETRY_RELEASE="$PWD/target/x86_64-unknown-linux-musl/release/retry"
 

@@ -12,8 +12,6 @@ _retry() {
             --) _command_offset $((i + 1)); return ;;
             -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--preset|--success-on|--retry-on-output|--stop-on-output|--success-on-output|--output-stream|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--timeout-signal|--kill-after|--on-retry|--on-give-up|--report|--log-format|--ci|--report-dotenv|--metrics|--metrics-job|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-password-file|--budget-store-fail|--budget-dir) ((i++)) ;;
             -*) ;;
-            simulate) if ((i == 1)); then _retry_simulate; return; fi
-                _command_offset $i; return ;;
             budget) if ((i == 1)); then _retry_budget; return; fi
                 _command_offset $i; return ;;
             *) _command_offset $i; return ;;
@@ -65,86 +63,14 @@ _retry() {
         return
     fi
     _command_offset $cword
-    if ((cword == 1)); then COMPREPLY+=($(compgen -W 'simulate budget' -- "$cur")); fi
-}
-
-_retry_simulate() {
-    case ${words[2]} in
-        load) _retry_simulate_load ;;
-        metastable) _retry_simulate_metastable ;;
-        contention) _retry_simulate_contention ;;
-        *) _retry_simulate_contention
-            if ((cword == 2)) && [[ $cur != -* ]]; then
-                COMPREPLY+=($(compgen -W 'contention load metastable' -- "$cur"))
-            fi ;;
-    esac
+    if ((cword == 1)); then COMPREPLY+=($(compgen -W 'budget' -- "$cur")); fi
 }
 
 _retry_budget() {
-    if ((cword == 2)); then COMPREPLY=($(compgen -W show -- "$cur")); return; fi
-    if [[ ${words[2]} == show ]]; then _retry_budget_show; fi
-}
-
-_retry_simulate_contention() {
-    case $prev in
-        --clients) :; return ;;
-        --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
-        --base) :; return ;;
-        --cap) :; return ;;
-        --multiplier) :; return ;;
-        --trials) :; return ;;
-        --seed) :; return ;;
-        --csv) _filedir; return ;;
-        --svg) _filedir; return ;;
+    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show' -- "$cur")); return; fi
+    case ${words[2]} in
+        show) _retry_budget_show ;;
     esac
-    COMPREPLY=($(compgen -W '--clients --jitter --base --cap --multiplier --trials --seed --csv --svg -h --help' -- "$cur"))
-}
-
-_retry_simulate_load() {
-    case $prev in
-        --failure-rates) :; return ;;
-        --policies) COMPREPLY=($(compgen -W 'none retries bucket budget' -- "$cur")); return ;;
-        --retries) :; return ;;
-        --clients) :; return ;;
-        --rate) :; return ;;
-        --base) :; return ;;
-        --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
-        --budget-rate) :; return ;;
-        --budget-ratio) :; return ;;
-        --budget-window) :; return ;;
-        --duration) :; return ;;
-        --trials) :; return ;;
-        --seed) :; return ;;
-        --csv) _filedir; return ;;
-        --svg) _filedir; return ;;
-    esac
-    COMPREPLY=($(compgen -W '--failure-rates --policies --retries --clients --rate --serial --backoff --base --jitter --budget-rate --budget-ratio --budget-window --shared --duration --trials --seed --csv --svg -h --help' -- "$cur"))
-}
-
-_retry_simulate_metastable() {
-    case $prev in
-        --policies) COMPREPLY=($(compgen -W 'none resend defaults ratio-per-host ratio-shared' -- "$cur")); return ;;
-        --trigger-capacities) :; return ;;
-        --trigger-seconds) :; return ;;
-        --intervals) :; return ;;
-        --capacity) :; return ;;
-        --timeout) :; return ;;
-        --resends) :; return ;;
-        --max-attempts) :; return ;;
-        --base) :; return ;;
-        --cap) :; return ;;
-        --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
-        --budget-rate) :; return ;;
-        --budget-ratio) :; return ;;
-        --budget-window) :; return ;;
-        --hosts) :; return ;;
-        --observe) :; return ;;
-        --chart-trigger) :; return ;;
-        --seed) :; return ;;
-        --csv) _filedir; return ;;
-        --svg) _filedir; return ;;
-    esac
-    COMPREPLY=($(compgen -W '--policies --trigger-capacities --trigger-seconds --intervals --capacity --timeout --resends --max-attempts --base --cap --jitter --budget-rate --budget-ratio --budget-window --hosts --observe --chart-trigger --seed --csv --svg -h --help' -- "$cur"))
 }
 
 _retry_budget_show() {

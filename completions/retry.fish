@@ -48,12 +48,7 @@ function __retry_after
 end
 
 function __retry_subcommand
-    __retry_words simulate; or __retry_words budget
-end
-
-function __retry_simulating_contention
-    __retry_words simulate; and not __retry_words simulate load
-    and not __retry_words simulate metastable
+    __retry_words budget
 end
 
 function __retry_own
@@ -62,11 +57,7 @@ end
 
 complete -c retry -f
 complete -c retry -n 'not __retry_subcommand; and __retry_command_tokens >/dev/null' -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'
-complete -c retry -n 'not __retry_subcommand; and test (count (commandline -opc)) = 1' -a simulate -d 'Rerun the experiments behind this tool\'s defaults, with its own code'
 complete -c retry -n 'not __retry_subcommand; and test (count (commandline -opc)) = 1' -a budget -d 'Print a budget\'s state now: its tokens, its counters, and when it will be full'
-complete -c retry -n '__retry_after simulate' -a contention -d 'Rerun the AWS "Exponential Backoff And Jitter" contention experiment (the default)'
-complete -c retry -n '__retry_after simulate' -a load -d 'Rerun Brooker\'s retries-and-load experiment, with this tool\'s budget among the policies'
-complete -c retry -n '__retry_after simulate' -a metastable -d 'Rerun the OSDI 2022 metastable-failure experiment, with this tool\'s retries among the clients'
 complete -c retry -n '__retry_after budget' -a show -d 'Print a budget\'s state now: its tokens, its counters, and when it will be full'
 complete -c retry -n __retry_own -s n -l max-attempts -x -d 'Make at most N attempts in total, the first included'
 complete -c retry -n __retry_own -l base -x -d 'The first wait; later ones grow from it'
@@ -117,56 +108,6 @@ complete -c retry -n __retry_own -l budget-store-fail -x -a '(printf "%s\t%s\n" 
 complete -c retry -n __retry_own -l budget-dir -r -F -d 'Where the file store keeps budgets'
 complete -c retry -n __retry_own -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n __retry_own -s V -l version -d 'Print version'
-complete -c retry -n __retry_simulating_contention -l clients -x -d 'Simulate these client counts: a list, or ranges with a step (e.g. 10,50,100 or 10-190/10)'
-complete -c retry -n __retry_simulating_contention -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'Compare these jitter strategies (a comma-separated list); the no-backoff baseline is always shown'
-complete -c retry -n __retry_simulating_contention -l base -x -d 'The first wait, and the scale of the others (e.g. 5ms)'
-complete -c retry -n __retry_simulating_contention -l cap -x -d 'The longest single wait'
-complete -c retry -n __retry_simulating_contention -l multiplier -x -d 'Growth of the longest possible wait per retry; a number of at least 1'
-complete -c retry -n __retry_simulating_contention -l trials -x -d 'Run N trials per strategy and client count; the table reports their mean and spread'
-complete -c retry -n __retry_simulating_contention -l seed -x -d 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
-complete -c retry -n __retry_simulating_contention -l csv -r -F -d 'Also write every statistic to FILE as CSV, one row per point of the table'
-complete -c retry -n __retry_simulating_contention -l svg -r -F -d 'Also draw the table\'s means to FILE as SVG, one line per strategy or policy'
-complete -c retry -n __retry_simulating_contention -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c retry -n '__retry_words simulate load' -l failure-rates -x -d 'Simulate these failure rates: the server\'s probability of failing a call, each from 0 to 1'
-complete -c retry -n '__retry_words simulate load' -l policies -x -a '(printf "%s\t%s\n" "none" "Never" "retries" "Up to N retries per request" "bucket" "Brooker\'s adaptive token bucket" "budget" "This tool\'s budget, up to N retries per request")' -d 'Compare these policies (a comma-separated list of none, retries, bucket and budget)'
-complete -c retry -n '__retry_words simulate load' -l retries -x -d 'The most retries per request, for retries and budget'
-complete -c retry -n '__retry_words simulate load' -l clients -x -d 'Simulate N clients'
-complete -c retry -n '__retry_words simulate load' -l rate -x -d 'Requests each client starts, on average, per unit of time (e.g. 10/s, 600/1m)'
-complete -c retry -n '__retry_words simulate load' -l serial -d 'Serial (closed-loop) clients: each keeps one request in flight, instead of starting them at Poisson moments'
-complete -c retry -n '__retry_words simulate load' -l backoff -d 'Wait between a request\'s retries as this tool\'s backoff says (--base, --jitter, a cap of 1m)'
-complete -c retry -n '__retry_words simulate load' -l base -x -d 'With --backoff, the first wait, and the scale of the others'
-complete -c retry -n '__retry_words simulate load' -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'With --backoff, the jitter: none, full, equal or decorrelated'
-complete -c retry -n '__retry_words simulate load' -l budget-rate -x -d 'The budget\'s --budget-rate: at most N tokens, N more every DURATION'
-complete -c retry -n '__retry_words simulate load' -l budget-ratio -x -d 'The budget\'s --budget-ratio: tokens earned per first try'
-complete -c retry -n '__retry_words simulate load' -l budget-window -x -d 'The budget\'s --budget-window: how long earned tokens last'
-complete -c retry -n '__retry_words simulate load' -l shared -d 'One budget shared by every client, as a fleet shares one on Redis, instead of one each'
-complete -c retry -n '__retry_words simulate load' -l duration -x -d 'How long clients start requests; those in flight then run to their end'
-complete -c retry -n '__retry_words simulate load' -l trials -x -d 'Run N trials per policy and failure rate; the table reports their mean and spread'
-complete -c retry -n '__retry_words simulate load' -l seed -x -d 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
-complete -c retry -n '__retry_words simulate load' -l csv -r -F -d 'Also write every statistic to FILE as CSV, one row per point of the table'
-complete -c retry -n '__retry_words simulate load' -l svg -r -F -d 'Also draw the table\'s means to FILE as SVG, one line per strategy or policy'
-complete -c retry -n '__retry_words simulate load' -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c retry -n '__retry_words simulate metastable' -l policies -x -a '(printf "%s\t%s\n" "none" "Never" "resend" "At once, up to `--resends` times: the artifact\'s client" "defaults" "This tool\'s waits and attempt limit" "ratio-per-host" "This tool\'s, with a ratio budget per client host" "ratio-shared" "This tool\'s, with one ratio budget for the fleet")' -d 'Compare these policies (a comma-separated list of none, resend, defaults, ratio-per-host and ratio-shared)'
-complete -c retry -n '__retry_words simulate metastable' -l trigger-capacities -x -d 'Drop the server\'s capacity to each of these fractions of itself (0 to 1; 0.225 and 0.2 are the artifact\'s 0.45 and 0.40 of 2 CPUs)'
-complete -c retry -n '__retry_words simulate metastable' -l trigger-seconds -x -d 'Drop it for each of these durations, 60s into the run (e.g. 9s,10s)'
-complete -c retry -n '__retry_words simulate metastable' -l intervals -x -d 'Start a request every DURATION, for each in the list (the artifact\'s: 75us, and 100us for less load)'
-complete -c retry -n '__retry_words simulate metastable' -l capacity -x -d 'The requests a second the server finishes at full capacity; the default puts the artifact\'s four outcomes where it found them'
-complete -c retry -n '__retry_words simulate metastable' -l timeout -x -d 'Each attempt\'s time limit (the artifact\'s 3s)'
-complete -c retry -n '__retry_words simulate metastable' -l resends -x -d 'The resend policy\'s most resends per request (the artifact\'s 4)'
-complete -c retry -n '__retry_words simulate metastable' -l max-attempts -x -d 'This tool\'s policies\' most attempts per request, as retry\'s --max-attempts'
-complete -c retry -n '__retry_words simulate metastable' -l base -x -d 'This tool\'s policies\' first wait, as retry\'s --base'
-complete -c retry -n '__retry_words simulate metastable' -l cap -x -d 'This tool\'s policies\' longest wait, as retry\'s --cap'
-complete -c retry -n '__retry_words simulate metastable' -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'This tool\'s policies\' jitter, as retry\'s --jitter: none, full, equal or decorrelated'
-complete -c retry -n '__retry_words simulate metastable' -l budget-rate -x -d 'The budget\'s --budget-rate: at most N tokens, N more every DURATION'
-complete -c retry -n '__retry_words simulate metastable' -l budget-ratio -x -d 'The budget\'s --budget-ratio: tokens earned per first try'
-complete -c retry -n '__retry_words simulate metastable' -l budget-window -x -d 'The budget\'s --budget-window: how long earned tokens last'
-complete -c retry -n '__retry_words simulate metastable' -l hosts -x -d 'Spread the requests over N client hosts, in turn; ratio-per-host gives each a budget'
-complete -c retry -n '__retry_words simulate metastable' -l observe -x -d 'Go on for DURATION after the trigger, to see whether the service recovers (at least 10s)'
-complete -c retry -n '__retry_words simulate metastable' -l chart-trigger -x -d 'Draw goodput and load over time, in the SVG, for this trigger at the first interval: CAPACITY:DURATION'
-complete -c retry -n '__retry_words simulate metastable' -l seed -x -d 'Seed the simulation (0 to 2^64-1) for reproducible results, whatever the number of threads; default: random'
-complete -c retry -n '__retry_words simulate metastable' -l csv -r -F -d 'Also write every statistic to FILE as CSV, one row per point of the table'
-complete -c retry -n '__retry_words simulate metastable' -l svg -r -F -d 'Also draw the table\'s means to FILE as SVG, one line per strategy or policy'
-complete -c retry -n '__retry_words simulate metastable' -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n '__retry_words budget show' -l budget-store -x -d 'Where the budget lives: file, or a redis:// URL, as runs give it [default: $RETRY_BUDGET_STORE, or file]'
 complete -c retry -n '__retry_words budget show' -l budget-password-file -r -F -d 'Read the store\'s password from the first line of FILE, as runs do'
 complete -c retry -n '__retry_words budget show' -l budget-dir -r -F -d 'Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets]'

@@ -8,28 +8,32 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue};
+use retry_policy::choice::Choice;
 
-use crate::attempts::AttemptLimit;
-use crate::backoff::{Jitter, parse_multiplier};
-use crate::budget::show::BudgetShowArgs;
-use crate::budget::store::OnFailure;
-use crate::budget::{BudgetName, Rate, Ratio};
-use crate::codes::StatusSet;
-use crate::duration::parse_duration;
 use crate::environment;
-use crate::examples::{self, examples_text};
-use crate::exit;
-use crate::nesting::Nested;
-use crate::output::OutputStream;
-use crate::presets::PresetChoice;
+use crate::examples;
 use crate::process::hooks::parse_shell_line;
 use crate::report::ci::CiChoice;
-use crate::report::message::printable;
 use crate::report::verbosity::LogFormat;
-use crate::seed::Seed;
+use crate::signals::signal::parse_signal;
 use crate::signals::{self, Signal};
-use crate::simulate::options::SimulateCommand;
+use retry_budget::model::Rate;
+use retry_budget::show::ShowRequest;
+use retry_budget::store::{Location, OnFailure};
+use retry_budget::{BudgetName, Ratio};
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::backoff::{Jitter, parse_multiplier};
+use retry_policy::codes::StatusSet;
+use retry_policy::duration::parse_duration;
+use retry_policy::examples::examples_text;
+use retry_policy::exit;
+use retry_policy::matching::OutputStream;
+use retry_policy::nesting::Nested;
+use retry_policy::presets::PresetChoice;
+use retry_policy::printable::printable;
+use retry_policy::seed::Seed;
 
 const LONG_ABOUT: &str = "\
 Run COMMAND; when it fails, wait and run it again, until it succeeds, a status says not to \
@@ -67,10 +71,8 @@ fn after_long_help() -> String {
     text + "\n" + &examples_text(&examples::RUN)
 }
 
-/// The usage lines: COMMAND is the user's, after the options; `simulate` and `budget` are the
-/// tool's own.
+/// The usage lines: COMMAND is the user's, after the options; `budget` is the tool's own.
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
-       retry simulate [contention|load|metastable] [OPTIONS]
        retry budget show NAME [OPTIONS]";
 
 /// The headings `-h` and `--help` group the options under.
@@ -136,7 +138,7 @@ pub struct Cli {
     /// (exactly the exponential ceiling), full (uniform between 0 and the ceiling), equal (half
     /// the ceiling plus a uniform half), decorrelated (uniform between --base and three times the
     /// previous wait).
-    #[arg(long, value_name = "STRATEGY", hide_possible_values = true, help_heading = WAITS, default_value = "full")]
+    #[arg(long, value_name = "STRATEGY", value_parser = choice::<Jitter>(), hide_possible_values = true, help_heading = WAITS, default_value = "full")]
     pub(crate) jitter: Jitter,
 
     /// Start over after a failure this long
@@ -180,7 +182,7 @@ pub struct Cli {
     /// rsync, ssh, psql, pg_isready, apt-get, pip, npm, or auto (the preset of COMMAND's
     /// program, if it has one). --retry-on and --stop-on name statuses
     /// to treat otherwise; --plan shows the rules.
-    #[arg(long, value_name = "NAME", hide_possible_values = true, help_heading = DECIDING)]
+    #[arg(long, value_name = "NAME", value_parser = choice::<PresetChoice>(), hide_possible_values = true, help_heading = DECIDING)]
     pub(crate) preset: Option<PresetChoice>,
 
     /// Exit statuses that count as success
@@ -215,7 +217,7 @@ pub struct Cli {
     ///
     /// Match the output conditions against both of the command's streams, or only stdout or
     /// stderr; the stream no condition reads stays attached directly.
-    #[arg(long, value_name = "STREAM", hide_possible_values = true, hide_short_help = true, help_heading = DECIDING, default_value = "both")]
+    #[arg(long, value_name = "STREAM", value_parser = choice::<OutputStream>(), hide_possible_values = true, hide_short_help = true, help_heading = DECIDING, default_value = "both")]
     pub(crate) output_stream: OutputStream,
 
     /// Wait as long as a line of output asks
@@ -238,7 +240,7 @@ pub struct Cli {
     /// When this run is inside another retry's attempt (RETRY_DEPTH is set): 'once' makes one
     /// attempt and leaves the retrying to the outer layer; 'retry' retries, warning of the
     /// attempts the layers multiply to; 'quiet' retries without the warning.
-    #[arg(long, value_name = "MODE", hide_possible_values = true, help_heading = DECIDING, default_value = "retry")]
+    #[arg(long, value_name = "MODE", value_parser = choice::<Nested>(), hide_possible_values = true, help_heading = DECIDING, default_value = "retry")]
     pub(crate) nested: Nested,
 
     /// Time limit of one attempt (status 124)
@@ -261,7 +263,7 @@ pub struct Cli {
     /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
     /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
     ///
-    #[arg(long, value_name = "SIGNAL", allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
+    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
     pub(crate) timeout_signal: Signal,
 
     /// SIGKILL this long after SIGTERM
@@ -442,7 +444,7 @@ pub struct Cli {
     /// cannot be trusted): 'open' warns once and goes on, with the file store on this machine
     /// for a shared store, else without the budget; 'closed' counts it as no token, so the run
     /// gives up with reason budget. The first attempt always runs.
-    #[arg(long, value_name = "open|closed", requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET, default_value = "open")]
+    #[arg(long, value_name = "open|closed", value_parser = choice::<OnFailure>(), requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET, default_value = "open")]
     pub(crate) budget_store_fail: OnFailure,
 
     /// Where the file store keeps budgets
@@ -538,13 +540,6 @@ impl<T: clap::Args> clap::Args for Deferred<T> {
 /// (`retry -- budget` and `retry -n 3 budget` run a program called budget).
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum ToolCommand {
-    /// Rerun the experiments behind this tool's defaults, with its own code.
-    #[command(
-        hide = true,
-        args_conflicts_with_subcommands = true,
-        disable_help_subcommand = true
-    )]
-    Simulate(Box<Deferred<SimulateCommand>>),
     /// Look at a retry budget.
     #[command(
         about = "Look at a retry budget.",
@@ -568,8 +563,77 @@ pub(crate) struct BudgetArgs {
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum BudgetCommand {
     /// Print a budget's state now: its tokens, its counters, and when it will be full.
-    #[command(long_about = crate::budget::show::ABOUT)]
+    #[command(long_about = BUDGET_SHOW_ABOUT)]
     Show(BudgetShowArgs),
+}
+
+/// A parser of a [`Choice`]'s names, which the help and the completions offer.
+fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    let values = T::ALL
+        .iter()
+        .map(|value| clap::builder::PossibleValue::new(value.name()).help(value.about()));
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|name| T::named(&name).expect("clap offers only the names there are"))
+}
+
+/// What `retry budget show --help` says it does.
+const BUDGET_SHOW_ABOUT: &str = "\
+Print the state of the retry budget NAME now, changing nothing: the rate bucket's tokens and \
+when it will be full, the earned tokens, and the first attempts, retries and refusals counted \
+by every run that shared it, with the terms of the run that last changed it.
+
+(`budget` is the tool's own word only as the first word: `retry -- budget` runs a program \
+called budget.)";
+
+/// The `retry budget show` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BudgetShowArgs {
+    /// The budget's name, as runs give it to --budget.
+    #[arg(value_name = "NAME")]
+    pub(crate) name: BudgetName,
+
+    /// Where the budget lives: file, or a redis:// URL, as runs give it [default:
+    /// $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
+
+    /// Read the store's password from the first line of FILE, as runs do.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) budget_password_file: Option<PathBuf>,
+
+    /// Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or
+    /// ~/.local/state/retry/budgets].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) budget_dir: Option<PathBuf>,
+
+    /// Print the state as text, or as one JSON object (json).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "text",
+        hide_possible_values = true
+    )]
+    pub(crate) log_format: LogFormat,
+}
+
+impl BudgetShowArgs {
+    /// The budget these options name, and where it lives; `env` reads the environment.
+    pub(crate) fn request(
+        &self,
+        env: &impl Fn(&str) -> Option<OsString>,
+    ) -> Result<ShowRequest, String> {
+        let location = Location::resolve(
+            self.budget_store.as_deref(),
+            self.budget_password_file.as_deref(),
+            self.budget_dir.clone(),
+            env,
+            "retry budget show",
+        )?;
+        Ok(ShowRequest {
+            name: self.name.clone(),
+            location,
+        })
+    }
 }
 
 /// Flags of other retry tools and their spellings here, with a word on the difference.
@@ -815,11 +879,10 @@ mod tests {
     #[test]
     fn the_tools_own_words_are_only_the_first() {
         let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap();
-        assert!(parse(&["retry", "simulate"]).tool.is_some());
         assert!(parse(&["retry", "budget", "show", "api"]).tool.is_some());
         for args in [
             &["retry", "--", "budget"][..],
-            &["retry", "-n", "3", "simulate"],
+            &["retry", "-n", "3", "budget"],
             &["retry", "help"],
         ] {
             let cli = parse(args);
@@ -951,7 +1014,7 @@ mod tests {
             .find(|arg| arg.get_long() == Some("preset"))
             .unwrap();
         let help = preset.get_long_help().unwrap().to_string();
-        for known in &crate::presets::PRESETS {
+        for known in &retry_policy::presets::PRESETS {
             assert!(
                 help.contains(&format!(" {},", known.name)),
                 "{}: {help}",
@@ -979,30 +1042,6 @@ mod tests {
             let line = one_line_error(&err, &args);
             assert!(line.contains("'--budget-store' (not shown"), "{line}");
             assert!(!line.contains("s3cret"), "{line}");
-        }
-    }
-
-    #[test]
-    fn the_metastable_simulation_retries_with_the_tools_defaults() {
-        use clap::Args;
-        let simulated = crate::simulate::options::MetastableArgs::augment_args(clap::Command::new(
-            "metastable",
-        ));
-        let tool = Cli::command();
-        let default = |command: &clap::Command, id: &str| -> Vec<String> {
-            let arg = command.get_arguments().find(|arg| arg.get_id() == id);
-            let values = arg.unwrap_or_else(|| panic!("{id}")).get_default_values();
-            values.iter().map(|v| v.to_string_lossy().into()).collect()
-        };
-        for id in [
-            "max_attempts",
-            "base",
-            "cap",
-            "jitter",
-            "budget_rate",
-            "budget_window",
-        ] {
-            assert_eq!(default(&simulated, id), default(&tool, id), "{id}");
         }
     }
 }

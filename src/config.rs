@@ -10,6 +10,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,29 +19,31 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use serde::Serialize;
 
-use crate::attempts::AttemptLimit;
-use crate::backoff::{self, Backoff, Jitter, Schedule};
-use crate::budget::BudgetSettings;
-use crate::budget::model::Terms;
-use crate::budget::store::{Location, OnFailure};
 use crate::cli::Cli;
-use crate::duration::{format_duration, to_millis};
 use crate::environment;
-use crate::nesting::{Layer, Nested};
-use crate::output::conditions::{PatternError, PatternTexts};
-use crate::output::{Hold, OutputOptions, OutputStream};
+use crate::output::{Hold, OutputOptions};
 use crate::plan::PlanRequest;
-use crate::policy::Policy;
-use crate::presets::Preset;
 use crate::process::command_line::CommandLine;
 use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
 use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
-use crate::report::message::printable;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
-use crate::retry_loop::Rules;
-use crate::seed::Seed;
+use crate::signals::signal::Platform;
+use retry_budget::BudgetSettings;
+use retry_budget::model::Terms;
+use retry_budget::store::{Location, OnFailure};
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
+use retry_policy::decision::Policy;
+use retry_policy::duration::{format_duration, to_millis};
+use retry_policy::matching::OutputStream;
+use retry_policy::matching::{PatternError, PatternTexts};
+use retry_policy::nesting::{Layer, Nested};
+use retry_policy::presets::Preset;
+use retry_policy::printable::printable;
+use retry_policy::run::Rules;
+use retry_policy::seed::{Seed, split_mix};
 
 /// Everything a run needs, checked for consistency.
 #[derive(Debug)]
@@ -258,7 +261,7 @@ impl Config {
             }
             _ => GitHubFiles::default(),
         };
-        let seed = Seed::resolve(cli.seed, &cli.command);
+        let seed = Seed::resolve(cli.seed, &cli.command, host_name, random_seed);
         let limit = layer.limit(cli.nested, cli.max_attempts);
         let process = ProcessOptions {
             timeout,
@@ -302,7 +305,7 @@ impl Config {
             output_stream: cli.output_stream,
             max_requested_wait_ms: to_millis(cli.max_requested_wait),
             nested: cli.nested,
-            timeout_signal: cli.timeout_signal.to_string(),
+            timeout_signal: cli.timeout_signal.name().to_string(),
             on_retry: cli.on_retry.clone(),
             on_give_up: cli.on_give_up.clone(),
             hold_output: cli.hold_output,
@@ -564,6 +567,22 @@ fn metrics_job(
     Ok(job)
 }
 
+/// This machine's host name, or empty if it has none (for `--seed host`).
+fn host_name() -> Vec<u8> {
+    nix::unistd::gethostname()
+        .map(|name| name.as_bytes().to_vec())
+        .unwrap_or_default()
+}
+
+/// A seed from the operating system's entropy, or from the clock if that is unavailable.
+fn random_seed() -> u64 {
+    use rand::TryRng;
+    rand::rngs::SysRng.try_next_u64().unwrap_or_else(|_| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        split_mix(now.map_or(0, |since| since.as_nanos() as u64) ^ u64::from(std::process::id()))
+    })
+}
+
 /// Refuse a run when `contradiction` holds, saying `why`.
 fn refuse(contradiction: bool, why: &str) -> Result<(), ConfigError> {
     match contradiction {
@@ -591,7 +610,7 @@ fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
 /// The `--budget` settings, the store read from `RETRY_BUDGET_STORE` through `env` when no
 /// `--budget-store` is given.
 fn budget_settings(
-    name: &crate::budget::BudgetName,
+    name: &retry_budget::BudgetName,
     cli: &Cli,
     env: &impl Fn(&str) -> Option<OsString>,
 ) -> Result<BudgetSettings, ConfigError> {

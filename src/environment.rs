@@ -2,7 +2,7 @@
 //! those the tool reads; their names, and what they hold, for the code that sets or reads them
 //! and for `--help` and the man page that describe them; and the values an attempt gets.
 
-use crate::attempts::{AttemptLimit, Numbering};
+use retry_policy::attempts::{AttemptLimit, Numbering};
 
 /// One variable of the attempt's environment.
 #[derive(Clone, Copy, Debug)]

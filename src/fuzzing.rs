@@ -8,17 +8,16 @@ use std::time::{Duration, Instant};
 
 use clap::error::ErrorKind;
 
-use crate::budget::model::{BucketState, Terms};
-use crate::cli::{Cli, Deferred, ToolCommand, one_line_error};
+use retry_budget::model::{BucketState, Terms};
+use retry_policy::printable::printable;
+use retry_policy::run::Waits;
+
+use crate::cli::{Cli, one_line_error};
 use crate::config::Config;
-use crate::report::message::printable;
-use crate::retry_loop::Waits;
-use crate::simulate::Experiment;
 
 /// Parse `data`, split at NUL bytes into arguments (raw bytes, not necessarily UTF-8), as the
 /// binary would; then do with the values what a run does with them: draw waits, turn the time
-/// limits into instants, take budget tokens at moments drawn from `data`, plan, and size a
-/// simulation.
+/// limits into instants, take budget tokens at moments drawn from `data`, and plan.
 pub fn arguments(data: &[u8]) {
     let words: Vec<OsString> = std::iter::once(OsString::from("retry"))
         .chain(
@@ -26,7 +25,7 @@ pub fn arguments(data: &[u8]) {
                 .map(|word| OsString::from_vec(word.to_vec())),
         )
         .collect();
-    let mut cli = match Cli::parse_args(&words) {
+    let cli = match Cli::parse_args(&words) {
         Ok(cli) => cli,
         Err(err)
             if matches!(
@@ -43,31 +42,6 @@ pub fn arguments(data: &[u8]) {
         ratio: cli.budget_ratio.map(|ratio| ratio.0),
         window: cli.budget_window,
     };
-    if let Some(ToolCommand::Simulate(options)) = cli.tool.take() {
-        let Deferred(options) = *options;
-        let settings = match options.settings() {
-            Ok(settings) => settings,
-            Err(err) => return assert_one_line(&printable(&err)),
-        };
-        match &settings.experiment {
-            Experiment::Contention(experiment) => {
-                let points = experiment.clients.len() * (experiment.jitters.len() + 1);
-                assert!(points <= 5 * 1000, "{points} points");
-            }
-            Experiment::Load(experiment) => {
-                let first_tries =
-                    f64::from(experiment.clients) * experiment.rate * experiment.duration;
-                let trials = experiment.failure_rates.len() * experiment.policies.len();
-                assert!(first_tries <= 1e7 && trials * experiment.trials as usize <= 100_000);
-            }
-            Experiment::Metastable(experiment) => {
-                let runs = experiment.policies.len() * (experiment.triggers.len() + 1);
-                let loads: f64 = experiment.loads.iter().sum();
-                assert!(runs as f64 * loads <= 2e4 && experiment.observe >= 10.0);
-            }
-        }
-        return;
-    }
     let config = match Config::try_from(cli) {
         Ok(config) => config,
         Err(err) => return assert_one_line(&printable(&err.to_string())),

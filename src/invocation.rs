@@ -11,11 +11,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::budget::{Prepared, show};
 use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, requested_log_format};
 use crate::config::Config;
-use crate::exit::Exit;
-use crate::outcome::{Moment, Reason, RunEnd};
+use crate::output::copy::HeldOutput;
 use crate::output::transcript::Transcript;
 use crate::plan;
 use crate::process::ProcessRunner;
@@ -31,18 +29,23 @@ use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::ci::log::{CiLog, shown_command};
 use crate::report::ci::outputs::StepOutputs;
-use crate::report::events::{Event, EventSink};
 use crate::report::file::ReportWriter;
 use crate::report::metrics::Metrics;
 use crate::report::reporter::{self, Reporter};
 use crate::report::target::{ReportError, ReportTarget};
-use crate::retry_loop::Release;
-use crate::retry_loop::{self, Parts};
+use crate::report::verbosity::LogFormat;
 use crate::signals::SignalWatch;
 use crate::signals::reaper;
 use crate::signals::startup::{self, Inherited};
-use crate::simulate;
 use crate::spill::HoldError;
+use retry_budget::Prepared;
+use retry_budget::show::{self, ShowError};
+use retry_budget::waiter::Threads;
+use retry_policy::events::{Event, EventSink};
+use retry_policy::exit::Exit;
+use retry_policy::outcome::{Moment, Reason, RunEnd};
+use retry_policy::run::Release;
+use retry_policy::run::{self, Parts};
 
 /// Prepare the process, first thing in `main`: what it must not take on trust from its parent
 /// (see `startup`), and a panic (a bug) made the tool's own failure: one line and exit 125,
@@ -67,18 +70,22 @@ pub fn say_error(message: &str, args: &[OsString]) {
 /// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
 pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
     match cli.tool.take() {
-        Some(ToolCommand::Simulate(options)) => {
-            let Deferred(options) = *options;
-            simulate::run(&options.settings().map_err(anyhow::Error::msg)?)?;
-            Ok(Exit::Success)
-        }
         Some(ToolCommand::Budget(Deferred(budget))) => {
             let BudgetCommand::Show(options) = budget.command;
             let request = options
                 .request(&|name| std::env::var_os(name))
                 .map_err(anyhow::Error::msg)?;
             let mut out = io::BufWriter::new(io::stdout().lock());
-            show::print(&request, options.log_format, &mut out)?;
+            let format = match options.log_format {
+                LogFormat::Text => show::Format::Text,
+                LogFormat::Json => show::Format::Json,
+            };
+            show::print(&request, format, &Threads, &mut out).map_err(|err| match err {
+                ShowError::Unreadable(why) => anyhow::anyhow!(why),
+                ShowError::Write(err) => {
+                    anyhow::Error::from(err).context("cannot write the budget's state to stdout")
+                }
+            })?;
             out.flush()
                 .context("cannot write the budget's state to stdout")?;
             Ok(Exit::Success)
@@ -127,7 +134,7 @@ fn run_command(
         .map(|system| CiLog::new(system, config.command_words()));
     let mut reporter = Reporter::on_stderr(config.log()).with_ci(ci);
     let transcript = config.quiet_unless_failed().then(Transcript::default);
-    let mut release: Box<dyn Release> = match &transcript {
+    let mut release: Box<dyn Release<HeldOutput>> = match &transcript {
         Some(transcript) => {
             reporter.hold_in(transcript.clone());
             Box::new(TranscriptRelease::new(transcript.clone()))
@@ -137,7 +144,7 @@ fn run_command(
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
-    if let Some(Prepared::Unusable { why, on_failure }) = &budget {
+    if let Some((why, on_failure)) = budget.as_ref().and_then(Prepared::unusable) {
         let message = format!("retry budget: {why}; {}", on_failure.consequence());
         reporter.emit(&Event::Warning(message));
     }
@@ -166,7 +173,7 @@ fn run_command(
     let deadline = config
         .max_time()
         .and_then(|max_time| Instant::now().checked_add(max_time));
-    let mut end = retry_loop::run(
+    let mut end = run::run(
         &config.rules(),
         Parts {
             waits: &mut config.waits(),

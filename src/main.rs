@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(Exit::Stopped(signal)) => retry_exec::die_of(signal),
         Ok(exit) => ExitCode::from(exit.status()),
-        // A reader that went away early (`retry simulate | head -1`) ends the tool quietly.
+        // A reader that went away early (`retry --plan | head -1`) ends the tool quietly.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             retry_exec::say_error(&format!("{err:#}"), &args);

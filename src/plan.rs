@@ -5,6 +5,7 @@
 //! schedules. An unlimited run shows its rows until the waits reach the cap, then says how it goes
 //! on. Nothing here sleeps or runs a command; output goes to the writer given.
 
+use retry_policy::choice::Choice;
 use std::io::{self, Write};
 use std::time::Duration;
 
@@ -12,13 +13,12 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
-use crate::attempts::AttemptLimit;
-use crate::backoff::{self, Backoff, Draw, Jitter};
-use crate::duration::{format_duration, to_millis};
-use crate::names::Named;
-use crate::output::OutputStream;
-use crate::presets::{Preset, TIMED_OUT, Verdict};
 use crate::report::verbosity::LogFormat;
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::backoff::{self, Backoff, Draw, Jitter};
+use retry_policy::duration::{format_duration, to_millis};
+use retry_policy::matching::OutputStream;
+use retry_policy::presets::{Preset, TIMED_OUT, Verdict};
 
 /// Rows shown for an unlimited run at the least and at the most.
 const UNLIMITED_ROWS: (u64, u64) = (10, 100);
@@ -362,7 +362,7 @@ fn describe(request: &PlanRequest) -> String {
     let mut text = format!(
         "plan for {} attempts: jitter {}, base {}, cap {}",
         request.limit,
-        Named(backoff.jitter()),
+        backoff.jitter().name(),
         format_duration(backoff.base()),
         format_duration(backoff.cap()),
     );
@@ -635,7 +635,7 @@ mod tests {
             row_keys("plan_total")
         );
         let mut preset = request("3", 100, 1_000, Jitter::Equal);
-        preset.preset = crate::presets::PRESETS.first();
+        preset.preset = retry_policy::presets::PRESETS.first();
         let lines = json_lines(&preset);
         let mut keys = object_keys(&lines[0], &[]);
         keys.extend(object_keys(&lines[0]["rules"][0], &[]));

@@ -5,7 +5,7 @@ Run by bench/metastable/run, which builds what it needs. For each configuration 
 starts the server (server.c) in a CPU cgroup of its own on one core, drives a fleet of real
 client processes open-loop from the other core, caps the server's CPU for a while (the
 trigger), and records every request and every attempt the server saw. Then it asks
-`retry simulate metastable` what it predicts for the same scale, and writes the table, the
+`retry-sim metastable` what it predicts for the same scale, and writes the table, the
 picture and the raw series.
 """
 
@@ -21,6 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RETRY = os.environ["RETRY_BIN"]
+SIM = os.environ["RETRY_SIM_BIN"]
 SERVER = os.environ["METASTABLE_SERVER"]
 DEBIAN_RETRY = os.environ["PEER_MINFRIN"]
 OUT = os.environ.get("METASTABLE_OUT", os.path.join(HERE, "results"))
@@ -281,8 +282,8 @@ def recovery(goodput):
 
 
 def simulated(policy, options):
-    """What `retry simulate metastable` predicts for this scale: recovery seconds or None."""
-    argv = [RETRY, "simulate", "metastable", "--policies", policy, "--trigger-capacities",
+    """What `retry-sim metastable` predicts for this scale: recovery seconds or None."""
+    argv = [SIM, "metastable", "--policies", policy, "--trigger-capacities",
             str(TRIGGER_CAPACITY), "--trigger-seconds", f"{TRIGGER_SECONDS:g}s", "--intervals",
             f"{1000 / RATE:g}ms", "--capacity", f"{1000 / WORK_MS:.4f}/s", "--observe",
             f"{OBSERVE:g}s", "--seed", "1", "--csv", "/dev/stdout", *options]

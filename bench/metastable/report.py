@@ -53,7 +53,7 @@ def main():
         f"each attempt has a {scale['timeout']:g} s time limit. At {scale['warmup']:g} s the "
         f"cgroup caps the server at {scale['trigger_capacity']:g} of a CPU for "
         f"{triggers(runs)}. Recovery is from the trigger's end until goodput stays at 90% of the "
-        f"requests, judged over 2 s; `simulated` is `retry simulate metastable` at the same "
+        f"requests, judged over 2 s; `simulated` is `retry-sim metastable` at the same "
         f"scale, its policy given the same waits.",
         "",
         "| trigger | clients | each request | recovered after | simulated | attempts per request "

@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::output::Stream;
-use crate::output::conditions::{LineMatcher, OutputConditions, OutputMatch};
 use crate::spill::SpillBuffer;
+use retry_policy::matching::Stream;
+use retry_policy::matching::{LineMatcher, OutputConditions};
+use retry_policy::run::AttemptOutput;
 
 /// Bytes read from a pipe at a time.
 const CHUNK: usize = 64 * 1024;
@@ -67,36 +68,20 @@ impl HeldOutput {
     }
 }
 
-/// What reading one attempt's piped output came to.
-#[derive(Debug, Default)]
-pub(crate) struct CopyOutcome {
-    /// What the output conditions found.
-    pub(crate) matched: OutputMatch,
-    /// The held output, with `--hold-output` or `--quiet-unless-failed`.
-    pub(crate) held: HeldOutput,
-    /// Output the tool could neither keep nor pass on, and why: the run cannot vouch for it.
-    pub(crate) failure: Option<String>,
-    /// A stream was still open when the tool stopped reading it: a process that left the
-    /// attempt's group holds it.
-    pub(crate) cut_short: bool,
-    /// The tool's stream (`stdout` or `stderr`) whose reader was not reading when the tool
-    /// stopped waiting to pass output on to it.
-    pub(crate) stalled: Option<&'static str>,
-}
+/// What reading one attempt's piped output came to, its held output the tool's own.
+pub(crate) type CopyOutcome = AttemptOutput<HeldOutput>;
 
-impl CopyOutcome {
-    /// Both streams' outcomes together.
-    pub(crate) fn merge(self, other: CopyOutcome) -> CopyOutcome {
-        CopyOutcome {
-            matched: self.matched.merge(other.matched),
-            held: HeldOutput {
-                stdout: self.held.stdout.or(other.held.stdout),
-                stderr: self.held.stderr.or(other.held.stderr),
-            },
-            failure: self.failure.or(other.failure),
-            cut_short: self.cut_short || other.cut_short,
-            stalled: self.stalled.or(other.stalled),
-        }
+/// Both streams' outcomes together.
+pub(crate) fn merge(one: CopyOutcome, other: CopyOutcome) -> CopyOutcome {
+    CopyOutcome {
+        matched: one.matched.merge(other.matched),
+        held: HeldOutput {
+            stdout: one.held.stdout.or(other.held.stdout),
+            stderr: one.held.stderr.or(other.held.stderr),
+        },
+        failure: one.failure.or(other.failure),
+        cut_short: one.cut_short || other.cut_short,
+        stalled: one.stalled.or(other.stalled),
     }
 }
 
@@ -291,7 +276,7 @@ fn readable(pipe: &File, stop: &OwnedFd) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::conditions::{OutputConditions, PatternTexts};
+    use retry_policy::matching::{OutputConditions, PatternTexts};
     use std::io::{Read, Write};
 
     fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {

@@ -5,32 +5,12 @@
 //! `--hold-output`, and both with `--quiet-unless-failed`, is piped through the tool; the others
 //! stay attached directly.
 
-pub(crate) mod conditions;
 pub(crate) mod copy;
 pub(crate) mod transcript;
 
 use std::sync::Arc;
 
-pub(crate) use conditions::OutputMatch;
-use conditions::{OutputConditions, PatternError, PatternTexts};
-
-/// One of the command's (and the tool's) two output streams.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Stream {
-    #[default]
-    Stdout,
-    Stderr,
-}
-
-impl Stream {
-    /// Its name, for messages.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Stream::Stdout => "stdout",
-            Stream::Stderr => "stderr",
-        }
-    }
-}
+use retry_policy::matching::{OutputConditions, OutputStream, PatternError, PatternTexts, Stream};
 
 /// What to do with an attempt's output: what each stream is matched against, and what is held.
 #[derive(Clone, Debug, Default)]
@@ -53,19 +33,6 @@ pub(crate) enum Hold {
     Stdout,
     /// Both streams, for the run's transcript (`--quiet-unless-failed`).
     Everything,
-}
-
-/// `--output-stream`: which of the command's streams the output conditions read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum OutputStream {
-    /// Stdout and stderr.
-    #[default]
-    Both,
-    /// Stdout only.
-    Stdout,
-    /// Stderr only.
-    Stderr,
 }
 
 impl OutputOptions {
@@ -116,26 +83,5 @@ impl OutputOptions {
     /// Whether the command's stderr is piped through the tool.
     pub(crate) fn pipes_stderr(&self) -> bool {
         self.matches_stderr() || self.hold == Hold::Everything
-    }
-}
-
-impl OutputStream {
-    /// The streams in words: `stdout`, `stderr`, or `stdout and stderr`.
-    pub(crate) fn described(self) -> &'static str {
-        match self {
-            OutputStream::Both => "stdout and stderr",
-            OutputStream::Stdout => "stdout",
-            OutputStream::Stderr => "stderr",
-        }
-    }
-
-    /// Whether these streams take in `stream`.
-    fn reads(self, stream: Stream) -> bool {
-        matches!(
-            (self, stream),
-            (OutputStream::Both, _)
-                | (OutputStream::Stdout, Stream::Stdout)
-                | (OutputStream::Stderr, Stream::Stderr)
-        )
     }
 }

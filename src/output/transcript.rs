@@ -12,9 +12,9 @@ use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::rc::Rc;
 
-use crate::output::Stream;
 use crate::output::copy::HeldOutput;
 use crate::spill::{Held, SpillBuffer};
+use retry_policy::matching::Stream;
 
 /// Bytes copied at a time when the transcript is written out.
 const CHUNK: usize = 64 * 1024;

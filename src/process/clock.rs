@@ -2,9 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::retry_loop::Clock;
 use crate::signals::reaper;
 use crate::signals::{Signal, SignalWatch, Wake};
+use retry_policy::run::Clock;
 
 /// The real monotonic clock, waiting with [`SignalWatch::wait_until`].
 pub(crate) struct SignalClock<'a> {

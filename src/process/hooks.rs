@@ -17,17 +17,17 @@ use std::time::{Duration, Instant};
 
 use super::supervision::Supervision;
 use super::{ProcessOptions, spawn_failure};
-use crate::attempts::AttemptLimit;
 use crate::environment;
-use crate::exit::Exit;
-use crate::outcome::{Hook, HookEnd, HookOutcome};
 use crate::process::command_line::CommandLine;
 use crate::process::environ::ChildEnvironment;
 use crate::process::launch::{ChildStdio, Launcher, Setup};
 use crate::process::terminal::Terminal;
-use crate::retry_loop::{HookCall, Hooks};
 use crate::signals::SignalWatch;
-use crate::termination::TimeLimit;
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::exit::Exit;
+use retry_policy::outcome::{Hook, HookEnd, HookOutcome};
+use retry_policy::run::{HookCall, Hooks};
+use retry_policy::termination::TimeLimit;
 
 /// A hook's time limit without `--timeout`.
 pub(crate) const HOOK_LIMIT: Duration = Duration::from_secs(60);

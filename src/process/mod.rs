@@ -25,11 +25,9 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::attempts::{AttemptLimit, Numbering};
 use crate::environment;
-use crate::outcome::SpawnFailure;
-use crate::output::copy::{CopyOutcome, Destination, StreamCopy};
-use crate::output::{Hold, OutputOptions, Stream};
+use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
+use crate::output::{Hold, OutputOptions};
 use crate::process::command_line::CommandLine;
 use crate::process::environ::ChildEnvironment;
 use crate::process::launch::{ChildStdio, Launcher, Setup, StartError, Started, Step};
@@ -37,11 +35,14 @@ use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::outlet::GRACE;
-use crate::requested;
-use crate::retry_loop::{AttemptReport, Attempts, SpawnError};
 use crate::signals::{Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
-use crate::termination::TimeLimit;
+use retry_policy::attempts::{AttemptLimit, Numbering};
+use retry_policy::matching::Stream;
+use retry_policy::outcome::SpawnFailure;
+use retry_policy::requested;
+use retry_policy::run::{AttemptReport, Attempts, SpawnError};
+use retry_policy::termination::TimeLimit;
 
 use supervision::Supervision;
 
@@ -200,7 +201,7 @@ impl ProcessRunner<'_> {
         let mut outcome = copies
             .into_iter()
             .map(StreamCopy::outcome)
-            .fold(CopyOutcome::default(), CopyOutcome::merge);
+            .fold(CopyOutcome::default(), merge);
         if !waited_out {
             outcome.cut_short = false;
             outcome.stalled = None;
@@ -210,11 +211,13 @@ impl ProcessRunner<'_> {
 }
 
 impl Attempts for ProcessRunner<'_> {
+    type Held = HeldOutput;
+
     fn run(
         &mut self,
         numbering: Numbering,
         deadline: Option<Instant>,
-    ) -> Result<AttemptReport, SpawnError> {
+    ) -> Result<AttemptReport<HeldOutput>, SpawnError> {
         let started = Instant::now();
         let own_limit = self
             .options

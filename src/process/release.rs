@@ -4,19 +4,20 @@
 //! go into the run's transcript under a header, and the transcript is written out only if the
 //! run does not succeed, with the same bounds.
 
+use crate::signals::signal::Platform;
 use std::io::{self, Write};
 use std::time::Instant;
 
-use crate::outcome::{AttemptOutcome, Next, Reason};
-use crate::output::Stream;
 use crate::output::copy::{Destination, HeldOutput};
 use crate::output::transcript::Transcript;
-use crate::report::message::printable;
 use crate::report::outlet::GRACE;
 use crate::report::text;
-use crate::retry_loop::{Release, Released};
-use crate::signals::{SignalWatch, Waited};
+use crate::signals::{SignalWatch, Waited, Waiter};
 use crate::spill::HoldError;
+use retry_policy::matching::Stream;
+use retry_policy::outcome::{AttemptOutcome, Next, Reason};
+use retry_policy::printable::printable;
+use retry_policy::run::{Release, Released};
 
 /// Releases held output to the tool's own stdout and stderr, awake to signals meanwhile.
 pub(crate) struct StdRelease<'a> {
@@ -30,7 +31,7 @@ impl<'a> StdRelease<'a> {
     }
 }
 
-impl Release for StdRelease<'_> {
+impl Release<HeldOutput> for StdRelease<'_> {
     fn release(
         &mut self,
         held: HeldOutput,
@@ -89,7 +90,7 @@ impl TranscriptRelease {
     }
 }
 
-impl Release for TranscriptRelease {
+impl Release<HeldOutput> for TranscriptRelease {
     fn release(
         &mut self,
         held: HeldOutput,
@@ -131,7 +132,9 @@ pub(crate) fn write_transcript(
     let failed = |why: String| format!("cannot write the held output of the run: {why}");
     let written = match watch.run_job(until, write) {
         Ok(Waited::Done(written)) => written,
-        Ok(Waited::Stopped(signal)) => return Err(failed(format!("stopped by {signal}"))),
+        Ok(Waited::Stopped(signal)) => {
+            return Err(failed(format!("stopped by {}", signal.name())));
+        }
         Ok(Waited::TimedOut) => return Err(failed("its reader did not take it in time".into())),
         Err(err) => return Err(failed(format!("cannot start a thread: {err}"))),
     };
@@ -143,16 +146,5 @@ pub(crate) fn write_transcript(
     match problems.is_empty() {
         true => Ok(()),
         false => Err(failed(problems.join("; "))),
-    }
-}
-
-impl Release for Box<dyn Release + '_> {
-    fn release(
-        &mut self,
-        held: HeldOutput,
-        outcome: &AttemptOutcome,
-        deadline: Option<Instant>,
-    ) -> Released {
-        (**self).release(held, outcome, deadline)
     }
 }

@@ -25,8 +25,8 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::named_files;
-use crate::requested::MAX_REQUEST;
+use retry_budget::named_files;
+use retry_policy::requested::MAX_REQUEST;
 
 /// The lowest descriptor number a request file gets, above what the tool itself keeps open.
 const FIRST_DESCRIPTOR: RawFd = 16;

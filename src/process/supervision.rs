@@ -6,19 +6,20 @@
 //! bound: clearing the group ends `--kill-after` after SIGKILL at the latest (a zombie whose
 //! parent left the group can never be reaped by the tool), and at once on a signal.
 
+use crate::signals::signal::Platform;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, killpg};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
-use crate::output::copy::CopyOutcome;
+use crate::output::copy::{CopyOutcome, HeldOutput};
 use crate::process::ProcessOptions;
 use crate::process::terminal::Terminal;
-use crate::retry_loop::AttemptReport;
 use crate::signals::reaper;
-use crate::signals::{Signal, SignalWatch, Wake};
-use crate::termination::{Termination, TimeLimit};
+use crate::signals::{Signal, SignalWatch, Wake, signal};
+use retry_policy::run::AttemptReport;
+use retry_policy::termination::{Termination, TimeLimit};
 
 /// How far the tool has gone in ending the attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,7 +172,11 @@ impl<'a> Supervision<'a> {
     }
 
     /// The report of the attempt whose main process ended with `status`.
-    pub(super) fn report(&self, status: WaitStatus, output: CopyOutcome) -> AttemptReport {
+    pub(super) fn report(
+        &self,
+        status: WaitStatus,
+        output: CopyOutcome,
+    ) -> AttemptReport<HeldOutput> {
         AttemptReport {
             termination: self.termination(status),
             interrupted_by: self.interrupted_by,
@@ -212,7 +217,7 @@ impl<'a> Supervision<'a> {
         terminal.take_back_from(self.leader);
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
         terminal.give_to(self.leader);
-        self.send(Signal::CONT);
+        self.send(signal::CONT);
     }
 
     /// A signal that ends the run arrived: the first is passed on and starts the grace period; a
@@ -230,7 +235,7 @@ impl<'a> Supervision<'a> {
     /// `timeout` does); start the grace period unless it is already running or over.
     fn terminate(&mut self, signal: Signal) {
         self.send(signal);
-        self.send(Signal::CONT);
+        self.send(signal::CONT);
         if self.escalation == Escalation::Calm {
             self.escalation = Escalation::Terminating(Instant::now());
         }

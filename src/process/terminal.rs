@@ -9,6 +9,7 @@
 //! Every hand-over checks first that the giver holds the terminal: a tool sent to the background
 //! (Ctrl-Z, then `bg`) must not take the terminal from the shell, for itself or for an attempt.
 
+use crate::signals::signal::Platform;
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
@@ -16,7 +17,7 @@ use std::path::Path;
 use nix::sys::signal::killpg;
 use nix::unistd::{Pid, getpgrp, getpid, tcgetpgrp, tcsetpgrp};
 
-use crate::named_files;
+use retry_budget::named_files;
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]

@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::duration::to_millis;
-use crate::exit::Exit;
 use crate::first_and_last::FirstAndLast;
-use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd, WaitCause};
-use crate::report::events::{Event, EventSink};
 use crate::report::target::{ReportError, ReportTarget};
+use crate::signals::signal::{Name, Platform};
 use crate::signals::{Signal, SignalWatch};
+use retry_policy::duration::to_millis;
+use retry_policy::events::{Event, EventSink};
+use retry_policy::exit::Exit;
+use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd, WaitCause};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -47,7 +48,7 @@ struct Report<'a> {
     /// Why the run ended, as in the `done` event.
     reason: &'static str,
     /// The signal that stopped the run, if one did.
-    signal: Option<Signal>,
+    signal: Option<Name>,
     /// What went wrong, for a command that could not start or output that was lost.
     error: Option<&'a str>,
     elapsed_ms: f64,
@@ -64,7 +65,7 @@ struct AttemptRecord {
     duration_ms: Option<f64>,
     /// 128+N for signal N, 124 for a time limit, 126 or 127 if it could not start.
     status: Option<u8>,
-    signal: Option<Signal>,
+    signal: Option<Name>,
     timed_out: bool,
     verdict: Option<&'static str>,
     matched: Option<&'static str>,
@@ -164,7 +165,7 @@ impl ReportWriter {
             exit_code: Exit::of(end).status(),
             reason: end.reason.name(),
             signal: match end.reason {
-                Reason::Interrupted(signal, _) => Some(signal),
+                Reason::Interrupted(signal, _) => Some(signal.name()),
                 _ => None,
             },
             error: end.reason.error(),
@@ -202,7 +203,7 @@ impl AttemptRecord {
     fn record(&mut self, outcome: &AttemptOutcome) {
         self.duration_ms = Some(to_millis(outcome.duration));
         self.status = Some(outcome.termination.status());
-        self.signal = outcome.termination.signal();
+        self.signal = outcome.termination.signal().map(Signal::name);
         self.timed_out = outcome.termination.time_limit().is_some();
         self.verdict = Some(outcome.next.verdict());
         self.matched = outcome.matched().map(|(condition, _)| condition);

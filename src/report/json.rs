@@ -4,12 +4,13 @@
 
 use serde::Serialize;
 
-use crate::attempts::AttemptLimit;
-use crate::duration::to_millis;
-use crate::exit::Exit;
-use crate::outcome::{AttemptOutcome, Hook, Next, Reason, WaitCause};
-use crate::report::events::Event;
 use crate::signals::Signal;
+use crate::signals::signal::{Name, Platform};
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::duration::to_millis;
+use retry_policy::events::Event;
+use retry_policy::exit::Exit;
+use retry_policy::outcome::{AttemptOutcome, Hook, Next, Reason, WaitCause};
 
 /// One line of the JSON event stream.
 #[derive(Debug, Serialize)]
@@ -34,7 +35,7 @@ pub(crate) enum JsonEvent<'a> {
         #[serde(skip_serializing_if = "is_false")]
         reset: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
-        signal: Option<Signal>,
+        signal: Option<Name>,
         #[serde(skip_serializing_if = "Option::is_none")]
         requested_wait_ms: Option<f64>,
         #[serde(skip_serializing_if = "is_false")]
@@ -64,7 +65,7 @@ pub(crate) enum JsonEvent<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        signal: Option<Signal>,
+        signal: Option<Name>,
         #[serde(skip_serializing_if = "Option::is_none")]
         report_error: Option<&'a str>,
     },
@@ -114,7 +115,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             elapsed_ms: to_millis(end.elapsed),
             error: end.reason.error(),
             signal: match end.reason {
-                Reason::Interrupted(signal, _) => Some(signal),
+                Reason::Interrupted(signal, _) => Some(signal.name()),
                 _ => None,
             },
             report_error: end.report_error.as_deref(),
@@ -144,7 +145,7 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
         matched: outcome.matched().map(|(condition, _)| condition),
         pattern: outcome.matched().map(|(_, pattern)| pattern),
         reset: outcome.reset,
-        signal: outcome.termination.signal(),
+        signal: outcome.termination.signal().map(Signal::name),
         requested_wait_ms: outcome.requested_wait().map(to_millis),
         requested_stop: outcome.requested_stop(),
     }
@@ -153,12 +154,12 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attempts::Numbering;
-    use crate::outcome::{Hook, HookEnd, HookOutcome, Moment, RunEnd, WaitCause};
-    use crate::output::OutputMatch;
     use crate::reference::{object_keys, row_keys};
-    use crate::requested::Requested;
-    use crate::termination::{Termination, TimeLimit};
+    use retry_policy::attempts::Numbering;
+    use retry_policy::matching::OutputMatch;
+    use retry_policy::outcome::{Hook, HookEnd, HookOutcome, Moment, RunEnd, WaitCause};
+    use retry_policy::requested::Requested;
+    use retry_policy::termination::{Termination, TimeLimit};
     use std::time::Duration;
 
     /// Every event, with every key it can have.

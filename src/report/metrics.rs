@@ -13,12 +13,12 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::exit::Exit;
-use crate::named_files;
-use crate::outcome::{Next, Reason, RunEnd};
-use crate::report::events::{Event, EventSink};
 use crate::report::target::{ReportError, ReportTarget};
 use crate::signals::SignalWatch;
+use retry_budget::named_files;
+use retry_policy::events::{Event, EventSink};
+use retry_policy::exit::Exit;
+use retry_policy::outcome::{Next, Reason, RunEnd};
 
 /// The most bytes read of the previous file.
 const PREVIOUS_BOUND: u64 = 64 * 1024;
@@ -167,7 +167,7 @@ fn label_value(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::termination::Termination;
+    use retry_policy::termination::Termination;
     use std::io::Write;
 
     fn end(reason: Reason) -> RunEnd {

@@ -14,16 +14,16 @@
 use std::io::{self, Write};
 use std::time::Instant;
 
-use crate::outcome::Reason;
 use crate::output::transcript::Transcript;
 use crate::report::ci::log::CiLog;
-use crate::report::events::{Event, EventSink};
 use crate::report::json;
-use crate::report::message::printable;
 use crate::report::outlet::Outlet;
 use crate::report::text;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
 use crate::signals::{Signal, SignalWatch};
+use retry_policy::events::{Event, EventSink};
+use retry_policy::outcome::Reason;
+use retry_policy::printable::printable;
 
 /// Renders events on a writer (stderr in the binary) in the configured format.
 pub(crate) struct Reporter<W: Write> {
@@ -207,14 +207,14 @@ pub(crate) fn say_failure(message: &str, format: LogFormat) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attempts::Numbering;
-    use crate::outcome::{
+    use crate::signals::Signal;
+    use retry_policy::attempts::Numbering;
+    use retry_policy::decision::Refusal;
+    use retry_policy::matching::OutputMatch;
+    use retry_policy::outcome::{
         AttemptOutcome, Hook, HookEnd, HookOutcome, Moment, Next, RunEnd, WaitCause,
     };
-    use crate::output::OutputMatch;
-    use crate::policy::Refusal;
-    use crate::signals::Signal;
-    use crate::termination::{Termination, TimeLimit};
+    use retry_policy::termination::{Termination, TimeLimit};
     use serde_json::Value;
     use std::time::Duration;
 
@@ -469,7 +469,7 @@ mod tests {
                 last: None,
                 last_unready: None,
                 reason: Reason::SpawnFailed(
-                    crate::outcome::SpawnFailure::NotFound,
+                    retry_policy::outcome::SpawnFailure::NotFound,
                     "command not found: x".into(),
                 ),
                 elapsed: Duration::ZERO,

@@ -33,9 +33,9 @@ use std::time::Instant;
 
 use nix::unistd::{AccessFlags, access};
 
-use crate::named_files;
 use crate::report::outlet::GRACE;
-use crate::signals::{Signal, SignalWatch, Waited};
+use crate::signals::{Signal, SignalWatch, Waited, Waiter};
+use retry_budget::named_files;
 
 /// The most symbolic links followed from a path to its target, as the kernel allows.
 const MAX_LINKS: usize = 40;

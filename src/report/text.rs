@@ -3,15 +3,16 @@
 //! By default a line for each failed attempt that will be retried, one for each warning, and one
 //! when giving up; `-v` adds each attempt's start and a success.
 
-use crate::duration::format_duration;
-use crate::exit::Exit;
-use crate::outcome::{
+use crate::signals::Signal;
+use crate::signals::signal::Platform;
+use retry_policy::decision::Unready;
+use retry_policy::duration::format_duration;
+use retry_policy::events::Event;
+use retry_policy::exit::Exit;
+use retry_policy::outcome::{
     AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, Shortfall, WaitCause,
 };
-use crate::policy::Unready;
-use crate::report::events::Event;
-use crate::signals::Signal;
-use crate::termination::{Termination, TimeLimit};
+use retry_policy::termination::{Termination, TimeLimit};
 
 /// The lines for `event` (none, one, or for an end with a failed report, two).
 pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
@@ -111,7 +112,7 @@ fn ended(termination: Termination) -> String {
     match termination {
         Termination::Exited(code) => format!("failed with exit status {code}"),
         Termination::Signaled(signal) => {
-            format!("died of {signal} (status {status})")
+            format!("died of {} (status {status})", signal.name())
         }
         Termination::TimedOut {
             limit: TimeLimit::Attempt,
@@ -206,6 +207,7 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
 }
 
 fn interrupted_line(signal: Signal, moment: Moment, attempts: &str) -> String {
+    let signal = signal.name();
     match moment {
         Moment::Splay => format!("retry: stopped by {signal} during --splay, before any attempt"),
         Moment::Attempt => {

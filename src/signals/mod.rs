@@ -29,13 +29,15 @@ use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use crate::signals::signal::Platform;
 use crate::signals::startup::{Inherited, is_ignored};
+pub(crate) use retry_budget::waiter::{Waited, Waiter};
 
 pub(crate) mod reaper;
-mod signal;
+pub(crate) mod signal;
 pub(crate) mod startup;
 
-pub use signal::Signal;
+pub(crate) use signal::Signal;
 
 #[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
 #[path = "self_pipe.rs"]
@@ -89,7 +91,7 @@ pub(crate) const TABLE: [(&str, &str); 8] = [
 pub(crate) const ENDING: [Signal; 4] = [Signal::INT, Signal::TERM, Signal::HUP, Signal::QUIT];
 
 /// The signals only passed on to the running attempt.
-pub(crate) const PASSED_ON: [Signal; 4] = [Signal::USR1, Signal::USR2, Signal::ALRM, Signal::WINCH];
+pub(crate) const PASSED_ON: [Signal; 4] = [signal::USR1, signal::USR2, signal::ALRM, signal::WINCH];
 
 /// What ended a wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,17 +104,6 @@ pub(crate) enum Wake {
     Changed,
     /// The moment waited for came.
     Timeout,
-}
-
-/// How a job run with [`SignalWatch::run_job`] ended.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Waited<T> {
-    /// It finished with this result.
-    Done(T),
-    /// A signal that ends the run arrived first; the job is left to itself.
-    Stopped(Signal),
-    /// The moment given came first; the job is left to itself.
-    TimedOut,
 }
 
 /// A job under way on a thread of its own (see [`SignalWatch::start_job`]).
@@ -144,7 +135,7 @@ impl SignalWatch {
             .into_iter()
             .chain(PASSED_ON)
             .filter(|signal| !is_ignored(signal.number()));
-        for signal in caught.chain([Signal::CHLD]) {
+        for signal in caught.chain([signal::CHLD]) {
             // SAFETY: `waited` is an initialised set and `signal` a valid signal number.
             unsafe { libc::sigaddset(&mut waited, signal.number()) };
         }
@@ -174,7 +165,7 @@ impl SignalWatch {
     pub(crate) fn wait_until(&self, until: Option<Instant>) -> Wake {
         match self.backend.next(until).map(Signal::from_number) {
             None => Wake::Timeout,
-            Some(Signal::CHLD) => Wake::Changed,
+            Some(signal::CHLD) => Wake::Changed,
             Some(signal) if PASSED_ON.contains(&signal) => Wake::PassOn(signal),
             Some(signal) => Wake::Stop(signal),
         }
@@ -185,19 +176,18 @@ impl SignalWatch {
         Doorbell(self.backend.bell())
     }
 
-    /// Run `job` on a thread of its own and wait for it, until `until` at the latest, while
-    /// staying awake to the signals that end a run (see [`SignalWatch::await_job`]).
-    pub(crate) fn run_job<T: Send + 'static>(
-        &self,
-        until: Option<Instant>,
-        job: impl FnOnce() -> T + Send + 'static,
-    ) -> io::Result<Waited<T>> {
-        let job = self.start_job(job)?;
-        Ok(self.await_job(job, until))
+    /// What a child restores between fork and exec.
+    pub(crate) fn child_mask(&self) -> ChildMask {
+        self.child_mask
     }
+}
+
+/// The watch is how the budget's stores wait: awake to the signals that end a run.
+impl Waiter for SignalWatch {
+    type Job<T: Send + 'static> = Job<T>;
 
     /// Start `job` on a thread of its own; its end rings this watch's doorbell.
-    pub(crate) fn start_job<T: Send + 'static>(
+    fn start_job<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> io::Result<Job<T>> {
@@ -215,7 +205,7 @@ impl SignalWatch {
     /// Wait for `job` to end, until `until` at the latest, while staying awake to the signals
     /// that end a run. No attempt may be running: children that end meanwhile are reaped as
     /// orphans, and signals to pass on have nobody to go to.
-    pub(crate) fn await_job<T>(&self, job: Job<T>, until: Option<Instant>) -> Waited<T> {
+    fn await_job<T: Send + 'static>(&self, job: Job<T>, until: Option<Instant>) -> Waited<T> {
         loop {
             if let Some(result) = job.0.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 return Waited::Done(result);
@@ -229,11 +219,6 @@ impl SignalWatch {
                 Wake::PassOn(_) => {}
             }
         }
-    }
-
-    /// What a child restores between fork and exec.
-    pub(crate) fn child_mask(&self) -> ChildMask {
-        self.child_mask
     }
 }
 

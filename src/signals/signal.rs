@@ -1,92 +1,81 @@
-//! A signal: one type for every signal the tool takes, sends, passes on or reports, with the one
-//! parser of a signal's name or number and the names shells give them.
+//! The platform's side of a [`Signal`]: the numbers of the signals whose numbers differ between
+//! systems, the one parser of a signal's name or number, and the names shells give them. The
+//! policy crate knows a signal by its number only.
 
 use std::fmt;
-use std::str::FromStr;
 
-/// A signal, by its number; any number a death by a signal can report, real-time signals
-/// among them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Signal(i32);
+pub(crate) use retry_policy::signal::Signal;
 
-impl Signal {
-    pub(crate) const INT: Signal = Signal(libc::SIGINT);
-    pub(crate) const TERM: Signal = Signal(libc::SIGTERM);
-    pub(crate) const HUP: Signal = Signal(libc::SIGHUP);
-    pub(crate) const QUIT: Signal = Signal(libc::SIGQUIT);
-    pub(crate) const KILL: Signal = Signal(libc::SIGKILL);
-    pub(crate) const CONT: Signal = Signal(libc::SIGCONT);
-    pub(crate) const USR1: Signal = Signal(libc::SIGUSR1);
-    pub(crate) const USR2: Signal = Signal(libc::SIGUSR2);
-    pub(crate) const ALRM: Signal = Signal(libc::SIGALRM);
-    pub(crate) const WINCH: Signal = Signal(libc::SIGWINCH);
-    pub(crate) const CHLD: Signal = Signal(libc::SIGCHLD);
+/// SIGCONT.
+pub(crate) const CONT: Signal = Signal::from_number(libc::SIGCONT);
+/// SIGUSR1.
+pub(crate) const USR1: Signal = Signal::from_number(libc::SIGUSR1);
+/// SIGUSR2.
+pub(crate) const USR2: Signal = Signal::from_number(libc::SIGUSR2);
+/// SIGALRM.
+pub(crate) const ALRM: Signal = Signal::from_number(libc::SIGALRM);
+/// SIGWINCH.
+pub(crate) const WINCH: Signal = Signal::from_number(libc::SIGWINCH);
+/// SIGCHLD.
+pub(crate) const CHLD: Signal = Signal::from_number(libc::SIGCHLD);
 
-    /// The signal numbered `number`.
-    pub(crate) fn from_number(number: i32) -> Signal {
-        Signal(number)
-    }
-
-    /// Its number.
-    pub(crate) fn number(self) -> i32 {
-        self.0
-    }
-
-    /// The status of a death by it, 128+N as shells report it, saturating at 255.
-    pub(crate) fn status(self) -> u8 {
-        u8::try_from(128 + self.0.clamp(0, 127)).unwrap_or(u8::MAX)
-    }
-
-    /// The signal whose death `status` reports (129 to 255), if it is one.
-    pub(crate) fn of_status(status: u8) -> Option<Signal> {
-        (status > 128).then(|| Signal(i32::from(status) - 128))
-    }
-
+/// What the platform knows of a signal.
+pub(crate) trait Platform {
     /// The same signal as nix knows it, to send or act on; none for one it has no name for.
-    pub(crate) fn known(self) -> Option<nix::sys::signal::Signal> {
-        nix::sys::signal::Signal::try_from(self.0).ok()
+    fn known(self) -> Option<nix::sys::signal::Signal>;
+
+    /// Its conventional name, such as `SIGTERM`, or `signal N` when it has none.
+    fn name(self) -> Name;
+}
+
+impl Platform for Signal {
+    fn known(self) -> Option<nix::sys::signal::Signal> {
+        nix::sys::signal::Signal::try_from(self.number()).ok()
+    }
+
+    fn name(self) -> Name {
+        Name(self)
     }
 }
 
-/// The conventional name, such as `SIGTERM`, or `signal N` when it has none.
-impl fmt::Display for Signal {
+/// A signal shown by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Name(Signal);
+
+impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.known() {
+        match self.0.known() {
             Some(signal) => f.pad(signal.as_str()),
-            None => f.pad(&format!("signal {}", self.0)),
+            None => f.pad(&format!("signal {}", self.0.number())),
         }
     }
 }
 
 /// In JSON, by its name, as messages show it.
-impl serde::Serialize for Signal {
+impl serde::Serialize for Name {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
 }
 
 /// A signal's name, with or without `SIG` and in any case (`TERM`, `sigint`), or its number.
-impl FromStr for Signal {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected a signal's name or number, e.g. TERM, SIGINT or 2";
-        let trimmed = text.trim();
-        let known = match trimmed.parse::<i32>() {
-            Ok(number) => nix::sys::signal::Signal::try_from(number).ok(),
-            Err(_) => {
-                let upper = trimmed.to_ascii_uppercase();
-                let name = match upper.starts_with("SIG") {
-                    true => upper,
-                    false => format!("SIG{upper}"),
-                };
-                name.parse().ok()
-            }
-        };
-        known
-            .map(|signal| Signal(signal as i32))
-            .ok_or_else(|| format!("not a signal; {EXPECTED}"))
-    }
+pub(crate) fn parse_signal(text: &str) -> Result<Signal, String> {
+    const EXPECTED: &str = "expected a signal's name or number, e.g. TERM, SIGINT or 2";
+    let trimmed = text.trim();
+    let known = match trimmed.parse::<i32>() {
+        Ok(number) => nix::sys::signal::Signal::try_from(number).ok(),
+        Err(_) => {
+            let upper = trimmed.to_ascii_uppercase();
+            let name = match upper.starts_with("SIG") {
+                true => upper,
+                false => format!("SIG{upper}"),
+            };
+            name.parse().ok()
+        }
+    };
+    known
+        .map(|signal| Signal::from_number(signal as i32))
+        .ok_or_else(|| format!("not a signal; {EXPECTED}"))
 }
 
 #[cfg(test)]
@@ -100,22 +89,32 @@ mod tests {
             ("sigint", Signal::INT),
             ("SIGKILL", Signal::KILL),
             ("2", Signal::INT),
-            (" usr1 ", Signal::USR1),
+            (" usr1 ", USR1),
         ] {
-            assert_eq!(text.parse::<Signal>(), Ok(signal), "{text}");
+            assert_eq!(parse_signal(text), Ok(signal), "{text}");
         }
         for bad in ["", "SIG", "TERMINATE", "0", "99", "-9"] {
-            assert!(bad.parse::<Signal>().is_err(), "{bad}");
+            assert!(parse_signal(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
-    fn names_and_statuses_follow_shells() {
-        assert_eq!(Signal::TERM.to_string(), "SIGTERM");
-        assert_eq!(Signal::from_number(1000).to_string(), "signal 1000");
-        assert_eq!((Signal::KILL.status(), Signal::INT.status()), (137, 130));
-        assert_eq!(Signal::from_number(200).status(), 255);
-        assert_eq!(Signal::of_status(143), Some(Signal::TERM));
-        assert_eq!(Signal::of_status(1), None);
+    fn names_follow_shells() {
+        assert_eq!(Signal::TERM.name().to_string(), "SIGTERM");
+        assert_eq!(Signal::from_number(1000).name().to_string(), "signal 1000");
+    }
+
+    #[test]
+    fn the_fixed_numbers_are_this_platforms() {
+        for (fixed, ours) in [
+            (Signal::HUP, libc::SIGHUP),
+            (Signal::INT, libc::SIGINT),
+            (Signal::QUIT, libc::SIGQUIT),
+            (Signal::PIPE, libc::SIGPIPE),
+            (Signal::KILL, libc::SIGKILL),
+            (Signal::TERM, libc::SIGTERM),
+        ] {
+            assert_eq!(fixed.number(), ours);
+        }
     }
 }

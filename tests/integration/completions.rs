@@ -119,7 +119,7 @@ fn the_commands_arguments_complete_with_its_own_completion() {
         // curl's own options, never retry's.
         assert_offers(shell, &offers("retry -- curl --inc"), &["--include"], &[]);
         assert_offers(shell, &offers("retry -- curl --jit"), &[], &["--jitter"]);
-        assert_offers(shell, &offers("retry -- curl "), &[], &["simulate"]);
+        assert_offers(shell, &offers("retry -- curl "), &[], &["budget"]);
     }
 }
 
@@ -130,34 +130,14 @@ fn retrys_own_options_complete_with_their_values() {
         let values = offers("retry --jitter ");
         assert_offers(shell, &values, &["full", "decorrelated"], &["Cargo.toml"]);
         assert_offers(shell, &offers("retry --log-format "), &["json"], &[]);
-        assert_offers(shell, &offers("retry simulate --cli"), &["--clients"], &[]);
     }
 }
 
 #[test]
 fn the_subcommands_complete_with_their_own_words_and_options() {
     for (shell, offers) in shells() {
-        assert_offers(shell, &offers("retry sim"), &["simulate"], &[]);
         assert_offers(shell, &offers("retry bud"), &["budget"], &[]);
-        assert_offers(
-            shell,
-            &offers("retry simulate "),
-            &["load", "contention"],
-            &[],
-        );
-        assert_offers(shell, &offers("retry simulate lo"), &["load"], &[]);
         assert_offers(shell, &offers("retry budget "), &["show"], &[]);
-        // Each experiment's options, and never the other's.
-        let load = offers("retry simulate load --");
-        assert_offers(shell, &load, &["--policies", "--serial"], &["--multiplier"]);
-        let contention = offers("retry simulate contention --");
-        assert_offers(shell, &contention, &["--multiplier"], &["--policies"]);
-        assert_offers(
-            shell,
-            &offers("retry simulate --mul"),
-            &["--multiplier"],
-            &[],
-        );
         let show = offers("retry budget show --budget-");
         assert_offers(
             shell,

@@ -13,6 +13,8 @@ mod completions;
 mod generated;
 #[path = "../../xtask/src/man.rs"]
 mod man;
+#[path = "../../xtask/src/roff.rs"]
+mod roff;
 
 #[test]
 fn generated_files_are_fresh() {
@@ -32,7 +34,11 @@ fn generated_files_are_fresh() {
 #[test]
 fn the_man_pages_pass_mandoc_and_groff_without_a_warning() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for page in ["man/retry.1", "man/retry-simulate.1", "man/retry-budget.1"] {
+    for page in [
+        "man/retry.1",
+        "crates/sim/man/retry-sim.1",
+        "man/retry-budget.1",
+    ] {
         let page = root.join(page);
         let lint = program("mandoc").args(["-T", "lint"]).args([&page]).run();
         assert_eq!(
@@ -56,7 +62,7 @@ fn the_man_pages_pass_mandoc_and_groff_without_a_warning() {
 #[test]
 fn every_example_of_the_help_is_in_the_readme() {
     let readme = crate::recipes::readme_commands();
-    for (_, command) in retry_exec::docs::examples().concat() {
+    for (_, command) in retry_exec::docs::examples() {
         assert!(readme.contains(command), "the README lacks {command:?}");
     }
 }
@@ -64,17 +70,8 @@ fn every_example_of_the_help_is_in_the_readme() {
 #[test]
 fn the_man_pages_give_a_value_only_to_options_that_take_one() {
     let command = retry_exec::full_command();
-    let pages = [
-        man::retry_page(&command),
-        man::simulate_page(&command),
-        man::budget_page(&command),
-    ];
-    let switches = [
-        "\\-\\-serial",
-        "\\-\\-backoff",
-        "\\-\\-shared",
-        "\\-\\-quiet",
-    ];
+    let pages = [man::retry_page(&command), man::budget_page(&command)];
+    let switches = ["\\-\\-quiet", "\\-\\-plan", "\\-\\-shell"];
     for page in &pages {
         for switch in switches {
             assert!(
@@ -84,9 +81,9 @@ fn the_man_pages_give_a_value_only_to_options_that_take_one() {
         }
         assert!(!page.contains("[default: false]"), "a switch's default");
     }
-    assert!(pages[0].contains(".B retry simulate load"), "the SYNOPSIS");
+    assert!(pages[0].contains(".B retry budget show"), "the SYNOPSIS");
     assert!(
-        !pages[2].contains("RETRY_DEPTH"),
+        !pages[1].contains("RETRY_DEPTH"),
         "budget show has no COMMAND to be nested around"
     );
 }
@@ -106,7 +103,7 @@ fn the_readmes_man_page_step_makes_man_retry_work() {
     copy = copy.env("HOME", home.path("")).current_dir(root);
     copy.run().expect_code(0);
     let path = format!("{}:/usr/bin:/bin", home.path(".cargo/bin").display());
-    for page in ["retry", "retry-simulate", "retry-budget"] {
+    for page in ["retry", "retry-budget"] {
         let found = program("man")
             .args(["-w", page])
             .env("HOME", home.path(""))

@@ -40,8 +40,6 @@ mod run;
 mod seed_and_splay;
 /// Signals sent to the tool during attempts and waits.
 mod signals;
-/// `retry simulate`: the two experiments, their tables, CSV and SVG.
-mod simulate;
 /// Readers that stop reading cannot hold the run.
 mod stalled_readers;
 /// Starting a process: whose failure a failed start is, and nothing left behind.

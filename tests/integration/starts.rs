@@ -2,7 +2,9 @@
 //! COMMAND, any failure before that is the tool's (125), and a tool killed while it starts one
 //! leaves nothing behind.
 
+#[cfg(target_arch = "x86_64")]
 use std::path::{Path, PathBuf};
+#[cfg(target_arch = "x86_64")]
 use std::process::Command;
 
 use crate::support::harness::retry;

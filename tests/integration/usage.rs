@@ -25,7 +25,6 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
         &["--base", "'5'", "unit is needed"],
     ),
     (&["--base", "-1s", "true"], &["--base", "'-1s'", "negative"]),
-    (&["simulate", "lod"], &["'lod'", "did you mean 'load'?"]),
     (
         &["--retry-on-output", "error:\n    4", "false"],
         &["--retry-on-output", "line break", "one line"],
@@ -183,7 +182,6 @@ fn short_help_fits_one_screen_and_points_to_the_long_one() {
     short
         .expect_code(0)
         .expect_stdout_contains("Usage: retry [OPTIONS] [--] COMMAND [ARG]...")
-        .expect_stdout_contains("retry simulate [contention|load|metastable] [OPTIONS]")
         .expect_stdout_contains("Attempts and waits:")
         .expect_stdout_contains("retry --help");
     let lines = short.stdout().lines().count();
@@ -221,26 +219,6 @@ fn text_from_outside_is_escaped_on_stdout_too() {
     shown.expect_code(0);
     assert_eq!(shown.stdout().lines().count(), 1, "{shown}");
     shown.expect_stdout_contains("budgets\\nrm -rf ~");
-}
-
-#[test]
-fn sizes_that_size_memory_are_bounded_in_every_subcommand() {
-    for args in [
-        &["simulate", "--trials", "4294967295"][..],
-        &["simulate", "--clients", "1-1000", "--trials", "1001"],
-        &[
-            "simulate",
-            "load",
-            "--trials",
-            "100000",
-            "--failure-rates",
-            "0.1,0.2",
-        ],
-    ] {
-        let run = retry(args).run();
-        run.expect_code(125);
-        assert_eq!(run.stderr().lines().count(), 1, "{run}");
-    }
 }
 
 #[test]
@@ -302,7 +280,7 @@ fn the_help_examples_paste_as_shown_at_80_and_100_columns() {
         );
         // A shell joins a line that ends in a backslash with the next.
         let pasted = help.replace(" \\\n      ", " ");
-        for (_, command) in retry_exec::docs::examples()[0] {
+        for (_, command) in retry_exec::docs::examples() {
             assert!(
                 pasted.contains(&format!("    {command}\n")),
                 "{command} does not paste as one command at COLUMNS={columns}\n{help}"

@@ -31,7 +31,7 @@ struct Flag {
     value: Value,
 }
 
-/// The visible options of `command` (the tool, or `simulate`), with `--help` and `--version`.
+/// The visible options of `command` (the tool, or a subcommand), with `--help` and `--version`.
 fn flags(command: &Command) -> Vec<Flag> {
     let mut command = command.clone();
     command.build();
@@ -99,44 +99,24 @@ fn names_of(words: &[(String, String)]) -> String {
         .join(" ")
 }
 
-/// The subcommands the completions know, each with the command whose options it takes (the
-/// contention experiment's are `retry simulate`'s, with or without the word).
+/// The subcommands the completions know, each with the command whose options it takes.
 struct Subcommands {
-    /// `retry simulate` and `retry simulate contention`.
-    contention: Command,
-    /// What `contention` does.
-    contention_about: String,
-    /// `retry simulate load`.
-    load: Command,
-    /// `retry simulate metastable`.
-    metastable: Command,
-    /// `retry budget show`.
-    show: Command,
+    /// `retry budget`'s subcommands: `show`, `set`.
+    budget: Vec<Command>,
 }
 
 impl Subcommands {
     fn of(command: &Command) -> Self {
-        let simulate = command.find_subcommand("simulate").expect("simulate");
+        let budget = command.find_subcommand("budget").expect("budget");
         Subcommands {
-            contention: simulate.clone(),
-            contention_about: simulate
-                .find_subcommand("contention")
-                .map(about)
-                .unwrap_or_else(|| about(simulate)),
-            load: simulate
-                .find_subcommand("load")
-                .expect("simulate load")
-                .clone(),
-            metastable: simulate
-                .find_subcommand("metastable")
-                .expect("simulate metastable")
-                .clone(),
-            show: command
-                .find_subcommand("budget")
-                .and_then(|budget| budget.find_subcommand("show"))
-                .expect("budget show")
-                .clone(),
+            budget: budget.get_subcommands().cloned().collect(),
         }
+    }
+
+    /// The budget's subcommands' names, space-separated.
+    fn budget_names(&self) -> String {
+        let names: Vec<&str> = self.budget.iter().map(Command::get_name).collect();
+        names.join(" ")
     }
 }
 
@@ -192,8 +172,6 @@ pub(crate) fn bash(command: &Command) -> String {
          \x20           --) _command_offset $((i + 1)); return ;;\n\
          \x20           {skip}) ((i++)) ;;\n\
          \x20           -*) ;;\n\
-         \x20           simulate) if ((i == 1)); then _retry_simulate; return; fi\n\
-         \x20               _command_offset $i; return ;;\n\
          \x20           budget) if ((i == 1)); then _retry_budget; return; fi\n\
          \x20               _command_offset $i; return ;;\n\
          \x20           *) _command_offset $i; return ;;\n\
@@ -205,39 +183,31 @@ pub(crate) fn bash(command: &Command) -> String {
          \x20       return\n\
          \x20   fi\n\
          \x20   _command_offset $cword\n\
-         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W 'simulate budget' -- \"$cur\")); fi\n\
+         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W 'budget' -- \"$cur\")); fi\n\
          }}\n\n",
         skip = value_names(&own).join("|"),
         values = bash_values(&own),
         own = words(&own),
     );
-    script += "_retry_simulate() {\n\
-               \x20   case ${words[2]} in\n\
-               \x20       load) _retry_simulate_load ;;\n\
-               \x20       metastable) _retry_simulate_metastable ;;\n\
-               \x20       contention) _retry_simulate_contention ;;\n\
-               \x20       *) _retry_simulate_contention\n\
-               \x20           if ((cword == 2)) && [[ $cur != -* ]]; then\n\
-               \x20               COMPREPLY+=($(compgen -W 'contention load metastable' -- \"$cur\"))\n\
-               \x20           fi ;;\n\
-               \x20   esac\n\
-               }\n\n\
-               _retry_budget() {\n\
-               \x20   if ((cword == 2)); then COMPREPLY=($(compgen -W show -- \"$cur\")); return; fi\n\
-               \x20   if [[ ${words[2]} == show ]]; then _retry_budget_show; fi\n\
-               }\n\n";
-    for (name, subcommand) in [
-        ("simulate_contention", &subcommands.contention),
-        ("simulate_load", &subcommands.load),
-        ("simulate_metastable", &subcommands.metastable),
-        ("budget_show", &subcommands.show),
-    ] {
+    script += &format!(
+        "_retry_budget() {{\n\
+         \x20   if ((cword == 2)); then COMPREPLY=($(compgen -W '{names}' -- \"$cur\")); return; fi\n\
+         \x20   case ${{words[2]}} in\n",
+        names = subcommands.budget_names(),
+    );
+    for subcommand in &subcommands.budget {
+        let name = subcommand.get_name();
+        script += &format!("        {name}) _retry_budget_{name} ;;\n");
+    }
+    script += "    esac\n}\n\n";
+    for subcommand in &subcommands.budget {
         let flags = flags(subcommand);
         script += &format!(
-            "_retry_{name}() {{\n\
+            "_retry_budget_{name}() {{\n\
              {values}\
              \x20   COMPREPLY=($(compgen -W '{words}' -- \"$cur\"))\n\
              }}\n\n",
+            name = subcommand.get_name(),
             values = bash_values(&flags),
             words = words(&flags),
         );
@@ -279,7 +249,6 @@ pub(crate) fn zsh(command: &Command) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let simulate = command.find_subcommand("simulate").expect("simulate");
     let budget = command.find_subcommand("budget").expect("budget");
     format!(
         "#compdef retry\n\
@@ -296,32 +265,14 @@ pub(crate) fn zsh(command: &Command) -> String {
          \x20     (*) break ;;\n\
          \x20   esac\n\
          \x20 done\n\
-         \x20 if [[ $words[2] == simulate ]] && (( CURRENT > 2 )); then\n\
-         \x20   if [[ $words[3] == load ]] && (( CURRENT > 3 )); then\n\
-         \x20     shift 2 words; (( CURRENT -= 2 ))\n\
-         \x20     _arguments -S : \\\n{load}\n\
-         \x20     return\n\
-         \x20   fi\n\
-         \x20   if [[ $words[3] == metastable ]] && (( CURRENT > 3 )); then\n\
-         \x20     shift 2 words; (( CURRENT -= 2 ))\n\
-         \x20     _arguments -S : \\\n{metastable}\n\
-         \x20     return\n\
-         \x20   fi\n\
-         \x20   if (( CURRENT == 3 )) && [[ $PREFIX != -* ]]; then\n\
-         \x20     _alternative 'experiments:experiment:(({experiments}))'\n\
-         \x20     return\n\
-         \x20   fi\n\
-         \x20   if [[ $words[3] == contention ]]; then shift words; (( CURRENT-- )); fi\n\
-         \x20   shift words; (( CURRENT-- ))\n\
-         \x20   _arguments -S : \\\n{contention}\n\
-         \x20   return\n\
-         \x20 fi\n\
          \x20 if [[ $words[2] == budget ]] && (( CURRENT > 2 )); then\n\
          \x20   if (( CURRENT == 3 )); then\n\
-         \x20     _alternative 'budget-commands:budget command:(({show_word}))'\n\
-         \x20   elif [[ $words[3] == show ]]; then\n\
+         \x20     _alternative 'budget-commands:budget command:(({budget_words}))'\n\
+         \x20   else\n\
          \x20     shift 2 words; (( CURRENT -= 2 ))\n\
-         \x20     _arguments -S : \\\n{show}\n\
+         \x20     case $words[1] in\n\
+         {budget_arguments}\
+         \x20     esac\n\
          \x20   fi\n\
          \x20   return\n\
          \x20 fi\n\
@@ -336,17 +287,23 @@ pub(crate) fn zsh(command: &Command) -> String {
          _retry \"$@\"\n",
         skip = value_names(&own).join("|"),
         own = zsh_specs(&own),
-        contention = zsh_specs(&flags(&subcommands.contention)),
-        load = zsh_specs(&flags(&subcommands.load)),
-        metastable = zsh_specs(&flags(&subcommands.metastable)),
-        show = zsh_specs(&flags(&subcommands.show)),
-        experiments = described(&[
-            ("contention", subcommands.contention_about.clone()),
-            ("load", about(&subcommands.load)),
-            ("metastable", about(&subcommands.metastable)),
-        ]),
-        show_word = described(&[("show", about(&subcommands.show))]),
-        tools = described(&[("simulate", about(simulate)), ("budget", about(budget))]),
+        budget_arguments = subcommands
+            .budget
+            .iter()
+            .map(|subcommand| format!(
+                "      ({}) _arguments -S : \\\n{} ;;\n",
+                subcommand.get_name(),
+                zsh_specs(&flags(subcommand))
+            ))
+            .collect::<String>(),
+        budget_words = described(
+            &subcommands
+                .budget
+                .iter()
+                .map(|subcommand| (subcommand.get_name(), about(subcommand)))
+                .collect::<Vec<_>>()
+        ),
+        tools = described(&[("budget", about(budget))]),
     )
 }
 
@@ -383,7 +340,6 @@ fn zsh_specs(flags: &[Flag]) -> String {
 pub(crate) fn fish(command: &Command) -> String {
     let own = flags(command);
     let subcommands = Subcommands::of(command);
-    let simulate = command.find_subcommand("simulate").expect("simulate");
     let budget = command.find_subcommand("budget").expect("budget");
     let mut script = format!(
         "# fish {HEADER}\n\
@@ -432,11 +388,7 @@ pub(crate) fn fish(command: &Command) -> String {
          \x20   __retry_words $argv; and test (count (commandline -opc)) = (math (count $argv) + 1)\n\
          end\n\n\
          function __retry_subcommand\n\
-         \x20   __retry_words simulate; or __retry_words budget\n\
-         end\n\n\
-         function __retry_simulating_contention\n\
-         \x20   __retry_words simulate; and not __retry_words simulate load\n\
-         \x20   and not __retry_words simulate metastable\n\
+         \x20   __retry_words budget\n\
          end\n\n\
          function __retry_own\n\
          \x20   not __retry_subcommand; and not __retry_command_tokens >/dev/null\n\
@@ -450,18 +402,14 @@ pub(crate) fn fish(command: &Command) -> String {
             .collect::<Vec<_>>()
             .join(" "),
     );
-    for (words, name, what) in [
-        ("", "simulate", about(simulate)),
-        ("", "budget", about(budget)),
-        (
-            "simulate",
-            "contention",
-            subcommands.contention_about.clone(),
-        ),
-        ("simulate", "load", about(&subcommands.load)),
-        ("simulate", "metastable", about(&subcommands.metastable)),
-        ("budget", "show", about(&subcommands.show)),
-    ] {
+    let budget_words = subcommands
+        .budget
+        .iter()
+        .map(|subcommand| ("budget", subcommand.get_name(), about(subcommand)));
+    for (words, name, what) in [("", "budget", about(budget))]
+        .into_iter()
+        .chain(budget_words)
+    {
         let condition = match words {
             "" => "not __retry_subcommand; and test (count (commandline -opc)) = 1".to_string(),
             words => format!("__retry_after {words}"),
@@ -474,17 +422,10 @@ pub(crate) fn fish(command: &Command) -> String {
     for flag in &own {
         script += &fish_line(flag, "__retry_own");
     }
-    for (condition, subcommand) in [
-        ("__retry_simulating_contention", &subcommands.contention),
-        ("'__retry_words simulate load'", &subcommands.load),
-        (
-            "'__retry_words simulate metastable'",
-            &subcommands.metastable,
-        ),
-        ("'__retry_words budget show'", &subcommands.show),
-    ] {
+    for subcommand in &subcommands.budget {
+        let condition = format!("'__retry_words budget {}'", subcommand.get_name());
         for flag in &flags(subcommand) {
-            script += &fish_line(flag, condition);
+            script += &fish_line(flag, &condition);
         }
     }
     script

@@ -7,17 +7,13 @@ use clap_complete::Shell;
 
 use super::{completions, man};
 
-/// Every generated file: its path in the repository and its content.
+/// Every generated file of `retry`: its path in the repository and its content.
 pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let command = retry_exec::full_command();
     let mut files = vec![
         (
             root.join("man/retry.1"),
             man::retry_page(&command).into_bytes(),
-        ),
-        (
-            root.join("man/retry-simulate.1"),
-            man::simulate_page(&command).into_bytes(),
         ),
         (
             root.join("man/retry-budget.1"),

@@ -1,12 +1,16 @@
 //! The repository's own tasks, run as `cargo xtask TASK`:
 //!
-//! - `generate`: write the man pages (`man/`) and the completions (`completions/`) from the clap
-//!   definition and the tables `--help` prints. A test fails, naming this command, when the
-//!   committed files are not what it writes.
+//! - `generate`: write the man pages (`man/`, `crates/sim/man/`) and the completions (`completions/`) from the clap
+//!   definitions (`retry`'s and `retry-sim`'s) and the tables `--help` prints. A test fails,
+//!   naming this command, when the committed files are not what it writes.
+
+#![forbid(unsafe_code)]
 
 mod completions;
 mod generated;
 mod man;
+mod roff;
+mod sim_page;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -31,7 +35,8 @@ fn main() -> ExitCode {
 /// Write every generated file in the repository, and say which changed.
 fn generate() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for (path, content) in generated::generated(&root) {
+    let every = generated::generated(&root).into_iter();
+    for (path, content) in every.chain([sim_page::sim_generated(&root)]) {
         if std::fs::read(&path).ok().as_ref() == Some(&content) {
             continue;
         }

@@ -17,11 +17,11 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
 use crate::report::ci::CiSystem;
-use crate::report::events::Event;
-use crate::report::message::printable;
 use crate::report::text;
+use retry_policy::events::Event;
+use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd};
+use retry_policy::printable::printable;
 
 /// The most characters of the command line a title or an annotation shows.
 const COMMAND_SHOWN: usize = 200;
@@ -205,7 +205,10 @@ pub(crate) fn outcome_values(end: &RunEnd) -> [(&'static str, String); 5] {
     };
     [
         ("attempts", end.attempts.to_string()),
-        ("exit_code", crate::exit::Exit::of(end).status().to_string()),
+        (
+            "exit_code",
+            retry_policy::exit::Exit::of(end).status().to_string(),
+        ),
         ("outcome", outcome.to_string()),
         ("reason", end.reason.name().to_string()),
         (
@@ -261,9 +264,9 @@ fn unix_seconds() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attempts::{AttemptLimit, Numbering};
-    use crate::output::OutputMatch;
-    use crate::termination::Termination;
+    use retry_policy::attempts::{AttemptLimit, Numbering};
+    use retry_policy::matching::OutputMatch;
+    use retry_policy::termination::Termination;
     use std::time::Duration;
 
     fn log(system: CiSystem) -> CiLog {
@@ -313,7 +316,7 @@ mod tests {
     fn run(mut log: CiLog, last: Event, end: Event) -> Vec<String> {
         let retry = Next::Retry {
             wait: Duration::from_secs(1),
-            cause: crate::outcome::WaitCause::Backoff,
+            cause: retry_policy::outcome::WaitCause::Backoff,
         };
         let start = |attempt| Event::AttemptStart {
             numbering: numbering(attempt),
@@ -430,7 +433,7 @@ mod tests {
         assert!(log.after(&done(1, 0, Reason::Success)).is_empty());
         let cancelled = Reason::Interrupted(
             crate::signals::Signal::TERM,
-            crate::outcome::Moment::Attempt,
+            retry_policy::outcome::Moment::Attempt,
         );
         assert!(log.after(&done(1, 143, cancelled)).is_empty());
     }

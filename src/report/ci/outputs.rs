@@ -7,21 +7,22 @@
 //! The table keeps the first and the last attempts ([`ROWS_AT_EACH_END`] of each) and counts
 //! those between, so that a long run cannot fill the summary.
 
+use crate::signals::signal::Platform;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::duration::format_duration;
 use crate::environment::{GITHUB_OUTPUT, GITHUB_STEP_SUMMARY};
 use crate::first_and_last::FirstAndLast;
-use crate::outcome::{AttemptOutcome, Next, Reason, RunEnd};
-use crate::policy::Unready;
 use crate::report::ci::log::outcome_values;
-use crate::report::events::{Event, EventSink};
-use crate::report::message::printable;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::report::text;
 use crate::signals::SignalWatch;
-use crate::termination::{Termination, TimeLimit};
+use retry_policy::decision::Unready;
+use retry_policy::duration::format_duration;
+use retry_policy::events::{Event, EventSink};
+use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd};
+use retry_policy::printable::printable;
+use retry_policy::termination::{Termination, TimeLimit};
 
 /// How many attempts the summary's table shows at each end of the run.
 const ROWS_AT_EACH_END: usize = 10;
@@ -114,7 +115,9 @@ impl StepOutputs {
         };
         let heading = match &end.reason {
             Reason::Success if end.report_error.is_none() => format!("succeeded after {attempts}"),
-            Reason::Interrupted(signal, _) => format!("stopped by {signal} after {attempts}"),
+            Reason::Interrupted(signal, _) => {
+                format!("stopped by {} after {attempts}", signal.name())
+            }
             _ => format!("gave up after {attempts}"),
         };
         let mut text = format!("### retry: {heading}\n\n{}\n\n", code_span(&self.command));
@@ -160,7 +163,7 @@ impl Row {
                 outcome.unready.map(Unready::explain).unwrap_or_default()
             ),
             Termination::Exited(code) => format!("exit status {code}"),
-            Termination::Signaled(signal) => format!("died of {signal}"),
+            Termination::Signaled(signal) => format!("died of {}", signal.name()),
             Termination::TimedOut {
                 limit: TimeLimit::Attempt,
                 ..
@@ -221,9 +224,9 @@ fn code_span(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attempts::{AttemptLimit, Numbering};
-    use crate::outcome::WaitCause;
-    use crate::output::OutputMatch;
+    use retry_policy::attempts::{AttemptLimit, Numbering};
+    use retry_policy::matching::OutputMatch;
+    use retry_policy::outcome::WaitCause;
     use std::time::Duration;
 
     fn outcome(attempt: u64, code: u8, next: Next) -> AttemptOutcome {

@@ -1,0 +1,844 @@
+//! The retry budget kept in a file on this machine, shared by every run that names it.
+//!
+//! One small file per budget, `DIR/NAME`, read and rewritten under an exclusive `flock`, so that
+//! concurrent runs lose no update and never spend a token twice. What the store trusts, it checks
+//! before the first attempt, as ssh's StrictModes checks a user's keys:
+//! - The directory is created with mode 0700, and must be the user's own (or root's); one that
+//!   is a symbolic link, not a directory, or writable by every user is refused (anyone could
+//!   replace the state and deny every retry). A directory that a group may write (several
+//!   service accounts sharing a budget) is fine, and the files created in it are group-writable.
+//! - The file is opened without following a symbolic link and without blocking (a FIFO would
+//!   block), and must be a regular file that not every user may write, and the user's own (or,
+//!   in a group's directory, the group's).
+//!
+//! Each update is one write of a fixed-size record at the start of the file, within one page, so
+//! a run killed in the middle leaves the old state or the new. A record whose values the
+//! arithmetic could not have produced starts over from a full bucket with one warning; so does
+//! one that is the store's own but damaged (cut short, garbled, or the zeros a file system leaves
+//! of data that never reached the disk after a power loss), whose bytes are first copied aside to
+//! `NAME.damaged`. A file that is not the store's (a Makefile, say) is never touched.
+//!
+//! A budget that cannot be used, from the start or mid-run (the disk full, a lock held too long,
+//! a file that is not the store's), never stops the command: with `--budget-store-fail open` the
+//! run goes on without it, and with `closed` it retries no more; either way with one warning.
+//! Waiting for the lock is bounded (by [`LOCK_PATIENCE`], and half the time left before
+//! `--max-time`, so that the retry still has time to run) and a signal ends it.
+
+use std::fmt;
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::fcntl::{Flock, FlockArg};
+
+use super::model::{BucketState, Terms, delay_of, micros};
+use super::store::OnFailure;
+use super::{BudgetName, Counted, Reservation, RetryBudget};
+use crate::named_files;
+use crate::waiter::{Waited, Waiter};
+use retry_policy::signal::Signal;
+
+/// The first word of every state file, naming its format.
+const FORMAT: &str = "retry-budget-v2";
+
+/// The format of the first releases, still read.
+const FORMAT_V1: &str = "retry-budget-v1";
+
+/// What every state file starts with, whatever its version: a file that does not is not ours.
+const OWN_PREFIX: &str = "retry-budget-";
+
+/// The size of a state record, padded with spaces: well within one page, so that a write of it
+/// is all or nothing.
+const RECORD: usize = 256;
+
+/// The longest wait for another run's lock before retrying without the budget. A healthy run
+/// holds it for microseconds, so a second means something is wrong with the holder.
+pub const LOCK_PATIENCE: Duration = Duration::from_secs(1);
+
+/// The budget's file, checked and ready to use.
+#[derive(Debug)]
+pub struct BudgetFile {
+    path: PathBuf,
+    /// Device and inode of the file checked, so that a file put in its place mid-run is noticed.
+    identity: (u64, u64),
+}
+
+/// Why a budget directory or file cannot be used; the message names the path and the fix.
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl BudgetFile {
+    /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
+    /// trusted (see the module header), so that a bad budget fails before anything runs.
+    pub fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
+        let refused = |what: &Path, err: io::Error| Refused(cannot_use(dir, what, &err));
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|err| refused(dir, err))?;
+        let directory = check_directory(dir)?;
+        let shared = directory.permissions().mode() & 0o020 != 0;
+        let path = dir.join(name.as_str());
+        let file = open_state(&path, shared).map_err(|err| refused(&path, err))?;
+        let metadata = file.metadata().map_err(|err| refused(&path, err))?;
+        if !metadata.file_type().is_file() {
+            return Err(Refused(format!(
+                "{} is not a regular file, so not a retry budget state; choose another --budget \
+                 name or --budget-dir",
+                path.display()
+            )));
+        }
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o002 != 0 {
+            return Err(Refused(format!(
+                "{} has mode {mode:04o}: any user could change it and deny every retry; make it \
+                 0600, or 0660 for a group (chmod o-w)",
+                path.display()
+            )));
+        }
+        let group_shares = shared && metadata.gid() == directory.gid();
+        if metadata.uid() != effective_user() && !group_shares {
+            return Err(Refused(format!(
+                "{} belongs to another user (uid {}), who could deny or stall this user's \
+                 retries; remove it, or choose another --budget name or --budget-dir",
+                path.display(),
+                metadata.uid()
+            )));
+        }
+        Ok(BudgetFile {
+            path,
+            identity: (metadata.dev(), metadata.ino()),
+        })
+    }
+}
+
+/// The user the tool runs as.
+fn effective_user() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// Refuse a directory that is a link, not a directory, writable by all, or another user's;
+/// returns its metadata.
+/// Why the budget in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.
+fn cannot_use(dir: &Path, what: &Path, err: &io::Error) -> String {
+    format!(
+        "cannot use --budget-dir {}: {}: {err}; give --budget-dir a directory this user can \
+         create and write",
+        dir.display(),
+        what.display()
+    )
+}
+
+fn check_directory(dir: &Path) -> Result<std::fs::Metadata, Refused> {
+    let metadata =
+        std::fs::symlink_metadata(dir).map_err(|err| Refused(cannot_use(dir, dir, &err)))?;
+    if metadata.file_type().is_symlink() {
+        return Err(Refused(format!(
+            "--budget-dir {} is a symbolic link: whoever can change the link could redirect the \
+             budget; give the directory it points to",
+            dir.display()
+        )));
+    }
+    if !metadata.is_dir() {
+        return Err(Refused(format!(
+            "--budget-dir {} is not a directory",
+            dir.display()
+        )));
+    }
+    let mode = metadata.permissions().mode() & 0o7777;
+    if mode & 0o002 != 0 {
+        return Err(Refused(format!(
+            "--budget-dir {} has mode {mode:04o}: any user could replace its budgets and deny \
+             every retry; make it 0700, or 0770 for a group (chmod o-w)",
+            dir.display()
+        )));
+    }
+    if metadata.uid() != effective_user() && metadata.uid() != 0 {
+        return Err(Refused(format!(
+            "--budget-dir {} belongs to another user (uid {}), who could deny or stall this \
+             user's retries; give a directory of this user's own (or root's)",
+            dir.display(),
+            metadata.uid()
+        )));
+    }
+    Ok(metadata)
+}
+
+/// Open the state file for reading and writing, never through a link and never blocking (a FIFO
+/// would); one created here gets mode 0600, or 0660 in a group's directory, whatever the umask.
+fn open_state(path: &Path, shared: bool) -> io::Result<File> {
+    let mode = if shared { 0o660 } else { 0o600 };
+    let open = |create: bool| {
+        named_files::open(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(create)
+                .mode(mode),
+            libc::O_NOFOLLOW,
+        )
+        .map(|opened| opened.file)
+    };
+    match open(true) {
+        Ok(file) => {
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            Ok(file)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => open(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// The start of a file just opened: a record, or what stands in its place.
+fn read_record(file: &File) -> io::Result<Vec<u8>> {
+    let mut record = Vec::with_capacity(4 * RECORD);
+    file.take(4 * RECORD as u64).read_to_end(&mut record)?;
+    Ok(record)
+}
+
+/// A budget whose state lives in a file, consulted with the run's signals in view.
+pub struct FileBudget<'a, W> {
+    file: BudgetFile,
+    terms: Terms,
+    watch: &'a W,
+    /// What a file that cannot be used means: a retry without the budget, or none.
+    on_failure: OnFailure,
+    /// Warnings go out once per run; the first one tells the story.
+    warned: bool,
+}
+
+/// What stopped an update from using the file.
+enum Trouble {
+    /// The file failed, or is no longer the budget's: go on without it.
+    Failed(String),
+    /// A signal that ends the run arrived while waiting for the lock.
+    Interrupted(Signal),
+}
+
+impl From<io::Error> for Trouble {
+    fn from(err: io::Error) -> Self {
+        Trouble::Failed(err.to_string())
+    }
+}
+
+/// Now, in the model's unit: microseconds since the Unix epoch, on this machine's clock.
+pub fn now_micros() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
+}
+
+impl<'a, W: Waiter> FileBudget<'a, W> {
+    /// The budget in `file`, on `terms`, which `on_failure` says what to make of a file that
+    /// cannot be used; lock waits end early on the signals `watch` takes.
+    pub fn new(file: BudgetFile, terms: Terms, on_failure: OnFailure, watch: &'a W) -> Self {
+        FileBudget {
+            file,
+            terms,
+            watch,
+            on_failure,
+            warned: false,
+        }
+    }
+
+    /// Apply `change` to the state under the lock, waiting for the lock half of `latest` and
+    /// [`LOCK_PATIENCE`] at most, and store what it returns.
+    fn update<T>(
+        &mut self,
+        latest: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+        change: impl FnOnce(&Terms, Option<BucketState>, u64) -> (T, BucketState),
+    ) -> Result<T, Trouble> {
+        let file = self.lock(latest)?;
+        let record = read_record(&file)?;
+        let now = now_micros();
+        let state = self.read(&record, now, warn)?;
+        let (answer, next) = change(&self.terms, state, now);
+        file.write_all_at(&record_of(next, &self.terms), 0)?;
+        // Whatever stood beyond a record (a damaged state's rest) goes.
+        file.set_len(RECORD as u64)?;
+        Ok(answer)
+    }
+
+    /// The state `record` holds as of `now`: none for a new file, none (after a warning) for one
+    /// that is this store's but damaged, its bytes copied aside first, and an error for one that
+    /// is not this store's.
+    fn read(
+        &mut self,
+        record: &[u8],
+        now: u64,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Option<BucketState>, Trouble> {
+        Ok(match classify(record) {
+            Content::Empty => None,
+            Content::Own(state) if self.terms.is_plausible(&state, now) => Some(state),
+            Content::Own(_) => self.reset("it holds values no run could have stored", warn),
+            Content::Damaged => {
+                let kept = match self.set_aside(record) {
+                    Ok(copy) => format!("a copy is in {}", copy.display()),
+                    Err(err) => format!("no copy could be kept: {err}"),
+                };
+                self.reset(&format!("its content was damaged ({kept})"), warn)
+            }
+            Content::Foreign => {
+                return Err(Trouble::Failed(
+                    "it is not a retry budget state, so it is left alone".into(),
+                ));
+            }
+        })
+    }
+
+    /// Keep the damaged `record` in `NAME.damaged` beside the state, replacing an older copy
+    /// but never following a link; returns its path.
+    fn set_aside(&self, record: &[u8]) -> io::Result<PathBuf> {
+        let mut copy = self.file.path.clone().into_os_string();
+        copy.push(".damaged");
+        let copy = PathBuf::from(copy);
+        named_files::open(
+            &copy,
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600),
+            libc::O_NOFOLLOW,
+        )
+        .map(|opened| opened.file)
+        .and_then(|mut file| io::Write::write_all(&mut file, record))?;
+        Ok(copy)
+    }
+
+    /// The state file, open and locked: at once if the lock is free, else after waiting for it
+    /// on a thread of its own, for half of `latest` or [`LOCK_PATIENCE`], or until a signal.
+    fn lock(&self, latest: Option<Duration>) -> Result<Flock<File>, Trouble> {
+        let path = self.file.path.clone();
+        let identity = self.file.identity;
+        let file = open_checked(&path, identity)?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => return Ok(locked),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {}
+            Err((_, errno)) => return Err(io::Error::from(errno).into()),
+        }
+        let patience = latest.map_or(LOCK_PATIENCE, |latest| (latest / 2).min(LOCK_PATIENCE));
+        let until = Instant::now().checked_add(patience);
+        // The thread opens the file anew: if nobody waits for it any more, the lock it gets
+        // goes away with the file when the thread ends.
+        let waited = self.watch.run_job(until, move || {
+            let file = open_checked(&path, identity)?;
+            Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| io::Error::from(errno))
+        })?;
+        match waited {
+            Waited::Done(locked) => Ok(locked?),
+            Waited::Stopped(signal) => Err(Trouble::Interrupted(signal)),
+            Waited::TimedOut => Err(Trouble::Failed(format!(
+                "another process held its lock for {}",
+                retry_policy::duration::format_duration(patience)
+            ))),
+        }
+    }
+
+    /// Say once that the state was unusable and is starting over from a full bucket.
+    fn reset(&mut self, why: &str, warn: &mut dyn FnMut(String)) -> Option<BucketState> {
+        self.warn(&format!("{why}; starting again from a full bucket"), warn);
+        None
+    }
+
+    fn warn(&mut self, what: &str, warn: &mut dyn FnMut(String)) {
+        if !self.warned {
+            self.warned = true;
+            warn(format!("retry budget {}: {what}", self.file.path.display()));
+        }
+    }
+}
+
+impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        let counted = self.update(latest, warn, |terms, state, now| {
+            ((), terms.first_attempt(state, now))
+        });
+        match counted {
+            Ok(()) => Counted::Done,
+            Err(Trouble::Interrupted(signal)) => Counted::Interrupted(signal),
+            Err(Trouble::Failed(why)) => {
+                self.warn(&format!("{why}; {}", self.on_failure.consequence()), warn);
+                Counted::Done
+            }
+        }
+    }
+
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        let reserved = self.update(latest, warn, |terms, state, now| {
+            terms.reserve(state, now, latest)
+        });
+        match reserved {
+            Ok(reservation) => reservation,
+            Err(Trouble::Interrupted(signal)) => Reservation::Interrupted(signal),
+            Err(Trouble::Failed(why)) => {
+                self.warn(&format!("{why}; {}", self.on_failure.consequence()), warn);
+                self.on_failure.reservation()
+            }
+        }
+    }
+}
+
+/// The state of the budget `name` in `dir`, with the terms of the run that wrote it (unknown in
+/// the first releases' format), for `retry budget show`: read without the lock, creating and
+/// changing nothing; none when there is no state yet (a full bucket).
+pub fn peek(
+    dir: &Path,
+    name: &BudgetName,
+) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
+    let path = dir.join(name.as_str());
+    let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
+    let opened = named_files::open(&path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
+    let named_files::Opened { file, metadata } = match opened {
+        Ok(opened) => opened,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(refused(&err)),
+    };
+    if !metadata.is_file() {
+        return Err(refused(&"not a regular file, so not a retry budget state"));
+    }
+    let record = read_record(&file).map_err(|err| refused(&err))?;
+    match (classify(&record), parse(&record)) {
+        (_, Ok(written)) => Ok(Some(written)),
+        (Content::Empty, _) => Ok(None),
+        (Content::Damaged, _) => Err(refused(
+            &"its content is damaged; the next run that uses it starts again from a full bucket",
+        )),
+        _ => Err(refused(&"not a retry budget state")),
+    }
+}
+
+/// Open the state file again, and make sure it is still the one checked at the start.
+fn open_checked(path: &Path, identity: (u64, u64)) -> io::Result<File> {
+    let named_files::Opened { file, metadata } = named_files::open(
+        path,
+        OpenOptions::new().read(true).write(true),
+        libc::O_NOFOLLOW,
+    )?;
+    match (metadata.dev(), metadata.ino()) == identity {
+        true => Ok(file),
+        false => Err(io::Error::other(
+            "another file was put in its place during the run",
+        )),
+    }
+}
+
+/// A record that is not a state of this store's formats.
+#[derive(Debug, PartialEq, Eq)]
+struct Foreign;
+
+/// What the start of a state file holds.
+#[derive(Debug, PartialEq)]
+enum Content {
+    /// Nothing: a new budget.
+    Empty,
+    /// A state of this store's.
+    Own(BucketState),
+    /// A state of this store's that a crash or a bad disk damaged: its own prefix (whole or cut
+    /// short), only zeros (what a file system leaves of data that never reached the disk), or
+    /// exactly a record's size of something else.
+    Damaged,
+    /// Somebody else's file.
+    Foreign,
+}
+
+/// What `record` (the start of a state file) holds.
+fn classify(record: &[u8]) -> Content {
+    if record.is_empty() {
+        return Content::Empty;
+    }
+    if let Ok((state, _)) = parse(record) {
+        return Content::Own(state);
+    }
+    let own = OWN_PREFIX.as_bytes();
+    let damaged = record.starts_with(own)
+        || own.starts_with(record)
+        || record.iter().all(|&byte| byte == 0)
+        || record.len() == RECORD;
+    match damaged {
+        true => Content::Damaged,
+        false => Content::Foreign,
+    }
+}
+
+/// A state record, padded with spaces: `retry-budget-v2 TOKENS EARNED MICROS FIRST RETRIES
+/// REFUSALS CAPACITY PERIOD WINDOW` (the last three, in microseconds, the terms of the run that
+/// wrote it), or the older `retry-budget-v1 TOKENS NANOS`.
+fn parse(record: &[u8]) -> Result<(BucketState, Option<Terms>), Foreign> {
+    let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let number = |index: usize| words.get(index).and_then(|word| word.parse::<f64>().ok());
+    let count = |index: usize| words.get(index).and_then(|word| word.parse::<u64>().ok());
+    match (words.first(), words.len()) {
+        (Some(&FORMAT), 10) => {
+            let state = BucketState {
+                tokens: number(1).ok_or(Foreign)?,
+                earned: number(2).ok_or(Foreign)?,
+                at: count(3).ok_or(Foreign)?,
+                first_attempts: count(4).ok_or(Foreign)?,
+                retries: count(5).ok_or(Foreign)?,
+                refusals: count(6).ok_or(Foreign)?,
+            };
+            let capacity = count(7).and_then(|count| u32::try_from(count).ok());
+            let terms = match (capacity, number(8), number(9)) {
+                (Some(tokens), Some(period), Some(window)) if tokens > 0 => Some(Terms {
+                    rate: super::Rate {
+                        tokens,
+                        period: delay_of(period),
+                    },
+                    ratio: None,
+                    window: delay_of(window),
+                }),
+                _ => return Err(Foreign),
+            };
+            Ok((state, terms))
+        }
+        (Some(&FORMAT_V1), 3) => {
+            let state = BucketState {
+                tokens: number(1).ok_or(Foreign)?,
+                earned: 0.0,
+                at: count(2).ok_or(Foreign)? / 1000,
+                first_attempts: 0,
+                retries: 0,
+                refusals: 0,
+            };
+            Ok((state, None))
+        }
+        _ => Err(Foreign),
+    }
+}
+
+/// The fixed-size record of `state` written on `terms`; numbers in exponent notation, which
+/// round-trips and stays short whatever the value.
+fn record_of(state: BucketState, terms: &Terms) -> [u8; RECORD] {
+    let text = format!(
+        "{FORMAT} {:e} {:e} {} {} {} {} {} {:e} {:e}",
+        state.tokens,
+        state.earned,
+        state.at,
+        state.first_attempts,
+        state.retries,
+        state.refusals,
+        terms.rate.tokens,
+        micros(terms.rate.period),
+        micros(terms.window),
+    );
+    let mut record = [b' '; RECORD];
+    record[..text.len()].copy_from_slice(text.as_bytes());
+    record[RECORD - 1] = b'\n';
+    record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::waiter::Threads;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn name(text: &str) -> BudgetName {
+        text.parse().unwrap()
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    fn refusal(dir: &Path) -> String {
+        BudgetFile::check(dir, &name("api"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn creates_a_private_directory_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("state/budgets");
+        BudgetFile::check(&nested, &name("api")).unwrap();
+        assert_eq!(mode(&nested), 0o700);
+        assert_eq!(mode(&nested.join("api")), 0o600);
+    }
+
+    #[test]
+    fn a_group_directory_gets_group_files_whatever_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o2770)).unwrap();
+        BudgetFile::check(dir.path(), &name("api")).unwrap();
+        assert_eq!(mode(&dir.path().join("api")), 0o660);
+    }
+
+    #[test]
+    fn refuses_what_any_user_could_change() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let why = refusal(dir.path());
+        assert!(
+            why.contains("has mode 1777") && why.contains("0700"),
+            "{why}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("api");
+        std::fs::write(&file, "").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let why = refusal(dir.path());
+        assert!(
+            why.contains("has mode 0666") && why.contains("0600"),
+            "{why}"
+        );
+
+        let real = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(real.path(), &link).unwrap();
+        assert!(refusal(&link).contains("is a symbolic link"));
+    }
+
+    #[test]
+    fn refuses_links_fifos_and_files_that_are_not_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("api");
+        std::os::unix::fs::symlink("/etc/passwd", &file).unwrap();
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_err());
+        std::fs::remove_file(&file).unwrap();
+
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(refusal(dir.path()).contains("not a regular file"));
+        std::fs::remove_file(&file).unwrap();
+
+        // What a file holds is read at each use, and never a reason to refuse it here.
+        std::fs::write(&file, "all:\n\tcc -o app app.c\n").unwrap();
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_ok());
+    }
+
+    #[test]
+    fn a_link_to_a_state_is_refused_too() {
+        let (dir, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let target = elsewhere.path().join("api");
+        std::fs::write(&target, "").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("api")).unwrap();
+        assert!(BudgetFile::check(dir.path(), &name("api")).is_err());
+        assert!(peek(dir.path(), &name("api")).is_err());
+    }
+
+    #[test]
+    fn now_is_on_the_unix_clock_in_microseconds() {
+        let year_2020 = 1_577_836_800_000_000;
+        assert!((year_2020..year_2020 * 2).contains(&now_micros()));
+    }
+
+    /// A budget of one token an hour in a new directory, with the warnings it gives.
+    struct Store {
+        dir: tempfile::TempDir,
+        watch: Threads,
+        warnings: Vec<String>,
+    }
+
+    impl Store {
+        fn new() -> Self {
+            Store {
+                dir: tempfile::tempdir().unwrap(),
+                watch: Threads,
+                warnings: Vec::new(),
+            }
+        }
+
+        fn path(&self) -> PathBuf {
+            self.dir.path().join("api")
+        }
+
+        fn terms() -> Terms {
+            Terms {
+                rate: "1/1h".parse().unwrap(),
+                ratio: None,
+                window: Duration::from_secs(60),
+            }
+        }
+
+        /// The store's answer to a retry that may wait a second at most, after `change` is made
+        /// to the state file between the check and the use of the budget.
+        fn reserve_after(&mut self, change: impl FnOnce(&Path)) -> Reservation {
+            let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
+            change(&self.path());
+            let mut budget = FileBudget::new(file, Self::terms(), OnFailure::Open, &self.watch);
+            let warnings = &mut self.warnings;
+            budget.reserve(Some(Duration::from_secs(1)), &mut |warning| {
+                warnings.push(warning)
+            })
+        }
+
+        fn reserve(&mut self) -> Reservation {
+            self.reserve_after(|_| {})
+        }
+
+        fn peek(&self) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
+            peek(self.dir.path(), &name("api"))
+        }
+    }
+
+    #[test]
+    fn the_stored_state_is_spent_and_kept_at_one_record() {
+        let mut store = Store::new();
+        assert!(store.peek().unwrap().is_none(), "no file yet");
+        assert_eq!(store.reserve(), Reservation::Granted(Duration::ZERO));
+        assert_eq!(
+            store.reserve(),
+            Reservation::Refused,
+            "the one token is spent"
+        );
+        let (state, terms) = store.peek().unwrap().unwrap();
+        assert_eq!((state.retries, state.refusals), (1, 1));
+        assert_eq!(terms.unwrap().rate.to_string(), "1/1h");
+        assert_eq!(
+            std::fs::metadata(store.path()).unwrap().len(),
+            RECORD as u64
+        );
+        assert_eq!(store.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_damaged_or_implausible_state_starts_over_with_one_warning() {
+        let mut store = Store::new();
+        std::fs::write(store.path(), "retry-budget-v2 rubbish").unwrap();
+        assert!(store.peek().unwrap_err().to_string().contains("damaged"));
+        let long_damage = format!("retry-budget-v1 0 0 {}", "x".repeat(2 * RECORD));
+        store.reserve_after(|path| std::fs::write(path, &long_damage).unwrap());
+        assert_eq!(store.reserve(), Reservation::Refused, "the new state holds");
+        assert_eq!(
+            std::fs::metadata(store.path()).unwrap().len(),
+            RECORD as u64
+        );
+
+        let future = BucketState {
+            tokens: 0.0,
+            earned: 0.0,
+            at: u64::MAX / 2,
+            first_attempts: 0,
+            retries: 0,
+            refusals: 0,
+        };
+        let record = record_of(future, &Store::terms());
+        let granted = store.reserve_after(|path| std::fs::write(path, record).unwrap());
+        assert_eq!(granted, Reservation::Granted(Duration::ZERO));
+        let [damaged, implausible] = &store.warnings[..] else {
+            panic!("{:?}", store.warnings)
+        };
+        assert!(
+            damaged.ends_with(&format!(
+                "its content was damaged (a copy is in {}.damaged); starting again from a full \
+                 bucket",
+                store.path().display()
+            )),
+            "{damaged}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(format!("{}.damaged", store.path().display())).unwrap(),
+            long_damage,
+            "the damaged bytes read are kept"
+        );
+        assert!(implausible.contains("holds values no run could have stored"));
+    }
+
+    #[test]
+    fn a_state_replaced_during_the_run_is_left_alone() {
+        let replaced = |change: &dyn Fn(&Path)| {
+            let mut store = Store::new();
+            let reservation = store.reserve_after(change);
+            assert_eq!(reservation, Reservation::Granted(Duration::ZERO));
+            let [warning] = &store.warnings[..] else {
+                panic!("{:?}", store.warnings)
+            };
+            (warning.clone(), store)
+        };
+        let makefile = "all:\n\tcc -o app app.c\n";
+        let (warning, store) = replaced(&|path| std::fs::write(path, makefile).unwrap());
+        assert!(warning.contains("not a retry budget state, so it is left alone"));
+        assert_eq!(std::fs::read_to_string(store.path()).unwrap(), makefile);
+        assert!(
+            store
+                .peek()
+                .unwrap_err()
+                .to_string()
+                .contains("not a retry budget state")
+        );
+
+        let (warning, _) = replaced(&|path| {
+            let other = path.with_extension("new");
+            std::fs::write(&other, "").unwrap();
+            std::fs::rename(&other, path).unwrap();
+        });
+        assert!(
+            warning.contains("another file was put in its place"),
+            "{warning}"
+        );
+
+        let (warning, store) = replaced(&|path| {
+            std::fs::remove_file(path).unwrap();
+            std::os::unix::fs::symlink("/dev/null", path).unwrap();
+        });
+        let loop_error = io::Error::from_raw_os_error(libc::ELOOP).to_string();
+        assert!(warning.contains(&loop_error), "{warning}");
+        assert!(store.peek().is_err(), "a link is not followed");
+    }
+
+    #[test]
+    fn records_round_trip_at_a_fixed_size() {
+        for tokens in [2.5, -0.1 - 0.2, 4.9e-324, -4e11, 0.0] {
+            let state = BucketState {
+                tokens,
+                earned: 1e12,
+                at: u64::MAX,
+                first_attempts: u64::MAX,
+                retries: u64::MAX,
+                refusals: u64::MAX,
+            };
+            let terms = Terms {
+                rate: "4294967295/500000000000y".parse().unwrap(),
+                ratio: None,
+                window: Duration::MAX,
+            };
+            let record = record_of(state, &terms);
+            assert_eq!(record.len(), RECORD);
+            let (back, written) = parse(&record).unwrap();
+            assert_eq!(back, state, "{tokens}");
+            assert_eq!(written.unwrap().rate.tokens, u32::MAX);
+        }
+    }
+
+    #[test]
+    fn parses_its_own_formats_only() {
+        let (state, _) = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
+        assert_eq!((state.tokens, state.at), (2.5, 1_000_000));
+        let (state, terms) = parse(b"retry-budget-v2 1e0 5e-1 7 1 2 3 10 6e7 6e7\n").unwrap();
+        assert_eq!(
+            (state.earned, state.at, state.first_attempts, state.refusals),
+            (0.5, 7, 1, 3)
+        );
+        assert_eq!(terms.unwrap().rate.to_string(), "10/1m");
+        for bad in [
+            &b""[..],
+            b"retry-budget-v1 NaNx 1",
+            b"retry-budget-v1 1",
+            b"v0 1 1",
+            b"retry-budget-v1 1 1 1",
+            b"retry-budget-v2 1 1 1",
+            b"retry-budget-v2 1e0 5e-1 7 1 2 3 0 6e7 6e7",
+            b"retry-budget-v1 1 \xff",
+        ] {
+            assert_eq!(parse(bad), Err(Foreign), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The retry budget: tokens shared by every run that names the budget, as the Amazon Builders'
+//! Library article "Timeouts, retries and backoff with jitter" describes, and as Finagle's and
+//! gRPC's retry budgets earn them from traffic.
+//!
+//! The arithmetic is in `model`, pure; where the budget lives is a store's business: `file`, a
+//! file on this machine, or `redis`, one hash on a Redis (or Valkey) server that a fleet shares,
+//! with `shared` deciding what happens when that server cannot be reached. `store` is the
+//! address of a budget, shown without its password; `show` is `retry budget show`. This file
+//! holds what they share: the budget a run consults, and the words of a reservation.
+
+#![forbid(unsafe_code)]
+
+pub mod file;
+pub mod model;
+pub mod named_files;
+mod redis;
+mod resp;
+mod script;
+mod shared;
+pub mod show;
+pub mod store;
+pub mod waiter;
+
+/// The reference's tables, which the binary's tests read too; this crate's read only rows.
+#[cfg(test)]
+#[path = "../../../src/reference.rs"]
+#[allow(dead_code)]
+mod reference;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub use model::Rate;
+
+use file::{BudgetFile, FileBudget};
+use model::Terms;
+use redis::RedisStore;
+use retry_policy::choice::Choice;
+use retry_policy::duration::format_duration;
+use retry_policy::run::{Counted, Reservation, RetryBudget};
+use shared::SharedBudget;
+use store::{Location, OnFailure, RedisAddress};
+use waiter::Waiter;
+
+/// A shared retry budget, as a run's options give it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetSettings {
+    /// `--budget`: the budget's name.
+    pub name: BudgetName,
+    /// Its rate, and its ratio with its window.
+    pub terms: Terms,
+    /// `--budget-store`: where it is kept.
+    pub location: Location,
+    /// `--budget-store-fail`: what a retry does when the store fails.
+    pub on_failure: OnFailure,
+}
+
+impl BudgetSettings {
+    /// The budget as the plan's header names it: its name, its terms, and a shared store.
+    pub fn describe(&self) -> String {
+        let terms = &self.terms;
+        let mut text = format!("{} at {}", self.name.as_str(), terms.rate);
+        if let Some(ratio) = terms.ratio {
+            text += &format!(
+                " plus {ratio} per first attempt over {}",
+                format_duration(terms.window)
+            );
+        }
+        if let Location::Shared { address, .. } = &self.location {
+            text += &format!(" in {address} ({} when it fails)", self.on_failure.name());
+        }
+        text
+    }
+
+    /// The budget, its file checked when the file store keeps it: one that cannot be used says
+    /// why, for the run to warn of it and go on as `--budget-store-fail` says.
+    pub fn prepare(&self) -> Prepared {
+        let (terms, on_failure) = (self.terms, self.on_failure);
+        Prepared(match &self.location {
+            Location::File(dir) => match BudgetFile::check(dir, &self.name) {
+                Ok(file) => Checked::File {
+                    file,
+                    terms,
+                    on_failure,
+                },
+                Err(file::Refused(why)) => Checked::Unusable { why, on_failure },
+            },
+            Location::Shared { address, fallback } => Checked::Shared {
+                address: address.clone(),
+                on_failure,
+                dir: fallback.clone(),
+                name: self.name.clone(),
+                terms,
+            },
+        })
+    }
+}
+
+/// A budget checked before the run, to be opened once the run's signals are watched.
+pub struct Prepared(Checked);
+
+/// Where a checked budget is kept.
+enum Checked {
+    /// On this machine, in this file.
+    File {
+        file: BudgetFile,
+        terms: Terms,
+        on_failure: OnFailure,
+    },
+    /// One that cannot be used, and why: the run goes on as `on_failure` says.
+    Unusable { why: String, on_failure: OnFailure },
+    /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
+    Shared {
+        address: RedisAddress,
+        on_failure: OnFailure,
+        dir: Option<PathBuf>,
+        name: BudgetName,
+        terms: Terms,
+    },
+}
+
+/// The budget of a run.
+pub struct Budget<'a, W: Waiter>(Opened<'a, W>);
+
+/// A budget, open where it is kept.
+enum Opened<'a, W: Waiter> {
+    /// On this machine.
+    File(FileBudget<'a, W>),
+    /// On a store a fleet shares.
+    Shared(Box<SharedBudget<'a, W>>),
+    /// None to be had, which the run was warned of: each retry is as `--budget-store-fail` says.
+    Unusable(OnFailure),
+}
+
+impl Prepared {
+    /// Why the budget cannot be used, and what each retry does without it; `None` when it can.
+    pub fn unusable(&self) -> Option<(&str, OnFailure)> {
+        match &self.0 {
+            Checked::Unusable { why, on_failure } => Some((why, *on_failure)),
+            _ => None,
+        }
+    }
+
+    /// The budget, its waits awake to `watch`'s signals.
+    pub fn open<W: Waiter>(self, watch: &W) -> Budget<'_, W> {
+        Budget(match self.0 {
+            Checked::File {
+                file,
+                terms,
+                on_failure,
+            } => Opened::File(FileBudget::new(file, terms, on_failure, watch)),
+            Checked::Unusable { on_failure, .. } => Opened::Unusable(on_failure),
+            Checked::Shared {
+                address,
+                on_failure,
+                dir,
+                name,
+                terms,
+            } => {
+                let store = RedisStore::new(address, &name, watch);
+                let budget = SharedBudget::new(store, on_failure, dir, name, terms, watch);
+                Opened::Shared(Box::new(budget))
+            }
+        })
+    }
+}
+
+impl<W: Waiter> RetryBudget for Budget<'_, W> {
+    fn start_first_attempt(&mut self, latest: Option<Duration>) {
+        if let Opened::Shared(budget) = &mut self.0 {
+            budget.start_first_attempt(latest);
+        }
+    }
+
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        match &mut self.0 {
+            Opened::File(budget) => budget.first_attempt(latest, warn),
+            Opened::Shared(budget) => budget.first_attempt(latest, warn),
+            Opened::Unusable(_) => Counted::Done,
+        }
+    }
+
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        match &mut self.0 {
+            Opened::File(budget) => budget.reserve(latest, warn),
+            Opened::Shared(budget) => budget.reserve(latest, warn),
+            Opened::Unusable(on_failure) => on_failure.reservation(),
+        }
+    }
+}
+
+/// `--budget-ratio R`: tokens earned per first attempt, more than 0 and at most 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ratio(pub f64);
+
+impl FromStr for Ratio {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim().parse::<f64>() {
+            Ok(ratio) if ratio > 0.0 && ratio <= 1.0 => Ok(Ratio(ratio)),
+            _ => Err("expected a number more than 0 and at most 1, e.g. 0.1".into()),
+        }
+    }
+}
+
+/// A budget's name: 1 to 64 of letters, digits, `.`, `_` and `-`, not starting with a dot, so
+/// that it names a file inside the budget directory and nothing else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetName(String);
+
+impl BudgetName {
+    /// The name, as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for BudgetName {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        const EXPECTED: &str = "expected 1 to 64 letters, digits, '.', '_' or '-', not starting with '.', e.g. api.example.com";
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if text.is_empty() || text.len() > 64 || !text.chars().all(allowed) || text.starts_with('.')
+        {
+            return Err(EXPECTED.into());
+        }
+        Ok(BudgetName(text.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_are_more_than_0_and_at_most_1() {
+        for good in ["1", "0.1", " 0.5 "] {
+            assert!(good.parse::<Ratio>().is_ok(), "{good}");
+        }
+        for bad in ["0", "-0.1", "1.01", "NaN", "inf", "a tenth", ""] {
+            let err = bad.parse::<Ratio>().unwrap_err();
+            assert!(err.contains("e.g. 0.1"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn names_stay_inside_the_directory() {
+        for good in ["api", "api.example.com", "A_b-9", &"x".repeat(64)] {
+            assert!(good.parse::<BudgetName>().is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "..",
+            ".",
+            ".hidden",
+            "a/b",
+            "../x",
+            "a b",
+            "ü",
+            &"x".repeat(65),
+        ] {
+            assert!(bad.parse::<BudgetName>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! The retry budget's arithmetic, pure, with time passed in: every store applies exactly this
+//! (the Redis store as a Lua copy of it, which a test holds to it).
+//!
+//! Two kinds of token pay for a retry (never for a first attempt):
+//! - The *rate bucket* (`--budget-rate N/DURATION`): at most N tokens, regaining N every
+//!   DURATION. When it is empty the token is *reserved*: the count goes below zero and the retry
+//!   waits until its token will have been regained, so however many processes share the bucket,
+//!   their retries go out at its rate. Debt is bounded ([`MAX_DEBT_PERIODS`]).
+//! - *Earned* tokens (`--budget-ratio R`): every first attempt of any run sharing the budget
+//!   earns R, and they fade exponentially with the time constant `--budget-window`. A retry
+//!   spends an earned token first, at once, and never waits for one.
+//!
+//! Time is whole microseconds since the Unix epoch (a wall clock, as several processes share it,
+//! or the Redis server's), and every computation is on `f64`s in that unit, in an order the Lua
+//! copy repeats. A stored state the arithmetic could not have produced is damage, never trusted.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use super::Reservation;
+use retry_policy::duration::parse_duration;
+
+/// `--budget-rate N/DURATION`: at most N tokens, regaining N every DURATION.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    /// The bucket's capacity, and how many tokens come back per period.
+    pub tokens: u32,
+    /// How long it takes to regain a full bucket.
+    pub period: Duration,
+}
+
+/// Everything that shapes a budget's arithmetic: the rate, and the ratio with its window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Terms {
+    /// `--budget-rate`: the tokens a budget gains with time.
+    pub rate: Rate,
+    /// `--budget-ratio`: tokens earned per first attempt, if any.
+    pub ratio: Option<f64>,
+    /// `--budget-window`: the time constant of the earned tokens' decay.
+    pub window: Duration,
+}
+
+/// A budget's state as stored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BucketState {
+    /// Rate tokens at `at`; negative when retries have reserved tokens not yet regained.
+    pub tokens: f64,
+    /// Earned tokens at `at`.
+    pub earned: f64,
+    /// Microseconds since the Unix epoch.
+    pub at: u64,
+    /// First attempts counted, by every run sharing the budget.
+    pub first_attempts: u64,
+    /// Retries paid for.
+    pub retries: u64,
+    /// Retries refused.
+    pub refusals: u64,
+}
+
+/// The deepest a bucket may go into debt, in periods: a retry whose token lies further ahead is
+/// refused. It bounds every stored value, so that a state below it can only be damage.
+pub const MAX_DEBT_PERIODS: u32 = 100;
+
+/// The most earned tokens a state may hold: more is damage.
+const MAX_EARNED: f64 = 1e12;
+
+/// A delay of `micros` microseconds; one longer than a Duration holds (a period of centuries
+/// times a debt) is never.
+pub fn delay_of(micros: f64) -> Duration {
+    Duration::try_from_secs_f64(micros / 1e6).unwrap_or(Duration::MAX)
+}
+
+/// `duration` in microseconds, as a float, as the arithmetic uses it.
+pub fn micros(duration: Duration) -> f64 {
+    duration.as_nanos() as f64 / 1000.0
+}
+
+impl Rate {
+    fn capacity(&self) -> f64 {
+        f64::from(self.tokens)
+    }
+}
+
+impl BucketState {
+    /// A full bucket with nothing earned and nothing counted, at `now`.
+    pub fn full(terms: &Terms, now: u64) -> Self {
+        BucketState {
+            tokens: terms.rate.capacity(),
+            earned: 0.0,
+            at: now,
+            first_attempts: 0,
+            retries: 0,
+            refusals: 0,
+        }
+    }
+}
+
+impl Terms {
+    /// Whether `state` could have come from this arithmetic by `now`: finite tokens within the
+    /// capacity and the debt bound, finite earned tokens within reason, and a time no more than
+    /// a period ahead (a clock that went back a little). Anything else is damage, to start over
+    /// from rather than trust: -1e308 tokens, or a time in the next century, would jam it.
+    pub fn is_plausible(&self, state: &BucketState, now: u64) -> bool {
+        let capacity = self.rate.capacity();
+        let (tokens, earned) = (state.tokens, state.earned);
+        tokens.is_finite()
+            && tokens <= capacity
+            && tokens >= -capacity * f64::from(MAX_DEBT_PERIODS)
+            && earned.is_finite()
+            && (0.0..=MAX_EARNED).contains(&earned)
+            && (state.at as f64) <= now as f64 + micros(self.rate.period)
+    }
+
+    /// `state` (a full bucket when there is none) as of `now`: the rate tokens regained, the
+    /// earned ones faded. A clock that went backwards gives nothing back and takes nothing.
+    pub fn advance(&self, state: Option<BucketState>, now: u64) -> BucketState {
+        let Some(state) = state else {
+            return BucketState::full(self, now);
+        };
+        let capacity = self.rate.capacity();
+        let elapsed = now.saturating_sub(state.at) as f64;
+        let regained = elapsed / micros(self.rate.period) * capacity;
+        let faded = match state.earned > 0.0 {
+            true => state.earned * (-elapsed / micros(self.window)).exp(),
+            false => 0.0,
+        };
+        BucketState {
+            tokens: (state.tokens + regained).min(capacity),
+            earned: faded,
+            at: state.at.max(now),
+            ..state
+        }
+    }
+
+    /// Count a first attempt at `now`, and earn what the ratio gives for it.
+    pub fn first_attempt(&self, state: Option<BucketState>, now: u64) -> BucketState {
+        let state = self.advance(state, now);
+        BucketState {
+            earned: state.earned + self.ratio.unwrap_or(0.0),
+            first_attempts: state.first_attempts.saturating_add(1),
+            ..state
+        }
+    }
+
+    /// Take a token at `now` for a retry that must start within `latest`: an earned token at
+    /// once if there is one, else one of the rate bucket's, maybe reserved ahead. Returns the
+    /// answer and the state to store (the refused count too).
+    pub fn reserve(
+        &self,
+        state: Option<BucketState>,
+        now: u64,
+        latest: Option<Duration>,
+    ) -> (Reservation, BucketState) {
+        let mut state = self.advance(state, now);
+        if state.earned >= 1.0 {
+            state.earned -= 1.0;
+            state.retries = state.retries.saturating_add(1);
+            return (Reservation::Granted(Duration::ZERO), state);
+        }
+        let left = state.tokens - 1.0;
+        let debt_periods = (-left / self.rate.capacity()).max(0.0);
+        let delay_us = micros(self.rate.period) * debt_periods;
+        let refused = debt_periods > f64::from(MAX_DEBT_PERIODS)
+            || latest.is_some_and(|latest| delay_us >= micros(latest));
+        if refused {
+            state.refusals = state.refusals.saturating_add(1);
+            return (Reservation::Refused, state);
+        }
+        state.tokens = left;
+        state.retries = state.retries.saturating_add(1);
+        (Reservation::Granted(delay_of(delay_us)), state)
+    }
+
+    /// How long until `state`'s rate bucket is full again (zero when it is).
+    pub fn full_in(&self, state: &BucketState) -> Duration {
+        let missing = (self.rate.capacity() - state.tokens).max(0.0);
+        delay_of(missing / self.rate.capacity() * micros(self.rate.period))
+    }
+}
+
+impl FromStr for Rate {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        const EXPECTED: &str = "expected N/DURATION with N of at least 1, e.g. 10/1m";
+        let Some((tokens, period)) = text.split_once('/') else {
+            return Err(EXPECTED.into());
+        };
+        let tokens = match tokens.trim().parse::<u32>() {
+            Ok(tokens) if tokens > 0 => tokens,
+            _ => {
+                return Err(format!(
+                    "'{tokens}' is not a whole number of at least 1; {EXPECTED}"
+                ));
+            }
+        };
+        let period = parse_duration(period).map_err(|err| format!("{err} (after the /)"))?;
+        if period.is_zero() {
+            return Err(format!("the period must be more than 0s; {EXPECTED}"));
+        }
+        Ok(Rate { tokens, period })
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}",
+            self.tokens,
+            retry_policy::duration::format_duration(self.period)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn terms(rate: &str) -> Terms {
+        Terms {
+            rate: rate.parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(60),
+        }
+    }
+
+    const SECOND: u64 = 1_000_000;
+
+    fn state(tokens: f64, at: u64) -> BucketState {
+        BucketState {
+            tokens,
+            earned: 0.0,
+            at,
+            first_attempts: 0,
+            retries: 0,
+            refusals: 0,
+        }
+    }
+
+    #[test]
+    fn a_missing_bucket_is_full() {
+        let five = terms("5/1h");
+        assert_eq!(five.advance(None, 0).tokens, 5.0);
+        let (grant, state) = five.reserve(None, 100 * SECOND, None);
+        assert_eq!(grant, Reservation::Granted(Duration::ZERO));
+        assert_eq!((state.tokens, state.retries), (4.0, 1));
+    }
+
+    #[test]
+    fn an_empty_bucket_spaces_retries_at_its_rate() {
+        let five = terms("5/1h");
+        let now = 1_000 * SECOND;
+        let mut state = None;
+        let mut delays = Vec::new();
+        for _ in 0..7 {
+            let (grant, next) = five.reserve(state, now, None);
+            state = Some(next);
+            delays.push(grant);
+        }
+        let minutes = |m: u64| Reservation::Granted(Duration::from_secs(m * 60));
+        assert_eq!(delays[..5], [Reservation::Granted(Duration::ZERO); 5]);
+        assert_eq!(delays[5..], [minutes(12), minutes(24)]);
+    }
+
+    #[test]
+    fn refuses_without_reserving_past_the_latest_moment() {
+        let one = terms("1/1m");
+        let (_, state) = one.reserve(None, 0, None);
+        let (refused, after) = one.reserve(Some(state), 0, Some(Duration::from_secs(59)));
+        assert_eq!(refused, Reservation::Refused);
+        assert_eq!((after.tokens, after.refusals), (state.tokens, 1));
+        let (granted, _) = one.reserve(Some(state), 0, Some(Duration::from_secs(61)));
+        assert_eq!(granted, Reservation::Granted(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn tokens_come_back_at_the_rate() {
+        let ten = terms("10/1m");
+        let empty = state(0.0, 600 * SECOND);
+        let at = |seconds: u64| ten.advance(Some(empty), (600 + seconds) * SECOND).tokens;
+        assert_eq!(at(0), 0.0);
+        assert_eq!(at(6), 1.0);
+        assert_eq!(at(30), 5.0);
+        assert_eq!(at(60), 10.0);
+        assert_eq!(at(6000), 10.0, "never past the capacity");
+    }
+
+    #[test]
+    fn earned_tokens_pay_first_and_fade_with_the_window() {
+        let earning = Terms {
+            ratio: Some(0.5),
+            ..terms("1/1h")
+        };
+        let mut state = None;
+        for _ in 0..4 {
+            state = Some(earning.first_attempt(state, 0));
+        }
+        let state = state.unwrap();
+        assert_eq!((state.earned, state.first_attempts), (2.0, 4));
+        let (grant, after) = earning.reserve(Some(state), 0, None);
+        assert_eq!(grant, Reservation::Granted(Duration::ZERO));
+        assert_eq!(
+            (after.earned, after.tokens),
+            (1.0, 1.0),
+            "the rate bucket untouched"
+        );
+        let later = earning.advance(Some(after), 60 * SECOND);
+        assert!((later.earned - (-1.0f64).exp()).abs() < 1e-12, "{later:?}");
+        let much_later = earning.advance(Some(after), 600 * SECOND);
+        assert!(much_later.earned < 1e-4, "{much_later:?}");
+    }
+
+    #[test]
+    fn without_a_ratio_first_attempts_earn_nothing() {
+        let plain = terms("5/1h");
+        let state = plain.first_attempt(None, 0);
+        assert_eq!(
+            (state.earned, state.first_attempts, state.tokens),
+            (0.0, 1, 5.0)
+        );
+    }
+
+    #[test]
+    fn debt_is_bounded_and_anything_beyond_it_is_damage() {
+        let one = terms("1/1m");
+        let now = 1_000_000 * SECOND;
+        let deep = state(-f64::from(MAX_DEBT_PERIODS), now);
+        assert_eq!(one.reserve(Some(deep), now, None).0, Reservation::Refused);
+        assert!(one.is_plausible(&deep, now));
+        let mut absurd = vec![
+            state(-1e308, now),
+            state(f64::NAN, now),
+            state(2.0, now),
+            state(0.0, now * 1000),
+        ];
+        absurd.push(BucketState {
+            earned: f64::INFINITY,
+            ..state(0.0, now)
+        });
+        for absurd in absurd {
+            assert!(!one.is_plausible(&absurd, now), "{absurd:?}");
+        }
+        assert!(one.is_plausible(&state(0.0, now + 30 * SECOND), now));
+    }
+
+    #[test]
+    fn centuries_long_periods_saturate_instead_of_overflowing() {
+        let slow = terms("1/500000000000y");
+        let (_, state) = slow.reserve(None, 0, None);
+        let (_, state) = slow.reserve(Some(state), 0, None);
+        // Two periods of 500000000000 years pass what a Duration holds.
+        let (grant, _) = slow.reserve(Some(state), 0, None);
+        assert_eq!(grant, Reservation::Granted(Duration::MAX));
+        let (refused, _) = slow.reserve(Some(state), 0, Some(Duration::from_secs(1)));
+        assert_eq!(refused, Reservation::Refused);
+    }
+
+    #[test]
+    fn a_clock_that_went_back_regains_nothing_and_keeps_its_time() {
+        let later = state(0.0, 100 * SECOND);
+        let back = terms("5/1m").advance(Some(later), 50 * SECOND);
+        assert_eq!((back.tokens, back.at), (0.0, 100 * SECOND));
+    }
+
+    #[test]
+    fn the_bucket_says_when_it_is_full() {
+        let ten = terms("10/1m");
+        assert_eq!(ten.full_in(&state(5.0, 0)), Duration::from_secs(30));
+        assert_eq!(ten.full_in(&state(10.0, 0)), Duration::ZERO);
+    }
+
+    #[test]
+    fn parses_rates() {
+        assert_eq!(
+            "10/1m".parse::<Rate>().unwrap(),
+            Rate {
+                tokens: 10,
+                period: Duration::from_secs(60)
+            }
+        );
+        for bad in ["10", "0/1m", "x/1m", "10/0s", "10/5", "-1/1m", "10/"] {
+            assert!(bad.parse::<Rate>().is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn tokens_never_exceed_the_capacity(
+            tokens in 1u32..1000,
+            period_ms in 1u64..10_000_000,
+            steps in proptest::collection::vec(0u64..10_000_000, 1..50),
+        ) {
+            let terms = Terms {
+                rate: Rate { tokens, period: Duration::from_millis(period_ms) },
+                ratio: Some(0.1),
+                window: Duration::from_secs(60),
+            };
+            let mut state = None;
+            let mut now = 0;
+            for step in steps {
+                now += step * 1000;
+                prop_assert!(terms.advance(state, now).tokens <= f64::from(tokens));
+                let (grant, next) = terms.reserve(state, now, None);
+                prop_assert!(matches!(grant, Reservation::Granted(_)));
+                prop_assert!(terms.is_plausible(&next, now));
+                state = Some(terms.first_attempt(Some(next), now));
+            }
+        }
+
+        #[test]
+        fn reserved_retries_go_out_at_the_rate(tokens in 1u32..100, extra in 1usize..100) {
+            let terms = Terms {
+                rate: Rate { tokens, period: Duration::from_secs(3600) },
+                ratio: None,
+                window: Duration::from_secs(60),
+            };
+            let mut state = None;
+            let mut last = Duration::ZERO;
+            for taken in 0..(tokens as usize + extra) {
+                let (Reservation::Granted(delay), next) = terms.reserve(state, 0, None) else {
+                    return Err(TestCaseError::fail("refused without a limit"));
+                };
+                state = Some(next);
+                if taken >= tokens as usize {
+                    // One token's worth of the period after the previous reservation.
+                    let step = delay.as_secs_f64() - last.as_secs_f64();
+                    prop_assert!((step - 3600.0 / f64::from(tokens)).abs() < 1e-6);
+                }
+                last = delay;
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Opening a path from outside the tool (a password file, a report, `$GITHUB_OUTPUT`, a budget's
+//! state): never blocking, whatever it turns out to be, and its type taken from what was opened.
+//!
+//! `open(2)` itself can block: on a FIFO with no reader (for writing) or no writer (for reading),
+//! and on some devices; a tool blocked there is past its `--max-time` and deaf to its purpose
+//! before the first attempt. So every such path is opened here, with `O_NONBLOCK` (and
+//! `O_NOCTTY`, so that a terminal never becomes the tool's controlling one), and the caller gets
+//! the type from the open descriptor (`fstat`, never a second look at the path, which could have
+//! changed meanwhile) to decide what it may do with it: read only a regular file, append only to
+//! a regular file, write a FIFO or a device in place.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// A file opened without blocking, with what it is.
+pub struct Opened {
+    /// The open file.
+    pub file: File,
+    /// What it was when opened: its type, owner and mode.
+    pub metadata: Metadata,
+}
+
+/// Open `path` as `options` say, with the flags `flags` (`O_NOFOLLOW`, say) and without
+/// blocking; the descriptor stays non-blocking until [`Opened::blocking`].
+pub fn open(path: &Path, options: &mut OpenOptions, flags: i32) -> io::Result<Opened> {
+    let file = options
+        .custom_flags(flags | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    Ok(Opened { file, metadata })
+}
+
+impl Opened {
+    /// The file, its reads and writes blocking again: for a FIFO or a device written in place on
+    /// a thread the run does not wait for past its limits.
+    pub fn blocking(self) -> io::Result<File> {
+        nix::fcntl::fcntl(
+            &self.file,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )?;
+        Ok(self.file)
+    }
+}
+
+/// At most `limit` bytes from the regular file at `path`, links followed (a secret mounted by
+/// Kubernetes is a link); anything else is refused with what it is, before a byte is read.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let opened = open(path, OpenOptions::new().read(true), 0)?;
+    if !opened.metadata.is_file() {
+        return Err(io::Error::other(format!(
+            "it is {}, not a regular file",
+            kind(&opened.metadata)
+        )));
+    }
+    let mut bytes = Vec::new();
+    opened.file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// What a file that `metadata` describes is, in words: "a FIFO", "a directory", ...
+pub fn kind(metadata: &Metadata) -> &'static str {
+    let file_type = metadata.file_type();
+    match () {
+        _ if file_type.is_file() => "a regular file",
+        _ if file_type.is_dir() => "a directory",
+        _ if file_type.is_symlink() => "a symbolic link",
+        _ if file_type.is_fifo() => "a FIFO",
+        _ if file_type.is_socket() => "a socket",
+        _ if file_type.is_char_device() => "a character device",
+        _ if file_type.is_block_device() => "a block device",
+        _ => "not a regular file",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_with_no_writer_is_refused_at_once_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = read_regular(&fifo, 10).unwrap_err();
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+        let err = read_regular(dir.path(), 10).unwrap_err();
+        assert_eq!(err.to_string(), "it is a directory, not a regular file");
+        let file = dir.path().join("file");
+        std::fs::write(&file, "secret\nrest").unwrap();
+        assert_eq!(read_regular(&file, 6).unwrap(), b"secret");
+    }
+
+    #[test]
+    fn a_fifo_with_no_reader_does_not_block_its_open_for_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = open(&fifo, OpenOptions::new().write(true), 0)
+            .err()
+            .unwrap();
+        assert_eq!(err.raw_os_error(), Some(libc::ENXIO));
+    }
+}

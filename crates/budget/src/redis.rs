@@ -1,0 +1,627 @@
+//! The retry budget on a Redis (or Valkey) server, shared by a whole fleet.
+//!
+//! One hash per budget, `retry:budget:{NAME}` (the braces keep it on one Cluster slot), holds
+//! the rate tokens, the earned tokens, the time of the last update and the counters of first
+//! attempts, retries and refusals. Each decision is one call of `budget.lua` (`EVALSHA`, loading
+//! the script on `NOSCRIPT`): one round trip, atomic, on the server's clock, so that the hosts'
+//! clocks do not matter. The hash expires once the bucket is idle and full.
+//!
+//! Every call, the connection included, is bounded by the address's `timeout` (500ms unless it
+//! says) and by what is left before `--max-time`, and runs on a helper thread so that a server that never answers, or a signal,
+//! cannot hold the run. The connection is kept between calls; one the server (or a proxy, or a
+//! NAT) closed while it was idle is opened again once, before the store counts as failing. A
+//! reply is read in bounded memory (`resp`), and each value in it is checked: one no run of
+//! the script could give makes the store count as failing. The server needs Redis 5.0 or later
+//! (or Valkey), and an ACL user needs only `~retry:budget:* -@all +evalsha +script|load +hmget
+//! +hset +pexpire +time`.
+
+use std::time::{Duration, Instant};
+
+use super::model::{BucketState, MAX_DEBT_PERIODS, Rate, Terms, delay_of, micros};
+use super::resp::{Connection, Reply, Trouble, describe, first_words};
+use super::script;
+use super::store::RedisAddress;
+use super::{BudgetName, Reservation};
+use crate::waiter::{Waited, Waiter};
+use retry_policy::signal::Signal;
+
+/// A budget on a Redis server.
+pub(crate) struct RedisStore<'a, W> {
+    address: RedisAddress,
+    key: String,
+    /// The open connection, between calls.
+    connection: Option<Connection>,
+    /// Waits for each call, with the signals that end a run in view.
+    watch: &'a W,
+}
+
+/// What a call's thread hands back: the answer, and the connection to keep.
+pub(crate) type CallDone = (Result<Reply, Trouble>, Option<Connection>);
+
+/// A first attempt's count, under way (as the waiter's job `J`) or answered.
+pub(crate) enum Counting<J> {
+    /// On a thread of its own, to be awaited until `until` (`limit` from its start).
+    Started {
+        job: J,
+        until: Option<Instant>,
+        limit: Duration,
+    },
+    /// Answered already.
+    Answered(Result<Reply, Failure>),
+}
+
+/// What a call of the script does.
+#[derive(Clone, Copy)]
+enum Operation<'t> {
+    /// Count a first attempt, earning what the ratio gives.
+    First(&'t Terms),
+    /// Take a token for a retry.
+    Reserve(&'t Terms),
+    /// Return the stored fields and the server's time.
+    Show,
+}
+
+/// Why a call to the store did not answer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The store failed, did not answer in time, or answered what cannot be used; the message
+    /// says how, password hidden.
+    Failed(String),
+    /// A signal that ends the run arrived while the call waited.
+    Interrupted(Signal),
+}
+
+/// The stored state of a budget, as `retry budget show` tells it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Stored {
+    /// The state and the terms of the run that changed it last; none when there is none (a full
+    /// bucket).
+    pub(crate) written: Option<(BucketState, Terms)>,
+    /// The server's time, in microseconds since the Unix epoch.
+    pub(crate) now: u64,
+}
+
+impl<'a, W: Waiter> RedisStore<'a, W> {
+    /// The budget `name` on the server at `address`; calls wait with `watch`'s signals in view.
+    pub(crate) fn new(address: RedisAddress, name: &BudgetName, watch: &'a W) -> Self {
+        RedisStore {
+            address,
+            key: format!("retry:budget:{{{}}}", name.as_str()),
+            connection: None,
+            watch,
+        }
+    }
+
+    /// The hash the budget lives in.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The store's address, its password hidden when shown.
+    pub(crate) fn address(&self) -> &RedisAddress {
+        &self.address
+    }
+
+    /// Count a first attempt on `terms`, within `latest`.
+    pub(crate) fn first_attempt(
+        &mut self,
+        terms: &Terms,
+        latest: Option<Duration>,
+    ) -> Result<(), Failure> {
+        let answer = self.call(Operation::First(terms), latest, None)?;
+        counted(&answer)
+    }
+
+    /// Take a token on `terms` for a retry that must start within `latest`; says too whether
+    /// the stored state was not the arithmetic's and started over.
+    pub(crate) fn reserve(
+        &mut self,
+        terms: &Terms,
+        latest: Option<Duration>,
+    ) -> Result<(Reservation, bool), Failure> {
+        let answer = self.call(Operation::Reserve(terms), latest, None)?;
+        strings(&answer)
+            .and_then(|fields| decide(&fields, terms))
+            .ok_or_else(|| unusable(&answer))
+    }
+
+    /// The state now, changing nothing.
+    pub(crate) fn show(&mut self) -> Result<Stored, Failure> {
+        let answer = self.call(Operation::Show, None, None)?;
+        strings(&answer)
+            .and_then(|fields| stored(&fields))
+            .ok_or_else(|| unusable(&answer))
+    }
+
+    /// Start counting a first attempt on `terms`, within `latest`, on a thread of its own, so
+    /// that the round trip goes on while the attempt runs; [`RedisStore::finish_counting`]
+    /// takes the answer.
+    pub(crate) fn start_counting(
+        &mut self,
+        terms: &Terms,
+        latest: Option<Duration>,
+    ) -> Counting<W::Job<CallDone>> {
+        let (limit, job) = self.call_job(Operation::First(terms), latest, None);
+        match self.watch.start_job(job) {
+            Ok(job) => Counting::Started {
+                job,
+                until: Instant::now().checked_add(limit),
+                limit,
+            },
+            Err(err) => Counting::Answered(Err(Failure::Failed(format!(
+                "cannot start a thread: {err}"
+            )))),
+        }
+    }
+
+    /// The answer to a count [`RedisStore::start_counting`] started, awake to the run's
+    /// signals.
+    pub(crate) fn finish_counting(
+        &mut self,
+        counting: Counting<W::Job<CallDone>>,
+    ) -> Result<(), Failure> {
+        let answer = match counting {
+            Counting::Answered(answer) => answer?,
+            Counting::Started { job, until, limit } => match self.watch.await_job(job, until) {
+                Waited::Done(done) => self.answer(done, limit)?,
+                Waited::Stopped(signal) => return Err(Failure::Interrupted(signal)),
+                Waited::TimedOut => return Err(no_answer_within(limit)),
+            },
+        };
+        counted(&answer)
+    }
+
+    /// One call of the script, at the server's time unless `now` (in tests), within `latest`
+    /// and the address's call limit, on the kept connection or a new one.
+    fn call(
+        &mut self,
+        operation: Operation<'_>,
+        latest: Option<Duration>,
+        now: Option<u64>,
+    ) -> Result<Reply, Failure> {
+        let (limit, job) = self.call_job(operation, latest, now);
+        let done = self.bounded(limit, job)?;
+        self.answer(done, limit)
+    }
+
+    /// The work of one call, to run on a thread of its own, and how long it may take: it hands
+    /// the connection back with the answer.
+    fn call_job(
+        &mut self,
+        operation: Operation<'_>,
+        latest: Option<Duration>,
+        now: Option<u64>,
+    ) -> (Duration, impl FnOnce() -> CallDone + Send + 'static) {
+        let most = self.address.call_limit();
+        let limit = latest.map_or(most, |latest| latest.min(most));
+        let args = self.arguments(operation, latest, now);
+        let (address, kept) = (self.address.clone(), self.connection.take());
+        let job = move || -> CallDone {
+            let kept = kept.filter(|connection| !connection.is_closed());
+            let reused = kept.is_some();
+            let mut connection = match kept.map_or_else(|| Connection::open(&address, limit), Ok) {
+                Ok(connection) => connection,
+                Err(trouble) => return (Err(trouble), None),
+            };
+            let mut answer = evaluate(&mut connection, &args);
+            // Closed while idle, between the look above and the call: once more, afresh.
+            if reused && matches!(answer, Err(Trouble::Dropped)) {
+                connection = match Connection::open(&address, limit) {
+                    Ok(connection) => connection,
+                    Err(trouble) => return (Err(trouble), None),
+                };
+                answer = evaluate(&mut connection, &args);
+            }
+            let keep = answer.is_ok().then_some(connection);
+            (answer, keep)
+        };
+        (limit, job)
+    }
+
+    /// The reply of a finished call, keeping its connection for the next. A call the socket's
+    /// own time limit ended (which can end it a moment before the wait for it does) did not
+    /// answer within `limit`, whichever ended it.
+    fn answer(
+        &mut self,
+        (answer, connection): CallDone,
+        limit: Duration,
+    ) -> Result<Reply, Failure> {
+        self.connection = connection;
+        match answer {
+            Err(trouble) if trouble.is_time_limit() => Err(no_answer_within(limit)),
+            Ok(Reply::Error(error)) => {
+                Err(Failure::Failed(self.address.scrub(&first_words(&error))))
+            }
+            Ok(reply) => Ok(reply),
+            Err(trouble) => Err(Failure::Failed(self.address.scrub(&trouble.to_string()))),
+        }
+    }
+
+    /// The script's arguments: this budget's key and the operation's arguments (empty where
+    /// the operation has none).
+    fn arguments(
+        &self,
+        operation: Operation<'_>,
+        latest: Option<Duration>,
+        now: Option<u64>,
+    ) -> Vec<Vec<u8>> {
+        let text = |value: Option<String>| value.unwrap_or_default().into_bytes();
+        let (name, terms) = match operation {
+            Operation::First(terms) => ("first", Some(terms)),
+            Operation::Reserve(terms) => ("reserve", Some(terms)),
+            Operation::Show => ("show", None),
+        };
+        vec![
+            self.key.clone().into_bytes(),
+            name.as_bytes().to_vec(),
+            text(terms.map(|terms| terms.rate.tokens.to_string())),
+            text(terms.map(|terms| micros(terms.rate.period).to_string())),
+            text(
+                terms
+                    .and_then(|terms| terms.ratio)
+                    .map(|ratio| ratio.to_string()),
+            ),
+            text(terms.map(|terms| micros(terms.window).to_string())),
+            text(latest.map(|latest| micros(latest).to_string())),
+            MAX_DEBT_PERIODS.to_string().into_bytes(),
+            text(now.map(|now| now.to_string())),
+        ]
+    }
+
+    /// Run `job` on a thread of its own for `limit` at most, awake to the run's signals.
+    fn bounded<T: Send + 'static>(
+        &self,
+        limit: Duration,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Failure> {
+        let timed_out = || no_answer_within(limit);
+        let cannot = |err: std::io::Error| Failure::Failed(format!("cannot start a thread: {err}"));
+        let until = Instant::now().checked_add(limit);
+        match self.watch.run_job(until, job).map_err(cannot)? {
+            Waited::Done(result) => Ok(result),
+            Waited::Stopped(signal) => Err(Failure::Interrupted(signal)),
+            Waited::TimedOut => Err(timed_out()),
+        }
+    }
+}
+
+/// Whether `answer` is the script's word that it counted a first attempt.
+fn counted(answer: &Reply) -> Result<(), Failure> {
+    match strings(answer).as_deref() {
+        Some([counted, _, _]) if counted == "counted" => Ok(()),
+        _ => Err(unusable(answer)),
+    }
+}
+
+/// A call that took longer than `limit`.
+fn no_answer_within(limit: Duration) -> Failure {
+    Failure::Failed(format!(
+        "no answer within {}",
+        retry_policy::duration::format_duration(limit)
+    ))
+}
+
+/// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
+/// not have it yet.
+fn evaluate(connection: &mut Connection, args: &[Vec<u8>]) -> Result<Reply, Trouble> {
+    let (key, rest) = args.split_first().expect("the key comes first");
+    let mut call: Vec<&[u8]> = vec![b"EVALSHA", &script::SHA1, b"1", key];
+    call.extend(rest.iter().map(Vec::as_slice));
+    match connection.call(&call)? {
+        Reply::Error(error) if error.starts_with("NOSCRIPT") => {
+            match connection.call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])? {
+                Reply::Bulk(Some(sha)) if sha == script::SHA1 => connection.call(&call),
+                Reply::Error(error) => Ok(Reply::Error(error)),
+                other => Err(Trouble::Malformed(format!(
+                    "SCRIPT LOAD answered {}, not the script's SHA-1",
+                    describe(&other)
+                ))),
+            }
+        }
+        reply => Ok(reply),
+    }
+}
+
+/// An answer no run of the script could give, as the failure it makes of the store.
+fn unusable(answer: &Reply) -> Failure {
+    Failure::Failed(format!(
+        "its answer ({}) is not one the budget's script gives",
+        describe(answer)
+    ))
+}
+
+/// The items of an array of strings, as text.
+fn strings(reply: &Reply) -> Option<Vec<String>> {
+    let Reply::Array(Some(items)) = reply else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(bytes)) => String::from_utf8(bytes.clone()).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The answer of a reservation on `terms`: the verdict, the delay, and whether the state was
+/// damaged; none when a value is not one the script could give.
+fn decide(answer: &[String], terms: &Terms) -> Option<(Reservation, bool)> {
+    let [verdict, delay, damaged] = answer else {
+        return None;
+    };
+    // The longest delay the arithmetic grants: its debt bound, in periods.
+    let most = micros(terms.rate.period) * f64::from(MAX_DEBT_PERIODS + 1);
+    let delay: f64 = delay
+        .parse()
+        .ok()
+        .filter(|delay: &f64| (0.0..=most).contains(delay))?;
+    let reservation = match verdict.as_str() {
+        "granted" => Reservation::Granted(delay_of(delay)),
+        "refused" => Reservation::Refused,
+        _ => return None,
+    };
+    let damaged = match damaged.as_str() {
+        "1" => true,
+        "0" => false,
+        _ => return None,
+    };
+    Some((reservation, damaged))
+}
+
+/// The stored fields and the server's time, as the script's `show` returns them (the fields
+/// empty when the budget has no state); none when a value is not one a run could store.
+fn stored(fields: &[String]) -> Option<Stored> {
+    let [
+        tokens,
+        earned,
+        at,
+        first,
+        retries,
+        refusals,
+        capacity,
+        period,
+        window,
+        now,
+    ] = fields
+    else {
+        return None;
+    };
+    let now = now.parse().ok()?;
+    if tokens.is_empty() {
+        return Some(Stored { written: None, now });
+    }
+    let finite = |text: &str| text.parse::<f64>().ok().filter(|value| value.is_finite());
+    let span = |text: &str| finite(text).filter(|&micros| micros > 0.0).map(delay_of);
+    let state = BucketState {
+        tokens: finite(tokens)?,
+        earned: finite(earned)?,
+        at: at.parse().ok()?,
+        first_attempts: first.parse().ok()?,
+        retries: retries.parse().ok()?,
+        refusals: refusals.parse().ok()?,
+    };
+    let terms = Terms {
+        rate: Rate {
+            tokens: capacity.parse().ok().filter(|&tokens| tokens > 0)?,
+            period: span(period)?,
+        },
+        ratio: None,
+        window: span(window)?,
+    };
+    Some(Stored {
+        written: Some((state, terms)),
+        now,
+    })
+}
+
+#[cfg(test)]
+#[path = "../../../tests/integration/support/redis_server.rs"]
+#[allow(dead_code)] // Shared with the integration tests, which use all of it.
+mod redis_server;
+
+#[cfg(test)]
+mod tests {
+    use super::redis_server::RedisServer;
+    use super::*;
+    use crate::store::Store;
+    use crate::waiter::Threads;
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::{RngExt, SeedableRng};
+
+    #[test]
+    fn a_call_its_socket_timed_out_says_the_bound_as_the_wait_would() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        for kind in [std::io::ErrorKind::WouldBlock, std::io::ErrorKind::TimedOut] {
+            let done: CallDone = (Err(Trouble::Io(kind.into())), None);
+            let Err(Failure::Failed(message)) = store.answer(done, Duration::from_millis(300))
+            else {
+                panic!("a time-out is a failure")
+            };
+            assert_eq!(message, "no answer within 300ms");
+        }
+    }
+
+    fn store(server: &RedisServer, name: &str) -> RedisStore<'static, Threads> {
+        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
+            panic!("{} is not a Redis URL", server.url())
+        };
+        RedisStore::new(address, &name.parse().unwrap(), &Threads)
+    }
+
+    /// A connection of the test's own to `server`.
+    fn direct(server: &RedisServer) -> Connection {
+        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
+            panic!("{} is not a Redis URL", server.url())
+        };
+        Connection::open(&address, Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn the_script_is_named_by_the_sha1_the_server_gives_it() {
+        let server = RedisServer::on_socket();
+        let loaded = direct(&server)
+            .call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])
+            .unwrap();
+        assert_eq!(loaded, Reply::Bulk(Some(script::SHA1.to_vec())));
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+    }
+
+    fn same_state(model: &BucketState, stored: &BucketState) -> bool {
+        close(model.tokens, stored.tokens)
+            && close(model.earned, stored.earned)
+            && (
+                model.at,
+                model.first_attempts,
+                model.retries,
+                model.refusals,
+            ) == (
+                stored.at,
+                stored.first_attempts,
+                stored.retries,
+                stored.refusals,
+            )
+    }
+
+    fn random_terms(rng: &mut Xoshiro256PlusPlus) -> Terms {
+        Terms {
+            rate: Rate {
+                tokens: rng.random_range(1..=20),
+                period: Duration::from_micros(rng.random_range(1_000..600_000_000)),
+            },
+            ratio: rng.random_bool(0.7).then(|| rng.random_range(0.01..=1.0)),
+            window: Duration::from_micros(rng.random_range(1_000..600_000_000)),
+        }
+    }
+
+    /// The same random first attempts, retries and clock steps (backwards too) go to the model
+    /// and to the script on a real server; every answer and every stored state must agree.
+    #[test]
+    fn the_script_is_the_model() {
+        let server = RedisServer::on_socket();
+        for seed in 0..6 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let terms = random_terms(&mut rng);
+            let mut store = store(&server, &format!("model-{seed}"));
+            let mut model: Option<BucketState> = None;
+            let mut now: u64 = 1_800_000_000_000_000;
+            let period = micros(terms.rate.period) as u64;
+            for step in 0..400 {
+                now = match rng.random_range(0..10) {
+                    0 => now.saturating_sub(rng.random_range(0..period)),
+                    1..=3 => now,
+                    4..=7 => now + rng.random_range(0..period / 4 + 1),
+                    _ => now + rng.random_range(0..3 * period),
+                };
+                let context = format!("seed {seed}, step {step}, {terms:?}, {model:?}");
+                // A clock that went back by more than a period makes the state implausible to
+                // both, which start over from a full bucket.
+                let damaged = model.is_some_and(|state| !terms.is_plausible(&state, now));
+                if damaged {
+                    model = None;
+                }
+                let flag = if damaged { "1" } else { "0" };
+                if rng.random_bool(0.4) {
+                    model = Some(terms.first_attempt(model, now));
+                    let answer = store
+                        .call(Operation::First(&terms), None, Some(now))
+                        .unwrap();
+                    assert_eq!(
+                        strings(&answer).unwrap(),
+                        ["counted", "0", flag],
+                        "{context}"
+                    );
+                } else {
+                    let latest = rng
+                        .random_bool(0.5)
+                        .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
+                    let (expected, next) = terms.reserve(model, now, latest);
+                    model = Some(next);
+                    let answer = store
+                        .call(Operation::Reserve(&terms), latest, Some(now))
+                        .unwrap();
+                    let (reservation, script_damaged) =
+                        decide(&strings(&answer).unwrap(), &terms).unwrap();
+                    assert_eq!(script_damaged, damaged, "{context}");
+                    match (expected, reservation) {
+                        (Reservation::Granted(a), Reservation::Granted(b)) => {
+                            assert!(
+                                a.abs_diff(b) <= Duration::from_micros(1),
+                                "{context}: {a:?} {b:?}"
+                            )
+                        }
+                        (a, b) => assert_eq!(a, b, "{context}"),
+                    }
+                }
+                let stored = store.show().unwrap().written.unwrap();
+                assert!(
+                    same_state(&model.unwrap(), &stored.0),
+                    "{context}: {stored:?}"
+                );
+                assert_eq!(stored.1.rate, terms.rate, "{context}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_budget_nobody_used_is_a_full_bucket_and_a_used_one_expires() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        assert_eq!(store.show().unwrap().written, None);
+        let terms = Terms {
+            rate: "2/1s".parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(1),
+        };
+        store.reserve(&terms, None).unwrap();
+        let Reply::Integer(ttl) = direct(&server)
+            .call(&[b"PTTL", store.key().as_bytes()])
+            .unwrap()
+        else {
+            panic!("PTTL answers an integer")
+        };
+        // Full again in half a second, and the earned tokens gone in ten windows, plus a second.
+        assert!((10_000..=11_000).contains(&ttl), "{ttl}");
+        assert_eq!(store.key(), "retry:budget:{api}");
+    }
+
+    #[test]
+    fn a_damaged_state_starts_over_and_says_so() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        let mut connection = direct(&server);
+        let terms = Terms {
+            rate: "5/1m".parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(60),
+        };
+        for (field, value) in [
+            ("tokens", "garbage"),
+            ("tokens", "-1e308"),
+            ("at", "-5"),
+            ("earned", "inf"),
+        ] {
+            store.reserve(&terms, None).unwrap();
+            connection
+                .call(&[
+                    b"HSET",
+                    store.key().as_bytes(),
+                    field.as_bytes(),
+                    value.as_bytes(),
+                ])
+                .unwrap();
+            let (reservation, damaged) = store.reserve(&terms, None).unwrap();
+            assert_eq!(
+                (reservation, damaged),
+                (Reservation::Granted(Duration::ZERO), true),
+                "{field}={value}"
+            );
+            let (state, _) = store.show().unwrap().written.unwrap();
+            assert_eq!((state.tokens, state.retries), (4.0, 1), "{field}={value}");
+        }
+    }
+}

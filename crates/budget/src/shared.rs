@@ -1,0 +1,169 @@
+//! A budget shared by a fleet through a store that may fail, and what its failure means.
+//!
+//! After one failure the store is not tried again in the run. With `--budget-store-fail open`
+//! (the default) the run warns once and goes on with the file store on this machine; with
+//! `closed`, a retry that the store cannot pay for is refused (the run gives up with reason
+//! `budget`). Either way a first attempt is never delayed or failed by the store: it is counted
+//! after it ran, and a failure to count it only warns.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::file::{BudgetFile, FileBudget};
+use super::model::Terms;
+use super::redis::{CallDone, Counting, Failure, RedisStore};
+use super::store::OnFailure;
+use super::{BudgetName, Counted, Reservation, RetryBudget};
+use crate::waiter::Waiter;
+
+/// A budget on a shared store, with the way back to this machine's file.
+pub(crate) struct SharedBudget<'a, W: Waiter> {
+    /// The store, until it first fails.
+    store: Option<RedisStore<'a, W>>,
+    /// The first attempt's count, started before the attempt.
+    counting: Option<Counting<W::Job<CallDone>>>,
+    terms: Terms,
+    on_failure: OnFailure,
+    fallback: Fallback<'a, W>,
+}
+
+/// The file store to go on with, made only when the shared one fails.
+enum Fallback<'a, W> {
+    /// Not needed yet: where it would be.
+    NotYet {
+        dir: Option<PathBuf>,
+        name: BudgetName,
+        watch: &'a W,
+    },
+    /// In use.
+    File(FileBudget<'a, W>),
+    /// Not to be had: the run goes on without a budget.
+    Missing,
+}
+
+impl<'a, W: Waiter> SharedBudget<'a, W> {
+    /// A budget on `store`, falling back as `on_failure` says to the file store in `dir`.
+    pub(crate) fn new(
+        store: RedisStore<'a, W>,
+        on_failure: OnFailure,
+        dir: Option<PathBuf>,
+        name: BudgetName,
+        terms: Terms,
+        watch: &'a W,
+    ) -> Self {
+        SharedBudget {
+            store: Some(store),
+            counting: None,
+            terms,
+            on_failure,
+            fallback: Fallback::NotYet { dir, name, watch },
+        }
+    }
+
+    /// The store failed: give it up for the rest of the run, and say so once.
+    fn give_up_store(&mut self, why: &str, warn: &mut dyn FnMut(String)) {
+        let Some(store) = self.store.take() else {
+            return;
+        };
+        let then = match self.on_failure {
+            OnFailure::Open => "using the file store on this machine for the rest of the run",
+            OnFailure::Closed => self.on_failure.consequence(),
+        };
+        warn(format!(
+            "retry budget store {}: {why}; {then}",
+            store.address()
+        ));
+    }
+
+    /// The file store to go on with, made on first use; none if it cannot be had.
+    fn fallback(&mut self, warn: &mut dyn FnMut(String)) -> Option<&mut FileBudget<'a, W>> {
+        if let Fallback::NotYet { dir, name, watch } = &self.fallback {
+            let checked = match dir {
+                Some(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
+                None => Err("no --budget-dir, and no HOME to find one".into()),
+            };
+            self.fallback = match checked {
+                Ok(file) => {
+                    Fallback::File(FileBudget::new(file, self.terms, OnFailure::Open, watch))
+                }
+                Err(why) => {
+                    warn(format!(
+                        "retry budget: cannot use the file store either ({why}); going on \
+                         without a budget"
+                    ));
+                    Fallback::Missing
+                }
+            };
+        }
+        match &mut self.fallback {
+            Fallback::File(file) => Some(file),
+            _ => None,
+        }
+    }
+}
+
+impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
+    fn start_first_attempt(&mut self, latest: Option<Duration>) {
+        if latest.is_some_and(|latest| latest.is_zero()) {
+            return;
+        }
+        if let Some(store) = &mut self.store {
+            self.counting = Some(store.start_counting(&self.terms, latest));
+        }
+    }
+
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        let started = self.counting.take();
+        if started.is_none() && latest.is_some_and(|latest| latest.is_zero()) {
+            // No time left to count it in; nothing failed.
+            return Counted::Done;
+        }
+        if let Some(store) = &mut self.store {
+            let counted = match started {
+                Some(counting) => store.finish_counting(counting),
+                None => store.first_attempt(&self.terms, latest),
+            };
+            match counted {
+                Ok(()) => return Counted::Done,
+                Err(Failure::Interrupted(signal)) => return Counted::Interrupted(signal),
+                Err(Failure::Failed(why)) => self.give_up_store(&why, warn),
+            }
+        }
+        if self.on_failure == OnFailure::Closed {
+            return Counted::Done;
+        }
+        match self.fallback(warn) {
+            Some(file) => file.first_attempt(latest, warn),
+            None => Counted::Done,
+        }
+    }
+
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        if latest.is_some_and(|latest| latest.is_zero()) {
+            return Reservation::Refused;
+        }
+        if let Some(store) = &mut self.store {
+            match store.reserve(&self.terms, latest) {
+                Ok((reservation, damaged)) => {
+                    if damaged {
+                        warn(format!(
+                            "retry budget store {}: the state held values no run could have \
+                             stored; it started again from a full bucket",
+                            store.address()
+                        ));
+                    }
+                    return reservation;
+                }
+                Err(Failure::Interrupted(signal)) => return Reservation::Interrupted(signal),
+                Err(Failure::Failed(why)) => self.give_up_store(&why, warn),
+            }
+        }
+        match self.on_failure {
+            OnFailure::Closed => Reservation::Unavailable,
+            OnFailure::Open => match self.fallback(warn) {
+                Some(file) => file.reserve(latest, warn),
+                None => Reservation::Granted(Duration::ZERO),
+            },
+        }
+    }
+}

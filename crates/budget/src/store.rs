@@ -1,0 +1,855 @@
+//! Where a budget lives (`--budget-store`, or `RETRY_BUDGET_STORE`), and what to do when that
+//! place cannot be reached (`--budget-store-fail`).
+//!
+//! A shared store's address is parsed here, by this tool's own grammar, into its parts; it is
+//! shown everywhere (messages, events, the report, the plan, `budget show`) rebuilt from those
+//! parts, never from the text, so that its password cannot show whatever way it was spelt. An
+//! error in an address names the part that is wrong and never quotes the user information or a
+//! query value.
+//!
+//! A password is never taken on the command line, where every user's `ps` shows it: an address
+//! in `--budget-store` that holds one (in its user information, or a `pass` or `password` query
+//! key, whatever its case or escapes) is refused, and the message names the two places it may
+//! come from instead, `RETRY_BUDGET_STORE` and `--budget-password-file`, which only the user's
+//! own processes can read.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::Reservation;
+use crate::named_files;
+use retry_policy::choice::Choice;
+use retry_policy::printable::printable;
+
+/// The variable that names the store where `--budget-store` does not.
+pub const BUDGET_STORE: &str = "RETRY_BUDGET_STORE";
+
+/// What stands in a shown address for its password.
+const HIDDEN: &str = "***";
+
+/// The port of a Redis server when the address names none.
+pub const DEFAULT_PORT: u16 = 6379;
+
+/// How long a call to a shared store may take, the connection included, unless its address's
+/// `timeout` says otherwise.
+pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_millis(500);
+
+/// The longest `timeout` an address may give: a budget that keeps a run waiting longer than
+/// this has stopped being worth its wait.
+const LONGEST_CALL_LIMIT: Duration = Duration::from_secs(60);
+
+/// What an address may be, for error messages.
+const EXPECTED: &str = "expected file, redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://... \
+                        (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]";
+
+/// Where the budget lives.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Store {
+    /// A file on this machine, in `--budget-dir`.
+    File,
+    /// A Redis (or Valkey) server shared by a fleet, at this address.
+    Redis(RedisAddress),
+}
+
+/// Where a budget lives, with everything needed to reach it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A file in this directory, on this machine.
+    File(PathBuf),
+    /// A shared store, and the directory of the file store to fall back on, if there is one.
+    Shared {
+        /// Where the store listens.
+        address: RedisAddress,
+        /// The file store's directory, for when the shared store cannot be reached.
+        fallback: Option<PathBuf>,
+    },
+}
+
+impl Location {
+    /// Where a budget lives: the store `store` (`--budget-store`) names, or else
+    /// `RETRY_BUDGET_STORE` (an empty one is none), or else the file store, with the password in
+    /// `password_file` if one is given; and the file store's directory, `dir` (`--budget-dir`)
+    /// or else the default one. `env` reads the environment; the error names where a value came
+    /// from, never quoting a secret, and `who` is what needs the directory when there is none.
+    pub fn resolve(
+        store: Option<&str>,
+        password_file: Option<&Path>,
+        dir: Option<PathBuf>,
+        env: &impl Fn(&str) -> Option<OsString>,
+        who: &str,
+    ) -> Result<Location, String> {
+        let store = Store::from_flag_or_environment(store, env)?;
+        let store = match (store, password_file) {
+            (Store::Redis(address), Some(file)) => Store::Redis(address.with_password_from(file)?),
+            (Store::File, Some(_)) => {
+                return Err(
+                    "--budget-password-file needs a shared store: give --budget-store \
+                            redis://... or set RETRY_BUDGET_STORE"
+                        .into(),
+                );
+            }
+            (store, None) => store,
+        };
+        let dir = dir.or_else(|| default_dir(env));
+        match store {
+            Store::File => dir
+                .map(Location::File)
+                .ok_or_else(|| format!("{who} needs a directory: give --budget-dir, or set HOME")),
+            Store::Redis(address) => Ok(Location::Shared {
+                address,
+                fallback: dir,
+            }),
+        }
+    }
+}
+
+/// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets` (an absolute one, as the spec
+/// says), or `$HOME/.local/state/retry/budgets`.
+fn default_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let state_home = env("XDG_STATE_HOME")
+        .filter(|dir| Path::new(dir).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))?;
+    Some(state_home.join("retry/budgets"))
+}
+
+/// `file`, or the shared store's address with its password hidden.
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::File(_) => f.write_str("file"),
+            Location::Shared { address, .. } => address.fmt(f),
+        }
+    }
+}
+
+/// A password (or a text that holds one): shown as `***`, even in a debug print.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The password itself, to send to the server and for nothing else.
+    pub fn reveal(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(HIDDEN)
+    }
+}
+
+/// How to reach a Redis server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A TCP port, with TLS for `rediss://`.
+    Tcp {
+        /// The host name or address.
+        host: String,
+        /// The port.
+        port: u16,
+        /// `rediss://`: the connection is TLS.
+        tls: bool,
+    },
+    /// A Unix socket.
+    Unix(PathBuf),
+}
+
+/// A `redis://`, `rediss://` or `redis+unix://` address, parsed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisAddress {
+    endpoint: Endpoint,
+    /// The port as the address gave it, to show it as given.
+    port_given: bool,
+    db: Option<u32>,
+    user: Option<String>,
+    password: Option<Secret>,
+    /// How long a call may take, from the query's `timeout`.
+    call_limit: Option<Duration>,
+}
+
+/// `--budget-store-fail`: what a store that cannot be reached means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    /// Warn once, and use the file store on this machine for the rest of the run.
+    Open,
+    /// Count it as no token: the run gives up with reason `budget`.
+    Closed,
+}
+
+impl Choice for OnFailure {
+    const ALL: &'static [OnFailure] = &[OnFailure::Open, OnFailure::Closed];
+
+    fn name(self) -> &'static str {
+        match self {
+            OnFailure::Open => "open",
+            OnFailure::Closed => "closed",
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            OnFailure::Open => {
+                "Warn once, and use the file store on this machine for the rest of the run"
+            }
+            OnFailure::Closed => "Count it as no token: the run gives up with reason `budget`",
+        }
+    }
+}
+
+impl OnFailure {
+    /// What a budget that cannot be used means for the run, in words that follow a reason.
+    pub fn consequence(self) -> &'static str {
+        match self {
+            OnFailure::Open => "going on without the budget",
+            OnFailure::Closed => {
+                "counting that as no token for the rest of the run (--budget-store-fail closed)"
+            }
+        }
+    }
+
+    /// The answer to a retry while the budget cannot be used.
+    pub fn reservation(self) -> Reservation {
+        match self {
+            OnFailure::Open => Reservation::Granted(Duration::ZERO),
+            OnFailure::Closed => Reservation::Unavailable,
+        }
+    }
+}
+
+impl Store {
+    /// The store `flag` (`--budget-store`) names, or else `RETRY_BUDGET_STORE` (an empty one is
+    /// none), or else the file store; the error names where the address came from.
+    fn from_flag_or_environment(
+        flag: Option<&str>,
+        env: &impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Store, String> {
+        let variable = BUDGET_STORE;
+        let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
+            (Some(text), _) if holds_password(text) => {
+                return Err(format!(
+                    "--budget-store: the address holds a password, which every user of this \
+                     machine could read in the tool's arguments (ps); give the address with \
+                     its password in {variable}, or the password alone in \
+                     --budget-password-file"
+                ));
+            }
+            (Some(text), _) => ("--budget-store", text.to_string()),
+            (None, Some(value)) => match value.into_string() {
+                Ok(text) => (variable, text),
+                Err(_) => {
+                    return Err(format!(
+                        "{variable} is not valid UTF-8; expected file or a redis:// URL"
+                    ));
+                }
+            },
+            (None, None) => return Ok(Store::File),
+        };
+        Store::parse(&text).map_err(|err| format!("{source}: {err}"))
+    }
+
+    /// Parse a store's address (nothing is connected); the error names what is wrong without
+    /// quoting a secret.
+    pub fn parse(text: &str) -> Result<Store, String> {
+        if text == "file" {
+            return Ok(Store::File);
+        }
+        let Some((scheme, rest)) = text.split_once("://") else {
+            return Err(format!("not a budget store; {EXPECTED}"));
+        };
+        let address = match scheme {
+            "redis" | "rediss" => parse_tcp(rest, scheme == "rediss")?,
+            "redis+unix" | "unix" => parse_unix(rest)?,
+            _ => {
+                return Err(format!(
+                    "'{}' is not a budget store's scheme; {EXPECTED}",
+                    shown_scheme(scheme)
+                ));
+            }
+        };
+        if cfg!(not(feature = "tls")) && address.is_tls() {
+            return Err(format!(
+                "'{address}': this retry was built without TLS; use a release archive, or build \
+                 it with --features tls (cargo install --locked --features tls ...)"
+            ));
+        }
+        Ok(Store::Redis(address))
+    }
+}
+
+/// A scheme as an error may show it: it holds no secret, but may hold anything else.
+fn shown_scheme(scheme: &str) -> String {
+    scheme.chars().take(20).collect()
+}
+
+/// Whether the address `text` holds a password, in its user information or its query, however
+/// spelt; a part that does not parse counts as one, so that nothing slips through a typo.
+fn holds_password(text: &str) -> bool {
+    let Some((_, rest)) = text.split_once("://") else {
+        return false;
+    };
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let in_user_info = before_query
+        .rsplit_once('@')
+        .is_some_and(|(info, _)| info.contains(':'));
+    in_user_info
+        || query.split('&').any(|pair| {
+            let key = pair.split('=').next().unwrap_or(pair);
+            decode(key).map_or(true, |key| is_password_key(&key))
+        })
+}
+
+/// Whether a query's `key` (decoded) names the password: `pass` or `password`, in any case.
+fn is_password_key(key: &str) -> bool {
+    key.eq_ignore_ascii_case("pass") || key.eq_ignore_ascii_case("password")
+}
+
+/// The parts of an address's query: `db`, `user`, `pass` (or `password`) and `timeout`,
+/// percent-decoded; the keys in any case.
+#[derive(Default)]
+struct Query {
+    db: Option<u32>,
+    user: Option<String>,
+    password: Option<String>,
+    timeout: Option<Duration>,
+}
+
+/// Parse an address's `query`.
+fn parse_query(query: &str) -> Result<Query, String> {
+    let mut parsed = Query::default();
+    for pair in query.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(format!(
+                "its query holds a part that is not KEY=VALUE; the keys are db, user, pass and \
+                 timeout; \
+                 {EXPECTED}"
+            ));
+        };
+        let key = decode(key)?.to_ascii_lowercase();
+        match key.as_str() {
+            "db" => parsed.db = Some(parse_db(&decode(value)?)?),
+            "user" | "username" => parsed.user = Some(decode(value)?),
+            key if is_password_key(key) => parsed.password = Some(decode(value)?),
+            "timeout" => parsed.timeout = Some(parse_call_limit(&decode(value)?)?),
+            _ => {
+                return Err(
+                    "its query has a key that is not db, user, pass (or password) or timeout"
+                        .into(),
+                );
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme.
+fn parse_tcp(rest: &str, tls: bool) -> Result<RedisAddress, String> {
+    if rest.contains('#') {
+        return Err(
+            "a '#' has no meaning in a budget store's address; percent-encode it \
+                    (%23) in a password"
+                .into(),
+        );
+    }
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let query = parse_query(query)?;
+    // The user information ends at the last '@', so that a password with an '@' in it (which
+    // should have been percent-encoded) still counts as a password.
+    let (user_info, host_part) = match before_query.rsplit_once('@') {
+        Some((info, host)) => (Some(info), host),
+        None => (None, before_query),
+    };
+    let (authority, path) = host_part.split_once('/').unwrap_or((host_part, ""));
+    let (host, port) = parse_host_port(authority)?;
+    let (mut user, mut password) = (None, None);
+    if let Some(info) = user_info {
+        match info.split_once(':') {
+            Some((name, secret)) => {
+                password = Some(Secret(decode(secret).map_err(|_| {
+                    "its password is not valid percent-encoded UTF-8".to_string()
+                })?));
+                user = Some(decode(name)?).filter(|name| !name.is_empty());
+            }
+            None => user = Some(decode(info)?).filter(|name| !name.is_empty()),
+        }
+    }
+    let db = match path {
+        "" => None,
+        path => Some(parse_db(path)?),
+    };
+    if let Some(secret) = query.password {
+        password = Some(Secret(secret));
+    }
+    Ok(RedisAddress {
+        endpoint: Endpoint::Tcp {
+            host,
+            port: port.unwrap_or(DEFAULT_PORT),
+            tls,
+        },
+        port_given: port.is_some(),
+        db: query.db.or(db),
+        user: query.user.or(user),
+        password,
+        call_limit: query.timeout,
+    })
+}
+
+/// `redis+unix:///PATH[?QUERY]`, after the scheme.
+fn parse_unix(rest: &str) -> Result<RedisAddress, String> {
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if !path.starts_with('/') {
+        return Err(format!(
+            "a Unix socket's path must be absolute (three slashes after the scheme); {EXPECTED}"
+        ));
+    }
+    let query = parse_query(query)?;
+    Ok(RedisAddress {
+        endpoint: Endpoint::Unix(PathBuf::from(decode(path)?)),
+        port_given: false,
+        db: query.db,
+        user: query.user,
+        password: query.password.map(Secret),
+        call_limit: query.timeout,
+    })
+}
+
+/// `HOST[:PORT]`, the host an IPv6 address in brackets or a name.
+fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest
+                .split_once(']')
+                .ok_or("its IPv6 address lacks its closing ']'")?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(format!("it names no host; {EXPECTED}"));
+    }
+    let port = match port {
+        None | Some("") => None,
+        Some(port) => Some(
+            port.parse::<u16>()
+                .ok()
+                .filter(|&port| port > 0)
+                .ok_or_else(|| format!("its port '{port}' is not a number from 1 to 65535"))?,
+        ),
+    };
+    Ok((decode(host)?, port))
+}
+
+/// A database number.
+/// A query's `timeout`: a duration from 1ms to [`LONGEST_CALL_LIMIT`].
+fn parse_call_limit(text: &str) -> Result<Duration, String> {
+    let limit = retry_policy::duration::parse_duration(text).ok();
+    limit
+        .filter(|limit| (Duration::from_millis(1)..=LONGEST_CALL_LIMIT).contains(limit))
+        .ok_or_else(|| {
+            format!(
+                "its timeout '{}' is not a duration from 1ms to 60s, e.g. ?timeout=2s",
+                printable(text)
+            )
+        })
+}
+
+fn parse_db(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("its database '{text}' is not a number, e.g. /0 or ?db=2"))
+}
+
+/// `text` with its `%XX` escapes decoded; an error when that is not UTF-8.
+fn decode(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let escape = bytes
+            .get(index + 1..index + 3)
+            .filter(|_| bytes[index] == b'%')
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escape {
+            Some(byte) => {
+                decoded.push(byte);
+                index += 3;
+            }
+            None => {
+                decoded.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded)
+        .map_err(|_| "a part of it is not valid percent-encoded UTF-8".to_string())
+}
+
+/// The longest password a file may give.
+pub const MAX_PASSWORD: usize = 4096;
+
+/// The password in the file at `path`: its first line, without its end.
+fn read_password(path: &Path) -> Result<Secret, String> {
+    let cannot = |why: String| {
+        format!(
+            "cannot read --budget-password-file {}: {why}",
+            path.display()
+        )
+    };
+    let bytes = named_files::read_regular(path, MAX_PASSWORD as u64 + 2)
+        .map_err(|err| cannot(err.to_string()))?;
+    let line = bytes
+        .split(|&byte| byte == b'\n')
+        .next()
+        .unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match std::str::from_utf8(line) {
+        Ok("") => Err(cannot(
+            "its first line is empty; write the password there".into(),
+        )),
+        Ok(_) if line.len() > MAX_PASSWORD => Err(cannot(format!(
+            "its first line is longer than {MAX_PASSWORD} bytes"
+        ))),
+        Ok(password) if password.chars().any(char::is_control) => {
+            Err(cannot("its first line holds a control character".into()))
+        }
+        Ok(password) => Ok(Secret(password.to_string())),
+        Err(_) => Err(cannot("its first line is not UTF-8".into())),
+    }
+}
+
+impl RedisAddress {
+    /// How long a call may take, the connection included.
+    pub fn call_limit(&self) -> Duration {
+        self.call_limit.unwrap_or(DEFAULT_CALL_LIMIT)
+    }
+
+    /// How to reach the server.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The database to select, if not the first.
+    pub fn db(&self) -> Option<u32> {
+        self.db.filter(|&db| db != 0)
+    }
+
+    /// The user to log in as, if one is named.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    /// The password, from the address or given apart from it.
+    pub fn password(&self) -> Option<&Secret> {
+        self.password.as_ref()
+    }
+
+    /// This address with the password in the file at `path` (`--budget-password-file`): its
+    /// first line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
+    pub fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, String> {
+        if self.password.is_some() {
+            return Err(format!(
+                "'{self}' holds a password already; give it in the address or in \
+                 --budget-password-file, not both"
+            ));
+        }
+        self.password = Some(read_password(path)?);
+        Ok(self)
+    }
+
+    fn is_tls(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Tcp { tls: true, .. })
+    }
+
+    /// `text` (an error the server gave, say) with this address's password hidden, should it be
+    /// there.
+    pub fn scrub(&self, text: &str) -> String {
+        match &self.password {
+            Some(secret) if !secret.0.is_empty() => text.replace(&secret.0, HIDDEN),
+            _ => text.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Store::File => f.write_str("file"),
+            Store::Redis(address) => address.fmt(f),
+        }
+    }
+}
+
+/// Rebuilt from its parts, with its password hidden, and control characters in them escaped
+/// (a host, a path or a user may hold anything).
+impl fmt::Display for RedisAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hidden = match self.password {
+            Some(_) => ":***",
+            None => "",
+        };
+        match &self.endpoint {
+            Endpoint::Tcp { host, port, tls } => {
+                let scheme = if *tls { "rediss" } else { "redis" };
+                write!(f, "{scheme}://")?;
+                match &self.user {
+                    Some(user) => write!(f, "{}{hidden}@", printable(user))?,
+                    None if !hidden.is_empty() => write!(f, "{hidden}@")?,
+                    None => {}
+                }
+                match host.contains(':') {
+                    true => write!(f, "[{}]", printable(host))?,
+                    false => f.write_str(&printable(host))?,
+                }
+                if self.port_given {
+                    write!(f, ":{port}")?;
+                }
+                if let Some(db) = self.db {
+                    write!(f, "/{db}")?;
+                }
+                Ok(())
+            }
+            Endpoint::Unix(path) => {
+                write!(f, "redis+unix://{}", printable(&path.to_string_lossy()))?;
+                let mut query = Vec::new();
+                if let Some(db) = self.db {
+                    query.push(format!("db={db}"));
+                }
+                if let Some(user) = &self.user {
+                    query.push(format!("user={}", printable(user)));
+                }
+                if self.password.is_some() {
+                    query.push(format!("pass={HIDDEN}"));
+                }
+                match query.is_empty() {
+                    true => Ok(()),
+                    false => write!(f, "?{}", query.join("&")),
+                }
+            }
+        }
+    }
+}
+
+/// Never shows the password, not even in a debug print.
+impl fmt::Debug for RedisAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RedisAddress({self})")
+    }
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Store({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn address(text: &str) -> RedisAddress {
+        match Store::parse(text) {
+            Ok(Store::Redis(address)) => address,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn passwords_never_show_whatever_their_spelling() {
+        let cases = [
+            (
+                "redis://app:s3cret@cache:6379/2",
+                "redis://app:***@cache:6379/2",
+            ),
+            ("redis://:s3cret@cache", "redis://:***@cache"),
+            ("redis://app@cache", "redis://app@cache"),
+            ("redis://cache:6379", "redis://cache:6379"),
+            (
+                "redis+unix:///run/redis.sock?db=1&pass=s3cret",
+                "redis+unix:///run/redis.sock?db=1&pass=***",
+            ),
+            (
+                "redis+unix:///run/redis.sock?pa%73s=s3cret",
+                "redis+unix:///run/redis.sock?pass=***",
+            ),
+            (
+                "redis+unix:///s?%70assword=s3cret&db=0",
+                "redis+unix:///s?db=0&pass=***",
+            ),
+            ("redis://a:s3:c@h/0?password=s3cret", "redis://a:***@h/0"),
+            ("redis://app:s3/cret@cache", "redis://app:***@cache"),
+            ("redis://app:s3@cret@cache", "redis://app:***@cache"),
+            (
+                "redis://app:s3%40cret@[::1]:7000",
+                "redis://app:***@[::1]:7000",
+            ),
+        ];
+        for (text, shown) in cases {
+            let address = address(text);
+            assert_eq!(address.to_string(), shown, "{text}");
+            assert!(!format!("{address:?}").contains("s3"), "{text}");
+            assert_eq!(holds_password(text), shown.contains("***"), "{text}");
+        }
+        assert_eq!(
+            address("redis://app:s3%40cret@cache")
+                .password()
+                .map(Secret::reveal),
+            Some("s3@cret")
+        );
+    }
+
+    #[test]
+    fn the_parts_are_read_as_a_client_reads_them() {
+        let tcp = address("redis://u%40x:p@example.com:7000/3");
+        assert_eq!(
+            tcp.endpoint(),
+            &Endpoint::Tcp {
+                host: "example.com".into(),
+                port: 7000,
+                tls: false
+            }
+        );
+        assert_eq!((tcp.db(), tcp.user()), (Some(3), Some("u@x")));
+        let unix = address("redis+unix:///run/r.sock?db=2&user=app");
+        assert_eq!(unix.endpoint(), &Endpoint::Unix("/run/r.sock".into()));
+        assert_eq!(
+            (unix.db(), unix.user(), unix.password()),
+            (Some(2), Some("app"), None)
+        );
+        let plain = address("redis://cache");
+        assert_eq!(
+            (plain.db(), plain.user(), plain.endpoint()),
+            (
+                None,
+                None,
+                &Endpoint::Tcp {
+                    host: "cache".into(),
+                    port: DEFAULT_PORT,
+                    tls: false
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn a_timeout_bounds_each_call_and_is_half_a_second_unless_given() {
+        let limit = |text| address(text).call_limit();
+        assert_eq!(limit("redis://cache"), DEFAULT_CALL_LIMIT);
+        assert_eq!(limit("redis://cache?timeout=2s"), Duration::from_secs(2));
+        assert_eq!(
+            limit("redis+unix:///r.sock?db=1&timeout=250ms"),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            address("redis://cache:6380?timeout=5s").to_string(),
+            "redis://cache:6380"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_part_and_never_a_secret() {
+        for (text, expected) in [
+            ("memcached://u:s3cret@h", "is not a budget store's scheme"),
+            ("redis//u:s3cret@h", "not a budget store"),
+            ("redis://u:s3cret@h:port", "its port 'port' is not a number"),
+            ("redis://u:s3cret@h/x", "its database 'x' is not a number"),
+            ("redis://u:s3cret@", "it names no host"),
+            ("redis://u:s3cret@h#frag", "has no meaning"),
+            ("redis+unix://rel?pass=s3cret", "must be absolute"),
+            ("redis+unix:///s?s3cret", "not KEY=VALUE"),
+            ("redis+unix:///s?pw=s3cret", "not db, user, pass"),
+            (
+                "redis://h?timeout=0s",
+                "its timeout '0s' is not a duration from 1ms to 60s",
+            ),
+            (
+                "redis://h?timeout=2m",
+                "its timeout '2m' is not a duration from 1ms to 60s",
+            ),
+            (
+                "redis://h?timeout=soon",
+                "its timeout 'soon' is not a duration",
+            ),
+            ("redis://u:s3%ffcret@h", "not valid percent-encoded UTF-8"),
+        ] {
+            let err = Store::parse(text).unwrap_err();
+            assert!(err.contains(expected), "{text}: {err}");
+            assert!(!err.contains("s3"), "{text}: {err}");
+        }
+        assert_eq!(Store::parse("file"), Ok(Store::File));
+    }
+
+    #[test]
+    fn a_password_is_refused_on_the_command_line_and_taken_from_the_environment() {
+        let resolve = |flag: Option<&str>, variable: Option<&str>| {
+            let env = |name: &str| match name {
+                "RETRY_BUDGET_STORE" => variable.map(OsString::from),
+                _ => None,
+            };
+            Location::resolve(flag, None, Some("/d".into()), &env, "--budget")
+        };
+        for text in [
+            "redis://app:s3cret@cache",
+            "redis://:s3cret@cache:6379/2",
+            "redis://cache?password=s3cret",
+            "redis://cache?db=1&PassWord=s3cret",
+            "redis+unix:///run/r.sock?p%61ss=s3cret",
+            "redis+unix:///run/r.sock?%50ASS=s3cret",
+            "rediss://u:s3cret@h:port",
+        ] {
+            let err = resolve(Some(text), None).unwrap_err();
+            assert!(
+                err.starts_with("--budget-store: the address holds a password"),
+                "{text}: {err}"
+            );
+            assert!(err.contains("RETRY_BUDGET_STORE"), "{err}");
+            assert!(err.contains("--budget-password-file"), "{err}");
+            assert!(!err.contains("s3"), "{text}: {err}");
+        }
+        let from_variable = resolve(None, Some("redis://cache?PASSWORD=s3cret")).unwrap();
+        assert_eq!(from_variable.to_string(), "redis://:***@cache");
+        assert!(resolve(Some("redis://app@cache?db=2"), None).is_ok());
+    }
+
+    #[test]
+    fn a_password_file_gives_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("password");
+        std::fs::write(&file, "pw\r\nrest\n").unwrap();
+        let address = address("redis://app@cache")
+            .with_password_from(&file)
+            .unwrap();
+        assert_eq!(address.to_string(), "redis://app:***@cache");
+        assert_eq!(address.password().map(Secret::reveal), Some("pw"));
+        assert_eq!(address.scrub("WRONGPASS pw"), "WRONGPASS ***");
+        let twice = self::address("redis://app:s3@cache").with_password_from(&file);
+        assert!(twice.unwrap_err().contains("not both"));
+        for (content, why) in [("\n", "empty"), ("a\u{1b}b", "control character")] {
+            std::fs::write(&file, content).unwrap();
+            let err = self::address("redis://cache")
+                .with_password_from(&file)
+                .unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+        std::fs::write(&file, "x".repeat(MAX_PASSWORD + 1)).unwrap();
+        let err = self::address("redis://cache")
+            .with_password_from(&file)
+            .unwrap_err();
+        assert!(err.contains("longer than"), "{err}");
+        let err = self::address("redis://cache")
+            .with_password_from(dir.path())
+            .unwrap_err();
+        assert!(
+            err.contains("it is a directory, not a regular file"),
+            "{err}"
+        );
+    }
+}

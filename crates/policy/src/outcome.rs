@@ -1,0 +1,286 @@
+//! What the run makes of each attempt, and how the run ends: the values the loop decides, which
+//! the text reporter, the JSON events and the report each render in their own way.
+//!
+//! One attempt's outcome is one [`AttemptOutcome`], emitted once: how the command ended, what its
+//! output matched, and [`Next`], the run's decision, which carries the wait before the next
+//! attempt (and what set its length) or the [`Reason`] the run stops.
+
+use std::time::Duration;
+
+use crate::attempts::Numbering;
+use crate::decision::{Refusal, Unready};
+use crate::matching::OutputMatch;
+use crate::requested::Requested;
+use crate::signal::Signal;
+use crate::termination::Termination;
+
+/// One attempt, ended, and what the run does next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptOutcome {
+    /// The attempt's numbers.
+    pub numbering: Numbering,
+    /// How it ended.
+    pub termination: Termination,
+    /// How long the attempt ran.
+    pub duration: Duration,
+    /// What the output conditions found in its output.
+    pub matched: OutputMatch,
+    /// It ran long enough (`--reset-after`) to start the backoff and the count over.
+    pub reset: bool,
+    /// What the command asked for, a wait capped at `--max-requested-wait`.
+    pub requested: Option<Requested>,
+    /// It exited with a success status, but did not succeed, and why.
+    pub unready: Option<Unready>,
+    /// What the run does next.
+    pub next: Next,
+}
+
+/// The run's decision after an attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Another attempt, after this wait, whose length `cause` set.
+    Retry {
+        /// How long to wait.
+        wait: Duration,
+        /// What set the wait's length.
+        cause: WaitCause,
+    },
+    /// No further attempt, for this reason (success among them).
+    Stop(Reason),
+}
+
+impl Next {
+    /// The decision's name in JSON: `success`, `retry` or `stop`.
+    pub fn verdict(&self) -> &'static str {
+        match self {
+            Next::Retry { .. } => "retry",
+            Next::Stop(Reason::Success) => "success",
+            Next::Stop(_) => "stop",
+        }
+    }
+}
+
+impl AttemptOutcome {
+    /// The wait the command asked for, if it asked for one.
+    pub fn requested_wait(&self) -> Option<Duration> {
+        match self.requested {
+            Some(Requested::Wait(wait)) => Some(wait),
+            _ => None,
+        }
+    }
+
+    /// Whether the command asked not to be retried.
+    pub fn requested_stop(&self) -> bool {
+        self.requested == Some(Requested::Stop)
+    }
+
+    /// The output condition that decided, and its pattern: for a success, the
+    /// `--success-on-output` match; else a stop match wins over a retry match.
+    pub fn matched(&self) -> Option<(&'static str, &str)> {
+        let matched = &self.matched;
+        match (&self.next, &matched.success, &matched.stop, &matched.retry) {
+            (Next::Stop(Reason::Success), Some(pattern), _, _) => {
+                Some(("success_on_output", pattern))
+            }
+            (_, _, Some(pattern), _) => Some(("stop_on_output", pattern)),
+            (_, _, None, Some(pattern)) => Some(("retry_on_output", pattern)),
+            _ => None,
+        }
+    }
+}
+
+/// What set the length of a wait; in JSON, its name in snake case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitCause {
+    /// `--splay`, before the first attempt.
+    Splay,
+    /// The backoff schedule.
+    Backoff,
+    /// The retry budget had no token sooner.
+    Budget,
+    /// The command asked for a wait longer than the backoff's.
+    Requested,
+}
+
+/// A wait the time left before the deadline could not hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortfall {
+    /// The wait the next attempt needed.
+    pub wait: Duration,
+    /// Whose wait it was.
+    pub cause: WaitCause,
+    /// The time left before the deadline.
+    pub left: Duration,
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// An attempt's status was in `--success-on`.
+    Success,
+    /// Every allowed attempt failed.
+    Exhausted,
+    /// The last status was one not to retry, for this reason.
+    NotRetryable(Refusal),
+    /// The command could not be started: how, and why in words.
+    SpawnFailed(SpawnFailure, String),
+    /// `--max-time` ended the last attempt, or leaves no time for another.
+    Deadline,
+    /// The wait before the next attempt would end at or past the `--max-time` deadline.
+    WaitPastDeadline(Shortfall),
+    /// A wait (the backoff's, a requested one, `--splay`, the budget's) ended this long past the
+    /// `--max-time` deadline: the tool was stopped meanwhile (Ctrl-Z, a frozen cgroup) or the
+    /// machine was too busy to wake it in time, so no attempt starts after it.
+    WokeLate(Duration),
+    /// The tool received this signal at this moment of the run, and stops.
+    Interrupted(Signal, Moment),
+    /// The retry budget has no token for another attempt in time (before `--max-time`, within
+    /// its debt bound).
+    Budget,
+    /// The retry budget cannot be used (its store failed, its file cannot be trusted), and
+    /// `--budget-store-fail closed` makes that no token.
+    BudgetUnavailable,
+    /// Output that the tool could neither keep nor pass on; the text says why.
+    OutputLost(String),
+    /// The command asked not to be retried (`stop` in `RETRY_AFTER_FILE` or its output).
+    StopRequested,
+}
+
+/// A shell line run at a moment of the run: `--on-retry` or `--on-give-up`; in JSON, its name
+/// in snake case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hook {
+    /// After a failed attempt that will be retried, before the wait.
+    OnRetry,
+    /// Once, when the run gives up.
+    OnGiveUp,
+}
+
+impl Hook {
+    /// The flag that gives it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Hook::OnRetry => "--on-retry",
+            Hook::OnGiveUp => "--on-give-up",
+        }
+    }
+}
+
+/// How a hook ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookEnd {
+    /// The hook that ran, or could not.
+    pub hook: Hook,
+    /// How it ended.
+    pub outcome: HookOutcome,
+    /// How long it ran.
+    pub duration: Duration,
+    /// A signal that ends the run arrived while it ran (and was passed on to it).
+    pub interrupted_by: Option<Signal>,
+}
+
+/// What became of a hook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// It ran, and ended so (a time limit makes it status 124, as for an attempt).
+    Ended(Termination),
+    /// It did not run: the status a shell would give (127 or 126, or 124 when `--max-time` left
+    /// no time), and why.
+    NotRun {
+        /// The status a shell would give.
+        status: u8,
+        /// Why, in words.
+        why: String,
+    },
+}
+
+impl HookEnd {
+    /// Its status, as for an attempt.
+    pub fn status(&self) -> u8 {
+        match &self.outcome {
+            HookOutcome::Ended(termination) => termination.status(),
+            HookOutcome::NotRun { status, .. } => *status,
+        }
+    }
+}
+
+impl Reason {
+    /// Whether the run gave up: it ended neither in success nor by a signal.
+    pub fn gives_up(&self) -> bool {
+        !matches!(self, Reason::Success | Reason::Interrupted(..))
+    }
+
+    /// The stable name used in JSON.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reason::Success => "success",
+            Reason::Exhausted => "exhausted",
+            Reason::NotRetryable(_) => "not_retryable",
+            Reason::SpawnFailed(..) => "spawn_failed",
+            Reason::Deadline | Reason::WaitPastDeadline(_) | Reason::WokeLate(_) => "deadline",
+            Reason::Interrupted(..) => "interrupted",
+            Reason::Budget | Reason::BudgetUnavailable => "budget",
+            Reason::OutputLost(_) => "output_lost",
+            Reason::StopRequested => "stop_requested",
+        }
+    }
+
+    /// What went wrong, in words, for a command that could not start or output that was lost.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Reason::SpawnFailed(_, error) | Reason::OutputLost(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// Why a command could not be started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnFailure {
+    /// There is no such program.
+    NotFound,
+    /// The program is there but cannot be executed.
+    CannotExecute,
+    /// The tool failed to set the attempt up (its stdin, say).
+    ToolFailed,
+}
+
+/// When in a run a signal arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// During `--splay`, before the first attempt.
+    Splay,
+    /// While an attempt ran (the signal was passed on to it).
+    Attempt,
+    /// Typed at the terminal the attempt held, killing it; the tool's whole job got it too.
+    Keyboard,
+    /// While an attempt's held output was written.
+    Output,
+    /// During a wait between attempts.
+    Wait,
+    /// While the retry budget was consulted: waiting for its lock, or for its store.
+    Budget,
+    /// While a hook ran (the signal was passed on to it).
+    Hook(Hook),
+    /// While the report was written, at the end.
+    Report,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunEnd {
+    /// Attempts made (a command that could not start counts as one).
+    pub attempts: u64,
+    /// How the last attempt ended, if one ran (a command that could not start did not).
+    pub last: Option<Termination>,
+    /// The last attempt exited with a success status, but did not succeed, and why.
+    pub last_unready: Option<Unready>,
+    /// Why the run ended.
+    pub reason: Reason,
+    /// From the start of the run to its end.
+    pub elapsed: Duration,
+    /// Why `--report` could not be written, which makes the tool's own exit 125.
+    pub report_error: Option<String>,
+}

@@ -1,0 +1,691 @@
+//! `--preset NAME`: what the failures of a program people wrap mean, taken from that program's
+//! manual: which exit statuses and which of its messages say "try again" (a dropped connection,
+//! a 503) and which say "this will never work" (a 404, a wrong password). Each preset is an
+//! ordered list of rules, a status set and, where the status alone cannot tell, a pattern its
+//! message matches; the first rule that holds decides, and a status no rule names is the
+//! preset's `otherwise`. An attempt cut by `--timeout` (124) is always retried.
+//!
+//! Pure data and one lookup; `policy` applies a preset after the user's own `--retry-on` and
+//! `--stop-on`, which name statuses the preset should treat otherwise.
+
+use std::path::Path;
+
+use crate::choice::Choice;
+use crate::codes::StatusSet;
+use crate::matching::OutputStream;
+
+/// What a rule makes of an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Another attempt could help.
+    Retry,
+    /// No attempt would end otherwise.
+    Stop,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Retry => "retry",
+            Stop => "stop",
+        })
+    }
+}
+
+/// One rule of a preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The exit statuses it concerns, as `--retry-on` takes them.
+    pub statuses: &'static str,
+    /// A pattern the program's message must match for the rule to hold, if the status alone
+    /// does not tell.
+    pub output: Option<&'static str>,
+    /// What the rule makes of an attempt it holds for.
+    pub verdict: Verdict,
+    /// What such a failure is, in words.
+    pub meaning: &'static str,
+}
+
+/// A program's preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preset {
+    /// The name `--preset` takes.
+    pub name: &'static str,
+    /// The program names `--preset auto` knows it by.
+    pub programs: &'static [&'static str],
+    /// The stream the program writes its messages on.
+    pub stream: OutputStream,
+    /// The rules, the first that holds deciding.
+    pub rules: &'static [Rule],
+    /// What a status no rule names means.
+    pub otherwise: Verdict,
+    /// Where the program's words come from.
+    pub sources: &'static str,
+    /// A pattern that reads a `Retry-After` header where the program shows it (on the stream it
+    /// writes its messages on), as `--retry-after-output` takes it.
+    pub retry_after: Option<&'static str>,
+}
+
+/// A `Retry-After` header as curl shows it (`-v`: `< Retry-After: 2`) and wget (`-S`).
+const RETRY_AFTER_SHOWN: &str = r"(?i)^[<\s]*retry-after:\s*(.+?)\s*$";
+
+/// The `--timeout` status: an attempt cut short is retried whatever the program.
+pub const TIMED_OUT: u8 = 124;
+
+/// An HTTP status that another request cannot mend, as a pattern: every 4xx but 408 (timeout)
+/// and 429 (too many requests), and 501 and 505, as curl's `--retry` sees them.
+macro_rules! http_permanent {
+    () => {
+        "(40[0-7]|409|41[0-9]|42[0-8]|4[3-9][0-9]|501|505)"
+    };
+}
+
+/// A name that does not exist, in the C library's words (`EAI_NONAME`, `EAI_NODATA`), as
+/// against a resolver that failed for now (`EAI_AGAIN`: "Temporary failure in name resolution").
+macro_rules! no_such_name {
+    () => {
+        "(Name or service not known|No address associated with hostname)"
+    };
+}
+
+/// A certificate the client could not verify, in the words of OpenSSL, GnuTLS and Python.
+macro_rules! unverified_certificate {
+    () => {
+        "SSL certificate problem|server certificate verification failed|certificate verify \
+         failed|CERTIFICATE_VERIFY_FAILED|Certificate verification failed"
+    };
+}
+
+const fn rule(
+    statuses: &'static str,
+    output: Option<&'static str>,
+    verdict: Verdict,
+    meaning: &'static str,
+) -> Rule {
+    Rule {
+        statuses,
+        output,
+        verdict,
+        meaning,
+    }
+}
+
+use Verdict::{Retry, Stop};
+
+/// Every preset, in the order `--help` and the guide list them.
+pub const PRESETS: [Preset; 10] = [
+    Preset {
+        name: "curl",
+        programs: &["curl"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "22",
+                Some(concat!(
+                    "The requested URL returned error: ",
+                    http_permanent!()
+                )),
+                Stop,
+                "an HTTP error answer another request cannot mend (4xx but 408 and 429; 501, 505)",
+            ),
+            rule(
+                "22",
+                None,
+                Retry,
+                "an HTTP error answer curl's --retry calls transient (408, 429, 500, 502-504), \
+                 or one curl did not show (-f without -S)",
+            ),
+            rule(
+                "5-7,16,18,28,35,52,55,56,92,95",
+                None,
+                Retry,
+                "a name that did not resolve, a refused connection, a time-out, a failed TLS \
+                 handshake, an empty reply, a connection reset or cut, an HTTP/2 or /3 error",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "curl(1) EXIT CODES and --retry; libcurl-errors(3)",
+        retry_after: Some(RETRY_AFTER_SHOWN),
+    },
+    Preset {
+        name: "wget",
+        programs: &["wget"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "8",
+                Some(concat!("ERROR ", http_permanent!())),
+                Stop,
+                "an HTTP error answer another request cannot mend (4xx but 408 and 429; 501, 505)",
+            ),
+            rule(
+                "8",
+                None,
+                Retry,
+                "any other error answer (408, 429, 5xx), or one wget did not show (-q)",
+            ),
+            rule(
+                "4",
+                Some(concat!("failed: ", no_such_name!())),
+                Stop,
+                "a name that does not exist (wget -nv and -q do not say which it was)",
+            ),
+            rule(
+                "4",
+                None,
+                Retry,
+                "a network failure: a name that did not resolve for now, a refused or reset \
+                 connection, a time-out",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "wget(1) EXIT STATUS",
+        retry_after: Some(RETRY_AFTER_SHOWN),
+    },
+    Preset {
+        name: "git",
+        programs: &["git"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "128",
+                Some(concat!(
+                    "Authentication failed|could not read (Username|Password)|",
+                    "terminal prompts disabled|[Rr]epository (.*)?not found|",
+                    "does not appear to be a git repository|",
+                    "access denied or repository not exported|Permission denied|",
+                    "Host key verification failed|returned error: ",
+                    http_permanent!(),
+                    "|",
+                    no_such_name!(),
+                    "|",
+                    unverified_certificate!()
+                )),
+                Stop,
+                "a repository that is not there, a login or key it refused, a name that does not \
+                 exist, or a certificate that cannot be verified",
+            ),
+            rule(
+                "128",
+                Some(concat!(
+                    "early EOF|hung up unexpectedly|RPC failed|unable to access|",
+                    "unable to connect|Could not resolve host|Temporary failure in name resolution|",
+                    "Connection (refused|reset|timed out)|",
+                    "[Tt]imed out|index-pack failed|unexpected disconnect|transfer closed|",
+                    "SSL_ERROR|gnutls_handshake|HTTP/2 stream|remote error: .*(busy|temporar)"
+                )),
+                Retry,
+                "a connection that failed or was cut, or an HTTP answer that another request \
+                 may mend (408, 429, 5xx)",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "git(1) and git-clone(1), git-fetch(1): status 128 and the messages of its \
+                  transports (http, git://, ssh)",
+        retry_after: None,
+    },
+    Preset {
+        name: "rsync",
+        programs: &["rsync"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "5",
+                Some(r"@ERROR: max connections \([0-9]+\) reached"),
+                Retry,
+                "a daemon at its connection limit, which says to try again later",
+            ),
+            rule(
+                "10",
+                Some(concat!("getaddrinfo: .*", no_such_name!())),
+                Stop,
+                "a name that does not exist",
+            ),
+            rule(
+                "10,12,24,30,35",
+                None,
+                Retry,
+                "a socket error (a refused connection), a data stream cut short, files that \
+                 vanished while they were sent, a time-out",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "rsync(1) EXIT VALUES, rsyncd.conf(5) max connections",
+        retry_after: None,
+    },
+    Preset {
+        name: "ssh",
+        programs: &["ssh"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "255",
+                Some(concat!(
+                    "Permission denied|Host key verification failed|",
+                    "REMOTE HOST IDENTIFICATION HAS CHANGED|Too many authentication failures|",
+                    "no matching (host key type|key exchange method|cipher|MAC) found|",
+                    "Bad configuration option|Could not resolve hostname .*: ",
+                    no_such_name!()
+                )),
+                Stop,
+                "a key or password the server refused, a host key that does not match, a name \
+                 that does not exist, or a configuration no attempt can mend",
+            ),
+            rule(
+                "255",
+                Some(concat!(
+                    "Connection (refused|reset|timed out|closed)|kex_exchange_identification|",
+                    "ssh_exchange_identification|banner exchange|Broken pipe|No route to host|",
+                    "Network is unreachable|Could not resolve hostname|",
+                    "Temporary failure in name resolution|closed by remote host"
+                )),
+                Retry,
+                "a connection that failed or was cut, or a name that did not resolve for now",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "ssh(1) EXIT STATUS (255 for its own errors, else the remote command's) and \
+                  its messages",
+        retry_after: None,
+    },
+    Preset {
+        name: "psql",
+        programs: &["psql"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "2",
+                Some(concat!(
+                    "authentication failed|database \".*\" does not exist|",
+                    "role \".*\" does not exist|no pg_hba.conf entry|invalid (port|connection option)|",
+                    "invalid URI|certificate verify failed|could not translate host name .* to \
+                     address: ",
+                    no_such_name!()
+                )),
+                Stop,
+                "a login the server refused, a database, role or name that is not there, or a \
+                 connection string no attempt can mend",
+            ),
+            rule(
+                "2",
+                None,
+                Retry,
+                "a connection that failed or went bad: refused, a server starting up or \
+                 shutting down, too many clients, a connection closed unexpectedly",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "psql(1) EXIT STATUS, and PostgreSQL's connection messages",
+        retry_after: None,
+    },
+    Preset {
+        name: "pg_isready",
+        programs: &["pg_isready"],
+        stream: OutputStream::Stderr,
+        rules: &[rule(
+            "1,2",
+            None,
+            Retry,
+            "a server rejecting connections (starting up) or not answering",
+        )],
+        otherwise: Stop,
+        sources: "pg_isready(1) EXIT STATUS",
+        retry_after: None,
+    },
+    Preset {
+        name: "apt-get",
+        programs: &["apt-get", "apt"],
+        stream: OutputStream::Stderr,
+        rules: &[
+            rule(
+                "0,100",
+                Some(concat!(
+                    r"Could not resolve '|^[EW]: Failed to fetch \S+\s+",
+                    http_permanent!(),
+                    r"\s|",
+                    unverified_certificate!()
+                )),
+                Stop,
+                "a mirror whose name does not exist, that answers 404 (or another answer a \
+                 request cannot mend), or whose certificate cannot be verified",
+            ),
+            rule(
+                "0",
+                Some(r"^W: (Failed to fetch|Some index files failed to download)"),
+                Retry,
+                "an index it could not fetch, which apt-get update ends with status 0",
+            ),
+            rule(
+                "100",
+                Some(concat!(
+                    r"^E: (Unable to locate package|Package '.*' has no installation candidate|",
+                    r"Version '.*' for '.*' was not found|Invalid operation|",
+                    r"Couldn't find any package|Command line option)"
+                )),
+                Stop,
+                "a package or version the archive does not have, or a command it refuses",
+            ),
+            rule(
+                "100",
+                Some(concat!(
+                    r"^E: (Could not get lock|Unable to acquire the dpkg frontend lock|",
+                    r"Unable to lock|Failed to fetch|Some index files failed to download|",
+                    r"Unable to fetch some archives|.*Hash Sum mismatch)|^W: Failed to fetch"
+                )),
+                Retry,
+                "a lock another apt or dpkg holds, or an archive or index it could not fetch",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "apt-get(8) DIAGNOSTICS (100 for an error) and apt's messages; apt-get \
+                  update's status 0 after a failed fetch",
+        retry_after: None,
+    },
+    Preset {
+        name: "pip",
+        programs: &["pip", "pip3"],
+        // pip says it could not fetch an index page (a certificate, say) on stdout.
+        stream: OutputStream::Both,
+        rules: &[
+            rule(
+                "1,2",
+                Some(concat!(
+                    r"\[Errno -[25]\] ",
+                    no_such_name!(),
+                    r"|problem confirming the ssl certificate|",
+                    unverified_certificate!()
+                )),
+                Stop,
+                "an index whose name does not exist, or whose certificate cannot be verified",
+            ),
+            rule(
+                "1,2",
+                Some(concat!(
+                    r"Retrying \(Retry\(|Server Error|Connection (refused|reset|aborted)|",
+                    r"Read timed out|NewConnectionError|ProtocolError|IncompleteRead|",
+                    r"RemoteDisconnected|Temporary failure in name resolution|",
+                    r"Max retries exceeded|HTTP error 5[0-9][0-9]"
+                )),
+                Retry,
+                "a connection that failed or was cut, or an index that answered 5xx (pip \
+                 download and pip wheel end with 2 when it still did after pip's own retries)",
+            ),
+            rule(
+                "1,2",
+                Some(concat!(
+                    r"\(from versions: [0-9]|Invalid requirement|is not a supported wheel|",
+                    r"ResolutionImpossible|Could not open requirements file"
+                )),
+                Stop,
+                "a version the index does not have, or a requirement pip cannot read",
+            ),
+            rule(
+                "1,2",
+                Some(r"No matching distribution found"),
+                Retry,
+                "no version at all: a package the index does not have, or an index that \
+                 answered 5xx or 404, which pip reports alike",
+            ),
+        ],
+        otherwise: Stop,
+        sources: "pip's messages (pip ends an error with 1, and with 2 when an exception escapes \
+                  it): pip install, download and wheel, their index and network errors",
+        retry_after: None,
+    },
+    Preset {
+        name: "npm",
+        programs: &["npm"],
+        stream: OutputStream::Stderr,
+        rules: &[rule(
+            "1",
+            Some(concat!(
+                r"^npm (ERR!|error) code (E5[0-9][0-9]|E408|E429|ECONNRESET|ECONNREFUSED|",
+                r"ETIMEDOUT|ESOCKETTIMEDOUT|EAI_AGAIN|EPIPE|ECONNABORTED|",
+                r"EHOSTUNREACH|ENETUNREACH)$"
+            )),
+            Retry,
+            "an answer another request may mend (408, 429, 5xx), a connection that failed or \
+             was cut, or a name that did not resolve for now (EAI_AGAIN)",
+        )],
+        otherwise: Stop,
+        sources: "npm's error codes (npm ends every error with 1): E404, ETARGET, E401, a name \
+                  that does not exist (ENOTFOUND), a certificate it cannot verify, and the other \
+                  codes of npm-registry-fetch",
+        retry_after: None,
+    },
+];
+
+impl Preset {
+    /// The preset for the program `program` runs (a path or a bare name), for `--preset auto`.
+    pub fn for_program(program: &str) -> Option<&'static Preset> {
+        let name = Path::new(program).file_name()?.to_str()?;
+        PRESETS
+            .iter()
+            .find(|preset| preset.programs.contains(&name))
+    }
+
+    /// The patterns of its rules, in order; a rule's pattern is found by its place here.
+    pub fn patterns(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter_map(|rule| rule.output.map(str::to_string))
+            .collect()
+    }
+
+    /// What the preset makes of `status`, given which of its patterns the output matched
+    /// (`matched(i)` for the i-th of [`Preset::patterns`]): the verdict and the rule's meaning.
+    pub fn decide(&self, status: u8, matched: impl Fn(usize) -> bool) -> (Verdict, &'static str) {
+        if status == TIMED_OUT {
+            return (Retry, "an attempt cut by --timeout");
+        }
+        self.rules_holding(status, &matched).next().map_or_else(
+            || self.decide_otherwise(),
+            |rule| (rule.verdict, rule.meaning),
+        )
+    }
+
+    /// What makes an attempt that exited with `status`, a success status, a failure all the
+    /// same: the first rule naming it whose pattern the output matched (`matched(i)`), with
+    /// whether another attempt could mend it, and what it is (apt-get update ends 0 when it
+    /// could not fetch an index, for now or for good).
+    pub fn failure_despite(
+        &self,
+        status: u8,
+        matched: impl Fn(usize) -> bool,
+    ) -> Option<(Verdict, &'static str)> {
+        self.rules_holding(status, &matched)
+            .find(|rule| rule.output.is_some())
+            .map(|rule| (rule.verdict, rule.meaning))
+    }
+
+    /// The rules that hold for an attempt that exited with `status`, in order: each names the
+    /// status, and its pattern, if it has one, is among those the output matched (`matched(i)`
+    /// for the i-th of [`Preset::patterns`]).
+    fn rules_holding<'a>(
+        &'a self,
+        status: u8,
+        matched: &'a impl Fn(usize) -> bool,
+    ) -> impl Iterator<Item = &'a Rule> {
+        let mut pattern = 0;
+        self.rules.iter().filter(move |rule| {
+            let holds_by_output = match rule.output {
+                Some(_) => {
+                    pattern += 1;
+                    matched(pattern - 1)
+                }
+                None => true,
+            };
+            holds_by_output && statuses(rule).contains(status)
+        })
+    }
+
+    /// What a status no rule names means.
+    pub fn decide_otherwise(&self) -> (Verdict, &'static str) {
+        let meaning = match self.otherwise {
+            Retry => "a failure the preset names no rule for",
+            Stop => "a failure the preset does not call transient",
+        };
+        (self.otherwise, meaning)
+    }
+}
+
+/// `--preset`: a preset by name, or `auto`, by the command's program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PresetChoice {
+    /// The preset of the command's program, if it has one.
+    Auto,
+    /// The preset at this place in [`PRESETS`].
+    Named(usize),
+}
+
+/// Every choice, `auto` first.
+const CHOICES: [PresetChoice; PRESETS.len() + 1] = {
+    let mut choices = [PresetChoice::Auto; PRESETS.len() + 1];
+    let mut index = 0;
+    while index < PRESETS.len() {
+        choices[index + 1] = PresetChoice::Named(index);
+        index += 1;
+    }
+    choices
+};
+
+impl Choice for PresetChoice {
+    const ALL: &'static [PresetChoice] = &CHOICES;
+
+    fn name(self) -> &'static str {
+        match self {
+            PresetChoice::Auto => "auto",
+            PresetChoice::Named(index) => PRESETS[index].name,
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            PresetChoice::Auto => "The preset of the command's program, if it has one",
+            PresetChoice::Named(index) => PRESETS[index].sources,
+        }
+    }
+}
+
+impl PresetChoice {
+    /// The preset this choice gives for a command whose program is `program`; none for `auto`
+    /// and a program no preset knows.
+    pub fn resolve(self, program: Option<&str>) -> Option<&'static Preset> {
+        match self {
+            PresetChoice::Auto => program.and_then(Preset::for_program),
+            PresetChoice::Named(index) => PRESETS.get(index),
+        }
+    }
+}
+
+/// The statuses of `rule`, which the tests hold to parse.
+fn statuses(rule: &Rule) -> StatusSet {
+    rule.statuses.parse().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Preset {
+        fn named(name: &str) -> Option<&'static Preset> {
+            PRESETS.iter().find(|preset| preset.name == name)
+        }
+    }
+
+    #[test]
+    fn every_rule_parses_and_every_pattern_compiles() {
+        for preset in &PRESETS {
+            for rule in preset.rules {
+                assert!(
+                    rule.statuses.parse::<StatusSet>().is_ok(),
+                    "{}",
+                    rule.statuses
+                );
+                if let Some(pattern) = rule.output {
+                    assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
+                }
+            }
+            assert!(!preset.sources.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_http_presets_share_one_idea_of_a_permanent_answer() {
+        let permanent = regex::Regex::new(concat!("^", http_permanent!(), "$")).unwrap();
+        for code in 100..600 {
+            let expected = (400..500).contains(&code) && code != 408 && code != 429
+                || code == 501
+                || code == 505;
+            assert_eq!(permanent.is_match(&code.to_string()), expected, "{code}");
+        }
+        for preset in ["curl", "wget"] {
+            let pattern = Preset::named(preset).unwrap().patterns()[0].clone();
+            assert!(pattern.ends_with(http_permanent!()), "{preset}: {pattern}");
+        }
+    }
+
+    #[test]
+    fn curl_reads_its_message_where_the_status_cannot_tell() {
+        let curl = Preset::named("curl").unwrap();
+        assert_eq!(curl.decide(22, |_| true).0, Stop, "a 404");
+        assert_eq!(curl.decide(22, |_| false).0, Retry, "a 503");
+        assert_eq!(curl.decide(7, |_| false).0, Retry, "refused");
+        assert_eq!(curl.decide(60, |_| false).0, Stop, "a certificate");
+        assert_eq!(curl.decide(124, |_| false).0, Retry, "--timeout");
+    }
+
+    #[test]
+    fn apt_get_update_that_ends_0_after_a_failed_fetch_is_a_failure() {
+        let apt = Preset::named("apt-get").unwrap();
+        assert_eq!(
+            apt.failure_despite(0, |index| index == 1)
+                .map(|(verdict, _)| verdict),
+            Some(Retry),
+            "an index it could not fetch"
+        );
+        assert_eq!(
+            apt.failure_despite(0, |index| index <= 1)
+                .map(|(verdict, _)| verdict),
+            Some(Stop),
+            "an index whose mirror does not exist"
+        );
+        assert!(
+            apt.failure_despite(0, |_| false).is_none(),
+            "a clean update"
+        );
+        let curl = Preset::named("curl").unwrap();
+        assert!(
+            curl.failure_despite(0, |_| true).is_none(),
+            "no rule names 0"
+        );
+    }
+
+    #[test]
+    fn every_preset_is_a_choice_by_its_name() {
+        let names: Vec<String> = PresetChoice::ALL
+            .iter()
+            .map(|choice| choice.name().to_string())
+            .collect();
+        let mut expected = vec!["auto".to_string()];
+        expected.extend(PRESETS.iter().map(|preset| preset.name.to_string()));
+        assert_eq!(names, expected);
+        assert_eq!(
+            PresetChoice::Auto
+                .resolve(Some("/usr/bin/wget"))
+                .map(|p| p.name),
+            Some("wget")
+        );
+        assert!(PresetChoice::Auto.resolve(None).is_none());
+    }
+
+    #[test]
+    fn auto_knows_a_program_by_its_name() {
+        assert_eq!(
+            Preset::for_program("/usr/bin/curl").map(|p| p.name),
+            Some("curl")
+        );
+        assert_eq!(Preset::for_program("wget").map(|p| p.name), Some("wget"));
+        assert!(Preset::for_program("make").is_none());
+    }
+}

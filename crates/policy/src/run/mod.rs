@@ -1,0 +1,404 @@
+//! The decision-and-wait loop: run an attempt, decide, wait, and again.
+//!
+//! It owns the order of things (no wait after the last attempt, no attempt after a signal or
+//! past the deadline, a command that cannot start is never retried) and the one decision per
+//! attempt ([`Next`]), but none of the mechanisms: attempts, time, waits, the budget, held output
+//! and reporting all come in through the traits below and their kin, so the loop is tested with
+//! fakes that never sleep.
+
+mod ports;
+
+use std::time::{Duration, Instant};
+
+use crate::attempts::{AttemptLimit, Numbering};
+use crate::decision::{Classification, Policy, Unready};
+use crate::duration::format_duration;
+use crate::events::{Event, EventSink};
+use crate::outcome::{AttemptOutcome, Hook, Moment, Next, Reason, RunEnd, Shortfall, WaitCause};
+use crate::requested::Requested;
+use crate::signal::Signal;
+use crate::termination::{Termination, TimeLimit};
+
+pub use ports::{
+    AttemptOutput, AttemptReport, Attempts, Clock, Counted, HookCall, Hooks, Parts, Release,
+    Released, Reservation, RetryBudget, SpawnError, Waits,
+};
+
+/// The fixed rules of one run.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    /// How many attempts may be made (since the last reset).
+    pub limit: AttemptLimit,
+    /// What each exit status and output means.
+    pub policy: Policy,
+    /// `--max-time`: how long the whole run may take, attempts and waits together.
+    pub max_time: Option<Duration>,
+    /// `--reset-after`: a failed attempt that ran this long starts the backoff and the count over.
+    pub reset_after: Option<Duration>,
+    /// The wait before the first attempt, drawn from `--splay` (zero: none).
+    pub splay: Duration,
+    /// `--max-requested-wait`: the longest wait a command's request may set.
+    pub max_requested_wait: Duration,
+    /// The run's depth among nested retries, which each attempt is told.
+    pub depth: u32,
+}
+
+/// How the attempts ended: which was the last made (none before the first), how it ended, and
+/// why the run stops.
+type Ending = (Option<Numbering>, Option<Last>, Reason);
+
+/// How the last attempt ended, and why its success status was not a success, if it was not.
+type Last = (Termination, Option<Unready>);
+
+/// Run attempts until success or giving up, waiting between them as the waits say, taking a
+/// budget token for each retry, releasing each attempt's held output as its outcome says, and
+/// running the hooks; returns how the run ended, for the caller to report once the report is
+/// written.
+pub fn run<W, A, C, B, R, H, S>(rules: &Rules, mut parts: Parts<'_, W, A, C, B, R, H, S>) -> RunEnd
+where
+    W: Waits,
+    A: Attempts,
+    C: Clock,
+    B: RetryBudget,
+    R: Release<A::Held>,
+    H: Hooks,
+    S: EventSink,
+{
+    let start = parts.clock.now();
+    let deadline = rules.max_time.and_then(|max| start.checked_add(max));
+    let (last_attempt, last, mut reason) =
+        attempt_until_the_end(rules, &mut parts, start, deadline);
+    let attempts = last_attempt.map_or(0, |numbering| numbering.attempt);
+    if reason.gives_up() {
+        let status = match &reason {
+            Reason::SpawnFailed(failure, _) => crate::exit::Exit::from(*failure).status(),
+            _ => last.map_or(0, |(termination, _)| termination.status()),
+        };
+        let call = HookCall {
+            hook: Hook::OnGiveUp,
+            numbering: last_attempt,
+            status,
+            next_wait: None,
+            reason: Some(reason.name()),
+        };
+        if let Some(signal) = run_hook(&call, parts.hooks, parts.sink, deadline) {
+            reason = Reason::Interrupted(signal, Moment::Hook(Hook::OnGiveUp));
+        }
+    }
+    RunEnd {
+        attempts,
+        last: last.map(|(termination, _)| termination),
+        last_unready: last.and_then(|(_, unready)| unready),
+        reason,
+        elapsed: parts.clock.now().saturating_duration_since(start),
+        report_error: None,
+    }
+}
+
+/// Run the hook `call` names, if one is given, and report how it ended; returns the signal that
+/// ends the run if one arrived while it ran.
+fn run_hook(
+    call: &HookCall,
+    hooks: &mut impl Hooks,
+    sink: &mut impl EventSink,
+    deadline: Option<Instant>,
+) -> Option<Signal> {
+    let end = hooks.run(call, deadline)?;
+    sink.emit(&Event::HookEnd(end.clone()));
+    end.interrupted_by
+}
+
+/// The attempts, and the waits and retry hooks between them, from `start` up to the end of the
+/// run, which `deadline` (from --max-time) bounds.
+fn attempt_until_the_end<W, A, C, B, R, H, S>(
+    rules: &Rules,
+    parts: &mut Parts<'_, W, A, C, B, R, H, S>,
+    start: Instant,
+    deadline: Option<Instant>,
+) -> Ending
+where
+    W: Waits,
+    A: Attempts,
+    C: Clock,
+    B: RetryBudget,
+    R: Release<A::Held>,
+    H: Hooks,
+    S: EventSink,
+{
+    let (waits, attempts, clock) = (&mut *parts.waits, &mut *parts.attempts, &mut *parts.clock);
+    let (budget, release) = (&mut *parts.budget, &mut *parts.release);
+    let (hooks, sink) = (&mut *parts.hooks, &mut *parts.sink);
+    if !rules.splay.is_zero() {
+        sink.emit(&Event::Splay(rules.splay));
+        if let Some(signal) = clock.sleep(rules.splay) {
+            return (None, None, Reason::Interrupted(signal, Moment::Splay));
+        }
+        if let Some(reason) = woke_late(clock, deadline) {
+            return (None, None, reason);
+        }
+    }
+    let (mut attempt, mut since_reset) = (0, 0);
+    loop {
+        attempt += 1;
+        since_reset += 1;
+        let numbering = Numbering {
+            attempt,
+            since_reset,
+            limit: rules.limit,
+            depth: rules.depth,
+        };
+        sink.emit(&Event::AttemptStart {
+            numbering,
+            at: clock.now().saturating_duration_since(start),
+        });
+        let began = clock.now();
+        if attempt == 1 {
+            // Its count goes on while it runs, where the budget can.
+            let room = deadline.map(|deadline| deadline.saturating_duration_since(began));
+            budget.start_first_attempt(room);
+        }
+        let mut report = match attempts.run(numbering, deadline) {
+            Ok(report) => report,
+            Err(err) => {
+                return (
+                    Some(numbering),
+                    None,
+                    Reason::SpawnFailed(err.failure, err.message),
+                );
+            }
+        };
+        let duration = clock.now().saturating_duration_since(began);
+        // Counted (or the count started before it, answered) after it ran, so that a budget never
+        // delays a first attempt.
+        let counted = match attempt == 1 && report.interrupted_by.is_none() {
+            true => {
+                let room = deadline.map(|deadline| deadline.saturating_duration_since(clock.now()));
+                budget.first_attempt(room, &mut |message| sink.emit(&Event::Warning(message)))
+            }
+            false => Counted::Done,
+        };
+        warn_about_leftovers(sink, attempt, &report);
+        let requested = report
+            .requested
+            .map(|requested| capped(requested, rules.max_requested_wait));
+        let problems = std::mem::take(&mut report.request_problems);
+        let status = report.termination.status();
+        let classification = rules.policy.classify(status, &report.output.matched);
+        let reset = classification == Classification::Retryable
+            && rules.reset_after.is_some_and(|after| duration >= after);
+        if reset {
+            since_reset = 0;
+            waits.start_over();
+        }
+        let next = match (
+            stop_reason(rules, since_reset, &mut report, classification),
+            counted,
+        ) {
+            (_, Counted::Interrupted(signal)) => {
+                Next::Stop(Reason::Interrupted(signal, Moment::Budget))
+            }
+            (Some(reason), Counted::Done) => Next::Stop(reason),
+            (None, Counted::Done) => match requested_wait(attempt, requested, problems, sink) {
+                Ok(least) => schedule_retry(waits, budget, sink, clock.now(), deadline, least),
+                Err(reason) => Next::Stop(reason),
+            },
+        };
+        let held = std::mem::take(&mut report.output.held);
+        let unready = rules.policy.unready(status, &report.output.matched);
+        let mut outcome = AttemptOutcome {
+            numbering,
+            termination: report.termination,
+            duration,
+            matched: report.output.matched,
+            reset,
+            requested: requested.map(|(requested, _)| requested),
+            unready,
+            next,
+        };
+        match release.release(held, &outcome, deadline) {
+            Released::Done => {}
+            Released::Interrupted(signal) => {
+                outcome.next = Next::Stop(Reason::Interrupted(signal, Moment::Output));
+            }
+            Released::Failed(message) => outcome.next = Next::Stop(Reason::OutputLost(message)),
+        }
+        sink.emit(&Event::AttemptEnd(outcome.clone()));
+        let last = Some((outcome.termination, outcome.unready));
+        let (wait, cause) = match outcome.next {
+            Next::Stop(reason) => return (Some(numbering), last, reason),
+            Next::Retry { wait, cause } => (wait, cause),
+        };
+        let call = HookCall {
+            hook: Hook::OnRetry,
+            numbering: Some(numbering),
+            status: outcome.termination.status(),
+            next_wait: Some(wait),
+            reason: None,
+        };
+        if let Some(signal) = run_hook(&call, hooks, sink, deadline) {
+            return (
+                Some(numbering),
+                last,
+                Reason::Interrupted(signal, Moment::Hook(Hook::OnRetry)),
+            );
+        }
+        // The hook's time counts: a wait that now ends at or past the deadline is not waited.
+        if let Some(deadline) = deadline
+            && clock.now() + wait >= deadline
+        {
+            let left = deadline.saturating_duration_since(clock.now());
+            let shortfall = Shortfall { wait, cause, left };
+            return (Some(numbering), last, Reason::WaitPastDeadline(shortfall));
+        }
+        if let Some(signal) = clock.sleep(wait) {
+            return (
+                Some(numbering),
+                last,
+                Reason::Interrupted(signal, Moment::Wait),
+            );
+        }
+        if let Some(reason) = woke_late(clock, deadline) {
+            return (Some(numbering), last, reason);
+        }
+    }
+}
+
+/// Why no attempt may start after a wait that ended at or past `deadline`: every wait (the
+/// backoff's, a requested one, `--splay`, the budget's) ends late when the tool was stopped
+/// meanwhile (Ctrl-Z, a frozen cgroup) or the machine was too busy to wake it, and an attempt
+/// started then would only be cut at once.
+fn woke_late(clock: &impl Clock, deadline: Option<Instant>) -> Option<Reason> {
+    let now = clock.now();
+    deadline
+        .filter(|&deadline| now >= deadline)
+        .map(|deadline| Reason::WokeLate(now - deadline))
+}
+
+/// Say what an attempt left behind: output still held by a process that left its group, or
+/// members of its group that outlived SIGKILL.
+fn warn_about_leftovers<H>(sink: &mut impl EventSink, attempt: u64, report: &AttemptReport<H>) {
+    if report.output.cut_short {
+        sink.emit(&Event::Warning(format!(
+            "attempt {attempt}: a process that left its process group still holds its output; \
+             stopped reading it --kill-after after the command ended, keeping what was read"
+        )));
+    }
+    if let Some(stream) = report.output.stalled {
+        sink.emit(&Event::Warning(format!(
+            "attempt {attempt}: the reader of retry's {stream} stopped reading, so the rest of the \
+             attempt's output was not passed on to it"
+        )));
+    }
+    if report.lingering {
+        sink.emit(&Event::Warning(format!(
+            "attempt {attempt}: its process group still had members --kill-after after \
+             SIGKILL (a zombie whose parent left the group?); no longer waiting for them"
+        )));
+    }
+}
+
+/// What the command's request makes of a retry after attempt `attempt`: the least wait before
+/// it, or the reason to stop. Only here, where a request matters, is it said that one could not
+/// be read (`problems`) or was cut.
+fn requested_wait(
+    attempt: u64,
+    requested: Option<(Requested, Option<Duration>)>,
+    problems: Vec<String>,
+    sink: &mut impl EventSink,
+) -> Result<Duration, Reason> {
+    for problem in problems {
+        sink.emit(&Event::Warning(problem));
+    }
+    match requested {
+        None => Ok(Duration::ZERO),
+        Some((Requested::Stop, _)) => Err(Reason::StopRequested),
+        Some((Requested::Wait(wait), cut_from)) => {
+            if let Some(asked) = cut_from {
+                sink.emit(&Event::Warning(format!(
+                    "attempt {attempt} asked to wait {}, longer than --max-requested-wait; \
+                     waiting {} instead",
+                    format_duration(asked),
+                    format_duration(wait)
+                )));
+            }
+            Ok(wait)
+        }
+    }
+}
+
+/// `requested`, a wait cut to `most`; and the wait asked for when it was cut.
+fn capped(requested: Requested, most: Duration) -> (Requested, Option<Duration>) {
+    match requested {
+        Requested::Wait(wait) if wait > most => (Requested::Wait(most), Some(wait)),
+        requested => (requested, None),
+    }
+}
+
+/// The wait before a retry: the backoff's, or the command's `requested` one when that is
+/// longer, or longer still when the budget has no token sooner; or a stop when the wait would
+/// end at or past the deadline. No token is taken for a retry the wait already rules out.
+fn schedule_retry(
+    waits: &mut impl Waits,
+    budget: &mut impl RetryBudget,
+    sink: &mut impl EventSink,
+    now: Instant,
+    deadline: Option<Instant>,
+    requested: Duration,
+) -> Next {
+    let backoff = waits.next_wait();
+    let (wait, cause) = match requested > backoff {
+        true => (requested, WaitCause::Requested),
+        false => (backoff, WaitCause::Backoff),
+    };
+    let room = deadline.map(|deadline| deadline.saturating_duration_since(now));
+    if let Some(left) = room
+        && wait >= left
+    {
+        return Next::Stop(Reason::WaitPastDeadline(Shortfall { wait, cause, left }));
+    }
+    match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
+        Reservation::Refused => Next::Stop(Reason::Budget),
+        Reservation::Unavailable => Next::Stop(Reason::BudgetUnavailable),
+        Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
+        Reservation::Granted(delay) if delay > wait => Next::Retry {
+            wait: delay,
+            cause: WaitCause::Budget,
+        },
+        Reservation::Granted(_) => Next::Retry { wait, cause },
+    }
+}
+
+/// Why the run stops after this attempt, if it does, by how the run was stopped, what became of
+/// the output, the attempt's time limit, and its classification; `since_reset` attempts count
+/// against the limit.
+fn stop_reason<H>(
+    rules: &Rules,
+    since_reset: u64,
+    report: &mut AttemptReport<H>,
+    classification: Classification,
+) -> Option<Reason> {
+    if let Some(signal) = report.interrupted_by {
+        let moment = match report.from_keyboard {
+            true => Moment::Keyboard,
+            false => Moment::Attempt,
+        };
+        return Some(Reason::Interrupted(signal, moment));
+    }
+    if let Some(failure) = report.output.failure.take() {
+        return Some(Reason::OutputLost(failure));
+    }
+    if report.termination.time_limit() == Some(TimeLimit::Deadline) {
+        return Some(Reason::Deadline);
+    }
+    match classification {
+        Classification::Success => Some(Reason::Success),
+        Classification::NotRetryable(refusal) => Some(Reason::NotRetryable(refusal)),
+        Classification::Retryable if !rules.limit.allows_another(since_reset) => {
+            Some(Reason::Exhausted)
+        }
+        Classification::Retryable => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,230 @@
+//! The loop's ports: everything it does besides deciding comes in through these traits (the
+//! attempts, the hooks, the release of held output, the clock, the waits, the budget), with the
+//! values they hand back, so that the binary plugs in processes, signals and stores, and the
+//! tests plug in fakes that never sleep.
+
+use std::time::{Duration, Instant};
+
+use crate::attempts::Numbering;
+use crate::backoff::Schedule;
+use crate::matching::OutputMatch;
+use crate::outcome::{AttemptOutcome, Hook, HookEnd, SpawnFailure};
+use crate::requested::Requested;
+use crate::signal::Signal;
+use crate::termination::Termination;
+
+/// Runs numbered attempts; the loop's only way to start the command.
+pub trait Attempts {
+    /// The output an attempt holds back until it is judged (none in the tests).
+    type Held: Default;
+
+    /// Run the attempt `numbering` names to its end, cutting it at `deadline` if given.
+    fn run(
+        &mut self,
+        numbering: Numbering,
+        deadline: Option<Instant>,
+    ) -> Result<AttemptReport<Self::Held>, SpawnError>;
+}
+
+/// Runs the hooks (`--on-retry`, `--on-give-up`).
+pub trait Hooks {
+    /// Run the hook `call` names, if one is given, cutting it at `deadline`; how it ended, or
+    /// none when no such hook is given.
+    fn run(&mut self, call: &HookCall, deadline: Option<Instant>) -> Option<HookEnd>;
+}
+
+/// A hook to run, with what it is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookCall {
+    /// Which hook.
+    pub hook: Hook,
+    /// The last attempt, whose variables the hook gets too.
+    pub numbering: Option<Numbering>,
+    /// The failed attempt's status (`RETRY_STATUS`).
+    pub status: u8,
+    /// `--on-retry`: the wait before the next attempt (`RETRY_NEXT_WAIT_MS`).
+    pub next_wait: Option<Duration>,
+    /// `--on-give-up`: why the run gave up, as the `done` event says (`RETRY_REASON`).
+    pub reason: Option<&'static str>,
+}
+
+/// How an attempt went, its held output of type `H`.
+#[derive(Debug)]
+pub struct AttemptReport<H> {
+    /// How the attempt ended.
+    pub termination: Termination,
+    /// The signal that ends the run, if one arrived during the attempt (and was passed on).
+    pub interrupted_by: Option<Signal>,
+    /// That signal was typed at the terminal the attempt held, and killed it.
+    pub from_keyboard: bool,
+    /// Processes in the attempt's group outlived SIGKILL by `--kill-after` and were left.
+    pub lingering: bool,
+    /// What its piped output came to.
+    pub output: AttemptOutput<H>,
+    /// What the command asked for (in `RETRY_AFTER_FILE`, or with `--retry-after-output`).
+    pub requested: Option<Requested>,
+    /// Requests that could not be read, in words, for warnings.
+    pub request_problems: Vec<String>,
+}
+
+/// What reading one attempt's piped output came to, its held output of type `H`.
+#[derive(Debug, Default)]
+pub struct AttemptOutput<H> {
+    /// What the rules' patterns found.
+    pub matched: OutputMatch,
+    /// The output held back until the attempt is judged.
+    pub held: H,
+    /// Output the tool could neither keep nor pass on, and why: the run cannot vouch for it.
+    pub failure: Option<String>,
+    /// A stream was still open when the tool stopped reading it: a process that left the
+    /// attempt's group holds it.
+    pub cut_short: bool,
+    /// The tool's stream (`stdout` or `stderr`) whose reader was not reading when the tool
+    /// stopped waiting to pass output on to it.
+    pub stalled: Option<&'static str>,
+}
+
+/// The command could not be started: how, and why in words, naming the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnError {
+    /// What kind of failure it was.
+    pub failure: SpawnFailure,
+    /// Why, in words, naming the command.
+    pub message: String,
+}
+
+/// Where held output of type `H` goes once its attempt is judged.
+pub trait Release<H> {
+    /// Send `held` where the attempt's `outcome` sends it (to stdout after a success, to stderr
+    /// otherwise, or into the run's transcript); a reader that does not take it by `deadline`
+    /// fails the release.
+    fn release(&mut self, held: H, outcome: &AttemptOutcome, deadline: Option<Instant>)
+    -> Released;
+}
+
+/// A release lent for the run.
+impl<H, R: Release<H> + ?Sized> Release<H> for Box<R> {
+    fn release(
+        &mut self,
+        held: H,
+        outcome: &AttemptOutcome,
+        deadline: Option<Instant>,
+    ) -> Released {
+        (**self).release(held, outcome, deadline)
+    }
+}
+
+/// How a release went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// Written, or nothing to write, or its reader had gone (the reader's business).
+    Done,
+    /// A signal that ends the run arrived while a slow reader held the release up.
+    Interrupted(Signal),
+    /// The output could not be written; the message says why.
+    Failed(String),
+}
+
+/// A monotonic clock that can also wait.
+pub trait Clock {
+    /// Now.
+    fn now(&self) -> Instant;
+    /// Wait for `duration`, unless a signal that ends the run arrives first: then return it at
+    /// once.
+    fn sleep(&mut self, duration: Duration) -> Option<Signal>;
+}
+
+/// The waits between attempts.
+pub trait Waits {
+    /// The wait before the next attempt.
+    fn next_wait(&mut self) -> Duration;
+    /// Start over: the next wait is the first wait again.
+    fn start_over(&mut self);
+}
+
+impl<R: rand::Rng> Waits for Schedule<R> {
+    fn next_wait(&mut self) -> Duration {
+        self.draw().wait
+    }
+
+    fn start_over(&mut self) {
+        self.restart();
+    }
+}
+
+/// The loop's collaborators, lent for one run.
+pub struct Parts<'a, W, A, C, B, R, H, S> {
+    /// The waits between attempts.
+    pub waits: &'a mut W,
+    /// The command's attempts.
+    pub attempts: &'a mut A,
+    /// The clock.
+    pub clock: &'a mut C,
+    /// The retry budget.
+    pub budget: &'a mut B,
+    /// Where each attempt's held output goes.
+    pub release: &'a mut R,
+    /// The hooks.
+    pub hooks: &'a mut H,
+    /// Where the run says what happens.
+    pub sink: &'a mut S,
+}
+
+/// The answer to a request for a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// The retry may go after this delay (zero when a token is there).
+    Granted(Duration),
+    /// No token would be there within the time allowed.
+    Refused,
+    /// The budget cannot be used (its store fails, its file cannot be trusted), and its terms
+    /// make that no token.
+    Unavailable,
+    /// A signal that ends the run arrived while the budget was being consulted.
+    Interrupted(Signal),
+}
+
+/// Whether a first attempt was counted: a signal that ends the run may arrive meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counted {
+    /// Counted, or not for a reason the budget has already warned about.
+    Done,
+    /// A signal that ends the run arrived while the budget was being consulted.
+    Interrupted(Signal),
+}
+
+/// Where retry tokens come from. `latest` bounds every call: the time left before `--max-time`
+/// (no limit when `None`); what the user should know about the budget goes to `warn`.
+pub trait RetryBudget {
+    /// The run's first attempt is about to start: a budget whose count takes a round trip may
+    /// start it now, to go on while the attempt runs.
+    fn start_first_attempt(&mut self, _latest: Option<Duration>) {}
+    /// Count the run's first attempt, which earns tokens with a ratio (or take the answer to
+    /// the count `start_first_attempt` started).
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted;
+    /// Take a token for a retry that must start within `latest`.
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation;
+}
+
+/// No budget: every retry may go at once.
+impl<B: RetryBudget> RetryBudget for Option<B> {
+    fn start_first_attempt(&mut self, latest: Option<Duration>) {
+        if let Some(budget) = self {
+            budget.start_first_attempt(latest);
+        }
+    }
+
+    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+        match self {
+            Some(budget) => budget.first_attempt(latest, warn),
+            None => Counted::Done,
+        }
+    }
+
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        match self {
+            Some(budget) => budget.reserve(latest, warn),
+            None => Reservation::Granted(Duration::ZERO),
+        }
+    }
+}

@@ -19,9 +19,7 @@ use crate::plan;
 use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
-use crate::process::environ::ChildEnvironment;
 use crate::process::hooks::HookRunner;
-use crate::process::launch::Launcher;
 use crate::process::release::StdRelease;
 use crate::process::release::{TranscriptRelease, write_transcript};
 use crate::process::request_file::RequestFiles;
@@ -38,6 +36,7 @@ use crate::signals::SignalWatch;
 use crate::signals::reaper;
 use crate::signals::startup::{self, Inherited};
 use crate::spill::HoldError;
+use crate::sys::spawn::Launcher;
 use retry_budget::Prepared;
 use retry_budget::show::{self, ShowError};
 use retry_budget::waiter::Threads;
@@ -113,8 +112,8 @@ fn run_command(
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
     let mut files = EndFiles::prepare(config)?;
-    let launcher =
-        Launcher::new(&command).with_context(|| format!("cannot prepare to start {command}"))?;
+    let launcher = Launcher::new(command.program(), command.args())
+        .with_context(|| format!("cannot prepare to start {command}"))?;
     let budget = config.budget().map(|budget| budget.prepare());
     let terminal = match config.hands_over_terminal() {
         true => Terminal::if_in_foreground(),
@@ -158,7 +157,7 @@ fn run_command(
         input,
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
-        environment: ChildEnvironment::inherited(),
+        environment: crate::process::environ::inherited(),
         launcher,
     };
     let mut hooks = HookRunner::new(

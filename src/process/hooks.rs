@@ -19,10 +19,10 @@ use super::supervision::Supervision;
 use super::{ProcessOptions, spawn_failure};
 use crate::environment;
 use crate::process::command_line::CommandLine;
-use crate::process::environ::ChildEnvironment;
-use crate::process::launch::{ChildStdio, Launcher, Setup};
 use crate::process::terminal::Terminal;
 use crate::signals::SignalWatch;
+use crate::sys::environ::ChildEnvironment;
+use crate::sys::spawn::{ChildStdio, Launcher, Setup};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{Hook, HookEnd, HookOutcome};
@@ -69,14 +69,14 @@ impl Prepared {
                 .map(|line| {
                     let words = ["sh", "-c", line].map(std::ffi::OsString::from).to_vec();
                     let command = CommandLine::direct(words).expect("sh is a word");
-                    Launcher::new(&command)
+                    Launcher::new(command.program(), command.args())
                 })
                 .transpose()
         };
         Ok(Prepared {
             on_retry: launcher(&lines.on_retry)?,
             on_give_up: launcher(&lines.on_give_up)?,
-            environment: ChildEnvironment::inherited(),
+            environment: crate::process::environ::inherited(),
             null: File::open("/dev/null")?,
         })
     }

@@ -2,7 +2,7 @@
 //!
 //! Each attempt runs in a process group of its own (unless `--foreground`), so a timeout or a
 //! forwarded signal reaches everything the command started, and when the attempt ends nothing
-//! it started is left running in that group. `launch` starts it: with the variables of
+//! it started is left running in that group. `sys::spawn` starts it: with the variables of
 //! `environment` (built once per run by `environ`), the terminal when the tool has it, the signal
 //! mask the tool started with, and (on Linux) SIGTERM as its parent-death signal, so a command
 //! outlives a tool killed by SIGKILL only as long as it ignores SIGTERM. A command that cannot be
@@ -13,7 +13,6 @@ pub(crate) mod clock;
 pub(crate) mod command_line;
 pub(crate) mod environ;
 pub(crate) mod hooks;
-pub(crate) mod launch;
 pub(crate) mod release;
 pub(crate) mod request_file;
 pub(crate) mod stdin_replay;
@@ -29,14 +28,14 @@ use crate::environment;
 use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
 use crate::output::{Hold, OutputOptions};
 use crate::process::command_line::CommandLine;
-use crate::process::environ::ChildEnvironment;
-use crate::process::launch::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::outlet::GRACE;
 use crate::signals::{Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
+use crate::sys::environ::ChildEnvironment;
+use crate::sys::spawn::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 use retry_policy::attempts::{AttemptLimit, Numbering};
 use retry_policy::matching::Stream;
 use retry_policy::outcome::SpawnFailure;

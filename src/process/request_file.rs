@@ -21,7 +21,7 @@
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -126,12 +126,7 @@ impl RequestFiles {
 
 /// A duplicate of `file`'s descriptor with the lowest free number from `lowest` up.
 fn renumber(file: &File, lowest: RawFd) -> io::Result<OwnedFd> {
-    nix::fcntl::fcntl(file.as_fd(), nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(lowest))
-        .map(|fd| {
-            // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
-            unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }
-        })
-        .map_err(io::Error::from)
+    crate::sys::descriptors::duplicate_from(file, lowest)
 }
 
 /// `/proc/PID/fd/`, where the tool's own descriptors are seen by other processes, if `/proc`
@@ -172,8 +167,7 @@ impl RequestFile {
         if !metadata.is_file() {
             return Err("it is no longer a regular file".into());
         }
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if metadata.uid() != unsafe { libc::geteuid() } {
+        if metadata.uid() != nix::unistd::geteuid().as_raw() {
             return Err("another user replaced it".into());
         }
         read_start(file).map_err(|err| err.to_string())

@@ -3,35 +3,28 @@
 //! When the tool runs in the foreground of a controlling terminal, each attempt's process group
 //! is made the terminal's foreground group while it runs, as shells do for their jobs: a command
 //! can then read a password or answer a prompt, and Ctrl-C typed there reaches the command. The
-//! child takes the terminal itself, between fork and exec, so that it never runs a moment in the
-//! background; the tool takes it back when the attempt ends (with SIGTTOU blocked, see `signals`).
+//! child takes the terminal itself, between the split and exec (`sys::spawn::Handover`), so that
+//! it never runs a moment in the background; the tool takes it back when the attempt ends (with SIGTTOU blocked, see `signals`).
 //!
 //! Every hand-over checks first that the giver holds the terminal: a tool sent to the background
 //! (Ctrl-Z, then `bg`) must not take the terminal from the shell, for itself or for an attempt.
 
-use crate::signals::signal::Platform;
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use nix::sys::signal::killpg;
-use nix::unistd::{Pid, getpgrp, getpid, tcgetpgrp, tcsetpgrp};
-
+use nix::unistd::{Pid, getpgrp, tcgetpgrp, tcsetpgrp};
 use retry_budget::named_files;
+
+use crate::signals::signal::Platform;
+use crate::sys::spawn::Handover;
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]
 pub(crate) struct Terminal {
     tty: File,
     own_group: Pid,
-}
-
-/// What a child needs to take the terminal between fork and exec: it borrows the tool's open
-/// terminal, which must stay open until the child has exec'd.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Handover<'a> {
-    tty: BorrowedFd<'a>,
-    from: Pid,
 }
 
 impl Terminal {
@@ -50,10 +43,7 @@ impl Terminal {
 
     /// What a child of the tool needs to take the terminal, if the tool holds it then.
     pub(crate) fn handover(&self) -> Handover<'_> {
-        Handover {
-            tty: self.tty.as_fd(),
-            from: self.own_group,
-        }
+        Handover::new(self.tty.as_fd(), self.own_group)
     }
 
     /// Whether `group` is the terminal's foreground group.
@@ -80,38 +70,6 @@ impl Terminal {
     pub(crate) fn signal_own_job(&self, signal: crate::signals::Signal) {
         if let Some(signal) = signal.known() {
             let _ = killpg(self.own_group, signal);
-        }
-    }
-}
-
-impl Handover<'_> {
-    /// The terminal's descriptor and the tool's group, for a child started where the borrow
-    /// cannot follow (std's `pre_exec`).
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn raw(self) -> (std::os::fd::RawFd, Pid) {
-        (std::os::fd::AsRawFd::as_raw_fd(&self.tty), self.from)
-    }
-
-    /// A hand-over from [`Handover::raw`]'s parts.
-    ///
-    /// # Safety
-    /// `tty` must stay open as long as the hand-over is used: in a child before exec, while
-    /// the tool holds the terminal.
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) unsafe fn from_raw(tty: std::os::fd::RawFd, from: Pid) -> Self {
-        Handover {
-            // SAFETY: the caller keeps `tty` open, as this function's contract says.
-            tty: unsafe { BorrowedFd::borrow_raw(tty) },
-            from,
-        }
-    }
-
-    /// In a freshly forked child that leads its own process group: make that group the
-    /// terminal's foreground, if the tool's group holds it. Async-signal-safe (`tcgetpgrp`,
-    /// `getpid` and `tcsetpgrp` only); SIGTTOU must be blocked.
-    pub(crate) fn take_in_child(self) {
-        if tcgetpgrp(self.tty).ok() == Some(self.from) {
-            let _ = tcsetpgrp(self.tty, getpid());
         }
     }
 }

@@ -254,10 +254,7 @@ fn own_descriptor(path: &Path) -> Option<RawFd> {
 
 /// A descriptor of its own on the open file `fd` names, written where it stands.
 fn duplicate(fd: RawFd) -> io::Result<File> {
-    // SAFETY: `fd` is only borrowed for the duplication; F_DUPFD_CLOEXEC fails with EBADF if it
-    // is not open.
-    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-    borrowed.try_clone_to_owned().map(File::from)
+    crate::sys::descriptors::duplicate_numbered(fd).map(File::from)
 }
 
 /// Refuse a file, FIFO or link (`metadata`) in `directory` that a hardened system protects: in

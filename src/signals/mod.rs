@@ -15,23 +15,27 @@
 //! - Every other signal keeps its default action.
 //!
 //! The caught signals stay blocked in every thread but while the tool waits, and blocked signals
-//! are inherited by `exec`, so every child restores the mask the tool started with
-//! ([`ChildMask::restore`]). Waiting takes one signal at a time from one of two backends, with no
-//! polling and no CPU used while nothing happens: on Linux `sigtimedwait` (no handler at all);
-//! elsewhere, and on Linux with the `portable-signals` feature (which CI runs the suite on), a
-//! handler that writes the signal's number to a pipe and one `poll` of it while the signals are
-//! unblocked (`self_pipe`). A blocking job that must not make the tool deaf to signals (writing
+//! are inherited by `exec`, so every child resets the handled ones to their defaults and then
+//! restores the mask the tool started with (`sys::signals::ChildMask`). Waiting takes one signal
+//! at a time from one of two backends, with no polling and no CPU used while nothing happens: on
+//! Linux `sigtimedwait` (no handler at all); elsewhere, and on Linux with the `portable-signals`
+//! feature (which CI runs the suite on), signal-hook's handler and self-pipe, with one `poll` of
+//! it while the signals are unblocked (`hooked`). The doorbell sends the tool SIGCHLD, which every
+//! thread has blocked, so that the waiting thread takes it with either backend. A blocking job that must not make the tool deaf to signals (writing
 //! held output to a slow reader, waiting for a lock) runs on a thread of its own while the tool
 //! waits here for it ([`SignalWatch::run_job`]).
 
 use std::io;
-use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::signals::signal::Platform;
-use crate::signals::startup::{Inherited, is_ignored};
+use nix::sys::signal::{SigSet, SigmaskHow};
+use nix::unistd::Pid;
 pub(crate) use retry_budget::waiter::{Waited, Waiter};
+
+use crate::signals::signal::Platform;
+use crate::signals::startup::Inherited;
+use crate::sys::signals::{ChildMask, is_ignored, set_disposition};
 
 pub(crate) mod reaper;
 pub(crate) mod signal;
@@ -40,7 +44,7 @@ pub(crate) mod startup;
 pub(crate) use signal::Signal;
 
 #[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
-#[path = "self_pipe.rs"]
+#[path = "hooked.rs"]
 mod backend;
 #[cfg(all(target_os = "linux", not(feature = "portable-signals")))]
 #[path = "sigwait.rs"]
@@ -115,14 +119,15 @@ pub(crate) struct SignalWatch {
     child_mask: ChildMask,
 }
 
-/// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread, as SIGCHLD would.
+/// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread, by sending the
+/// tool SIGCHLD.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Doorbell(backend::Bell);
+pub(crate) struct Doorbell(Pid);
 
 impl Doorbell {
     /// Wake the waiting thread; it sees [`Wake::Changed`].
     pub(crate) fn ring(self) {
-        self.0.ring();
+        let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGCHLD);
     }
 }
 
@@ -130,33 +135,24 @@ impl SignalWatch {
     /// Block the caught signals (and SIGTTOU when `terminal_handoff`) in this thread, which must be
     /// the only one that spawns or waits, and start no other thread before it.
     pub(crate) fn install(terminal_handoff: bool, inherited: Inherited) -> io::Result<Self> {
-        let mut waited = empty_set();
+        let mut waited = SigSet::empty();
         let caught = ENDING
             .into_iter()
             .chain(PASSED_ON)
             .filter(|signal| !is_ignored(signal.number()));
-        for signal in caught.chain([signal::CHLD]) {
-            // SAFETY: `waited` is an initialised set and `signal` a valid signal number.
-            unsafe { libc::sigaddset(&mut waited, signal.number()) };
+        for signal in caught.chain([signal::CHLD]).filter_map(Signal::known) {
+            waited.add(signal);
         }
         let mut blocked = waited;
         if terminal_handoff {
-            // SAFETY: as above.
-            unsafe { libc::sigaddset(&mut blocked, libc::SIGTTOU) };
+            blocked.add(nix::sys::signal::Signal::SIGTTOU);
         }
-        let mut original = empty_set();
-        // SAFETY: both sets are initialised; pthread_sigmask only reads `blocked` and writes
-        // `original`.
-        let result = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &blocked, &mut original) };
-        if result != 0 {
-            return Err(io::Error::from_raw_os_error(result));
-        }
+        let original = blocked.thread_swap_mask(SigmaskHow::SIG_BLOCK)?;
+        let backend = backend::Backend::install(waited)?;
+        let child_mask = ChildMask::new(original, backend.handled(), inherited.sigpipe_ignored);
         Ok(SignalWatch {
-            backend: backend::Backend::install(waited)?,
-            child_mask: ChildMask {
-                mask: original,
-                sigpipe_ignored: inherited.sigpipe_ignored,
-            },
+            backend,
+            child_mask,
         })
     }
 
@@ -173,10 +169,10 @@ impl SignalWatch {
 
     /// The doorbell that wakes this watch from another thread.
     pub(crate) fn doorbell(&self) -> Doorbell {
-        Doorbell(self.backend.bell())
+        Doorbell(nix::unistd::getpid())
     }
 
-    /// What a child restores between fork and exec.
+    /// What a child restores between the split and exec.
     pub(crate) fn child_mask(&self) -> ChildMask {
         self.child_mask
     }
@@ -222,53 +218,12 @@ impl Waiter for SignalWatch {
     }
 }
 
-/// The signal mask and SIGPIPE disposition the tool started with, which a child restores
-/// between fork and exec (see the module header).
-#[derive(Clone, Copy)]
-pub(crate) struct ChildMask {
-    mask: libc::sigset_t,
-    sigpipe_ignored: bool,
-}
-
-impl ChildMask {
-    /// Make this the calling thread's signal mask, and ignore SIGPIPE again if the tool's parent
-    /// had it ignored (std resets it to its default before this runs). Async-signal-safe: one
-    /// `pthread_sigmask` and at most one `signal` call, no allocation.
-    pub(crate) fn restore(&self) -> io::Result<()> {
-        if self.sigpipe_ignored {
-            // SAFETY: setting a signal to be ignored installs no handler.
-            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-        }
-        // SAFETY: the set was initialised by `SignalWatch::install`.
-        match unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.mask, std::ptr::null_mut()) }
-        {
-            0 => Ok(()),
-            errno => Err(io::Error::from_raw_os_error(errno)),
-        }
-    }
-}
-
-fn empty_set() -> libc::sigset_t {
-    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises the whole set.
-    unsafe {
-        libc::sigemptyset(set.as_mut_ptr());
-        set.assume_init()
-    }
-}
-
 /// End this process by `signal`, so that its parent sees death by that signal; core dumps are
 /// disabled first, so a re-raised SIGQUIT leaves no core file. Falls back to exit 128+N.
 pub fn die_of(signal: Signal) -> ! {
     let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
     if let Some(signal) = signal.known() {
-        let default = nix::sys::signal::SigAction::new(
-            nix::sys::signal::SigHandler::SigDfl,
-            nix::sys::signal::SaFlags::empty(),
-            nix::sys::signal::SigSet::empty(),
-        );
-        // SAFETY: installing the default action involves no handler code.
-        let _ = unsafe { nix::sys::signal::sigaction(signal, &default) };
+        let _ = set_disposition(signal, false);
         let _ = nix::sys::signal::raise(signal);
         let mut only = nix::sys::signal::SigSet::empty();
         only.add(signal);

@@ -36,8 +36,10 @@ fn ctrl_z_stops_the_tool_with_the_attempt_and_fg_resumes_both() {
         crate::support::harness::process_state(tool) == Some('T')
     });
     // What a shell's `fg` does for a session it leads: continue the job.
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe { libc::kill(tool, libc::SIGCONT) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(tool),
+        nix::sys::signal::Signal::SIGCONT,
+    );
     terminal.write(b"two\n");
     terminal.expect("got two");
     terminal.write(b"\x03");

@@ -259,9 +259,9 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        // SAFETY: killpg has no memory-safety preconditions; the group is the server's own,
-        // led by a child not yet reaped.
-        unsafe { libc::killpg(self.0.id() as libc::pid_t, libc::SIGKILL) };
+        // The group is the server's own, led by a child not yet reaped.
+        let group = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         let _ = self.0.wait();
     }
 }

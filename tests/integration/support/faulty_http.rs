@@ -12,7 +12,6 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
 /// The server; it stops serving when dropped (its thread ends with the next connection).
@@ -117,18 +116,10 @@ fn answer(
 
 /// Reset the connection: close it with SO_LINGER 0, which sends RST.
 pub(crate) fn reset(stream: &TcpStream) {
-    let linger = libc::linger {
+    let linger = nix::sys::socket::sockopt::Linger;
+    let value = libc::linger {
         l_onoff: 1,
         l_linger: 0,
     };
-    // SAFETY: a valid socket, and a value of the size given.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&raw const linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
+    let _ = nix::sys::socket::setsockopt(stream, linger, &value);
 }

@@ -430,9 +430,9 @@ impl Running {
 
     /// Send `signal` to the run.
     pub(crate) fn signal(&self, signal: i32) {
-        // SAFETY: kill has no memory-safety preconditions; the child is not reaped yet, so its
-        // pid still names it.
-        unsafe { libc::kill(self.pid(), signal) };
+        // The child is not reaped yet, so its pid still names it.
+        let pid = nix::unistd::Pid::from_raw(self.pid());
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::try_from(signal).ok());
     }
 
     /// Wait until the run has written a JSON event named `name` on stderr; returns it.
@@ -620,8 +620,7 @@ pub(crate) fn wait_until_reading_stdin(pid: i32) {
 
 /// Whether the tests run as root (as CI does), which some need.
 pub(crate) fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 /// Why a test could not run `program`: for one that is not installed, which `scripts/test`
@@ -638,8 +637,10 @@ pub(crate) fn cannot_run(program: &str, err: &std::io::Error) -> String {
 
 /// Kill process `pid` if it is still there (a test's own leftover).
 pub(crate) fn kill_leftover(pid: i32) {
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
 }
 
 impl Invocation {

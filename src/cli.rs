@@ -246,7 +246,7 @@ pub struct Cli {
     /// Time limit of one attempt (status 124)
     ///
     /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it
-    /// counts as status 124 (e.g. 30s). 0s, or a value too large to represent (1e4000s), is no
+    /// counts as status 124 (e.g. 30s). 0s, or a value too large to represent (600000000000y), is no
     /// limit, as for coreutils timeout.
     #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) timeout: Option<Duration>,

@@ -146,7 +146,7 @@ fn extreme_values_that_parse_run_without_panic() {
 
 #[test]
 fn a_limit_too_large_to_represent_is_no_limit_as_for_coreutils_timeout() {
-    for huge in ["9223372036854775808d", "1e4000s"] {
+    for huge in ["9223372036854775808d", "99999999999999999999s"] {
         retry(["--timeout", huge, "--max-time", huge, "--", "true"])
             .run()
             .expect_code(0);

@@ -1,29 +1,23 @@
 //! Durations as people write and read them.
 //!
-//! Parsing takes one or more numbers, each with its unit (`250ms`, `2s`, `1m30s`, `1m 30s`,
-//! `1.5s`, `1e3ms`), and insists on the unit, because a bare `5` is ambiguous between seconds
-//! and milliseconds. A value too large to represent (`9223372036854775808d`, `1e4000s`) is the
-//! longest duration there is, which every limit takes as "never": no limit in practice, as
-//! coreutils `timeout` takes it. A positive value below a nanosecond is one nanosecond, never
-//! zero (which means "no limit" to some flags). Formatting rounds to what a person reading a
-//! log line needs. This module owns no clock and never sleeps.
+//! humantime parses them: one or more numbers, each with its unit (`250ms`, `2s`, `1m30s`,
+//! `1m 30s`, `1.5s`, `2 hours`). The tool's own rules wrap it. The unit is insisted on, because
+//! a bare `5` is ambiguous between seconds and milliseconds; so is each number's own unit (to
+//! humantime alone `5 10m` is 510 minutes). A value too large for the clock (`300000000000y`,
+//! `99999999999999999999s`) is the longest duration there is, which every limit takes as
+//! "never": no limit in practice, as coreutils `timeout` takes it. A positive value below a
+//! nanosecond is one nanosecond, never zero (which means "no limit" to some flags).
+//!
+//! Formatting is this module's own: humantime writes every unit exactly (`1h 5m 12s 345ms`),
+//! and a log line wants the two that matter, rounded (`1h5m`). This module owns no clock and
+//! never sleeps.
 
 use std::time::Duration;
 
-/// The units of time and their length in seconds; the first name of each is the one the
-/// messages show.
-const UNITS: [(&[&str], f64); 10] = [
-    (&["ns", "nsec", "nanos"], 1e-9),
-    (&["us", "usec", "µs", "micros"], 1e-6),
-    (&["ms", "msec", "millis"], 1e-3),
-    (&["s", "sec", "secs", "second", "seconds"], 1.0),
-    (&["m", "min", "mins", "minute", "minutes"], 60.0),
-    (&["h", "hr", "hrs", "hour", "hours"], 3600.0),
-    (&["d", "day", "days"], 86_400.0),
-    (&["w", "week", "weeks"], 604_800.0),
-    (&["M", "month", "months"], 2_630_016.0),
-    (&["y", "year", "years"], 31_557_600.0),
-];
+use humantime::DurationError;
+
+/// The units of time the messages name (humantime takes their longer names too).
+const UNITS: &str = "ns, us, ms, s, m, h, d, w, M, y";
 
 /// What a duration may be, for messages.
 const EXPECTED: &str = "expected e.g. 250ms, 2s or 1m30s";
@@ -31,100 +25,105 @@ const EXPECTED: &str = "expected e.g. 250ms, 2s or 1m30s";
 /// Parse a DURATION flag value, explaining what is accepted when `text` is not one.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
+    check_units(trimmed)?;
+    match humantime::parse_duration(trimmed) {
+        Ok(duration) => Ok(at_least_a_nanosecond(duration, trimmed)),
+        Err(DurationError::NumberOverflow) => Ok(beyond_precision(trimmed)),
+        Err(DurationError::UnknownUnit { unit, .. }) => Err(unknown_unit(&unit)),
+        Err(_) => Err(format!("'{trimmed}' is not a duration; {EXPECTED}")),
+    }
+}
+
+/// The tool's rules before humantime's: not empty, not negative, and a unit after every number.
+fn check_units(trimmed: &str) -> Result<(), String> {
+    let is_number = |c: char| c.is_ascii_digit() || c == '.';
+    if trimmed.is_empty() {
+        return Err(format!("an empty duration; {EXPECTED}"));
+    }
     if trimmed.starts_with('-') {
         return Err(format!("a duration must not be negative; {EXPECTED}"));
     }
-    if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
+    if trimmed.chars().all(is_number) {
         return Err(format!(
             "a unit is needed; expected e.g. {trimmed}ms or {trimmed}s"
         ));
     }
-    let mut seconds = 0.0;
-    let mut rest = trimmed;
-    while !rest.is_empty() {
-        let (number, after) = split_number(rest)
-            .ok_or_else(|| format!("'{trimmed}' is not a duration; {EXPECTED}"))?;
-        let unit_length = after
-            .find(|c: char| !c.is_alphabetic())
-            .unwrap_or(after.len());
-        let (unit, after) = after.split_at(unit_length);
-        if unit.is_empty() {
+    let words: Vec<&str> = trimmed.split_whitespace().collect();
+    for (index, word) in words.iter().enumerate() {
+        let unitless = word.len() - word.trim_end_matches(is_number).len();
+        let unit_follows = words
+            .get(index + 1)
+            .is_some_and(|next| next.starts_with(|c: char| c.is_alphabetic()));
+        if unitless > 0 && !unit_follows {
             return Err(format!(
-                "'{number}' has no unit, and each number needs its own; expected e.g. 250ms, \
-                 2s, 1m30s or 1m 30s"
+                "'{}' has no unit, and each number needs its own; expected e.g. 250ms, 2s, \
+                 1m30s or 1m 30s",
+                &word[word.len() - unitless..]
             ));
         }
-        seconds += number
-            .parse::<f64>()
-            .map_err(|_| format!("'{number}' is not a number"))?
-            * unit_seconds(unit)?;
-        rest = after.trim_start();
     }
-    if trimmed.is_empty() {
-        return Err(format!("an empty duration; {EXPECTED}"));
-    }
-    Ok(saturating(seconds))
+    Ok(())
 }
 
-/// The number `text` starts with (digits, a fraction, an exponent) and what follows it.
-fn split_number(text: &str) -> Option<(&str, &str)> {
-    let bytes = text.as_bytes();
-    let digits = |from: usize| {
-        from + bytes[from..]
-            .iter()
-            .take_while(|byte| byte.is_ascii_digit())
-            .count()
-    };
-    let mut end = digits(0);
-    if bytes.get(end) == Some(&b'.') {
-        end = digits(end + 1);
+/// What humantime made of `text`, but a positive value it rounded to zero is one nanosecond.
+fn at_least_a_nanosecond(duration: Duration, text: &str) -> Duration {
+    let positive = text.chars().any(|c| c.is_ascii_digit() && c != '0');
+    match duration.is_zero() && positive {
+        true => Duration::from_nanos(1),
+        false => duration,
     }
-    if end == 0 || text[..end] == *"." {
-        return None;
-    }
-    // An exponent: 'e', a sign maybe, and digits (no unit starts with 'e').
-    if matches!(bytes.get(end), Some(b'e' | b'E')) {
-        let signed = end + 1 + usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
-        let exponent_end = digits(signed);
-        if exponent_end > signed {
-            end = exponent_end;
+}
+
+/// A value humantime could not hold: finer than a nanosecond (`0.5ns`, a fraction of 20
+/// digits), which is that value rounded down, at least a nanosecond; or too large for the
+/// clock, which is never.
+fn beyond_precision(text: &str) -> Duration {
+    [9, 0]
+        .into_iter()
+        .find_map(|digits| humantime::parse_duration(&with_fractions_cut(text, digits)).ok())
+        .map_or(Duration::MAX, |duration| {
+            at_least_a_nanosecond(duration, text)
+        })
+}
+
+/// `text` with each number's fraction cut to `digits` digits (and its point, for none).
+fn with_fractions_cut(text: &str, digits: usize) -> String {
+    let mut cut = String::with_capacity(text.len());
+    let mut kept = None;
+    for c in text.chars() {
+        match (c, kept) {
+            ('.', _) => {
+                kept = Some(0);
+                if digits > 0 {
+                    cut.push(c);
+                }
+            }
+            ('0'..='9', Some(count)) => {
+                if count < digits {
+                    cut.push(c);
+                }
+                kept = Some(count + 1);
+            }
+            _ => {
+                kept = None;
+                cut.push(c);
+            }
         }
     }
-    Some(text.split_at(end))
+    cut
 }
 
-/// The length of `unit` in seconds; the error names the units, and the one meant if only its
-/// case is wrong.
-fn unit_seconds(unit: &str) -> Result<f64, String> {
-    let found = |name: &str| {
-        UNITS
-            .iter()
-            .find(|(names, _)| names.contains(&name))
-            .map(|&(_, seconds)| seconds)
+/// Why `unit` is not one; with the unit meant, if only its case is wrong.
+fn unknown_unit(unit: &str) -> String {
+    let lower = unit.to_lowercase();
+    let hint = match humantime::parse_duration(&format!("1{lower}")) {
+        Ok(_) => format!(" (did you mean '{lower}'?)"),
+        Err(_) => String::new(),
     };
-    if let Some(seconds) = found(unit) {
-        return Ok(seconds);
-    }
-    let hint = match found(&unit.to_lowercase()) {
-        Some(_) => format!(" (did you mean '{}'?)", unit.to_lowercase()),
-        None => String::new(),
-    };
-    let names: Vec<&str> = UNITS.iter().map(|(names, _)| names[0]).collect();
-    Err(format!(
-        "'{unit}' is not a unit of time{hint}; the units are {} (months and years as M and y), \
-         e.g. 250ms, 2s or 1m30s",
-        names.join(", ")
-    ))
-}
-
-/// `seconds` as a duration: too many for one is the longest there is; a positive amount below
-/// a nanosecond is one.
-fn saturating(seconds: f64) -> Duration {
-    match Duration::try_from_secs_f64(seconds) {
-        Ok(duration) if duration.is_zero() && seconds > 0.0 => Duration::from_nanos(1),
-        Ok(duration) => duration,
-        Err(_) => Duration::MAX,
-    }
+    format!(
+        "'{unit}' is not a unit of time{hint}; the units are {UNITS} (months and years as M and \
+         y), e.g. 250ms, 2s or 1m30s"
+    )
 }
 
 /// Format `duration` for a log line: `0s`, `850us`, `250ms`, `1.5s`, `2m30s`, `1h5m`, `3d2h`.
@@ -189,15 +188,30 @@ mod tests {
     fn too_large_to_represent_is_never_and_below_a_nanosecond_is_one() {
         for huge in [
             "9223372036854775808d",
-            "1e4000s",
             "99999999999999999999s",
             "584942417356y",
+            "600000000000y 5s",
         ] {
             assert_eq!(parse_duration(huge), Ok(Duration::MAX), "{huge}");
         }
-        assert_eq!(parse_duration("1.5e3ms"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("1e-12s"), Ok(Duration::from_nanos(1)));
-        assert_eq!(parse_duration("0e5s"), Ok(Duration::ZERO));
+        for tiny in ["0.5ns", "0.0000000001s", "0.000000000000000000001h"] {
+            assert_eq!(parse_duration(tiny), Ok(Duration::from_nanos(1)), "{tiny}");
+        }
+        assert_eq!(parse_duration("1.5ns"), Ok(Duration::from_nanos(1)));
+        assert_eq!(
+            parse_duration("1.000000000000000000001s"),
+            Ok(Duration::from_secs(1))
+        );
+        assert_eq!(parse_duration("0.000s"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn fractions_are_cut_to_what_a_nanosecond_holds() {
+        assert_eq!(
+            with_fractions_cut("1.123456789012s 2.5ms", 9),
+            "1.123456789s 2.5ms"
+        );
+        assert_eq!(with_fractions_cut("1.5ns 3m", 0), "1ns 3m");
     }
 
     #[test]
@@ -235,13 +249,20 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("5 parsecs").is_err());
+        assert!(
+            parse_duration("1e3ms")
+                .unwrap_err()
+                .contains("'e' is not a unit")
+        );
     }
 
     #[test]
     fn each_number_needs_its_own_unit() {
         assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("1h 2m 3s"), Ok(Duration::from_secs(3723)));
-        for glued in ["5 10m", "1 30m", "1m 30", "2 s"] {
+        assert_eq!(parse_duration("2 hours"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("1m30 s"), Ok(Duration::from_secs(90)));
+        for glued in ["5 10m", "1 30m", "1m 30", "2 5s"] {
             let err = parse_duration(glued).unwrap_err();
             assert!(err.contains("has no unit"), "{glued}: {err}");
         }

@@ -8,15 +8,19 @@ args=(--ci github)
 add() { # add OPTION VALUE: the option, when its input is set
   if [ -n "$2" ]; then args+=("$1" "$2"); fi
 }
+add_each() { # add_each OPTION LINES: the option once for each line of its input
+  while IFS= read -r line; do
+    add "$1" "$line"
+  done <<<"$2"
+}
 add --max-attempts "${INPUT_MAX_ATTEMPTS-}"
 add --timeout "${INPUT_TIMEOUT-}"
 add --max-time "${INPUT_MAX_TIME-}"
 add --base "${INPUT_BASE-}"
 add --cap "${INPUT_CAP-}"
 add --jitter "${INPUT_JITTER-}"
-add --retry-on "${INPUT_RETRY_ON-}"
-add --stop-on "${INPUT_STOP_ON-}"
-add --retry-on-output "${INPUT_RETRY_ON_OUTPUT-}"
+add_each --retry-on "${INPUT_RETRY_ON-}"
+add_each --stop-on "${INPUT_STOP_ON-}"
 while IFS= read -r line; do
   if [ -n "$line" ]; then args+=("$line"); fi
 done <<<"${INPUT_EXTRA_ARGS-}"

@@ -155,11 +155,11 @@ def cpu_while(args, settle=0.3, window=1.5):
 
 
 def throughput():
-    """MB/s of 1 GiB of `yes` output, straight to /dev/null and through --retry-on-output."""
+    """MB/s of 1 GiB of `yes` output, straight to /dev/null and through a --retry-on pattern."""
     produce = "yes | head -c 1073741824"
     direct, through = hyperfine(
         f"sh -c '{produce} > /dev/null'",
-        f"sh -c \"{RETRY} -n 1 --retry-on-output needle -- sh -c '{produce}' > /dev/null\"",
+        f"sh -c \"{RETRY} -n 1 --retry-on output:needle -- sh -c '{produce}' > /dev/null\"",
         runs=5, warmup=1,
     )
     return [(1024 / (mean / 1000), mean) for mean, _ in (direct, through)]
@@ -243,7 +243,7 @@ def budget_cost(out):
             socket = f"redis+unix://{scratch}/redis.sock"
             rows = [
                 ("no budget", f"{RETRY} -- true", 0),
-                ("file store", f"{RETRY} --budget bench --budget-dir {scratch}/budgets -- true", 0),
+                ("file store", f"{RETRY} --budget bench --budget-store file:{scratch}/budgets -- true", 0),
                 ("Redis store (a Unix socket)", f"{RETRY} --budget bench --budget-store {socket} -- true", 0),
                 ("no budget, a 10 ms attempt", f"{RETRY} -- sleep 0.01", 3),
                 ("Redis store, a 10 ms attempt", f"{RETRY} --budget bench --budget-store {socket} -- sleep 0.01", 3),
@@ -342,7 +342,7 @@ def main():
     out.write("## Throughput under an output condition\n\n1 GiB of `yes` output, hyperfine 5 runs:\n\n")
     out.write("| path | time | throughput |\n|---|---|---|\n")
     out.write(f"| `yes \\| head -c 1G > /dev/null` | {direct_ms:.0f} ms | {direct_mbs:.0f} MiB/s |\n")
-    out.write(f"| through `retry --retry-on-output needle` | {through_ms:.0f} ms | {through_mbs:.0f} MiB/s |\n\n")
+    out.write(f"| through `retry --retry-on output:needle` | {through_ms:.0f} ms | {through_mbs:.0f} MiB/s |\n\n")
 
     simulators(out)
     metastable_live(out)

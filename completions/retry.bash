@@ -10,7 +10,7 @@ _retry() {
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
-            -n|--max-attempts|--base|--cap|--multiplier|--jitter|--reset-after|--seed|--retry-on|--stop-on|--preset|--success-on|--retry-on-output|--stop-on-output|--success-on-output|--output-stream|--retry-after-output|--max-requested-wait|--nested|-t|--timeout|--max-time|--timeout-signal|--kill-after|--on-retry|--on-give-up|--report|--log-format|--ci|--report-dotenv|--metrics|--metrics-job|--splay|--budget|--budget-rate|--budget-ratio|--budget-window|--budget-store|--budget-password-file|--budget-store-fail|--budget-dir) ((i++)) ;;
+            -n|--max-attempts|--base|--cap|--jitter|--retry-on|--stop-on|--success-on|--preset|-t|--timeout|--max-time|--multiplier|--reset-after|--seed|--retry-after-output|--timeout-signal|--kill-after|--on-retry|--on-give-up|--hold|--report|--job|--log-format|--ci|--splay|--budget|--budget-store) ((i++)) ;;
             -*) ;;
             budget) if ((i == 1)); then _retry_budget; return; fi
                 _command_offset $i; return ;;
@@ -21,45 +21,32 @@ _retry() {
         -n|--max-attempts) :; return ;;
         --base) :; return ;;
         --cap) :; return ;;
-        --multiplier) :; return ;;
         --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
-        --reset-after) :; return ;;
-        --seed) :; return ;;
         --retry-on) :; return ;;
         --stop-on) :; return ;;
-        --preset) COMPREPLY=($(compgen -W 'auto curl wget git rsync ssh psql pg_isready apt-get pip npm' -- "$cur")); return ;;
         --success-on) :; return ;;
-        --retry-on-output) :; return ;;
-        --stop-on-output) :; return ;;
-        --success-on-output) :; return ;;
-        --output-stream) COMPREPLY=($(compgen -W 'both stdout stderr' -- "$cur")); return ;;
-        --retry-after-output) :; return ;;
-        --max-requested-wait) :; return ;;
-        --nested) COMPREPLY=($(compgen -W 'once retry quiet' -- "$cur")); return ;;
+        --preset) COMPREPLY=($(compgen -W 'auto curl wget git rsync ssh psql pg_isready apt-get pip npm' -- "$cur")); return ;;
         -t|--timeout) :; return ;;
         --max-time) :; return ;;
+        --multiplier) :; return ;;
+        --reset-after) :; return ;;
+        --seed) :; return ;;
+        --retry-after-output) :; return ;;
         --timeout-signal) :; return ;;
         --kill-after) :; return ;;
         --on-retry) :; return ;;
         --on-give-up) :; return ;;
-        --report) _filedir; return ;;
+        --hold) COMPREPLY=($(compgen -W 'stdout all' -- "$cur")); return ;;
+        --report) :; return ;;
+        --job) :; return ;;
         --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
         --ci) COMPREPLY=($(compgen -W 'auto none github gitlab buildkite azure' -- "$cur")); return ;;
-        --report-dotenv) _filedir; return ;;
-        --metrics) _filedir; return ;;
-        --metrics-job) :; return ;;
         --splay) :; return ;;
         --budget) :; return ;;
-        --budget-rate) :; return ;;
-        --budget-ratio) :; return ;;
-        --budget-window) :; return ;;
         --budget-store) :; return ;;
-        --budget-password-file) _filedir; return ;;
-        --budget-store-fail) COMPREPLY=($(compgen -W 'open closed' -- "$cur")); return ;;
-        --budget-dir) _filedir -d; return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --multiplier --jitter --reset-after --seed --plan --retry-on --stop-on --preset --success-on --retry-on-output --stop-on-output --success-on-output --output-stream --retry-after-output --max-requested-wait --nested -t --timeout --max-time --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold-output --report --log-format -q --quiet -v --verbose --ci --report-dotenv --quiet-unless-failed --metrics --metrics-job --splay --budget --budget-rate --budget-ratio --budget-window --budget-store --budget-password-file --budget-store-fail --budget-dir -h --help -V --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --jitter --retry-on --stop-on --success-on --preset -t --timeout --max-time --plan -q --quiet -v --verbose --multiplier --reset-after --seed --retry-after-output --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold --report --job --log-format --ci --splay --budget --budget-store -h --help -V --version' -- "$cur"))
         return
     fi
     _command_offset $cword
@@ -67,20 +54,29 @@ _retry() {
 }
 
 _retry_budget() {
-    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show' -- "$cur")); return; fi
+    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show set' -- "$cur")); return; fi
     case ${words[2]} in
         show) _retry_budget_show ;;
+        set) _retry_budget_set ;;
     esac
 }
 
 _retry_budget_show() {
     case $prev in
         --budget-store) :; return ;;
-        --budget-password-file) _filedir; return ;;
-        --budget-dir) _filedir -d; return ;;
         --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
     esac
-    COMPREPLY=($(compgen -W '--budget-store --budget-password-file --budget-dir --log-format -h --help' -- "$cur"))
+    COMPREPLY=($(compgen -W '--budget-store --log-format -h --help' -- "$cur"))
+}
+
+_retry_budget_set() {
+    case $prev in
+        --rate) :; return ;;
+        --ratio) :; return ;;
+        --window) :; return ;;
+        --budget-store) :; return ;;
+    esac
+    COMPREPLY=($(compgen -W '--rate --ratio --window --budget-store -h --help' -- "$cur"))
 }
 
 complete -F _retry retry

@@ -1,48 +1,60 @@
 //! The command-line interface: the run's flags, their value types and their help text, and the
-//! tool's own subcommands, whose options belong to the capability they drive (`simulate`,
-//! `budget show`). No I/O happens here and nothing is cross-checked; `config` resolves what is
-//! parsed into a run.
+//! tool's own subcommands, whose options belong to the capability they drive (`budget show`,
+//! `budget set`). Each flag's definition is its one source: its names, its value, its default,
+//! the summary `-h` shows and the text `--help`, the man page, the completions and the README's
+//! option table give (the last three are generated from it, or held to it by a test). No I/O
+//! happens here and nothing is cross-checked; `config` resolves what is parsed into a run.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
 use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue};
-use retry_policy::choice::Choice;
-
-use crate::environment;
-use crate::examples;
-use crate::process::hooks::parse_shell_line;
-use crate::report::ci::CiChoice;
-use crate::report::verbosity::LogFormat;
-use crate::signals::signal::parse_signal;
-use crate::signals::{self, Signal};
 use retry_budget::model::Rate;
 use retry_budget::show::ShowRequest;
-use retry_budget::store::{Location, OnFailure};
+use retry_budget::store::StoreSettings;
 use retry_budget::{BudgetName, Ratio};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{Jitter, parse_multiplier};
-use retry_policy::codes::StatusSet;
+use retry_policy::choice::Choice;
 use retry_policy::duration::parse_duration;
 use retry_policy::examples::examples_text;
 use retry_policy::exit;
-use retry_policy::matching::OutputStream;
-use retry_policy::nesting::Nested;
 use retry_policy::presets::PresetChoice;
 use retry_policy::printable::printable;
+use retry_policy::rules::RuleSpec;
 use retry_policy::seed::Seed;
 
+use crate::environment;
+use crate::examples;
+use crate::output::Hold;
+use crate::process::hooks::parse_shell_line;
+use crate::report::ci::CiChoice;
+use crate::report::formats::ReportSpec;
+use crate::report::verbosity::LogFormat;
+use crate::signals::signal::parse_signal;
+use crate::signals::{self, Signal};
+
+const ABOUT: &str = "Run COMMAND again when it fails, waiting longer each time.";
+
 const LONG_ABOUT: &str = "\
-Run COMMAND; when it fails, wait and run it again, until it succeeds, a status says not to \
+Run COMMAND; when it fails, wait and run it again, until it succeeds, a rule says not to \
 retry, or the attempts run out. The waits grow exponentially from --base up to --cap and are \
 spread by --jitter, so that many clients retrying at once do not retry in step.
 
 COMMAND runs directly, never through a shell (unless --shell), and everything after it is \
 passed to it untouched: in `retry -n 3 curl -n`, curl gets -n. Put -- before a COMMAND that \
-starts with a dash.";
+starts with a dash.
+
+What an attempt's end means is decided by one ordered list of rules, the first that holds \
+deciding: the user's --success-on, --stop-on and --retry-on rules, then 130 (Ctrl-C) and 141 \
+(SIGPIPE) are not retried, then the --preset's rules, then the defaults: status 0 succeeds and \
+any other end is retried (or stopped, when --retry-on names what is retried). A RULE is CODES \
+(exit statuses and ranges, e.g. 6,7,75-78), STREAM:REGEX (a line of stdout, stderr or output, \
+both streams, matches REGEX, e.g. stderr:'HTTP 5\\d\\d'), or both (22,stderr:'error: 4\\d\\d'). \
+--plan prints the list.";
 
 /// The text after the options in `--help`: exit statuses, signals, the command's environment and
 /// the tool's, examples.
@@ -73,25 +85,30 @@ fn after_long_help() -> String {
 
 /// The usage lines: COMMAND is the user's, after the options; `budget` is the tool's own.
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
-       retry budget show NAME [OPTIONS]";
+       retry budget show|set NAME [OPTIONS]";
 
-/// The headings `-h` and `--help` group the options under.
+/// What `-h` ends with.
+const SHORT_HELP_END: &str =
+    "Every option, exit statuses, signals, environment, examples: retry --help";
+
+/// The headings `--help` groups the options under (`-h` shows its few in one list).
 const WAITS: &str = "Attempts and waits";
-const DECIDING: &str = "Deciding whether to retry";
+const DECIDING: &str = "Deciding what an attempt's end means";
 const LIMITS: &str = "Time limits and processes";
 const OUTPUT: &str = "Output and reports";
 const HOOKS: &str = "Hooks";
 const FLEET: &str = "Fleets";
 
-/// The parsed command line, before any cross-flag check.
+/// The parsed command line, before any cross-flag check. The options `-h` shows come first, in
+/// the order it shows them; the others are `hide_short_help`.
 #[derive(Parser, Debug)]
 #[command(
     name = "retry",
     version,
-    about = None,
+    about = ABOUT,
     long_about = LONG_ABOUT,
     override_usage = USAGE,
-    after_help = "Exit statuses, signals, the command's environment and examples: retry --help",
+    after_help = SHORT_HELP_END,
     args_override_self = true,
     args_conflicts_with_subcommands = true,
     // `retry help` runs a program called help.
@@ -99,14 +116,13 @@ const FLEET: &str = "Fleets";
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Make at most N attempts in total, the first included
+    /// Most attempts, the first included
     ///
     /// Make at most N attempts in total, the first included: a whole number, or 'unlimited'.
-    ///
     #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, help_heading = WAITS, default_value = "5")]
     pub(crate) max_attempts: AttemptLimit,
 
-    /// The first wait; later ones grow from it
+    /// The first wait; later waits grow
     ///
     /// Wait this long after the first failure; every later wait grows from it (e.g. 250ms, 2s;
     /// 0s: never wait).
@@ -120,19 +136,7 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS, default_value = "60s")]
     pub(crate) cap: Duration,
 
-    /// Growth of the longest wait per retry
-    ///
-    /// Multiply the longest possible wait by FACTOR after each retry: a number of at least 1
-    /// (e.g. 1.5). Decorrelated jitter grows its waits from the previous wait instead, so it
-    /// refuses --multiplier.
-    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, help_heading = WAITS, default_value = "2")]
-    pub(crate) multiplier: f64,
-
-    /// Whether --multiplier was given, rather than its default taken.
-    #[arg(skip)]
-    pub(crate) multiplier_given: bool,
-
-    /// How the waits are spread
+    /// none, full, equal or decorrelated
     ///
     /// Spread the waits with this strategy, so that clients failing together retry apart: none
     /// (exactly the exponential ceiling), full (uniform between 0 and the ceiling), equal (half
@@ -141,113 +145,45 @@ pub struct Cli {
     #[arg(long, value_name = "STRATEGY", value_parser = choice::<Jitter>(), hide_possible_values = true, help_heading = WAITS, default_value = "full")]
     pub(crate) jitter: Jitter,
 
-    /// Start over after a failure this long
+    /// Retry what RULE names; may be repeated
     ///
-    /// Start the backoff and the attempt count over after a failed attempt that ran at least
-    /// this long (e.g. 10m), as a supervisor does for a server that ran well for a while.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) reset_after: Option<Duration>,
+    /// Retry an attempt whose end RULE names: CODES, STREAM:REGEX or both, e.g. 6,7,28 or
+    /// stderr:'\b503\b'. May be repeated. Once given, it names what is retried: any other
+    /// failure stops (a --preset's rules still decide the ends they name). Default: any failure
+    /// but 130 (Ctrl-C) and 141 (SIGPIPE) is retried.
+    #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) retry_on: Vec<RuleSpec>,
 
-    /// Seed the jitter: a number, or 'host'
+    /// Never retry what RULE names; may be repeated
     ///
-    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible, or
-    /// with 'host' to derive it from the host name and the command. Default: random.
-    #[arg(long, value_name = "N|host", allow_hyphen_values = true, help_heading = WAITS)]
-    pub(crate) seed: Option<Seed>,
+    /// Never retry an attempt whose end RULE names: CODES, STREAM:REGEX or both, e.g. 2,64-78 or
+    /// stderr:'HTTP 4\d\d'. May be repeated. A rule without CODES concerns failures only.
+    #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) stop_on: Vec<RuleSpec>,
 
-    /// Print the waits, and run nothing
+    /// Count what RULE names as success [default: 0]
     ///
-    /// Print the waits these options give, and exit without running COMMAND.
-    #[arg(long, help_heading = WAITS)]
-    pub(crate) plan: bool,
+    /// Count an attempt whose end RULE names as a success: CODES (the success statuses, e.g.
+    /// 0,3), STREAM:REGEX (a success status and a matching line, e.g. stdout:'rolled out'; the
+    /// status alone then no longer succeeds), or both. May be repeated. Default: 0.
+    #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
+    pub(crate) success_on: Vec<RuleSpec>,
 
-    /// Retry only these exit statuses
-    ///
-    /// Retry only when the exit status is in CODES: statuses and ascending ranges, each in 0-255
-    /// (e.g. 1,75-78; a range backwards, 78-75, is refused). Default: any failure.
-    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) retry_on: Option<StatusSet>,
-
-    /// Never retry these exit statuses
-    ///
-    /// Never retry when the exit status is in CODES (e.g. 2,64-78). Default: none.
-    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) stop_on: Option<StatusSet>,
-
-    /// Decide as a program's manual says: curl, git, ssh, ... or auto
+    /// As a program's manual says: curl, git, ... or auto
     ///
     /// Retry what the program's manual calls transient and stop at once at what it calls
-    /// permanent, from its exit status and, where the status cannot tell, its message on stderr
-    /// (e.g. curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, git,
-    /// rsync, ssh, psql, pg_isready, apt-get, pip, npm, or auto (the preset of COMMAND's
-    /// program, if it has one). --retry-on and --stop-on name statuses
-    /// to treat otherwise; --plan shows the rules.
+    /// permanent, from its exit status and, where the status cannot tell, its message (e.g.
+    /// curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, git, rsync,
+    /// ssh, psql, pg_isready, apt-get, pip, npm, or auto (the preset of COMMAND's program, if it
+    /// has one). Its rules come after --success-on, --stop-on and --retry-on; --plan shows them.
     #[arg(long, value_name = "NAME", value_parser = choice::<PresetChoice>(), hide_possible_values = true, help_heading = DECIDING)]
     pub(crate) preset: Option<PresetChoice>,
-
-    /// Exit statuses that count as success
-    ///
-    /// Count these exit statuses as success (e.g. 0,3).
-    #[arg(long, value_name = "CODES", allow_hyphen_values = true, help_heading = DECIDING, default_value = "0")]
-    pub(crate) success_on: StatusSet,
-
-    /// Retry only if a line of output matches
-    ///
-    /// Retry a failure only if a line of its stdout or stderr matches REGEX (e.g. '\b503\b').
-    /// May be repeated: any match counts.
-    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) retry_on_output: Vec<String>,
-
-    /// Never retry if a line of output matches
-    ///
-    /// Never retry an attempt whose stdout or stderr has a line matching REGEX (e.g. 'HTTP
-    /// 4\d\d'). May be repeated.
-    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) stop_on_output: Vec<String>,
-
-    /// Succeed only once a line of output matches
-    ///
-    /// Count an attempt as a success only if its status is in --success-on and a line of its
-    /// stdout or stderr matches REGEX (e.g. 'successfully rolled out'); otherwise it is a
-    /// failure with its own status, retried as usual. May be repeated: any match counts.
-    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) success_on_output: Vec<String>,
-
-    /// Which streams the output conditions read
-    ///
-    /// Match the output conditions against both of the command's streams, or only stdout or
-    /// stderr; the stream no condition reads stays attached directly.
-    #[arg(long, value_name = "STREAM", value_parser = choice::<OutputStream>(), hide_possible_values = true, hide_short_help = true, help_heading = DECIDING, default_value = "both")]
-    pub(crate) output_stream: OutputStream,
-
-    /// Wait as long as a line of output asks
-    ///
-    /// Read a requested wait from the last line of stdout or stderr matching REGEX, from its
-    /// first group or the group named 'after' (e.g. '(?i)^retry-after:\s*(.+)$'): seconds, a
-    /// DURATION, an HTTP date, or 'stop'. It can only lengthen a wait. May be repeated.
-    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = DECIDING)]
-    pub(crate) retry_after_output: Vec<String>,
-
-    /// The longest requested wait honoured
-    ///
-    /// Cap a wait the command asks for (in RETRY_AFTER_FILE or with --retry-after-output) at
-    /// this, with a warning (e.g. 1h).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING, default_value = "15m")]
-    pub(crate) max_requested_wait: Duration,
-
-    /// Inside another retry: once, retry or quiet
-    ///
-    /// When this run is inside another retry's attempt (RETRY_DEPTH is set): 'once' makes one
-    /// attempt and leaves the retrying to the outer layer; 'retry' retries, warning of the
-    /// attempts the layers multiply to; 'quiet' retries without the warning.
-    #[arg(long, value_name = "MODE", value_parser = choice::<Nested>(), hide_possible_values = true, help_heading = DECIDING, default_value = "retry")]
-    pub(crate) nested: Nested,
 
     /// Time limit of one attempt (status 124)
     ///
     /// End an attempt that runs longer than this (SIGTERM, then SIGKILL after --kill-after); it
-    /// counts as status 124 (e.g. 30s). 0s, or a value too large to represent (600000000000y), is no
-    /// limit, as for coreutils timeout.
+    /// counts as status 124 (e.g. 30s). 0s, or a value too large to represent (600000000000y), is
+    /// no limit, as for coreutils timeout.
     #[arg(short = 't', long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) timeout: Option<Duration>,
 
@@ -258,74 +194,12 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS)]
     pub(crate) max_time: Option<Duration>,
 
-    /// The signal a time limit sends first
+    /// Print the waits and the rules; run nothing
     ///
-    /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
-    /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
-    ///
-    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
-    pub(crate) timeout_signal: Signal,
-
-    /// SIGKILL this long after SIGTERM
-    ///
-    /// Send SIGKILL this long after the --timeout-signal (or a passed-on signal) to an attempt
-    /// still running; also the longest wait for what an attempt leaves behind.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = LIMITS, default_value = "10s")]
-    pub(crate) kill_after: Duration,
-
-    /// Keep COMMAND in retry's process group
-    ///
-    /// Keep COMMAND in retry's own process group, like `timeout --foreground`: timeouts and
-    /// signals then reach only COMMAND, not its children.
-    #[arg(long, help_heading = LIMITS)]
-    pub(crate) foreground: bool,
-
-    /// Give every attempt the same stdin
-    ///
-    /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
-    #[arg(long, help_heading = LIMITS)]
-    pub(crate) replay_stdin: bool,
-
-    /// Run COMMAND and ARGs as one `sh -c` line
-    ///
-    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
-    #[arg(long, help_heading = LIMITS)]
-    pub(crate) shell: bool,
-
-    /// Run SHELL_LINE before each retry's wait
-    ///
-    /// After a failed attempt that will be retried, before the wait, run SHELL_LINE with sh -c,
-    /// its output on stderr (e.g. 'rm -f /tmp/app.lock'); it gets RETRY_STATUS and
-    /// RETRY_NEXT_WAIT_MS. Its failure changes nothing but a warning.
-    #[arg(long, value_name = "SHELL_LINE", value_parser = parse_shell_line, allow_hyphen_values = true, help_heading = HOOKS)]
-    pub(crate) on_retry: Option<String>,
-
-    /// Run SHELL_LINE once when the run gives up
-    ///
-    /// When the run gives up (not after a success, not when a signal stops it), run SHELL_LINE
-    /// with sh -c, its output on stderr; it gets RETRY_STATUS and RETRY_REASON.
-    #[arg(long, value_name = "SHELL_LINE", value_parser = parse_shell_line, allow_hyphen_values = true, help_heading = HOOKS)]
-    pub(crate) on_give_up: Option<String>,
-
-    /// Write only the successful attempt's stdout
-    ///
-    /// Hold each attempt's stdout: write it to stdout only for the attempt that succeeds, to
-    /// stderr for the others.
-    #[arg(long, help_heading = OUTPUT)]
-    pub(crate) hold_output: bool,
-
-    /// Write a JSON summary of the run to FILE
-    ///
-    /// Write a JSON summary of the run to FILE when it ends (e.g. retry-report.json).
-    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
-    pub(crate) report: Option<PathBuf>,
-
-    /// text, or json: one object a line
-    ///
-    /// Write the tool's own messages on stderr in this form: text, or json (one object per
-    /// line).
-    #[arg(long, value_name = "FORMAT", hide_possible_values = true, help_heading = OUTPUT, default_value = "text")]
-    pub(crate) log_format: LogFormat,
+    /// Print the waits these options give and the rules that decide what each attempt's end
+    /// means, and exit without running COMMAND.
+    #[arg(long, help_heading = WAITS)]
+    pub(crate) plan: bool,
 
     /// Say nothing of the tool's own
     ///
@@ -340,6 +214,129 @@ pub struct Cli {
     #[arg(short, long, help_heading = OUTPUT)]
     pub(crate) verbose: bool,
 
+    /// Growth of the longest wait per retry
+    ///
+    /// Multiply the longest possible wait by FACTOR after each retry: a number of at least 1
+    /// (e.g. 1.5). Decorrelated jitter grows its waits from the previous wait instead, so it
+    /// refuses --multiplier.
+    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, hide_short_help = true, help_heading = WAITS, default_value = "2")]
+    pub(crate) multiplier: f64,
+
+    /// Whether --multiplier was given, rather than its default taken.
+    #[arg(skip)]
+    pub(crate) multiplier_given: bool,
+
+    /// Every option as given or by its default, for the report (see [`given_options`]).
+    #[arg(skip)]
+    pub(crate) given: BTreeMap<String, serde_json::Value>,
+
+    /// Start over after a failure this long
+    ///
+    /// Start the backoff and the attempt count over after a failed attempt that ran at least
+    /// this long (e.g. 10m), as a supervisor does for a server that ran well for a while.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = WAITS)]
+    pub(crate) reset_after: Option<Duration>,
+
+    /// Seed the jitter: a number, or 'host'
+    ///
+    /// Seed the jitter's random numbers with N (0 to 2^64-1) to make the waits reproducible, or
+    /// with 'host' to derive it from the host name and the command. Default: random.
+    #[arg(long, value_name = "N|host", allow_hyphen_values = true, hide_short_help = true, help_heading = WAITS)]
+    pub(crate) seed: Option<Seed>,
+
+    /// Wait as long as a line of output asks
+    ///
+    /// Read a requested wait from the last line of stdout or stderr matching REGEX, from its
+    /// first group or the group named 'after' (e.g. '(?i)^retry-after:\s*(.+)$'): seconds, a
+    /// DURATION, an HTTP date, or 'stop'. It can only lengthen a wait, and is cut to
+    /// RETRY_MAX_REQUESTED_WAIT (15m). May be repeated.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, hide_short_help = true, help_heading = DECIDING)]
+    pub(crate) retry_after_output: Vec<String>,
+
+    /// The signal a time limit sends first
+    ///
+    /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
+    /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
+    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
+    pub(crate) timeout_signal: Signal,
+
+    /// SIGKILL this long after SIGTERM
+    ///
+    /// Send SIGKILL this long after the --timeout-signal (or a passed-on signal) to an attempt
+    /// still running; also the longest wait for what an attempt leaves behind.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "10s")]
+    pub(crate) kill_after: Duration,
+
+    /// Keep COMMAND in retry's process group
+    ///
+    /// Keep COMMAND in retry's own process group, like `timeout --foreground`: timeouts and
+    /// signals then reach only COMMAND, not its children.
+    #[arg(long, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) foreground: bool,
+
+    /// Give every attempt the same stdin
+    ///
+    /// Read stdin to its end before the first attempt, and give every attempt the same bytes.
+    #[arg(long, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) replay_stdin: bool,
+
+    /// Run COMMAND and ARGs as one `sh -c` line
+    ///
+    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
+    #[arg(long, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) shell: bool,
+
+    /// Run SHELL_LINE before each retry's wait
+    ///
+    /// After a failed attempt that will be retried, before the wait, run SHELL_LINE with sh -c,
+    /// its output on stderr (e.g. 'rm -f /tmp/app.lock'); it gets RETRY_STATUS and
+    /// RETRY_NEXT_WAIT_MS. Its failure changes nothing but a warning.
+    #[arg(long, value_name = "SHELL_LINE", value_parser = parse_shell_line, allow_hyphen_values = true, hide_short_help = true, help_heading = HOOKS)]
+    pub(crate) on_retry: Option<String>,
+
+    /// Run SHELL_LINE once when the run gives up
+    ///
+    /// When the run gives up (not after a success, not when a signal stops it), run SHELL_LINE
+    /// with sh -c, its output on stderr; it gets RETRY_STATUS and RETRY_REASON.
+    #[arg(long, value_name = "SHELL_LINE", value_parser = parse_shell_line, allow_hyphen_values = true, hide_short_help = true, help_heading = HOOKS)]
+    pub(crate) on_give_up: Option<String>,
+
+    /// Hold output until its attempt is judged: stdout or all
+    ///
+    /// stdout: hold each attempt's stdout, and write it to stdout only for the attempt that
+    /// succeeds, to stderr for the others. all: hold stdout, stderr and the tool's own messages;
+    /// write nothing if the run succeeds, else each attempt's output in order under a header
+    /// saying how it ended, so that cron's mail holds the whole story. Held output beyond 1 MiB
+    /// goes to a temporary file in TMPDIR.
+    #[arg(long, value_name = "WHAT", value_parser = choice::<Hold>(), hide_possible_values = true, hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) hold: Option<Hold>,
+
+    /// Write a report to FILE when the run ends; may be repeated
+    ///
+    /// When the run ends, write a report of it to FILE, in the format its prefix names or else
+    /// its name's ending: json: (or *.json, and any other name) a JSON summary; dotenv: (or
+    /// *.env) RETRY_RUN_... NAME=value lines, as GitLab's dotenv report reads them; prom: (or
+    /// *.prom) the run's gauges for node_exporter's textfile collector, each labelled with --job
+    /// (e.g. retry-report.json, dotenv:build.env, /var/lib/node-exporter/backup.prom). May be
+    /// repeated.
+    #[arg(long, value_name = "[FORMAT:]FILE", hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) report: Vec<ReportSpec>,
+
+    /// The job's name, for metrics and CI groups
+    ///
+    /// Name the job: the job label of the prom: report's gauges, and the title of the CI
+    /// system's groups (default: the --budget name, else the command's program name; e.g.
+    /// nightly-backup).
+    #[arg(long, value_name = "NAME", hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) job: Option<String>,
+
+    /// text, or json: one object a line
+    ///
+    /// Write the tool's own messages on stderr in this form: text, or json (one object per
+    /// line).
+    #[arg(long, value_name = "FORMAT", hide_possible_values = true, hide_short_help = true, help_heading = OUTPUT, default_value = "text")]
+    pub(crate) log_format: LogFormat,
+
     /// auto, none, github, gitlab, buildkite or azure
     ///
     /// Speak to the CI system the run is in by its own conventions: each attempt's output in a
@@ -348,113 +345,38 @@ pub struct Cli {
     /// variables). auto (the default) picks the system whose variable is set (GITHUB_ACTIONS,
     /// GITLAB_CI, BUILDKITE, TF_BUILD); none speaks as to a terminal. With --log-format json the
     /// log lines are left out, so that stderr stays JSON.
-    #[arg(long, value_name = "SYSTEM", hide_possible_values = true, default_value = "auto", help_heading = OUTPUT)]
+    #[arg(long, value_name = "SYSTEM", hide_possible_values = true, hide_short_help = true, default_value = "auto", help_heading = OUTPUT)]
     pub(crate) ci: CiChoice,
-
-    /// Write the run's outcome to FILE as NAME=value lines
-    ///
-    /// When the run ends, write RETRY_RUN_ATTEMPTS, RETRY_RUN_EXIT_CODE, RETRY_RUN_OUTCOME,
-    /// RETRY_RUN_REASON and RETRY_RUN_ELAPSED_SECONDS to FILE, one NAME=value per line, as
-    /// GitLab's artifacts:reports:dotenv reads them (e.g. retry.env).
-    #[arg(long, value_name = "FILE", hide_short_help = true, help_heading = OUTPUT)]
-    pub(crate) report_dotenv: Option<PathBuf>,
-
-    /// Write nothing unless the run fails
-    ///
-    /// Hold every attempt's stdout and stderr, and the tool's own messages: write nothing if the
-    /// run succeeds; else write each attempt's output in order, under a header saying which
-    /// attempt it was and how it ended, so that cron's mail holds the whole story. Held output
-    /// beyond 1 MiB goes to a temporary file in TMPDIR.
-    #[arg(long, conflicts_with = "hold_output", help_heading = OUTPUT)]
-    pub(crate) quiet_unless_failed: bool,
-
-    /// Write the run's metrics to FILE, for node_exporter
-    ///
-    /// When the run ends, replace FILE, whose name must end in .prom, with the run's gauges in
-    /// the format of node_exporter's textfile collector: end time, last success, attempts, exit
-    /// status, duration and time waited, each retry_... with a job label (e.g.
-    /// /var/lib/prometheus/node-exporter/backup.prom).
-    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
-    pub(crate) metrics: Option<PathBuf>,
-
-    /// The job label of the --metrics gauges
-    ///
-    /// The job label of the --metrics gauges (default: the --budget name, else the command's
-    /// program name; e.g. nightly-backup).
-    #[arg(long, value_name = "NAME", requires = "metrics", hide_short_help = true, help_heading = OUTPUT)]
-    pub(crate) metrics_job: Option<String>,
 
     /// A random wait below DURATION before the first attempt
     ///
     /// Wait a random time below DURATION before the first attempt, drawn from the seed, so that
     /// a fleet's cron jobs spread out (e.g. 5m).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = FLEET)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) splay: Option<Duration>,
 
-    /// Share a retry budget named NAME
+    /// Share the retry budget NAME
     ///
-    /// Share a retry budget with every other run naming the same budget (e.g. the API host they
-    /// call).
-    #[arg(long, value_name = "NAME", allow_hyphen_values = true, help_heading = FLEET)]
+    /// Take a token from the retry budget NAME for each retry, shared with every other run that
+    /// names it (e.g. the API host they call), on the terms its store keeps (retry budget set
+    /// NAME --rate 10/1m; 10/1m unless set).
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetName>,
 
-    /// At most N tokens, N more every DURATION
+    /// Where budgets live: file, file:DIR, or redis://HOST
     ///
-    /// Let the budget hold at most N tokens, regaining N every DURATION; each retry takes one.
-    ///
-    #[arg(long, value_name = "N/DURATION", requires = "budget", allow_hyphen_values = true, help_heading = FLEET, default_value = "10/1m")]
-    pub(crate) budget_rate: Rate,
-
-    /// Also earn R tokens per first attempt (e.g. 0.1)
-    ///
-    /// Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run
-    /// sharing the budget; they fade over --budget-window and are spent before the rate's, at
-    /// once or not at all.
-    #[arg(long, value_name = "R", requires = "budget", allow_hyphen_values = true, help_heading = FLEET)]
-    pub(crate) budget_ratio: Option<Ratio>,
-
-    /// How long earned tokens last
-    ///
-    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "budget", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET, default_value = "1m")]
-    pub(crate) budget_window: Duration,
-
-    /// Where the budget lives: file, or redis://HOST
-    ///
-    /// Keep the budget in STORE: 'file' (a file in --budget-dir, for this machine), or a Redis
-    /// or Valkey server a fleet shares: redis://[USER@]HOST[:PORT][/DB], rediss://... (TLS), or
-    /// redis+unix:///PATH/TO/SOCKET[?db=N]; ?timeout=2s bounds each call (default 500ms). An
-    /// address with a password is refused here, where every user can read it (ps): give it in
-    /// RETRY_BUDGET_STORE, or the password in --budget-password-file [default:
-    /// $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE", requires = "budget", help_heading = FLEET)]
+    /// Keep the budget in STORE: 'file' (a file on this machine, in $XDG_STATE_HOME/retry/budgets
+    /// or ~/.local/state/retry/budgets), file:DIR, or a Redis or Valkey server a fleet shares:
+    /// redis://[USER@]HOST[:PORT][/DB], rediss://... (TLS), or redis+unix:///PATH/TO/SOCKET.
+    /// Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
+    /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
+    /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line. An address
+    /// with a password is refused here, where every user can read it (ps): give it in
+    /// RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_store: Option<String>,
 
-    /// Read the store's password from FILE
-    ///
-    /// Log in to the --budget-store with the password on the first line of FILE (e.g.
-    /// /run/secrets/redis; a regular file, which other users cannot read), with the address's
-    /// USER if it names one.
-    #[arg(long, value_name = "FILE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget_password_file: Option<PathBuf>,
-
-    /// When the budget cannot be used: open or closed
-    ///
-    /// When the budget cannot be used (its store cannot be reached or answers nonsense, its file
-    /// cannot be trusted): 'open' warns once and goes on, with the file store on this machine
-    /// for a shared store, else without the budget; 'closed' counts it as no token, so the run
-    /// gives up with reason budget. The first attempt always runs.
-    #[arg(long, value_name = "open|closed", value_parser = choice::<OnFailure>(), requires = "budget", hide_possible_values = true, hide_short_help = true, help_heading = FLEET, default_value = "open")]
-    pub(crate) budget_store_fail: OnFailure,
-
-    /// Where the file store keeps budgets
-    ///
-    /// Keep budget state in DIR, with the file store and as the fall-back of a shared one
-    /// [default: $XDG_STATE_HOME/retry/budgets, or ~/.local/state/retry/budgets].
-    #[arg(long, value_name = "DIR", requires = "budget", help_heading = FLEET)]
-    pub(crate) budget_dir: Option<PathBuf>,
-
-    /// Instead of running a command, run the simulator or look at a budget.
+    /// Instead of running a command, look at a budget or set its terms.
     #[command(subcommand)]
     pub(crate) tool: Option<ToolCommand>,
 
@@ -465,22 +387,69 @@ pub struct Cli {
 
 impl Cli {
     /// Parse the tool's arguments, the program's name first. The long help's tables are built
-    /// only when `--help` may ask for them, and a subcommand's options only when it is used:
-    /// building the interface is much of what a short run costs.
+    /// only when `--help` may ask for them, a subcommand's options only when it is used, and
+    /// `-h` shows its few options in one list, without the headings: building the interface is
+    /// much of what a short run costs.
     pub fn parse_args(args: &[OsString]) -> Result<Cli, clap::Error> {
         use clap::{CommandFactory, FromArgMatches};
         let mut command = Cli::command();
         if args.iter().any(|arg| arg == "--help") {
             command = described_once(command.after_long_help(after_long_help()));
+        } else if args.iter().any(|arg| arg == "-h") {
+            command = command.mut_args(|arg| arg.help_heading(None));
         }
         let mut matches = command.try_get_matches_from_mut(args)?;
         let multiplier_given =
             matches.value_source("multiplier") == Some(clap::parser::ValueSource::CommandLine);
+        let given = given_options(&command, &matches);
         let mut cli =
             Cli::from_arg_matches_mut(&mut matches).map_err(|err| err.format(&mut command))?;
         cli.multiplier_given = multiplier_given;
+        cli.given = given;
         Ok(cli)
     }
+}
+
+/// Every option of `command` as `matches` holds it, given or by its default, keyed by its long
+/// name in snake case: a flag as true or false, an option as its value as written, one that may
+/// be repeated as the list of its values, and one neither given nor defaulted as null. Derived
+/// from the definition, so that the report records every option, a new one included.
+fn given_options(
+    command: &clap::Command,
+    matches: &clap::ArgMatches,
+) -> BTreeMap<String, serde_json::Value> {
+    use clap::ArgAction;
+    use serde_json::Value;
+    let text = |value: &std::ffi::OsStr| Value::String(value.to_string_lossy().into_owned());
+    command
+        .get_arguments()
+        .filter(|arg| !arg.is_positional())
+        .filter(|arg| {
+            !matches!(
+                arg.get_action(),
+                ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version
+            )
+        })
+        .map(|arg| {
+            let id = arg.get_id().as_str();
+            let value = match arg.get_action() {
+                ArgAction::SetTrue => Value::Bool(matches.get_flag(id)),
+                ArgAction::Append => Value::Array(
+                    matches
+                        .get_raw(id)
+                        .into_iter()
+                        .flatten()
+                        .map(text)
+                        .collect(),
+                ),
+                _ => matches
+                    .get_raw(id)
+                    .and_then(|mut values| values.next_back())
+                    .map_or(Value::Null, text),
+            };
+            (id.to_string(), value)
+        })
+        .collect()
 }
 
 /// The whole interface, the tool's own words included, as the man pages and the completions
@@ -540,9 +509,9 @@ impl<T: clap::Args> clap::Args for Deferred<T> {
 /// (`retry -- budget` and `retry -n 3 budget` run a program called budget).
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum ToolCommand {
-    /// Look at a retry budget.
+    /// Look at a retry budget, or set its terms.
     #[command(
-        about = "Look at a retry budget.",
+        about = "Look at a retry budget, or set its terms.",
         hide = true,
         subcommand_required = true,
         arg_required_else_help = false,
@@ -562,9 +531,12 @@ pub(crate) struct BudgetArgs {
 /// What `retry budget` can do.
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum BudgetCommand {
-    /// Print a budget's state now: its tokens, its counters, and when it will be full.
+    /// Print a budget's state now: its terms, its tokens, its counters, and when it will be full.
     #[command(long_about = BUDGET_SHOW_ABOUT)]
     Show(BudgetShowArgs),
+    /// Set a budget's terms, which every run that shares the budget uses.
+    #[command(long_about = BUDGET_SET_ABOUT)]
+    Set(BudgetSetArgs),
 }
 
 /// A parser of a [`Choice`]'s names, which the help and the completions offer.
@@ -578,12 +550,19 @@ fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Val
 
 /// What `retry budget show --help` says it does.
 const BUDGET_SHOW_ABOUT: &str = "\
-Print the state of the retry budget NAME now, changing nothing: the rate bucket's tokens and \
-when it will be full, the earned tokens, and the first attempts, retries and refusals counted \
-by every run that shared it, with the terms of the run that last changed it.
+Print the state of the retry budget NAME now, changing nothing: its terms, the rate bucket's \
+tokens and when it will be full, the earned tokens, and the first attempts, retries and \
+refusals counted by every run that shared it.
 
 (`budget` is the tool's own word only as the first word: `retry -- budget` runs a program \
 called budget.)";
+
+/// What `retry budget set --help` says it does.
+const BUDGET_SET_ABOUT: &str = "\
+Keep the terms of the retry budget NAME in its store, where every run that shares the budget \
+reads them: so that all its runs spend on the same terms, they are stated here once, never by \
+a run. A budget nobody set terms for has 10/1m, and earns nothing. The state is carried over \
+to the new terms (its counters kept, its tokens within the new capacity).";
 
 /// The `retry budget show` options.
 #[derive(clap::Args, Debug)]
@@ -592,19 +571,10 @@ pub(crate) struct BudgetShowArgs {
     #[arg(value_name = "NAME")]
     pub(crate) name: BudgetName,
 
-    /// Where the budget lives: file, or a redis:// URL, as runs give it [default:
+    /// Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default:
     /// $RETRY_BUDGET_STORE, or file].
     #[arg(long, value_name = "STORE")]
     pub(crate) budget_store: Option<String>,
-
-    /// Read the store's password from the first line of FILE, as runs do.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) budget_password_file: Option<PathBuf>,
-
-    /// Where the file store keeps budgets [default: $XDG_STATE_HOME/retry/budgets, or
-    /// ~/.local/state/retry/budgets].
-    #[arg(long, value_name = "DIR")]
-    pub(crate) budget_dir: Option<PathBuf>,
 
     /// Print the state as text, or as one JSON object (json).
     #[arg(
@@ -622,18 +592,38 @@ impl BudgetShowArgs {
         &self,
         env: &impl Fn(&str) -> Option<OsString>,
     ) -> Result<ShowRequest, String> {
-        let location = Location::resolve(
-            self.budget_store.as_deref(),
-            self.budget_password_file.as_deref(),
-            self.budget_dir.clone(),
-            env,
-            "retry budget show",
-        )?;
+        let store = StoreSettings::resolve(self.budget_store.as_deref(), env, "retry budget show")?;
         Ok(ShowRequest {
             name: self.name.clone(),
-            location,
+            location: store.location,
         })
     }
+}
+
+/// The `retry budget set` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BudgetSetArgs {
+    /// The budget's name, as runs give it to --budget.
+    #[arg(value_name = "NAME")]
+    pub(crate) name: BudgetName,
+
+    /// At most N tokens, regaining N every DURATION; each retry takes one (e.g. 10/1m).
+    #[arg(long, value_name = "N/DURATION", allow_hyphen_values = true)]
+    pub(crate) rate: Rate,
+
+    /// Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run
+    /// sharing the budget, spent before the rate's, at once or not at all [default: none].
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    pub(crate) ratio: Option<Ratio>,
+
+    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, default_value = "1m")]
+    pub(crate) window: Duration,
+
+    /// Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default:
+    /// $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
 }
 
 /// Flags of other retry tools and their spellings here, with a word on the difference.
@@ -914,13 +904,13 @@ mod tests {
         assert!(!line.contains('\n'));
         assert!(line.contains("--frobnicate"), "{line}");
         assert_eq!(
-            error_for(&["--budget-rate", "5/1h", "true"]),
+            error_for(&["--budget-store", "file", "true"]),
             "the following required arguments were not provided: --budget <NAME> (see 'retry \
              --help')"
         );
         let line = error_for(&["budget"]);
         assert!(line.contains("requires a subcommand"), "{line}");
-        assert!(line.contains("expected one of: show"), "{line}");
+        assert!(line.contains("expected one of: show, set"), "{line}");
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The run's settings: the parsed command line resolved into one consistent run, with every
 //! cross-flag check made, and the environment read once (where the run sits among nested
-//! retries, and where its budget lives).
+//! retries, how long a requested wait may be, and where its budget lives).
 //!
 //! [`Config`] is the only reader of a run's [`Cli`]; the tool's subcommands own their options
-//! (`simulate::options`, `budget::show`) and are dispatched before it. Its fields are private:
-//! it hands out the settings each part of a run is built from, by the module that owns the part,
-//! and the record of them that the report keeps, made from the values in force. A new flag
-//! touches `cli.rs`, this file, the module that uses it, and a test.
+//! (`budget show`, `budget set`) and are dispatched before it. Its fields are private: it hands
+//! out the settings each part of a run is built from, by the module that owns the part, and the
+//! record of the options that the report keeps, derived from the command line's definition. A
+//! new flag touches `cli.rs`, this file, the module that uses it, and a test.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
@@ -16,7 +17,19 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-
+use retry_budget::BudgetSettings;
+use retry_budget::store::StoreSettings;
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
+use retry_policy::choice::Choice;
+use retry_policy::duration::{format_duration, parse_duration, to_millis};
+use retry_policy::matching::PatternError;
+use retry_policy::nesting::{Layer, Nested};
+use retry_policy::presets::Preset;
+use retry_policy::printable::printable;
+use retry_policy::rules::{RuleError, RuleList, UserRules};
+use retry_policy::run::Rules;
+use retry_policy::seed::{Seed, split_mix};
 use serde::Serialize;
 
 use crate::cli::Cli;
@@ -28,36 +41,25 @@ use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
 use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
+use crate::report::formats::ReportSpec;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
-use crate::signals::signal::Platform;
-use retry_budget::BudgetSettings;
-use retry_budget::model::Terms;
-use retry_budget::store::{Location, OnFailure};
-use retry_policy::attempts::AttemptLimit;
-use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
-use retry_policy::decision::Policy;
-use retry_policy::duration::{format_duration, to_millis};
-use retry_policy::matching::OutputStream;
-use retry_policy::matching::{PatternError, PatternTexts};
-use retry_policy::nesting::{Layer, Nested};
-use retry_policy::presets::Preset;
-use retry_policy::printable::printable;
-use retry_policy::run::Rules;
-use retry_policy::seed::{Seed, split_mix};
+
+/// The longest wait a command may ask for, unless `RETRY_MAX_REQUESTED_WAIT` says otherwise.
+const MAX_REQUESTED_WAIT: Duration = Duration::from_secs(15 * 60);
 
 /// Everything a run needs, checked for consistency.
 #[derive(Debug)]
 pub(crate) struct Config {
     /// What each attempt runs; none for `--plan`, which runs nothing.
     command: Option<CommandLine>,
-    /// The attempt limit in force: `--max-attempts`, or one with `--nested once` when nested.
+    /// The attempt limit in force: `--max-attempts`, or one with `RETRY_NESTED=once` when nested.
     limit: AttemptLimit,
-    /// Where the run sits among nested retries, and what `--nested` makes of it.
+    /// Where the run sits among nested retries, and what `RETRY_NESTED` makes of it.
     layer: Layer,
     nested: Nested,
     max_requested_wait: Duration,
     backoff: Backoff,
-    policy: Policy,
+    rules: RuleList,
     /// The jitter's seed: given, derived from the host, or drawn.
     seed: u64,
     splay: Option<Duration>,
@@ -69,15 +71,16 @@ pub(crate) struct Config {
     output: OutputOptions,
     hooks: HookLines,
     reset_after: Option<Duration>,
-    report: Option<PathBuf>,
+    reports: Vec<ReportSpec>,
+    /// `--job`, or what names the job by default.
+    job: String,
+    /// Whether `--job` named it.
+    job_given: bool,
     /// `--preset`, as it resolved.
     preset: PresetInForce,
     /// The CI system the run is in, and GitHub's files for its outcome.
     ci: Option<CiSystem>,
     github: GitHubFiles,
-    report_dotenv: Option<PathBuf>,
-    /// `--metrics` and the job label.
-    metrics: Option<(PathBuf, String)>,
     recorded: OptionsRecord,
 }
 
@@ -90,48 +93,28 @@ enum PresetInForce {
     NoneForProgram(String),
 }
 
-/// The options in force, as the report records them: its `options` object. The limits are the
-/// ones in force (`max_attempts` is 1 with `--nested once` inside another retry), the waits the
-/// backoff's.
+/// The options as the report records them, its `options` object: every option of the command
+/// line's definition, as given or by its default (derived from the parse, so that a new option
+/// is recorded with nothing more to write), the command's words, and what is in force where the
+/// options and the environment leave it to the run (the attempts of a nested run, the seed
+/// drawn, the preset `auto` picked, the store with its password hidden).
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct OptionsRecord {
+    #[serde(flatten)]
+    pub(crate) given: BTreeMap<String, serde_json::Value>,
     pub(crate) command: Vec<String>,
-    pub(crate) shell: bool,
+    pub(crate) in_force: InForce,
+}
+
+/// What a run does where its options leave it to the run.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct InForce {
     pub(crate) max_attempts: AttemptLimit,
-    pub(crate) base_ms: f64,
-    pub(crate) cap_ms: f64,
-    pub(crate) multiplier: f64,
-    pub(crate) jitter: Jitter,
     pub(crate) seed: u64,
-    pub(crate) splay_ms: Option<f64>,
-    pub(crate) budget: Option<String>,
-    pub(crate) budget_rate: Option<String>,
-    pub(crate) budget_ratio: Option<f64>,
-    pub(crate) budget_window_ms: Option<f64>,
-    pub(crate) budget_store: Option<String>,
-    pub(crate) budget_store_fail: Option<OnFailure>,
-    pub(crate) success_on: String,
-    pub(crate) retry_on: Option<String>,
-    pub(crate) stop_on: Option<String>,
-    /// The preset in force (after `--preset auto` resolved).
     pub(crate) preset: Option<&'static str>,
-    pub(crate) retry_on_output: Vec<String>,
-    pub(crate) stop_on_output: Vec<String>,
-    pub(crate) retry_after_output: Vec<String>,
-    pub(crate) success_on_output: Vec<String>,
-    pub(crate) output_stream: OutputStream,
-    pub(crate) max_requested_wait_ms: f64,
+    pub(crate) budget_store: Option<String>,
     pub(crate) nested: Nested,
-    pub(crate) timeout_signal: String,
-    pub(crate) on_retry: Option<String>,
-    pub(crate) on_give_up: Option<String>,
-    pub(crate) hold_output: bool,
-    pub(crate) timeout_ms: Option<f64>,
-    pub(crate) max_time_ms: Option<f64>,
-    pub(crate) kill_after_ms: f64,
-    pub(crate) reset_after_ms: Option<f64>,
-    pub(crate) foreground: bool,
-    pub(crate) replay_stdin: bool,
+    pub(crate) max_requested_wait_ms: f64,
 }
 
 /// A combination of flags that cannot make a run; the message says which and why.
@@ -187,63 +170,46 @@ impl Config {
         }
         let budget = match &cli.budget {
             None => None,
-            Some(name) => Some(budget_settings(name, &cli, &env)?),
+            Some(name) => Some(BudgetSettings {
+                name: name.clone(),
+                store: StoreSettings::resolve(cli.budget_store.as_deref(), &env, "--budget")
+                    .map_err(ConfigError)?,
+            }),
         };
-        refuse(
-            cli.max_requested_wait.is_zero(),
-            "--max-requested-wait (0s) must be more than 0s, e.g. 15m; to bound the whole run, \
-             give --max-time",
-        )?;
+        let max_requested_wait = max_requested_wait(&env)?;
+        let nested = nested(&env)?;
         let program = cli.command.first().and_then(|program| program.to_str());
         let preset = cli.preset.and_then(|choice| choice.resolve(program));
+        let user = UserRules {
+            success: cli.success_on.clone(),
+            stop: cli.stop_on.clone(),
+            retry: cli.retry_on.clone(),
+        };
+        let rules = RuleList::new(&user, preset).map_err(|RuleError(why)| ConfigError(why))?;
         let mut after = cli.retry_after_output.clone();
         after.extend(
             preset
                 .and_then(|preset| preset.retry_after)
                 .map(str::to_string),
         );
-        let hold = match (cli.quiet_unless_failed, cli.hold_output) {
-            (true, _) => Hold::Everything,
-            (false, true) => Hold::Stdout,
-            (false, false) => Hold::Nothing,
-        };
-        let output = OutputOptions::new(
-            &PatternTexts {
-                retry: cli.retry_on_output.clone(),
-                stop: cli.stop_on_output.clone(),
-                success: cli.success_on_output.clone(),
-                after,
-                preset: preset.map(Preset::patterns).unwrap_or_default(),
-            },
-            cli.output_stream,
-            preset.map_or(OutputStream::Both, |preset| preset.stream),
-            hold,
-        )
-        .map_err(|PatternError(message)| ConfigError(message))?;
+        let hold = cli.hold.unwrap_or_default();
+        let output = OutputOptions::new(rules.patterns(), &after, hold)
+            .map_err(|PatternError(message)| ConfigError(message))?;
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
             env(environment::OUTER_MAX_ATTEMPTS.name).as_deref(),
         );
-        let policy = Policy::new(cli.success_on, cli.retry_on, cli.stop_on)
-            .map_err(|overlap| ConfigError(overlap.to_string()))?
-            .requiring_retry_match(!cli.retry_on_output.is_empty())
-            .requiring_success_match(!cli.success_on_output.is_empty())
-            .with_preset(preset);
         let command = match cli.plan {
             true => None,
             false => Some(command_line(&cli)?),
         };
         refuse(
-            cli.quiet_unless_failed && cli.log_format == LogFormat::Json,
-            "--quiet-unless-failed writes the held output under headers for a person to read \
-             (cron's mail), and cannot keep stderr JSON; leave out --log-format json or \
-             --quiet-unless-failed",
+            hold == Hold::Everything && cli.log_format == LogFormat::Json,
+            "--hold all writes the held output under headers for a person to read (cron's \
+             mail), and cannot keep stderr JSON; leave out --log-format json or --hold all",
         )?;
-        let metrics = match &cli.metrics {
-            None => None,
-            Some(path) => Some((path.clone(), metrics_job(&cli, path, budget.as_ref())?)),
-        };
+        let job = job_name(&cli, budget.as_ref())?;
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
@@ -262,7 +228,7 @@ impl Config {
             _ => GitHubFiles::default(),
         };
         let seed = Seed::resolve(cli.seed, &cli.command, host_name, random_seed);
-        let limit = layer.limit(cli.nested, cli.max_attempts);
+        let limit = layer.limit(nested, cli.max_attempts);
         let process = ProcessOptions {
             timeout,
             kill_after: cli.kill_after,
@@ -273,57 +239,31 @@ impl Config {
             },
         };
         let recorded = OptionsRecord {
+            given: cli.given.clone(),
             command: cli
                 .command
                 .iter()
                 .map(|word| word.to_string_lossy().into_owned())
                 .collect(),
-            shell: cli.shell,
-            max_attempts: limit,
-            base_ms: to_millis(backoff.base()),
-            cap_ms: to_millis(backoff.cap()),
-            multiplier: backoff.multiplier(),
-            jitter: backoff.jitter(),
-            seed,
-            splay_ms: cli.splay.map(to_millis),
-            budget: budget
-                .as_ref()
-                .map(|budget| budget.name.as_str().to_string()),
-            budget_rate: budget.as_ref().map(|budget| budget.terms.rate.to_string()),
-            budget_ratio: budget.as_ref().and_then(|budget| budget.terms.ratio),
-            budget_window_ms: budget.as_ref().map(|budget| to_millis(budget.terms.window)),
-            budget_store: budget.as_ref().map(|budget| budget.location.to_string()),
-            budget_store_fail: budget.as_ref().map(|budget| budget.on_failure),
-            success_on: cli.success_on.to_string(),
-            retry_on: cli.retry_on.map(|set| set.to_string()),
-            stop_on: cli.stop_on.map(|set| set.to_string()),
-            preset: preset.map(|preset| preset.name),
-            retry_on_output: cli.retry_on_output.clone(),
-            stop_on_output: cli.stop_on_output.clone(),
-            retry_after_output: cli.retry_after_output.clone(),
-            success_on_output: cli.success_on_output.clone(),
-            output_stream: cli.output_stream,
-            max_requested_wait_ms: to_millis(cli.max_requested_wait),
-            nested: cli.nested,
-            timeout_signal: cli.timeout_signal.name().to_string(),
-            on_retry: cli.on_retry.clone(),
-            on_give_up: cli.on_give_up.clone(),
-            hold_output: cli.hold_output,
-            timeout_ms: timeout.map(to_millis),
-            max_time_ms: max_time.map(to_millis),
-            kill_after_ms: to_millis(cli.kill_after),
-            reset_after_ms: cli.reset_after.map(to_millis),
-            foreground: cli.foreground,
-            replay_stdin: cli.replay_stdin,
+            in_force: InForce {
+                max_attempts: limit,
+                seed,
+                preset: preset.map(|preset| preset.name),
+                budget_store: budget
+                    .as_ref()
+                    .map(|budget| budget.store.location.to_string()),
+                nested,
+                max_requested_wait_ms: to_millis(max_requested_wait),
+            },
         };
         Ok(Config {
             command,
             limit,
             layer,
-            nested: cli.nested,
-            max_requested_wait: cli.max_requested_wait,
+            nested,
+            max_requested_wait,
             backoff,
-            policy,
+            rules,
             seed,
             splay: cli.splay,
             budget,
@@ -350,11 +290,11 @@ impl Config {
                     (false, false) => Verbosity::Normal,
                 },
             },
-            report: cli.report,
+            reports: cli.report,
+            job,
+            job_given: cli.job.is_some(),
             ci,
             github,
-            report_dotenv: cli.report_dotenv,
-            metrics,
             recorded,
         })
     }
@@ -370,7 +310,7 @@ impl Config {
     }
 
     /// What `--plan` shows.
-    pub(crate) fn plan(&self) -> PlanRequest {
+    pub(crate) fn plan(&self) -> PlanRequest<'_> {
         PlanRequest {
             limit: self.limit,
             backoff: self.backoff,
@@ -379,6 +319,7 @@ impl Config {
             max_time: self.max_time,
             budget: self.budget.as_ref().map(BudgetSettings::describe),
             max_requested_wait: self.max_requested_wait,
+            rules: &self.rules,
             preset: match self.preset {
                 PresetInForce::Given(preset) => preset,
                 PresetInForce::NoneForProgram(_) => None,
@@ -431,7 +372,7 @@ impl Config {
     pub(crate) fn rules(&self) -> Rules {
         Rules {
             limit: self.limit,
-            policy: self.policy.clone(),
+            decide: self.rules.clone(),
             max_time: self.max_time,
             reset_after: self.reset_after,
             splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
@@ -456,7 +397,7 @@ impl Config {
         self.process
     }
 
-    /// The output conditions, and whether stdout is held.
+    /// The output conditions, and what is held.
     pub(crate) fn output(&self) -> &OutputOptions {
         &self.output
     }
@@ -487,9 +428,19 @@ impl Config {
         self.replay_stdin
     }
 
-    /// `--report`, and the options in force as it records them.
-    pub(crate) fn report(&self) -> Option<(&Path, &OptionsRecord)> {
-        self.report.as_deref().map(|path| (path, &self.recorded))
+    /// The `--report` files, and the options in force as the JSON ones record them.
+    pub(crate) fn reports(&self) -> (&[ReportSpec], &OptionsRecord) {
+        (&self.reports, &self.recorded)
+    }
+
+    /// The job's name: `--job`, else the budget's name, else the command's program name.
+    pub(crate) fn job(&self) -> &str {
+        &self.job
+    }
+
+    /// `--job`, if it was given: the start of each CI group's title.
+    pub(crate) fn job_given(&self) -> Option<&str> {
+        self.job_given.then_some(self.job.as_str())
     }
 
     /// The CI system whose lines go into the log: none outside one, and none with
@@ -498,21 +449,14 @@ impl Config {
         self.ci.filter(|_| self.log.format == LogFormat::Text)
     }
 
-    /// GitHub's files for the run's outcome, and `--report-dotenv`.
-    pub(crate) fn step_outputs(&self) -> (&GitHubFiles, Option<&Path>) {
-        (&self.github, self.report_dotenv.as_deref())
+    /// GitHub's files for the run's outcome.
+    pub(crate) fn github(&self) -> &GitHubFiles {
+        &self.github
     }
 
-    /// `--quiet-unless-failed`.
-    pub(crate) fn quiet_unless_failed(&self) -> bool {
+    /// `--hold all`.
+    pub(crate) fn holds_everything(&self) -> bool {
         self.output.hold == Hold::Everything
-    }
-
-    /// `--metrics`, and the job label.
-    pub(crate) fn metrics(&self) -> Option<(&Path, &str)> {
-        self.metrics
-            .as_ref()
-            .map(|(path, job)| (path.as_path(), job.as_str()))
     }
 
     /// The command's words, as given.
@@ -526,24 +470,8 @@ impl Config {
     }
 }
 
-/// The `job` label of `--metrics` (at `path`, whose name must end in `.prom`): `--metrics-job`,
-/// else the budget's name, else the command's program name.
-fn metrics_job(
-    cli: &Cli,
-    path: &Path,
-    budget: Option<&BudgetSettings>,
-) -> Result<String, ConfigError> {
-    let named = path
-        .file_name()
-        .is_some_and(|name| name.to_string_lossy().ends_with(".prom"));
-    refuse(
-        !named,
-        &format!(
-            "--metrics {}: node_exporter's textfile collector reads only files whose names end \
-             in .prom; give such a name, e.g. /var/lib/prometheus/node-exporter/backup.prom",
-            printable(&path.display().to_string())
-        ),
-    )?;
+/// The job's name (`--job`): given, else the budget's name, else the command's program name.
+fn job_name(cli: &Cli, budget: Option<&BudgetSettings>) -> Result<String, ConfigError> {
     let program = || {
         cli.command.first().map(|program| {
             Path::new(program)
@@ -553,7 +481,7 @@ fn metrics_job(
                 .into_owned()
         })
     };
-    let job = match &cli.metrics_job {
+    let job = match &cli.job {
         Some(job) => job.clone(),
         None => budget
             .map(|budget| budget.name.as_str().to_string())
@@ -561,10 +489,45 @@ fn metrics_job(
             .unwrap_or_default(),
     };
     refuse(
-        job.is_empty(),
-        "--metrics-job is empty: give the job a name, e.g. --metrics-job nightly-backup",
+        cli.job.is_some() && job.trim().is_empty(),
+        "--job is empty: give the job a name, e.g. --job nightly-backup",
     )?;
     Ok(job)
+}
+
+/// `RETRY_MAX_REQUESTED_WAIT`, read through `env`: the longest wait a command may ask for.
+fn max_requested_wait(env: &impl Fn(&str) -> Option<OsString>) -> Result<Duration, ConfigError> {
+    let variable = environment::MAX_REQUESTED_WAIT.name;
+    let Some(value) = env(variable).filter(|value| !value.is_empty()) else {
+        return Ok(MAX_REQUESTED_WAIT);
+    };
+    let text = value.to_string_lossy();
+    match parse_duration(&text) {
+        Ok(wait) if !wait.is_zero() => Ok(wait),
+        Ok(_) => Err(ConfigError(format!(
+            "{variable} (0s) must be more than 0s, e.g. 15m; to bound the whole run, give \
+             --max-time"
+        ))),
+        Err(why) => Err(ConfigError(format!(
+            "{variable} '{}': {why}",
+            printable(&text)
+        ))),
+    }
+}
+
+/// `RETRY_NESTED`, read through `env`: what a run inside another retry's attempt does.
+fn nested(env: &impl Fn(&str) -> Option<OsString>) -> Result<Nested, ConfigError> {
+    let variable = environment::NESTED.name;
+    let Some(value) = env(variable).filter(|value| !value.is_empty()) else {
+        return Ok(Nested::default());
+    };
+    let text = value.to_string_lossy();
+    Nested::named(&text).ok_or_else(|| {
+        ConfigError(format!(
+            "{variable} '{}' is not once, retry or quiet",
+            printable(&text)
+        ))
+    })
 }
 
 /// This machine's host name, or empty if it has none (for `--seed host`).
@@ -607,41 +570,11 @@ fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
     })
 }
 
-/// The `--budget` settings, the store read from `RETRY_BUDGET_STORE` through `env` when no
-/// `--budget-store` is given.
-fn budget_settings(
-    name: &retry_budget::BudgetName,
-    cli: &Cli,
-    env: &impl Fn(&str) -> Option<OsString>,
-) -> Result<BudgetSettings, ConfigError> {
-    refuse(
-        cli.budget_window.is_zero(),
-        "--budget-window (0s) must be more than 0s, e.g. 1m: earned tokens would be gone at once",
-    )?;
-    let location = Location::resolve(
-        cli.budget_store.as_deref(),
-        cli.budget_password_file.as_deref(),
-        cli.budget_dir.clone(),
-        env,
-        "--budget",
-    )
-    .map_err(ConfigError)?;
-    Ok(BudgetSettings {
-        name: name.clone(),
-        terms: Terms {
-            rate: cli.budget_rate,
-            ratio: cli.budget_ratio.map(|ratio| ratio.0),
-            window: cli.budget_window,
-        },
-        location,
-        on_failure: cli.budget_store_fail,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use retry_budget::store::Location;
 
     fn resolve(args: &[&str], env: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let args: Vec<OsString> = std::iter::once("retry")
@@ -674,6 +607,7 @@ mod tests {
         assert_eq!(config.limit.count(), Some(5));
         assert_eq!(config.log.verbosity, Verbosity::Normal);
         assert_eq!(config.rules().splay, Duration::ZERO);
+        assert_eq!(config.max_requested_wait, MAX_REQUESTED_WAIT);
     }
 
     #[test]
@@ -686,16 +620,20 @@ mod tests {
     }
 
     #[test]
-    fn success_and_failure_lists_must_not_overlap() {
+    fn a_status_cannot_be_success_and_failure() {
         let err = config(&["--retry-on", "0-5", "true"])
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("status 0 is in both --success-on (0) and --retry-on (0-5)"),
+            err.starts_with("--retry-on 0-5 names status 0, a success status"),
             "{err}"
         );
         let err = config(&["--success-on", "0,3", "--stop-on", "3", "true"]).unwrap_err();
-        assert!(err.to_string().contains("--stop-on (3)"), "{err}");
+        assert!(
+            err.to_string().starts_with("--stop-on 3 names status 3"),
+            "{err}"
+        );
+        assert!(config(&["--retry-on", "0,stdout:pending", "true"]).is_ok());
     }
 
     #[test]
@@ -728,24 +666,28 @@ mod tests {
     }
 
     #[test]
-    fn output_patterns_are_compiled_and_checked() {
-        let err = config(&["--stop-on-output", "a(", "true"])
+    fn output_rules_are_compiled_checked_and_read_their_streams() {
+        let err = config(&["--stop-on", "output:a(", "true"])
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("--stop-on-output 'a(' is not a valid regex"),
+            err.starts_with("--stop-on 'output:a(' is not a valid regex"),
             "{err}"
         );
-        let config = config(&[
-            "--retry-on-output",
-            "503",
-            "--retry-on-output",
-            "429",
+        let both = config(&[
+            "--retry-on",
+            "output:503",
+            "--retry-on",
+            "output:429",
             "true",
-        ])
-        .unwrap();
-        assert!(config.output.matches_stdout() && config.output.matches_stderr());
-        assert_eq!(config.output.hold, Hold::Nothing);
+        ]);
+        let both = both.unwrap();
+        assert!(both.output.matches_stdout() && both.output.matches_stderr());
+        assert_eq!(both.output.hold, Hold::Nothing);
+        let stderr = config(&["--stop-on", "22,stderr:404", "true"]).unwrap();
+        assert!(!stderr.output.pipes_stdout() && stderr.output.pipes_stderr());
+        let held = config(&["--hold", "all", "true"]).unwrap();
+        assert!(held.holds_everything() && held.output.pipes_stderr());
     }
 
     #[test]
@@ -768,28 +710,20 @@ mod tests {
     }
 
     #[test]
-    fn budget_flags_need_a_budget_and_resolve_a_directory() {
-        let cli = Cli::try_parse_from(["retry", "--budget-rate", "5/1h", "true"]);
-        assert!(cli.is_err(), "--budget-rate without --budget");
-        let config = config(&["--budget", "api", "--budget-dir", "/tmp/b", "true"]).unwrap();
-        let budget = config.budget.unwrap();
-        assert_eq!(
-            (budget.name.as_str(), budget.terms.rate.to_string()),
-            ("api", "10/1m".into())
-        );
-        assert_eq!(budget.location, Location::File("/tmp/b".into()));
-        assert_eq!(
-            (budget.terms.ratio, budget.terms.window),
-            (None, Duration::from_secs(60)),
-            "no ratio unless asked"
-        );
+    fn a_budget_store_needs_a_budget_and_resolves_a_directory() {
+        let cli = Cli::try_parse_from(["retry", "--budget-store", "file", "true"]);
+        assert!(cli.is_err(), "--budget-store without --budget");
+        let config = config(&["--budget", "api", "--budget-store", "file:/tmp/b", "true"]);
+        let budget = config.unwrap().budget.unwrap();
+        assert_eq!(budget.name.as_str(), "api");
+        assert_eq!(budget.store.location, Location::File("/tmp/b".into()));
     }
 
     #[test]
     fn the_budget_directory_comes_from_the_environment() {
         let dir = |env: &[(&str, &str)]| {
             resolve(&["--budget", "api", "true"], env).map(|config| {
-                match config.budget.unwrap().location {
+                match config.budget.unwrap().store.location {
                     Location::File(dir) => dir,
                     other => panic!("{other:?}"),
                 }
@@ -817,7 +751,7 @@ mod tests {
             let mut all = vec!["--budget", "api"];
             all.extend_from_slice(args);
             all.push("true");
-            resolve(&all, env).map(|config| config.budget.unwrap().location.to_string())
+            resolve(&all, env).map(|config| config.budget.unwrap().store.location.to_string())
         };
         let home = ("HOME", "/h");
         let variable = ("RETRY_BUDGET_STORE", "redis://app:s3cret@cache:6379");
@@ -854,40 +788,21 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_terms_and_store_reach_the_plan_and_the_report() {
-        let env = [("RETRY_BUDGET_STORE", "redis://app:s3cret@cache")];
-        let args = [
-            "--budget",
-            "api",
-            "--budget-ratio",
-            "0.1",
-            "--budget-window",
-            "30s",
-        ];
-        let config = resolve(
-            &[&args[..], &["--budget-store-fail", "closed", "true"]].concat(),
-            &env,
-        )
-        .unwrap();
+    fn the_budget_and_its_store_reach_the_plan_and_the_report() {
+        let env = [("RETRY_BUDGET_STORE", "redis://app:s3cret@cache?fail=closed")];
+        let config = resolve(&["--budget", "api", "true"], &env).unwrap();
         assert_eq!(
             config.plan().budget.unwrap(),
-            "api at 10/1m plus 0.1 per first attempt over 30s in redis://app:***@cache (closed \
-             when it fails)"
+            "api, on the terms its store keeps (retry budget show api), in \
+             redis://app:***@cache (fail=closed)"
         );
         let recorded = serde_json::to_value(&config.recorded).unwrap();
-        assert_eq!(recorded["budget_ratio"], 0.1);
-        assert_eq!(recorded["budget_window_ms"], 30000.0);
-        assert_eq!(recorded["budget_store"], "redis://app:***@cache");
-        assert_eq!(recorded["budget_store_fail"], "closed");
-        assert!(!recorded.to_string().contains("s3cret"));
-        let err = resolve(&["--budget", "api", "--budget-window", "0s", "true"], &env).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("--budget-window (0s) must be more than 0s"),
-            "{err}"
+        assert_eq!(recorded["budget"], "api");
+        assert_eq!(
+            recorded["in_force"]["budget_store"],
+            "redis://app:***@cache"
         );
-        let cli = Cli::try_parse_from(["retry", "--budget-ratio", "0.1", "true"]);
-        assert!(cli.is_err(), "--budget-ratio without --budget");
+        assert!(!recorded.to_string().contains("s3cret"));
     }
 
     #[test]
@@ -897,21 +812,48 @@ mod tests {
     }
 
     #[test]
-    fn the_report_records_the_options_in_force() {
-        let recorded = config(&["--seed", "9", "-n", "unlimited", "--", "a", "b"])
-            .unwrap()
-            .recorded;
+    fn the_report_records_every_option_as_given_or_by_default() {
+        let recorded = config(&[
+            "--seed",
+            "9",
+            "-n",
+            "unlimited",
+            "--retry-on",
+            "1",
+            "--retry-on",
+            "2",
+            "--",
+            "a",
+            "b",
+        ])
+        .unwrap()
+        .recorded;
         let json = serde_json::to_value(&recorded).unwrap();
-        assert_eq!(json["seed"], 9);
+        assert_eq!(json["seed"], "9");
+        assert_eq!(json["in_force"]["seed"], 9);
         assert_eq!(json["max_attempts"], "unlimited");
+        assert_eq!(json["base"], "1s", "a default");
+        assert_eq!(json["retry_on"], serde_json::json!(["1", "2"]));
+        assert_eq!(json["foreground"], false);
+        assert_eq!(json["timeout"], serde_json::Value::Null);
         assert_eq!(json["command"], serde_json::json!(["a", "b"]));
-        assert_eq!(json["budget_rate"], serde_json::Value::Null);
+        let options: Vec<String> = crate::cli::full_command()
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .filter(|long| !matches!(*long, "help" | "version"))
+            .map(|long| long.replace('-', "_"))
+            .collect();
+        for option in options {
+            assert!(json.get(&option).is_some(), "{option} is not recorded");
+        }
     }
 
     #[test]
-    fn the_reference_lists_every_option_the_report_records() {
+    fn the_reference_lists_every_key_the_report_records() {
         let recorded = config(&["true"]).unwrap().recorded;
-        let keys = crate::reference::object_keys(&serde_json::to_value(&recorded).unwrap(), &[]);
+        let mut keys =
+            crate::reference::object_keys(&serde_json::to_value(&recorded).unwrap(), &["in_force"]);
+        keys.dedup();
         assert_eq!(keys, crate::reference::row_keys("options"));
     }
 
@@ -957,33 +899,45 @@ mod tests {
         let plain = config(&["true"]).unwrap();
         assert!(plain.hands_over_terminal());
         assert!(!plain.replay_stdin());
-        assert!(plain.report().is_none());
+        assert!(plain.reports().0.is_empty());
         assert!(plain.budget().is_none());
+        assert_eq!((plain.job(), plain.job_given()), ("true", None));
 
-        let scratch = tempfile::tempdir().unwrap();
-        let report = scratch.path().join("report.json");
-        let budgets = scratch.path().join("budgets");
-        let [report_arg, budgets_arg] = [&report, &budgets].map(|path| path.to_str().unwrap());
         let every = config(&[
             "--foreground",
             "--replay-stdin",
             "--report",
-            report_arg,
+            "r.json",
+            "--report",
+            "dotenv:r.txt",
+            "--job",
+            "nightly",
             "--budget",
             "api",
-            "--budget-dir",
-            budgets_arg,
+            "--budget-store",
+            "file:/tmp/budgets",
             "true",
         ])
         .unwrap();
         assert!(!every.hands_over_terminal());
         assert!(every.replay_stdin());
-        assert_eq!(every.report().map(|(path, _)| path), Some(report.as_path()));
-        let budget = every.budget().unwrap();
-        assert_eq!(budget.location, Location::File(budgets.clone()));
+        let formats: Vec<_> = every.reports().0.iter().map(|spec| spec.format).collect();
+        assert_eq!(
+            formats,
+            [
+                crate::report::formats::ReportFormat::Json,
+                crate::report::formats::ReportFormat::Dotenv
+            ]
+        );
+        assert_eq!(
+            (every.job(), every.job_given()),
+            ("nightly", Some("nightly"))
+        );
+        let named = config(&["--budget", "api", "true"]).unwrap();
+        assert_eq!(named.job(), "api", "the budget names the job");
 
         let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
-        let location = &shared.unwrap().budget.unwrap().location;
+        let location = &shared.unwrap().budget.unwrap().store.location;
         assert!(matches!(location, Location::Shared { .. }), "{location:?}");
     }
 
@@ -993,23 +947,43 @@ mod tests {
         let nested = resolve(&["-n", "4", "true"], &outer).unwrap();
         assert_eq!((nested.rules().depth, nested.limit.count()), (2, Some(4)));
         assert!(nested.warnings()[0].contains("up to 3 × 4 = 12 attempts"));
-        let once = resolve(&["-n", "4", "--nested", "once", "true"], &outer).unwrap();
+        let once = resolve(
+            &["-n", "4", "true"],
+            &[outer[0], outer[1], ("RETRY_NESTED", "once")],
+        );
+        let once = once.unwrap();
         assert_eq!(
             (once.rules().limit.count(), once.warnings().len()),
             (Some(1), 0)
         );
-        let alone = config(&["-n", "4", "--nested", "once", "true"]).unwrap();
+        let alone = resolve(&["-n", "4", "true"], &[("RETRY_NESTED", "once")]).unwrap();
         assert_eq!((alone.rules().depth, alone.limit.count()), (1, Some(4)));
         let recorded = serde_json::to_value(&once.recorded).unwrap();
-        assert_eq!(recorded["nested"], "once");
+        assert_eq!(recorded["in_force"]["nested"], "once");
+        let err = resolve(&["true"], &[("RETRY_NESTED", "twice")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RETRY_NESTED 'twice' is not once, retry or quiet"
+        );
     }
 
     #[test]
     fn requested_waits_need_a_limit_and_a_group() {
-        let err = config(&["--max-requested-wait", "0s", "true"]).unwrap_err();
+        let limited = |value: &str| resolve(&["true"], &[("RETRY_MAX_REQUESTED_WAIT", value)]);
+        let err = limited("0s").unwrap_err();
         assert!(
             err.to_string()
-                .contains("--max-requested-wait (0s) must be more than 0s")
+                .contains("RETRY_MAX_REQUESTED_WAIT (0s) must be more than 0s")
+        );
+        assert!(
+            limited("5")
+                .unwrap_err()
+                .to_string()
+                .contains("unit is needed")
+        );
+        assert_eq!(
+            limited("1h").unwrap().max_requested_wait,
+            Duration::from_secs(3600)
         );
         let err = config(&["--retry-after-output", "after: \\d+", "true"]).unwrap_err();
         assert!(

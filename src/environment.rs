@@ -90,7 +90,22 @@ pub(crate) const BUDGET_STORE: Variable = Variable {
 /// An outer run's `RETRY_DEPTH`, which tells a run that it is nested.
 pub(crate) const OUTER_DEPTH: Variable = Variable {
     name: DEPTH.name,
-    meaning: "set: this run is inside another retry's attempt (see --nested)",
+    meaning: "set: this run is inside another retry's attempt (see RETRY_NESTED)",
+};
+
+/// What a run inside another retry's attempt does.
+pub(crate) const NESTED: Variable = Variable {
+    name: "RETRY_NESTED",
+    meaning: "inside another retry's attempt: once (one attempt, the outer run retries), retry \
+              (the default: retry, warning of the attempts the layers multiply to) or quiet \
+              (retry, without the warning)",
+};
+
+/// The longest wait a command may ask for.
+pub(crate) const MAX_REQUESTED_WAIT: Variable = Variable {
+    name: "RETRY_MAX_REQUESTED_WAIT",
+    meaning: "the longest wait a command may ask for (RETRY_AFTER_FILE, --retry-after-output); \
+              a longer one is cut to it, with a warning (a DURATION; default 15m)",
 };
 
 /// An outer run's `RETRY_MAX_ATTEMPTS`, for the warning of a nested run.
@@ -144,8 +159,10 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 10] = [
+pub(crate) const READ: [Variable; 12] = [
     BUDGET_STORE,
+    NESTED,
+    MAX_REQUESTED_WAIT,
     OUTER_DEPTH,
     OUTER_MAX_ATTEMPTS,
     OUTER_TOTAL_ATTEMPTS,

@@ -21,11 +21,11 @@ pub(crate) const RUN: [(&str, &str); 7] = [
     ),
     (
         "Retry curl's HTTP errors too, but not a 4xx other than 429:",
-        "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on-output 'error: 4(0[0-8]|1[0-7])' -- curl -fsS https://example.com/api",
+        "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on 'stderr:error: 4(0[0-8]|1[0-7])' -- curl -fsS https://example.com/api",
     ),
     (
         "Capture the one answer of the attempt that succeeds:",
-        "token=$(retry --hold-output -- vault read -field=token secret/ci)",
+        "token=$(retry --hold stdout -- vault read -field=token secret/ci)",
     ),
     (
         "Spread a fleet's hourly job and share a budget of retries on each host:",

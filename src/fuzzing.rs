@@ -12,12 +12,13 @@ use retry_budget::model::{BucketState, Terms};
 use retry_policy::printable::printable;
 use retry_policy::run::Waits;
 
-use crate::cli::{Cli, one_line_error};
+use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, one_line_error};
 use crate::config::Config;
 
 /// Parse `data`, split at NUL bytes into arguments (raw bytes, not necessarily UTF-8), as the
 /// binary would; then do with the values what a run does with them: draw waits, turn the time
-/// limits into instants, take budget tokens at moments drawn from `data`, and plan.
+/// limits into instants, and plan; or, for `retry budget set`, take budget tokens on its terms
+/// at moments drawn from `data`.
 pub fn arguments(data: &[u8]) {
     let words: Vec<OsString> = std::iter::once(OsString::from("retry"))
         .chain(
@@ -25,7 +26,7 @@ pub fn arguments(data: &[u8]) {
                 .map(|word| OsString::from_vec(word.to_vec())),
         )
         .collect();
-    let cli = match Cli::parse_args(&words) {
+    let mut cli = match Cli::parse_args(&words) {
         Ok(cli) => cli,
         Err(err)
             if matches!(
@@ -37,11 +38,20 @@ pub fn arguments(data: &[u8]) {
         }
         Err(err) => return assert_one_line(&one_line_error(&err, &words)),
     };
-    let terms = Terms {
-        rate: cli.budget_rate,
-        ratio: cli.budget_ratio.map(|ratio| ratio.0),
-        window: cli.budget_window,
-    };
+    if let Some(ToolCommand::Budget(Deferred(budget_args))) = cli.tool.take() {
+        if let BudgetCommand::Set(set) = budget_args.command {
+            let terms = Terms {
+                rate: set.rate,
+                ratio: set.ratio.map(|ratio| ratio.0),
+                window: set.window,
+            };
+            match terms.check() {
+                Ok(()) => budget(&terms, data, None),
+                Err(why) => assert_one_line(&printable(&why)),
+            }
+        }
+        return;
+    }
     let config = match Config::try_from(cli) {
         Ok(config) => config,
         Err(err) => return assert_one_line(&printable(&err.to_string())),
@@ -53,9 +63,6 @@ pub fn arguments(data: &[u8]) {
     let cap = config.plan().backoff.cap();
     for _ in 0..200 {
         assert!(waits.next_wait() <= cap);
-    }
-    if !terms.window.is_zero() {
-        budget(&terms, data, rules.max_time);
     }
     config.plan().rows().take(200).for_each(drop);
 }

@@ -1,5 +1,5 @@
-//! Carrying out one invocation of the tool: a subcommand of the tool's own (the simulator,
-//! `budget show`), the plan of a run, or the run itself, in the order that keeps every promise:
+//! Carrying out one invocation of the tool: a subcommand of the tool's own (`budget show`,
+//! `budget set`), the plan of a run, or the run itself, in the order that keeps every promise:
 //! check everything checkable before the first attempt, read stdin before signals are blocked,
 //! report the run once its report is written, and decide the exit status from how it ended. The
 //! run's parts are built here, each by the module that owns it, from the settings `config`
@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, requested_log_format};
+use crate::cli::{
+    BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, ToolCommand, requested_log_format,
+};
 use crate::config::Config;
 use crate::output::copy::HeldOutput;
 use crate::output::transcript::Transcript;
@@ -28,6 +30,7 @@ use crate::process::terminal::Terminal;
 use crate::report::ci::log::{CiLog, shown_command};
 use crate::report::ci::outputs::StepOutputs;
 use crate::report::file::ReportWriter;
+use crate::report::formats::{ReportFormat, ReportSpec};
 use crate::report::metrics::Metrics;
 use crate::report::reporter::{self, Reporter};
 use crate::report::target::{ReportError, ReportTarget};
@@ -38,7 +41,9 @@ use crate::signals::startup::{self, Inherited};
 use crate::spill::HoldError;
 use crate::sys::spawn::Launcher;
 use retry_budget::Prepared;
+use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
+use retry_budget::store::StoreSettings;
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
@@ -69,26 +74,10 @@ pub fn say_error(message: &str, args: &[OsString]) {
 /// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
 pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
     match cli.tool.take() {
-        Some(ToolCommand::Budget(Deferred(budget))) => {
-            let BudgetCommand::Show(options) = budget.command;
-            let request = options
-                .request(&|name| std::env::var_os(name))
-                .map_err(anyhow::Error::msg)?;
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            let format = match options.log_format {
-                LogFormat::Text => show::Format::Text,
-                LogFormat::Json => show::Format::Json,
-            };
-            show::print(&request, format, &Threads, &mut out).map_err(|err| match err {
-                ShowError::Unreadable(why) => anyhow::anyhow!(why),
-                ShowError::Write(err) => {
-                    anyhow::Error::from(err).context("cannot write the budget's state to stdout")
-                }
-            })?;
-            out.flush()
-                .context("cannot write the budget's state to stdout")?;
-            Ok(Exit::Success)
-        }
+        Some(ToolCommand::Budget(Deferred(budget))) => match budget.command {
+            BudgetCommand::Show(options) => show_budget(&options),
+            BudgetCommand::Set(options) => set_budget(&options),
+        },
         None => {
             let config = Config::try_from(cli)?;
             match config.command() {
@@ -103,6 +92,44 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
             }
         }
     }
+}
+
+/// `retry budget show`: print a budget's state on stdout.
+fn show_budget(options: &BudgetShowArgs) -> anyhow::Result<Exit> {
+    let request = options
+        .request(&|name| std::env::var_os(name))
+        .map_err(anyhow::Error::msg)?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let format = match options.log_format {
+        LogFormat::Text => show::Format::Text,
+        LogFormat::Json => show::Format::Json,
+    };
+    show::print(&request, format, &Threads, &mut out).map_err(|err| match err {
+        ShowError::Unreadable(why) => anyhow::anyhow!(why),
+        ShowError::Write(err) => {
+            anyhow::Error::from(err).context("cannot write the budget's state to stdout")
+        }
+    })?;
+    out.flush()
+        .context("cannot write the budget's state to stdout")?;
+    Ok(Exit::Success)
+}
+
+/// `retry budget set`: keep a budget's terms in its store, for every run that shares it.
+fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
+    let store = StoreSettings::resolve(
+        options.budget_store.as_deref(),
+        &|name| std::env::var_os(name),
+        "retry budget set",
+    )
+    .map_err(anyhow::Error::msg)?;
+    let terms = Terms {
+        rate: options.rate,
+        ratio: options.ratio.map(|ratio| ratio.0),
+        window: options.window,
+    };
+    retry_budget::set_terms(&options.name, &store, terms, &Threads).map_err(anyhow::Error::msg)?;
+    Ok(Exit::Success)
 }
 
 /// Run `command` under `config` until it succeeds or the run gives up.
@@ -130,9 +157,9 @@ fn run_command(
     reaper::adopt_orphans();
     let ci = config
         .ci_log()
-        .map(|system| CiLog::new(system, config.command_words()));
+        .map(|system| CiLog::new(system, config.command_words()).for_job(config.job_given()));
     let mut reporter = Reporter::on_stderr(config.log()).with_ci(ci);
-    let transcript = config.quiet_unless_failed().then(Transcript::default);
+    let transcript = config.holds_everything().then(Transcript::default);
     let mut release: Box<dyn Release<HeldOutput>> = match &transcript {
         Some(transcript) => {
             reporter.hold_in(transcript.clone());
@@ -211,40 +238,38 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
     })
 }
 
-/// What a run writes when it ends, besides its messages: `--report`, the CI system's step
-/// outputs and `--report-dotenv`, and `--metrics`; each a [`ReportTarget`], so each checked (and
-/// opened, where it can be) before the first attempt, and each taking the run's events.
+/// What a run writes when it ends, besides its messages: the `--report` files and the CI
+/// system's step outputs; each a [`ReportTarget`], so each checked (and opened, where it can
+/// be) before the first attempt, and each taking the run's events.
 struct EndFiles {
-    report: Option<ReportWriter>,
+    reports: Vec<ReportWriter>,
     outputs: Option<StepOutputs>,
-    metrics: Option<Metrics>,
+    metrics: Vec<Metrics>,
 }
 
 impl EndFiles {
     /// The files `config` asks for, each checked: one that cannot be written fails the run now.
     fn prepare(config: &Config) -> anyhow::Result<EndFiles> {
-        let target = |path, flag| ReportTarget::check(path, flag).map_err(anyhow::Error::msg);
-        let report = match config.report() {
-            Some((path, options)) => Some(ReportWriter::new(
-                target(path, "--report")?,
-                options,
-                config.depth(),
-            )),
-            None => None,
+        let target = |spec: &ReportSpec| {
+            ReportTarget::check(&spec.path, "--report", spec.format.example_file())
+                .map_err(anyhow::Error::msg)
         };
-        let (github, dotenv) = config.step_outputs();
-        let dotenv = match dotenv {
-            Some(path) => Some(target(path, "--report-dotenv")?),
-            None => None,
-        };
+        let (specs, options) = config.reports();
+        let (mut reports, mut dotenv, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
+        for spec in specs {
+            match spec.format {
+                ReportFormat::Json => {
+                    reports.push(ReportWriter::new(target(spec)?, options, config.depth()));
+                }
+                ReportFormat::Dotenv => dotenv.push(target(spec)?),
+                ReportFormat::Prometheus => metrics.push(Metrics::new(target(spec)?, config.job())),
+            }
+        }
         let shown = shown_command(config.command_words());
-        let outputs = StepOutputs::new(github, dotenv, shown).map_err(anyhow::Error::msg)?;
-        let metrics = match config.metrics() {
-            Some((path, job)) => Some(Metrics::new(target(path, "--metrics")?, job)),
-            None => None,
-        };
+        let outputs =
+            StepOutputs::new(config.github(), dotenv, shown).map_err(anyhow::Error::msg)?;
         Ok(EndFiles {
-            report,
+            reports,
             outputs: Some(outputs).filter(StepOutputs::any),
             metrics,
         })
@@ -252,13 +277,13 @@ impl EndFiles {
 
     /// Write every file for the run that ended as `end`, making a failure part of how it ended.
     fn write(self, end: &mut RunEnd, watch: &SignalWatch, deadline: Option<Instant>) {
-        if let Some(report) = self.report {
+        for report in self.reports {
             written(report.write(end, watch, deadline), end);
         }
         if let Some(outputs) = self.outputs {
             written(outputs.write(end, watch, deadline), end);
         }
-        if let Some(metrics) = self.metrics {
+        for metrics in self.metrics {
             written(metrics.write(end, watch, deadline), end);
         }
     }
@@ -266,9 +291,13 @@ impl EndFiles {
 
 impl EventSink for EndFiles {
     fn emit(&mut self, event: &Event) {
-        self.report.emit(event);
+        for report in &mut self.reports {
+            report.emit(event);
+        }
         self.outputs.emit(event);
-        self.metrics.emit(event);
+        for metrics in &mut self.metrics {
+            metrics.emit(event);
+        }
     }
 }
 

@@ -1,9 +1,11 @@
-//! `--plan`: the schedule of waits the options give, printed instead of running anything.
+//! `--plan`: the schedule of waits the options give, and the rules that decide what each
+//! attempt's end means, printed instead of running anything.
 //!
 //! One row per attempt (its number, the wait before it, the total waited by its start, and the
 //! interval the wait was drawn from), then what the total wait is likely to be, from many sampled
 //! schedules. An unlimited run shows its rows until the waits reach the cap, then says how it goes
-//! on. Nothing here sleeps or runs a command; output goes to the writer given.
+//! on. Then the rules, in the order they are tried. Nothing here sleeps or runs a command; output
+//! goes to the writer given.
 
 use retry_policy::choice::Choice;
 use std::io::{self, Write};
@@ -18,7 +20,8 @@ use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Draw, Jitter};
 use retry_policy::duration::{format_duration, to_millis};
 use retry_policy::matching::OutputStream;
-use retry_policy::presets::{Preset, TIMED_OUT, Verdict};
+use retry_policy::presets::Preset;
+use retry_policy::rules::{Origin, RuleList, RuleRow};
 
 /// Rows shown for an unlimited run at the least and at the most.
 const UNLIMITED_ROWS: (u64, u64) = (10, 100);
@@ -33,7 +36,7 @@ const SAMPLES: (u64, u64) = (200, 10_000);
 
 /// What to plan.
 #[derive(Clone, Debug)]
-pub(crate) struct PlanRequest {
+pub(crate) struct PlanRequest<'a> {
     pub(crate) limit: AttemptLimit,
     pub(crate) backoff: Backoff,
     pub(crate) seed: u64,
@@ -43,9 +46,11 @@ pub(crate) struct PlanRequest {
     pub(crate) max_time: Option<Duration>,
     /// `--budget`, as the header names it (its name and rate), if one is shared.
     pub(crate) budget: Option<String>,
-    /// `--max-requested-wait`: how long a command's requested wait may make a wait.
+    /// `RETRY_MAX_REQUESTED_WAIT`: how long a command's requested wait may make a wait.
     pub(crate) max_requested_wait: Duration,
-    /// `--preset`, whose rules decide which failures are retried.
+    /// The rules that decide what each attempt's end means.
+    pub(crate) rules: &'a RuleList,
+    /// `--preset`, as it resolved, whose sources the plan names.
     pub(crate) preset: Option<&'static Preset>,
 }
 
@@ -71,7 +76,7 @@ pub(crate) struct TotalWait {
     pub(crate) samples: u64,
 }
 
-impl PlanRequest {
+impl PlanRequest<'_> {
     /// The rows of the plan: every attempt of a finite run, or enough of an unlimited one to see
     /// the waits reach the cap; none that `--max-time` rules out.
     pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + use<> {
@@ -278,82 +283,102 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             request.seed
         )?;
     }
+    write_rules(out, request.rules)?;
     match request.preset {
-        Some(preset) => write_preset(out, preset),
+        Some(preset) => writeln!(
+            out,
+            "the --preset {} rules come from {}",
+            preset.name, preset.sources
+        ),
         None => Ok(()),
     }
 }
 
-/// What `preset` decides, rule by rule, after `--success-on`, `--stop-on` and `--retry-on`.
-fn write_preset(out: &mut impl Write, preset: &Preset) -> io::Result<()> {
+/// The rules, in the order they are tried.
+fn write_rules(out: &mut impl Write, rules: &RuleList) -> io::Result<()> {
     writeln!(
         out,
-        "--preset {} (from {}), for a status --success-on, --stop-on and --retry-on do not \
-         name; its patterns read {}:",
-        preset.name,
-        preset.sources,
-        preset.stream.described()
+        "what an attempt's end means, the first rule that holds deciding:"
     )?;
-    for rule in preset_rules(preset) {
-        let output = rule.output.map_or(String::new(), |pattern| {
-            format!(", a line matching '{pattern}'")
+    for row in rules.rows() {
+        let output = row.output.as_ref().map_or(String::new(), |output| {
+            format!(
+                ", a line of {} matching '{}'",
+                output.stream.described(),
+                output.regex
+            )
         });
+        let statuses = match row.statuses.as_str() {
+            "any" | "any failure" => row.statuses.clone(),
+            statuses => format!("status {statuses}"),
+        };
         writeln!(
             out,
-            "  status {}{output}: {}: {}",
-            rule.statuses, rule.verdict, rule.meaning
+            "  {statuses}{output}: {}: {}",
+            row.verdict.name(),
+            described(&row.origin)
         )?;
     }
     Ok(())
 }
 
-/// A preset's rules as the plan shows them: its own, the time-out rule that comes first, and
-/// what any other status means.
-fn preset_rules(preset: &Preset) -> Vec<PlanRule> {
-    let verdict = |verdict| match verdict {
-        Verdict::Retry => "retry",
-        Verdict::Stop => "stop",
-    };
-    let (timed_out, meaning) = preset.decide(TIMED_OUT, |_| false);
-    let mut rules = vec![PlanRule {
-        statuses: TIMED_OUT.to_string(),
-        output: None,
-        verdict: verdict(timed_out),
-        meaning,
-    }];
-    rules.extend(preset.rules.iter().map(|rule| PlanRule {
-        statuses: rule.statuses.to_string(),
-        output: rule.output,
-        verdict: verdict(rule.verdict),
-        meaning: rule.meaning,
-    }));
-    let (otherwise, meaning) = preset.decide_otherwise();
-    rules.push(PlanRule {
-        statuses: "any other".to_string(),
-        output: None,
-        verdict: verdict(otherwise),
-        meaning,
-    });
-    rules
+/// Where a rule comes from, in the plan's words.
+fn described(origin: &Origin) -> String {
+    match origin {
+        Origin::Given { flag, text } => format!("{flag} {text}"),
+        Origin::Preset { preset, meaning } => format!("--preset {preset}: {meaning}"),
+        Origin::Guard(meaning) => format!("the tool's: {meaning}"),
+        Origin::Default(meaning) => format!("the default: {meaning}"),
+    }
 }
 
-/// One rule of a preset, in the plan.
+/// One rule of the JSON plan.
 #[derive(Serialize)]
 struct PlanRule {
     statuses: String,
-    output: Option<&'static str>,
+    stream: Option<OutputStream>,
+    output: Option<String>,
     verdict: &'static str,
-    meaning: &'static str,
+    /// `user`, `tool`, `preset` or `default`.
+    origin: &'static str,
+    /// The user's rule as given, or what the end is.
+    meaning: String,
 }
 
-/// The preset line of the JSON plan.
+impl PlanRule {
+    fn of(row: RuleRow) -> Self {
+        let (origin, meaning) = match row.origin {
+            Origin::Given { flag, text } => ("user", format!("{flag} {text}")),
+            Origin::Preset { meaning, .. } => ("preset", meaning.to_string()),
+            Origin::Guard(meaning) => ("tool", meaning.to_string()),
+            Origin::Default(meaning) => ("default", meaning.to_string()),
+        };
+        PlanRule {
+            statuses: row.statuses,
+            stream: row.output.as_ref().map(|output| output.stream),
+            output: row.output.map(|output| output.regex),
+            verdict: row.verdict.name(),
+            origin,
+            meaning,
+        }
+    }
+}
+
+/// The rules line of the JSON plan.
+#[derive(Serialize)]
+struct PlanRules {
+    event: &'static str,
+    rules: Vec<PlanRule>,
+    preset: Option<PlanPreset>,
+}
+
+/// The preset in force, in the JSON plan.
 #[derive(Serialize)]
 struct PlanPreset {
-    event: &'static str,
     name: &'static str,
     sources: &'static str,
+    /// The stream its patterns read.
     stream: OutputStream,
-    rules: Vec<PlanRule>,
 }
 
 /// The header line: the options that shape the plan.
@@ -440,16 +465,6 @@ struct TotalWaitJson {
 }
 
 fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
-    if let Some(preset) = request.preset {
-        let line = PlanPreset {
-            event: "plan_preset",
-            name: preset.name,
-            sources: preset.sources,
-            stream: preset.stream,
-            rules: preset_rules(preset),
-        };
-        writeln!(out, "{}", serde_json::to_string(&line)?)?;
-    }
     let mut planned = 0;
     for row in request.rows() {
         // The interval a wait was drawn from, only where the wait is random.
@@ -483,14 +498,30 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         budget: request.budget.clone(),
         max_requested_wait_ms: to_millis(request.max_requested_wait),
     };
-    writeln!(out, "{}", serde_json::to_string(&total)?)
+    writeln!(out, "{}", serde_json::to_string(&total)?)?;
+    let rules = PlanRules {
+        event: "plan_rules",
+        rules: request.rules.rows().into_iter().map(PlanRule::of).collect(),
+        preset: request.preset.map(|preset| PlanPreset {
+            name: preset.name,
+            sources: preset.sources,
+            stream: preset.stream,
+        }),
+    };
+    writeln!(out, "{}", serde_json::to_string(&rules)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn request(limit: &str, base_ms: u64, cap_ms: u64, jitter: Jitter) -> PlanRequest {
+    /// The rules of a run given no rule.
+    fn defaults() -> &'static RuleList {
+        static RULES: std::sync::OnceLock<RuleList> = std::sync::OnceLock::new();
+        RULES.get_or_init(|| RuleList::new(&Default::default(), None).unwrap())
+    }
+
+    fn request(limit: &str, base_ms: u64, cap_ms: u64, jitter: Jitter) -> PlanRequest<'static> {
         let ms = Duration::from_millis;
         PlanRequest {
             limit: limit.parse().unwrap(),
@@ -500,6 +531,7 @@ mod tests {
             max_time: None,
             budget: None,
             max_requested_wait: Duration::from_secs(900),
+            rules: defaults(),
             preset: None,
         }
     }
@@ -560,6 +592,7 @@ mod tests {
             max_time: None,
             budget: None,
             max_requested_wait: Duration::from_secs(900),
+            rules: defaults(),
             preset: None,
         };
         assert_eq!(flat.rows().count(), 100);
@@ -579,7 +612,7 @@ mod tests {
         let plan = text(&request("1000", 1, 10, Jitter::None));
         assert!(plan.contains("(attempts 51 to 999 not shown)"), "{plan}");
         assert!(plan.contains("\n    1000 "), "{plan}");
-        assert!(plan.lines().count() < 60);
+        assert!(plan.lines().count() < 70);
     }
 
     #[test]
@@ -637,10 +670,11 @@ mod tests {
         let mut preset = request("3", 100, 1_000, Jitter::Equal);
         preset.preset = retry_policy::presets::PRESETS.first();
         let lines = json_lines(&preset);
-        let mut keys = object_keys(&lines[0], &[]);
-        keys.extend(object_keys(&lines[0]["rules"][0], &[]));
+        let mut keys = object_keys(&lines[4], &["preset"]);
+        keys.extend(object_keys(&lines[4]["rules"][0], &[]));
         keys.sort();
-        assert_eq!(keys, row_keys("plan_preset"));
+        keys.dedup();
+        assert_eq!(keys, row_keys("plan_rules"));
     }
 
     #[test]
@@ -676,7 +710,8 @@ mod tests {
     #[test]
     fn json_rows_then_a_total() {
         let lines = json_lines(&request("3", 100, 1_000, Jitter::Equal));
-        assert_eq!(lines.len(), 4);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[4]["event"], "plan_rules");
         assert_eq!(lines[0]["wait_ms"], 0.0);
         assert_eq!(lines[2]["attempt"], 3);
         assert_eq!(lines[3]["event"], "plan_total");

@@ -1,6 +1,6 @@
 //! Bytes held in memory up to a bound, and in an unnamed temporary file beyond it.
 //!
-//! What `--replay-stdin`, `--hold-output` and `--quiet-unless-failed` keep: megabytes cost memory, gigabytes cost disk, and
+//! What `--replay-stdin` and `--hold` keep: megabytes cost memory, gigabytes cost disk, and
 //! the temporary file has no name, so it vanishes with the tool whatever way it ends. Nothing
 //! held is dropped before it is safe elsewhere, and an error of the temporary file names the
 //! directory it was made in, so that a missing or full TMPDIR is seen for what it is.

@@ -60,15 +60,15 @@ def curl(*extra):
 def configurations(budget_dir):
     """(name, what it is, argv of one request, the simulator's policy and options for it)."""
     tool = [RETRY, "-q", "--timeout", f"{TIMEOUT}s"]
-    ratio = ["--budget", "live", "--budget-ratio", "0.1"]
+    ratio = ["--budget", "live"]
     return [
         ("none", "curl alone", curl("-m", str(TIMEOUT)), ("none", [])),
         ("resend", "retry --base 0s -n 5 (the paper's client)",
          tool + ["--base", "0s", "-n", "5", "--"] + curl(), ("resend", [])),
         ("defaults", "retry (its defaults)", tool + ["--"] + curl(), ("defaults", [])),
         ("budget-file", "retry --budget live (file store, 10/1m)",
-         tool + ["--budget", "live", "--budget-dir", budget_dir, "--"] + curl(), None),
-        ("ratio-redis", "retry --budget-ratio 0.1, shared on redis",
+         tool + ["--budget", "live", "--budget-store", f"file:{budget_dir}", "--"] + curl(), None),
+        ("ratio-redis", "retry --budget live, its terms 10/1m and a ratio of 0.1, shared on redis",
          tool + ratio + ["--budget-store", f"redis://127.0.0.1:{REDIS_PORT}", "--"] + curl(),
          ("ratio-shared", ["--hosts", "1"])),
         ("curl-retry", "curl --retry 4 -m 3", curl("-m", str(TIMEOUT), "--retry", "4"),
@@ -222,6 +222,10 @@ def run_one(name, argv, cgroup, budget_dir):
                                       str(REDIS_PORT), "--bind", "127.0.0.1", "--save", "",
                                       "--appendonly", "no"], stdout=subprocess.DEVNULL)
             wait_for_port(REDIS_PORT, redis)
+            # The budget's terms, once, in the store every client reads them from.
+            store = argv[argv.index("--budget-store") + 1]
+            subprocess.run([RETRY, "budget", "set", "live", "--rate", "10/1m", "--ratio", "0.1",
+                            "--budget-store", store], check=True)
         wait_for_port(PORT, server)
         for path in os.listdir(budget_dir):
             os.unlink(os.path.join(budget_dir, path))

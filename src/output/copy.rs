@@ -51,8 +51,8 @@ fn duplicate(fd: BorrowedFd<'_>) -> Option<File> {
     fd.try_clone_to_owned().ok().map(File::from)
 }
 
-/// An attempt's held output, until the attempt is judged: stdout with `--hold-output`, both
-/// streams with `--quiet-unless-failed`, else none.
+/// An attempt's held output, until the attempt is judged: stdout with `--hold stdout`, both
+/// streams with `--hold all`, else none.
 #[derive(Debug, Default)]
 pub(crate) struct HeldOutput {
     pub(crate) stdout: Option<SpillBuffer>,
@@ -276,19 +276,20 @@ fn readable(pipe: &File, stop: &OwnedFd) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use retry_policy::matching::{OutputConditions, PatternTexts};
+    use retry_policy::matching::OutputPattern;
+    use retry_policy::matching::{OutputConditions, OutputStream, Stream};
     use std::io::{Read, Write};
 
-    fn conditions(retry: &[&str], stop: &[&str]) -> Arc<OutputConditions> {
-        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        Arc::new(
-            OutputConditions::new(&PatternTexts {
-                retry: owned(retry),
-                stop: owned(stop),
-                ..PatternTexts::default()
+    /// Conditions of the rules' `patterns`, on both streams.
+    fn conditions(patterns: &[&str]) -> Arc<OutputConditions> {
+        let patterns: Vec<OutputPattern> = patterns
+            .iter()
+            .map(|regex| OutputPattern {
+                stream: OutputStream::Both,
+                regex: regex.to_string(),
             })
-            .unwrap(),
-        )
+            .collect();
+        Arc::new(OutputConditions::for_stream(Stream::Stdout, &patterns, &[]).unwrap())
     }
 
     #[test]
@@ -304,14 +305,14 @@ mod tests {
             Stream::Stdout,
             OwnedFd::from(source),
             Destination::Hold(SpillBuffer::default()),
-            conditions(&["^299999$"], &[]),
+            conditions(&["^299999$"]),
             move || ended.send(()).unwrap(),
         )
         .unwrap();
         end.recv().unwrap();
         assert!(copy.is_finished());
         let outcome = copy.outcome();
-        assert_eq!(outcome.matched.retry.as_deref(), Some("^299999$"));
+        assert_eq!(outcome.matched.matched, 1);
         assert!(!outcome.cut_short && outcome.failure.is_none());
         let mut out = Vec::new();
         outcome.held.stdout.unwrap().drain_into(&mut out).unwrap();
@@ -327,7 +328,7 @@ mod tests {
             Stream::Stdout,
             OwnedFd::from(read),
             Destination::PassOn(File::from(OwnedFd::from(passed_on)), "stdout"),
-            conditions(&["^important$"], &[]),
+            conditions(&["^important$"]),
             move || ended.send(()).unwrap(),
         )
         .unwrap();
@@ -338,7 +339,7 @@ mod tests {
         copy.stop();
         end.recv().unwrap();
         let outcome = copy.outcome();
-        assert_eq!(outcome.matched.retry.as_deref(), Some("^important$"));
+        assert_eq!(outcome.matched.matched, 1);
         assert!(outcome.cut_short, "the stream had not ended");
         drop(write);
     }

@@ -1,16 +1,17 @@
-//! An attempt's output, when the tool must see it: the output conditions, the copies that pass
-//! it on or hold it, and the release of held output.
+//! An attempt's output, when the tool must see it: the conditions each stream is matched
+//! against, the copies that pass it on or hold it, and the release of held output.
 //!
-//! Only a stream an output condition reads (`--output-stream` says which), stdout with
-//! `--hold-output`, and both with `--quiet-unless-failed`, is piped through the tool; the others
-//! stay attached directly.
+//! Only a stream a rule's pattern or `--retry-after-output` reads, stdout with `--hold stdout`,
+//! and both with `--hold all`, is piped through the tool; the others stay attached directly.
 
 pub(crate) mod copy;
 pub(crate) mod transcript;
 
 use std::sync::Arc;
 
-use retry_policy::matching::{OutputConditions, OutputStream, PatternError, PatternTexts, Stream};
+use retry_policy::choice::Choice;
+use retry_policy::matching::OutputPattern;
+use retry_policy::matching::{OutputConditions, PatternError, Stream};
 
 /// What to do with an attempt's output: what each stream is matched against, and what is held.
 #[derive(Clone, Debug, Default)]
@@ -23,41 +24,47 @@ pub(crate) struct OutputOptions {
     pub(crate) hold: Hold,
 }
 
-/// What of an attempt's output is held until the attempt is judged.
+/// `--hold`: what of an attempt's output is held until the attempt is judged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Hold {
     /// Nothing: the output goes on as it comes.
     #[default]
     Nothing,
-    /// Stdout (`--hold-output`).
+    /// Stdout (`--hold stdout`).
     Stdout,
-    /// Both streams, for the run's transcript (`--quiet-unless-failed`).
+    /// Both streams and the tool's messages, for the run's transcript (`--hold all`).
     Everything,
 }
 
+impl Choice for Hold {
+    const ALL: &'static [Hold] = &[Hold::Stdout, Hold::Everything];
+
+    fn name(self) -> &'static str {
+        match self {
+            Hold::Nothing => "nothing",
+            Hold::Stdout => "stdout",
+            Hold::Everything => "all",
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            Hold::Nothing => "Hold nothing",
+            Hold::Stdout => "Write only the successful attempt's stdout to stdout",
+            Hold::Everything => "Write nothing unless the run fails, then the whole story",
+        }
+    }
+}
+
 impl OutputOptions {
-    /// The options: the user's `patterns` matched on the streams `stream` names, the preset's on
-    /// `preset_stream`, and `hold`.
+    /// The options: the rules' `patterns`, each on the streams it names, the `after` patterns
+    /// (`--retry-after-output`) on both, and `hold`.
     pub(crate) fn new(
-        patterns: &PatternTexts,
-        stream: OutputStream,
-        preset_stream: OutputStream,
+        patterns: &[OutputPattern],
+        after: &[String],
         hold: Hold,
     ) -> Result<Self, PatternError> {
-        let on = |own: Stream| {
-            let reads = |streams: OutputStream| streams.reads(own);
-            let texts = PatternTexts {
-                preset: match reads(preset_stream) {
-                    true => patterns.preset.clone(),
-                    false => Vec::new(),
-                },
-                ..match reads(stream) {
-                    true => patterns.clone(),
-                    false => PatternTexts::default(),
-                }
-            };
-            OutputConditions::new(&texts).map(Arc::new)
-        };
+        let on = |stream| OutputConditions::for_stream(stream, patterns, after).map(Arc::new);
         Ok(OutputOptions {
             stdout: on(Stream::Stdout)?,
             stderr: on(Stream::Stderr)?,

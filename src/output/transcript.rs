@@ -1,10 +1,10 @@
-//! `--quiet-unless-failed`: the whole story of a run, held until it is known whether anybody
+//! `--hold all`: the whole story of a run, held until it is known whether anybody
 //! needs it. Each attempt's stdout and stderr, under a header saying which attempt it was and
 //! how it ended, and the tool's own lines, are kept in the order they came; a run that succeeds
 //! drops them, one that does not writes them out in that order, stdout's bytes to stdout and the
 //! rest to stderr, so that cron's mail holds everything.
 //!
-//! The bytes are held as `--hold-output` holds them (memory up to a bound, then an unnamed
+//! The bytes are held as `--hold stdout` holds them (memory up to a bound, then an unnamed
 //! temporary file), all in one [`SpillBuffer`], with a short index of which stream each stretch
 //! belongs to; a failure to keep them is returned for the run to say loudly.
 
@@ -39,9 +39,7 @@ impl Store {
             return;
         }
         if let Err(err) = self.bytes.write_all(bytes) {
-            self.failure = Some(format!(
-                "cannot hold the output for --quiet-unless-failed: {err}"
-            ));
+            self.failure = Some(format!("cannot hold the output for --hold all: {err}"));
             return;
         }
         let length = bytes.len() as u64;
@@ -58,9 +56,8 @@ impl Store {
             stream,
         };
         if let Err(err) = held.drain_into(&mut into) {
-            self.failure.get_or_insert(format!(
-                "cannot hold the output for --quiet-unless-failed: {err}"
-            ));
+            self.failure
+                .get_or_insert(format!("cannot hold the output for --hold all: {err}"));
         }
     }
 }

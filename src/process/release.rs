@@ -1,6 +1,6 @@
-//! Held output, once its attempt is judged. With `--hold-output`, an attempt's stdout is released
+//! Held output, once its attempt is judged. With `--hold stdout`, an attempt's stdout is released
 //! to the tool's own stdout for a success and to its stderr otherwise, awake to the signals that
-//! end a run while a slow reader holds the release up. With `--quiet-unless-failed`, both streams
+//! end a run while a slow reader holds the release up. With `--hold all`, both streams
 //! go into the run's transcript under a header, and the transcript is written out only if the
 //! run does not succeed, with the same bounds.
 

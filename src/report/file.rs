@@ -68,10 +68,10 @@ struct AttemptRecord {
     signal: Option<Name>,
     timed_out: bool,
     verdict: Option<&'static str>,
-    matched: Option<&'static str>,
+    rule: Option<String>,
     pattern: Option<String>,
     reset: bool,
-    /// The wait the command asked for, capped at `--max-requested-wait`.
+    /// The wait the command asked for, capped at `RETRY_MAX_REQUESTED_WAIT`.
     requested_wait_ms: Option<f64>,
     requested_stop: bool,
     wait_after_ms: Option<f64>,
@@ -206,8 +206,8 @@ impl AttemptRecord {
         self.signal = outcome.termination.signal().map(Signal::name);
         self.timed_out = outcome.termination.time_limit().is_some();
         self.verdict = Some(outcome.next.verdict());
-        self.matched = outcome.matched().map(|(condition, _)| condition);
-        self.pattern = outcome.matched().map(|(_, pattern)| pattern.to_string());
+        self.rule = Some(outcome.rule.described.to_string());
+        self.pattern = outcome.rule.pattern.as_deref().map(str::to_string);
         self.reset = outcome.reset;
         self.requested_wait_ms = outcome.requested_wait().map(to_millis);
         self.requested_stop = outcome.requested_stop();

@@ -1,6 +1,6 @@
 //! The JSON view of a run: one object per line, with an `event` key. These types are the stable
-//! schema the README documents (a test holds the two together); keys that do not apply are left
-//! out, except `matched`, which is `null` without a match.
+//! schema the reference documents (a test holds the two together); keys that do not apply are
+//! left out.
 
 use serde::Serialize;
 
@@ -29,7 +29,7 @@ pub(crate) enum JsonEvent<'a> {
         duration_ms: f64,
         verdict: &'static str,
         timed_out: bool,
-        matched: Option<&'static str>,
+        rule: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         pattern: Option<&'a str>,
         #[serde(skip_serializing_if = "is_false")]
@@ -142,8 +142,8 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
         duration_ms: to_millis(outcome.duration),
         verdict: outcome.next.verdict(),
         timed_out: outcome.termination.time_limit().is_some(),
-        matched: outcome.matched().map(|(condition, _)| condition),
-        pattern: outcome.matched().map(|(_, pattern)| pattern),
+        rule: &outcome.rule.described,
+        pattern: outcome.rule.pattern.as_deref(),
         reset: outcome.reset,
         signal: outcome.termination.signal().map(Signal::name),
         requested_wait_ms: outcome.requested_wait().map(to_millis),
@@ -177,13 +177,15 @@ mod tests {
                 signal: Some(Signal::KILL),
             },
             duration: Duration::from_millis(3),
-            matched: OutputMatch {
-                retry: Some("503".into()),
-                ..OutputMatch::default()
+            matched: OutputMatch::default(),
+            rule: retry_policy::rules::RuleRef {
+                described: "--retry-on stderr:503".into(),
+                pattern: Some("503".into()),
+                default: false,
             },
             reset: true,
             requested: Some(Requested::Wait(Duration::from_secs(2))),
-            unready: None,
+            unready: false,
             next: Next::Retry {
                 wait: Duration::from_secs(1),
                 cause: WaitCause::Backoff,

@@ -1,4 +1,4 @@
-//! `--metrics FILE`: the run's outcome in the format of node_exporter's textfile collector, for
+//! `--report prom:FILE`: the run's outcome in the format of node_exporter's textfile collector, for
 //! a cron job's monitoring: when the job last ran and last succeeded, its attempts, exit status,
 //! duration and time spent waiting, each a gauge named `retry_...` with a `job` label.
 //!
@@ -182,7 +182,7 @@ mod tests {
     }
 
     fn metrics(dir: &Path, job: &str) -> Metrics {
-        let target = ReportTarget::check(&dir.join("job.prom"), "--metrics").unwrap();
+        let target = ReportTarget::check(&dir.join("job.prom"), "--report", "retry.prom").unwrap();
         Metrics::new(target, job)
     }
 

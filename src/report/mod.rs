@@ -1,9 +1,10 @@
 //! What a run says about itself: the text and JSON views of its events, the reporter that
 //! writes them on stderr, what it tells CI systems, and the files it writes when it ends
-//! (`--report`, `--report-dotenv`, `--metrics`).
+//! (`--report`, in the `formats` it names).
 
 pub(crate) mod ci;
 pub(crate) mod file;
+pub(crate) mod formats;
 mod json;
 pub(crate) mod metrics;
 pub(crate) mod outlet;

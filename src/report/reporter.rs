@@ -1,6 +1,6 @@
 //! The one path of the tool's own messages to stderr: every event, warning and error goes
 //! through here, in text or JSON, honouring `-q`; in a CI system, with that system's lines
-//! (groups, annotations) around them; with `--quiet-unless-failed`, into the run's transcript
+//! (groups, annotations) around them; with `--hold all`, into the run's transcript
 //! until the run is over.
 //!
 //! Write errors (a closed stderr) are ignored: reporting must never end or change a run. In the
@@ -31,7 +31,7 @@ pub(crate) struct Reporter<W: Write> {
     settings: LogSettings,
     /// The CI system's lines, when the run is in one (and the format is text).
     ci: Option<CiLog>,
-    /// Where the lines go instead of `out` while the run is held (`--quiet-unless-failed`).
+    /// Where the lines go instead of `out` while the run is held (`--hold all`).
     held: Option<Transcript>,
     /// The log's current line may hold something that is not the tool's: an attempt or a hook
     /// has run since the tool's last line.
@@ -209,11 +209,11 @@ mod tests {
     use super::*;
     use crate::signals::Signal;
     use retry_policy::attempts::Numbering;
-    use retry_policy::decision::Refusal;
     use retry_policy::matching::OutputMatch;
     use retry_policy::outcome::{
         AttemptOutcome, Hook, HookEnd, HookOutcome, Moment, Next, RunEnd, WaitCause,
     };
+    use retry_policy::rules::RuleRef;
     use retry_policy::termination::{Termination, TimeLimit};
     use serde_json::Value;
     use std::time::Duration;
@@ -245,7 +245,8 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
-            unready: None,
+            rule: Default::default(),
+            unready: false,
             next,
         }
     }
@@ -262,7 +263,11 @@ mod tests {
             numbering: numbering(attempt),
             at: Duration::ZERO,
         };
-        let refused = Reason::NotRetryable(Refusal::InStopOn);
+        let refused = Reason::NotRetryable(RuleRef {
+            described: "--stop-on 7".into(),
+            pattern: None,
+            default: false,
+        });
         vec![
             start(1),
             Event::AttemptEnd(end(1, Termination::Exited(7), retry_in(1500))),
@@ -295,7 +300,7 @@ mod tests {
         assert_eq!(
             text,
             "retry: attempt 1/3 failed with exit status 7; retrying in 1.5s\n\
-             retry: giving up after 2 attempts: exit status 7 is in --stop-on\n"
+             retry: giving up after 2 attempts: exit status 7 is not retried: --stop-on 7\n"
         );
     }
 
@@ -509,7 +514,7 @@ mod tests {
         assert_eq!(objects[1]["verdict"], "retry");
         assert_eq!(objects[1]["duration_ms"], 12.0);
         assert_eq!(objects[1]["timed_out"], false);
-        assert_eq!(objects[1]["matched"], Value::Null);
+        assert_eq!(objects[1]["pattern"], Value::Null);
         assert_eq!(objects[2]["wait_ms"], 1500.0);
         assert_eq!(objects[2]["before_attempt"], 2);
         assert_eq!(objects[5]["reason"], "not_retryable");
@@ -517,21 +522,21 @@ mod tests {
     }
 
     #[test]
-    fn json_names_the_output_condition_that_matched() {
-        let mut matched = end(1, Termination::Exited(22), Next::Stop(Reason::Exhausted));
-        matched.matched = OutputMatch {
-            retry: Some("503".into()),
-            stop: Some("404".into()),
-            ..OutputMatch::default()
+    fn json_names_the_rule_that_decided() {
+        let mut decided = end(1, Termination::Exited(22), Next::Stop(Reason::Exhausted));
+        decided.rule = RuleRef {
+            described: "--stop-on stderr:404".into(),
+            pattern: Some("404".into()),
+            default: false,
         };
         let text = render(
             settings(LogFormat::Json, Verbosity::Normal),
-            &[Event::AttemptEnd(matched)],
+            &[Event::AttemptEnd(decided)],
         );
         let object: Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(
-            (object["matched"].as_str(), object["pattern"].as_str()),
-            (Some("stop_on_output"), Some("404"))
+            (object["rule"].as_str(), object["pattern"].as_str()),
+            (Some("--stop-on stderr:404"), Some("404"))
         );
     }
 }

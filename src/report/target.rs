@@ -1,5 +1,4 @@
-//! The files a run writes when it ends (`--report`, `--report-dotenv`, `--metrics`, and a CI
-//! runner's `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY`), each checked and opened (or found
+//! The files a run writes when it ends (each `--report FILE`, and a CI runner's `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY`), each checked and opened (or found
 //! ready to open) before the first attempt, so that one that cannot be written fails the run at
 //! once (exit 125) rather than after the work is done: a [`ReportTarget`] is the only way to
 //! write such a file, and it is made only by those checks. Nothing here blocks: every path is
@@ -18,7 +17,7 @@
 //!   refused;
 //! - a regular file (or a new one) is written beside its target under a temporary name and
 //!   renamed into place at the end, so a reader never sees half of it; it gets the mode the
-//!   umask gives any new file, or one the file's purpose needs (`--metrics`: 0644, for the
+//!   umask gives any new file, or one the file's purpose needs (Prometheus gauges: 0644, for the
 //!   collector's user);
 //! - an existing file or FIFO in such a sticky directory that belongs to neither this user nor
 //!   the directory's owner is refused, for root too.
@@ -69,11 +68,11 @@ enum Place {
 
 impl ReportTarget {
     /// Check that `path`, as the user gave it to `flag`, can take what the run writes at its
-    /// end; the error is the message.
-    pub(crate) fn check(path: &Path, flag: &str) -> Result<Self, String> {
+    /// end; the error is the message, and for a directory suggests `example_file` in it.
+    pub(crate) fn check(path: &Path, flag: &str, example_file: &str) -> Result<Self, String> {
         let shown = format!("{flag} {}", path.display());
         let cannot = |why: String| format!("cannot write {shown}: {why}");
-        let place = Place::check(path, flag, &cannot)?;
+        let place = Place::check(path, example_file, &cannot)?;
         Ok(ReportTarget {
             place,
             shown,
@@ -165,7 +164,11 @@ pub(crate) enum ReportError {
 }
 
 impl Place {
-    fn check(path: &Path, flag: &str, cannot: &impl Fn(String) -> String) -> Result<Self, String> {
+    fn check(
+        path: &Path,
+        example_file: &str,
+        cannot: &impl Fn(String) -> String,
+    ) -> Result<Self, String> {
         if path.as_os_str().as_bytes().ends_with(b"/") {
             return Err(cannot(
                 "it names a directory (it ends in '/'); give a file name".into(),
@@ -189,8 +192,7 @@ impl Place {
         match metadata {
             Some(metadata) if metadata.is_dir() => Err(cannot(format!(
                 "it is a directory; give a file name, e.g. {}",
-                path.join(format!("retry{}", example_extension(flag)))
-                    .display()
+                path.join(example_file).display()
             ))),
             Some(metadata) if !metadata.is_file() => {
                 refuse_planted(parent(&file), &metadata).map_err(cannot)?;
@@ -459,14 +461,5 @@ fn create_beside<T>(
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
             Err(err) => return Err(err),
         }
-    }
-}
-
-/// The extension a file name for `flag` is shown with in an example.
-fn example_extension(flag: &str) -> &'static str {
-    match flag {
-        "--metrics" => ".prom",
-        "--report-dotenv" => ".env",
-        _ => "-report.json",
     }
 }

@@ -5,13 +5,13 @@
 
 use crate::signals::Signal;
 use crate::signals::signal::Platform;
-use retry_policy::decision::Unready;
 use retry_policy::duration::format_duration;
 use retry_policy::events::Event;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{
     AttemptOutcome, HookEnd, HookOutcome, Moment, Next, Reason, RunEnd, Shortfall, WaitCause,
 };
+use retry_policy::rules::RuleRef;
 use retry_policy::termination::{Termination, TimeLimit};
 
 /// The lines for `event` (none, one, or for an end with a failed report, two).
@@ -64,8 +64,8 @@ pub(crate) fn describe(outcome: &AttemptOutcome) -> String {
             let took = format_duration(outcome.duration);
             format!("{attempt} timed out after {took} (status 124)")
         }
-        termination if outcome.unready.is_some() => {
-            format!("{attempt} {}", unready(termination, outcome.unready))
+        termination if outcome.unready => {
+            format!("{attempt} {}", unready(termination, outcome.unready_by()))
         }
         termination => format!("{attempt} {}", ended(termination)),
     };
@@ -101,8 +101,8 @@ fn needed_wait(shortfall: &Shortfall) -> String {
 
 /// An attempt whose success status was not a success (`why`), in words that follow "attempt
 /// 2/5" or "the last".
-fn unready(termination: Termination, why: Option<Unready>) -> String {
-    let why = why.map_or(String::new(), |why| format!(" {}", why.explain()));
+fn unready(termination: Termination, why: Option<&RuleRef>) -> String {
+    let why = why.map_or(String::new(), |why| format!(" {}", why.unready()));
     format!("exited {}{why}", termination.status())
 }
 
@@ -143,7 +143,7 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         1 => "1 attempt".to_string(),
         n => format!("{n} attempts"),
     };
-    let last = match (end.last, end.last_unready) {
+    let last = match (end.last, &end.last_unready) {
         (Some(termination), Some(why)) => unready(termination, Some(why)),
         (last, _) => last.map(ended).unwrap_or_default(),
     };
@@ -167,7 +167,7 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
             let code = end.last.map_or(status, Termination::status);
             format!(
                 "retry: giving up after {attempts}: exit status {code} {}{exits}",
-                refusal.explain()
+                refusal.refusal()
             )
         }
         Reason::Deadline => format!(
@@ -199,8 +199,8 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
              the last {last}{exits}"
         ),
         Reason::BudgetUnavailable => format!(
-            "retry: giving up after {attempts}: the retry budget cannot be used, and \
-             --budget-store-fail closed allows no retry without it; the last {last}{exits}"
+            "retry: giving up after {attempts}: the retry budget cannot be used, and its \
+             store's fail=closed allows no retry without it; the last {last}{exits}"
         ),
         Reason::Interrupted(signal, moment) => interrupted_line(*signal, *moment, &attempts),
     })

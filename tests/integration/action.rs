@@ -128,6 +128,38 @@ fn the_actions_steps_run_on_a_simulated_runner() {
             .read("output")
             .contains("\nattempts=2\nexit_code=1\noutcome=failure\n")
     );
+    // Rules, a line each: the second stops at once.
+    let ruled = step("run.sh")
+        .env("GITHUB_OUTPUT", scratch.path("output"))
+        .env("RETRY_BINARY", binary)
+        .env("INPUT_COMMAND", "echo fatal >&2; exit 1")
+        .env("INPUT_STOP_ON", "9\nstderr:^fatal$\n")
+        .env("INPUT_BASE", "0s")
+        .run();
+    ruled
+        .expect_code(1)
+        .expect_stderr("exit status 1 is not retried: --stop-on stderr:^fatal$");
+}
+
+#[test]
+fn the_actions_default_attempts_are_the_tools() {
+    let action = repository_file("action.yml");
+    let input = action
+        .split("\n  max_attempts:\n")
+        .nth(1)
+        .expect("the max_attempts input");
+    let default = input
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("default: "))
+        .expect("its default")
+        .trim_matches('"');
+    let command = retry_exec::full_command();
+    let tools = command
+        .get_arguments()
+        .find(|arg| arg.get_long() == Some("max-attempts"))
+        .and_then(|arg| arg.get_default_values().first())
+        .expect("--max-attempts' default");
+    assert_eq!(default, tools.to_str().unwrap());
 }
 
 #[test]

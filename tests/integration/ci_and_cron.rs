@@ -1,6 +1,6 @@
 //! CI systems and cron: each system's lines byte for byte as its documentation gives them, the
-//! step outputs, text from the command that cannot forge a command, `--quiet-unless-failed`'s
-//! silence and story, and `--metrics` read by a real node_exporter and `promtool`.
+//! step outputs, text from the command that cannot forge a command, `--hold all`'s
+//! silence and story, and `--report prom:` read by a real node_exporter and `promtool`.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -351,8 +351,8 @@ fn github_files_that_cannot_be_written_fail_the_run_before_the_command_runs() {
 fn a_dotenv_report_gives_the_outcome_to_later_jobs() {
     let scratch = Scratch::new();
     let path = scratch.path("retry.env");
-    let run = retry(["-n", "2", "--base", "0s", "--report-dotenv"])
-        .args([&path])
+    let run = retry(["-n", "2", "--base", "0s", "--report"])
+        .args([format!("dotenv:{}", path.display())])
         .args(["sh", "-c", "exit 3"])
         .run();
     run.expect_code(3);
@@ -370,18 +370,18 @@ fn a_dotenv_report_gives_the_outcome_to_later_jobs() {
     );
     assert!(lines[4].starts_with("RETRY_RUN_ELAPSED_SECONDS="));
     assert_eq!(lines.len(), 5);
-    let refused = retry(["--report-dotenv"])
+    let refused = retry(["--report"])
         .args([scratch.path("no/such/dir/retry.env")])
         .args(["true"])
         .run();
     refused
         .expect_code(125)
-        .expect_stderr("cannot write --report-dotenv ");
+        .expect_stderr("cannot write --report ");
 }
 
 #[test]
 fn quiet_unless_failed_says_nothing_of_a_success() {
-    let run = retry(["--quiet-unless-failed", "-n", "3", "--base", "0s", "--"])
+    let run = retry(["--hold", "all", "-n", "3", "--base", "0s", "--"])
         .args([
             "sh",
             "-c",
@@ -395,7 +395,7 @@ fn quiet_unless_failed_says_nothing_of_a_success() {
 #[test]
 fn quiet_unless_failed_tells_the_whole_story_of_a_failure() {
     let run = shell(
-        "\"$RETRY\" --quiet-unless-failed -n 2 --base 0s sh -c \
+        "\"$RETRY\" --hold all -n 2 --base 0s sh -c \
          'echo out $RETRY_ATTEMPT; echo err $RETRY_ATTEMPT >&2; exit 3' 2>&1",
     )
     .run();
@@ -408,7 +408,7 @@ fn quiet_unless_failed_tells_the_whole_story_of_a_failure() {
          retry: giving up after 2 attempts, all failed; the last failed with exit status 3\n",
         "{run}"
     );
-    let split = retry(["--quiet-unless-failed", "-n", "1", "sh", "-c", FAILING]).run();
+    let split = retry(["--hold", "all", "-n", "1", "sh", "-c", FAILING]).run();
     split.expect_code(3).expect_stdout("out 1\n");
     assert_eq!(
         split.stderr(),
@@ -421,7 +421,7 @@ fn quiet_unless_failed_tells_the_whole_story_of_a_failure() {
 #[test]
 fn quiet_unless_failed_keeps_a_large_story_whole_or_fails_loudly() {
     let script = "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo tail >&2; exit 1";
-    let whole = retry(["--quiet-unless-failed", "-n", "1", "sh", "-c", script]).run();
+    let whole = retry(["--hold", "all", "-n", "1", "sh", "-c", script]).run();
     whole.expect_code(1);
     assert_eq!(
         whole.stdout().len(),
@@ -430,7 +430,7 @@ fn quiet_unless_failed_keeps_a_large_story_whole_or_fails_loudly() {
     );
     whole.expect_stderr("its output:\ntail\n");
     let scratch = Scratch::new();
-    let lost = retry(["--quiet-unless-failed", "-n", "3", "sh", "-c", script])
+    let lost = retry(["--hold", "all", "-n", "3", "sh", "-c", script])
         .env("TMPDIR", scratch.path("missing"))
         .run();
     lost.expect_code(125)
@@ -450,18 +450,10 @@ fn quiet_unless_failed_keeps_stderr_when_stdout_breaks() {
         (Stdio::from(write), "Broken pipe"),
         (Stdio::from(full), "No space left on device"),
     ] {
-        let run = retry([
-            "--quiet-unless-failed",
-            "-n",
-            "2",
-            "--base",
-            "0s",
-            "sh",
-            "-c",
-        ])
-        .args(["echo out $RETRY_ATTEMPT; echo err $RETRY_ATTEMPT >&2; exit 3"])
-        .stdout(stdout)
-        .run();
+        let run = retry(["--hold", "all", "-n", "2", "--base", "0s", "sh", "-c"])
+            .args(["echo out $RETRY_ATTEMPT; echo err $RETRY_ATTEMPT >&2; exit 3"])
+            .stdout(stdout)
+            .run();
         run.expect_code(3)
             .expect_stderr("its output:\nerr 1\n")
             .expect_stderr("its output:\nerr 2\n")
@@ -473,9 +465,9 @@ fn quiet_unless_failed_keeps_stderr_when_stdout_breaks() {
 
 #[test]
 fn quiet_unless_failed_keeps_stderr_for_people() {
-    let run = retry(["--quiet-unless-failed", "--log-format", "json", "true"]).run();
+    let run = retry(["--hold", "all", "--log-format", "json", "true"]).run();
     run.expect_code(125)
-        .expect_stderr("--quiet-unless-failed writes the held output under headers");
+        .expect_stderr("--hold all writes the held output under headers");
 }
 
 /// The sample lines of a textfile, without the comments.
@@ -500,18 +492,10 @@ fn metrics_keep_the_last_success_across_failed_runs() {
     let scratch = Scratch::new();
     let path = scratch.path("backup.prom");
     let run = |script: &str| {
-        retry([
-            "-n",
-            "2",
-            "--base",
-            "50ms",
-            "--jitter",
-            "equal",
-            "--metrics",
-        ])
-        .args([&path])
-        .args(["--metrics-job", "nightly \"backup\"", "sh", "-c", script])
-        .run()
+        retry(["-n", "2", "--base", "50ms", "--jitter", "equal", "--report"])
+            .args([&path])
+            .args(["--job", "nightly \"backup\"", "sh", "-c", script])
+            .run()
     };
     let before = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -554,7 +538,7 @@ fn metrics_keep_the_last_success_across_failed_runs() {
 fn metrics_name_the_job_and_need_a_name_node_exporter_reads() {
     let scratch = Scratch::new();
     let path = scratch.path("m.prom");
-    retry(["--metrics"])
+    retry(["--report"])
         .args([&path])
         .args(["/bin/true"])
         .run()
@@ -564,21 +548,30 @@ fn metrics_name_the_job_and_need_a_name_node_exporter_reads() {
             .read("m.prom")
             .contains("retry_last_run_attempts{job=\"true\"} 1\n")
     );
-    retry(["--metrics"])
+    retry(["--report"])
         .args([&path])
-        .args(["--budget", "api", "--budget-dir"])
-        .args([scratch.path(".")])
+        .args(["--budget", "api", "--budget-store"])
+        .args([format!("file:{}", scratch.path(".").display())])
         .args(["true"])
         .run()
         .expect_code(0);
     assert!(scratch.read("m.prom").contains("{job=\"api\"}"));
-    retry(["--metrics"])
-        .args([scratch.path("m.txt")])
+    retry(["--report"])
+        .args([format!("prom:{}", scratch.path("m.txt").display())])
         .args(["true"])
         .run()
         .expect_code(125)
         .expect_stderr("reads only files whose names end in .prom");
-    retry(["--metrics-job", "x", "true"]).run().expect_code(125);
+    retry(["--job", " ", "true"])
+        .run()
+        .expect_code(125)
+        .expect_stderr("--job is empty");
+    retry(["--report"])
+        .args([&path])
+        .args(["--job", "nightly", "true"])
+        .run()
+        .expect_code(0);
+    assert!(scratch.read("m.prom").contains("{job=\"nightly\"}"));
 }
 
 /// A program the test needs, or the reason it cannot run, as a failure (never a skip).
@@ -594,7 +587,7 @@ fn needed(program: &str) -> Command {
 fn promtool_accepts_the_metrics() {
     let scratch = Scratch::new();
     let path = scratch.path("job.prom");
-    retry(["-n", "2", "--base", "0s", "--metrics"])
+    retry(["-n", "2", "--base", "0s", "--report"])
         .args([&path])
         .args(["false"])
         .run()
@@ -662,9 +655,9 @@ impl NodeExporter {
 #[test]
 fn node_exporter_serves_the_metrics_a_run_wrote() {
     let scratch = Scratch::new();
-    retry(["-n", "3", "--base", "0s", "--metrics"])
+    retry(["-n", "3", "--base", "0s", "--report"])
         .args([scratch.path("flaky.prom")])
-        .args(["--metrics-job", "flaky", "sh", "-c", FLAKY])
+        .args(["--job", "flaky", "sh", "-c", FLAKY])
         .run()
         .expect_code(0);
     let exporter = NodeExporter::start(scratch.path(".").as_path());

@@ -137,13 +137,20 @@ fn retrys_own_options_complete_with_their_values() {
 fn the_subcommands_complete_with_their_own_words_and_options() {
     for (shell, offers) in shells() {
         assert_offers(shell, &offers("retry bud"), &["budget"], &[]);
-        assert_offers(shell, &offers("retry budget "), &["show"], &[]);
-        let show = offers("retry budget show --budget-");
+        assert_offers(shell, &offers("retry budget "), &["show", "set"], &[]);
+        let show = offers("retry budget show --");
         assert_offers(
             shell,
             &show,
-            &["--budget-store", "--budget-dir"],
-            &["--budget-rate"],
+            &["--budget-store", "--log-format"],
+            &["--rate"],
+        );
+        let set = offers("retry budget set --");
+        assert_offers(
+            shell,
+            &set,
+            &["--rate", "--ratio", "--window"],
+            &["--log-format"],
         );
     }
 }

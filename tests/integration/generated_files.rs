@@ -13,6 +13,10 @@ mod completions;
 mod generated;
 #[path = "../../xtask/src/man.rs"]
 mod man;
+#[path = "../../xtask/src/options.rs"]
+mod options;
+#[path = "../../xtask/src/readme.rs"]
+mod readme;
 #[path = "../../xtask/src/roff.rs"]
 mod roff;
 

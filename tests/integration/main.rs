@@ -5,22 +5,20 @@
 mod action;
 /// The retry budget, in a file and in a Redis store.
 mod budget;
-/// `--ci`, `--report-dotenv`, `--quiet-unless-failed` and `--metrics`: CI systems and cron, with
+/// `--ci`, `--report dotenv:`, `--hold all` and `--report prom:`: CI systems and cron, with
 /// a real node_exporter and promtool.
 mod ci_and_cron;
 /// The bash, zsh and fish completions, tried in the real shells.
 mod completions;
 /// The committed man pages and completions are what the generator makes today.
 mod generated_files;
-/// `--on-attempt`, `--on-retry`, `--on-give-up` and `--on-success`.
+/// `--on-retry` and `--on-give-up`.
 mod hooks;
 /// The code holds to the layers the map in docs/development.md draws.
 mod layers;
 /// Every relative link in the README and `docs/` resolves.
 mod links;
-/// The README's option table matches the clap definition.
-mod option_table;
-/// Output conditions (`--retry-if-output`, ...) and held output.
+/// Rules on the command's output, and held output (`--hold`).
 mod output;
 /// `--plan`: the schedule a run would follow, without running it.
 mod plan;

@@ -1,5 +1,5 @@
-//! Conditions on output (`--retry-if-output`, `--stop-on-output`, `--success-on-output`, one
-//! stream or both), and `--hold-output`: whole, in bounded memory, never in part.
+//! Rules on output (`--retry-on`, `--stop-on` and `--success-on` with a STREAM:REGEX, one stream
+//! or both), and `--hold`: whole, in bounded memory, never in part.
 
 use std::io::Read;
 
@@ -23,8 +23,8 @@ fn retry_on_output_retries_only_matching_failures() {
             "3",
             "--base",
             "0s",
-            "--retry-on-output",
-            r"\b503\b",
+            "--retry-on",
+            r"output:\b503\b",
             "--",
         ])
         .args(prints(line, 22))
@@ -43,10 +43,10 @@ fn stop_on_output_wins_and_sees_stderr_too() {
         "echo x >> \"$COUNTER\"; echo 'try later'; echo 'fatal: bad manifest' >&2; exit 1";
     let run = retry(["-n", "3", "--base", "0s", "--log-format", "json"])
         .args([
-            "--retry-on-output",
-            "later",
-            "--stop-on-output",
-            "^fatal:",
+            "--retry-on",
+            "output:later",
+            "--stop-on",
+            "output:^fatal:",
             "sh",
             "-c",
             command,
@@ -57,8 +57,8 @@ fn stop_on_output_wins_and_sees_stderr_too() {
     assert_eq!(scratch.lines("count"), 1, "{run}");
     let end = &run.events_named("attempt_end")[0];
     assert_eq!(
-        (end["matched"].as_str(), end["pattern"].as_str()),
-        (Some("stop_on_output"), Some("^fatal:"))
+        (end["rule"].as_str(), end["pattern"].as_str()),
+        (Some("--stop-on output:^fatal:"), Some("^fatal:"))
     );
     assert!(
         run.stderr().contains("fatal: bad manifest\n"),
@@ -69,8 +69,8 @@ fn stop_on_output_wins_and_sees_stderr_too() {
 #[test]
 fn output_conditions_never_turn_a_success_into_a_failure() {
     retry([
-        "--stop-on-output",
-        "error",
+        "--stop-on",
+        "output:error",
         "sh",
         "-c",
         "echo 'no error here'",
@@ -82,10 +82,10 @@ fn output_conditions_never_turn_a_success_into_a_failure() {
 
 #[test]
 fn invalid_patterns_exit_125_naming_the_flag() {
-    retry(["--retry-on-output", "a(b", "true"])
+    retry(["--retry-on", "output:a(b", "true"])
         .run()
         .expect_code(125)
-        .expect_stderr("--retry-on-output 'a(b' is not a valid regex");
+        .expect_stderr("--retry-on 'output:a(b' is not a valid regex");
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn output_reaches_the_reader_while_the_command_runs() {
         go.display()
     );
     let (mut stdout, writer) = std::io::pipe().unwrap();
-    let running = retry(["--retry-on-output", "x", "--", "sh", "-c", &wait_for_go])
+    let running = retry(["--retry-on", "output:x", "--", "sh", "-c", &wait_for_go])
         .stdout(writer)
         .spawn();
     let mut seen = [0; 6];
@@ -115,14 +115,14 @@ fn output_reaches_the_reader_while_the_command_runs() {
 fn without_conditions_the_command_writes_to_the_tools_own_stdout() {
     let same = "[ \"$(readlink /proc/$PPID/fd/1)\" = \"$(readlink /proc/$$/fd/1)\" ] && echo same || echo piped";
     retry(["sh", "-c", same]).run().expect_stdout("same\n");
-    retry(["--stop-on-output", "x", "sh", "-c", same])
+    retry(["--stop-on", "output:x", "sh", "-c", same])
         .run()
         .expect_stdout("piped\n");
 }
 
 #[test]
 fn a_gigabyte_through_an_output_condition_costs_constant_memory() {
-    let (run, peak) = retry(["-n", "1", "--retry-on-output", "needle", "--", "sh", "-c"])
+    let (run, peak) = retry(["-n", "1", "--retry-on", "output:needle", "--", "sh", "-c"])
         .args(["yes | head -c 1073741824"])
         .stdout(std::fs::File::create("/dev/null").unwrap())
         .run_measuring_peak_rss();
@@ -134,14 +134,7 @@ fn a_gigabyte_through_an_output_condition_costs_constant_memory() {
 fn hold_output_gives_exactly_the_succeeding_attempts_stdout() {
     let command = "echo \"try $RETRY_ATTEMPT\"; [ $RETRY_ATTEMPT = 3 ]";
     let run = retry([
-        "--hold-output",
-        "-n",
-        "5",
-        "--base",
-        "0s",
-        "sh",
-        "-c",
-        command,
+        "--hold", "stdout", "-n", "5", "--base", "0s", "sh", "-c", command,
     ])
     .run();
     run.expect_code(0).expect_stdout("try 3\n");
@@ -152,7 +145,8 @@ fn hold_output_gives_exactly_the_succeeding_attempts_stdout() {
 #[test]
 fn hold_output_of_a_run_that_gives_up_goes_to_stderr() {
     let run = retry([
-        "--hold-output",
+        "--hold",
+        "stdout",
         "-n",
         "2",
         "--base",
@@ -172,7 +166,7 @@ fn held_output_that_cannot_be_kept_fails_loudly_and_never_in_part() {
     std::fs::write(scratch.path("a-file"), "").unwrap();
     let two_mib = "head -c 2097152 /dev/zero; exit 0";
     for tmpdir in [scratch.path("missing"), scratch.path("a-file")] {
-        let run = retry(["--hold-output", "-n", "1", "--", "sh", "-c", two_mib])
+        let run = retry(["--hold", "stdout", "-n", "1", "--", "sh", "-c", two_mib])
             .env("TMPDIR", &tmpdir)
             .run();
         run.expect_code(125)
@@ -182,7 +176,7 @@ fn held_output_that_cannot_be_kept_fails_loudly_and_never_in_part() {
             .expect_no_stderr("SIGPIPE");
     }
     // A full disk: every write to the temporary file fails.
-    let run = retry(["--hold-output", "-n", "1", "--", "sh", "-c", two_mib])
+    let run = retry(["--hold", "stdout", "-n", "1", "--", "sh", "-c", two_mib])
         .env("TMPDIR", scratch.path(""))
         .env("LD_PRELOAD", fault_injector())
         .env("FAULT_PATH", scratch.path(""))
@@ -194,7 +188,7 @@ fn held_output_that_cannot_be_kept_fails_loudly_and_never_in_part() {
 
 #[test]
 fn held_output_goes_out_whole_through_the_temporary_file() {
-    let run = retry(["--hold-output", "-n", "1", "--", "sh", "-c"])
+    let run = retry(["--hold", "stdout", "-n", "1", "--", "sh", "-c"])
         .args(["head -c 3000000 /dev/zero | tr '\\0' x"])
         .run();
     run.expect_code(0);
@@ -222,7 +216,7 @@ fn kill_detached(scratch: &Scratch) {
 fn held_output_is_kept_when_a_detached_process_holds_the_pipe() {
     let scratch = Scratch::new();
     let run = shell(
-        "x=$(\"$RETRY\" --hold-output -n 1 --kill-after 200ms -- sh -c \"$SCRIPT\"); \
+        "x=$(\"$RETRY\" --hold stdout -n 1 --kill-after 200ms -- sh -c \"$SCRIPT\"); \
                      echo \"x=$x\"",
     )
     .env("SCRIPT", DETACHED_HOLDER)
@@ -238,7 +232,7 @@ fn held_output_is_kept_when_a_detached_process_holds_the_pipe() {
 #[test]
 fn a_match_seen_before_a_detached_process_is_left_still_counts() {
     let scratch = Scratch::new();
-    let run = retry(["--log-format", "json", "--retry-on-output", "important"])
+    let run = retry(["--log-format", "json", "--retry-on", "output:important"])
         .args(["-n", "2", "--base", "0s", "--kill-after", "200ms"])
         .args(["sh", "-c", DETACHED_HOLDER])
         .env("STATUS", "1")
@@ -250,9 +244,10 @@ fn a_match_seen_before_a_detached_process_is_left_still_counts() {
     let matched: Vec<_> = run
         .events_named("attempt_end")
         .iter()
-        .map(|end| end["matched"].clone())
+        .map(|end| end["rule"].clone())
         .collect();
-    assert_eq!(matched, ["retry_on_output", "retry_on_output"], "{run}");
+    let rule = "--retry-on output:important";
+    assert_eq!(matched, [rule, rule], "{run}");
     assert_eq!(run.events_named("warning").len(), 2, "{run}");
 }
 
@@ -261,7 +256,7 @@ fn sigterm_ends_a_run_whose_held_output_waits_for_a_slow_reader() {
     let scratch = Scratch::new();
     // Nobody reads this pipe: the held output can go no further than its buffer.
     let (_reader, writer) = std::io::pipe().unwrap();
-    let running = retry(["--hold-output", "-n", "1", "--", "sh", "-c"])
+    let running = retry(["--hold", "stdout", "-n", "1", "--", "sh", "-c"])
         .args(["head -c 2000000 /dev/zero; echo > \"$MARKER\""])
         .env("MARKER", scratch.path("marker"))
         .stdout(writer)
@@ -274,7 +269,7 @@ fn sigterm_ends_a_run_whose_held_output_waits_for_a_slow_reader() {
 #[test]
 fn a_reader_that_goes_away_is_not_a_process_that_left_its_group() {
     let run =
-        crate::support::harness::shell("\"$RETRY\" --retry-on-output X -- seq 1000000 | head -1")
+        crate::support::harness::shell("\"$RETRY\" --retry-on output:X -- seq 1000000 | head -1")
             .run();
     run.expect_code(0)
         .expect_stdout("1\n")
@@ -285,7 +280,7 @@ fn a_reader_that_goes_away_is_not_a_process_that_left_its_group() {
 #[test]
 fn a_signal_that_ends_the_run_is_not_a_process_that_left_its_group() {
     for _ in 0..20 {
-        let running = retry(["--retry-on-output", "X", "--", "sh", "-c"])
+        let running = retry(["--retry-on", "output:X", "--", "sh", "-c"])
             .args(["sleep 30 & echo ready >&2; wait"])
             .spawn();
         running.await_stderr("ready");
@@ -303,8 +298,8 @@ fn success_on_output_waits_until_the_command_says_it_is_ready() {
     let until_third = r#"[ "$RETRY_ATTEMPT" -ge 3 ] && echo "service is ready" || echo pending"#;
     let run = retry(["--log-format", "json", "-n", "5", "--base", "0s"])
         .args([
-            "--success-on-output",
-            "ready$",
+            "--success-on",
+            "output:ready$",
             "--",
             "sh",
             "-c",
@@ -323,15 +318,15 @@ fn success_on_output_waits_until_the_command_says_it_is_ready() {
         (&ends[0]["verdict"], &ends[0]["status"]),
         (&"retry".into(), &0.into())
     );
-    assert_eq!(ends[2]["matched"], "success_on_output", "{run}");
+    assert_eq!(ends[2]["rule"], "--success-on output:ready$", "{run}");
 
     let never = retry([
         "-n",
         "3",
         "--base",
         "0s",
-        "--success-on-output",
-        "ready$",
+        "--success-on",
+        "output:ready$",
         "--",
     ])
     .args(["sh", "-c", r#"echo pending >> "$LOG""#])
@@ -366,7 +361,7 @@ fn one_stream_leaves_the_other_attached() {
     assert_eq!(run.event("done")["reason"], "exhausted", "{run}");
 }
 
-/// A run whose `--retry-on-output 'try again'` reads only `stream`, three attempts at most.
+/// A run whose `--retry-on STREAM:'try again'` reads only `stream`, three attempts at most.
 fn reading(stream: &str) -> Invocation {
     retry([
         "--log-format",
@@ -375,17 +370,17 @@ fn reading(stream: &str) -> Invocation {
         "3",
         "--base",
         "0s",
-        "--output-stream",
-        stream,
+        "--retry-on",
     ])
-    .args(["--retry-on-output", "try again", "--", "sh", "-c"])
+    .args([format!("{stream}:try again")])
+    .args(["--", "sh", "-c"])
 }
 
 #[test]
 fn a_success_status_without_the_ready_match_is_said_as_such() {
     retry([
-        "--success-on-output",
-        "ready",
+        "--success-on",
+        "output:ready",
         "-n",
         "2",
         "--base",
@@ -394,7 +389,7 @@ fn a_success_status_without_the_ready_match_is_said_as_such() {
     ])
     .run()
     .expect_code(1)
-    .expect_stderr("attempt 1/2 exited 0 without the --success-on-output match; retrying")
-    .expect_stderr("the last exited 0 without the --success-on-output match, so retry exits 1")
+    .expect_stderr("attempt 1/2 exited 0 without the --success-on match it needs; retrying")
+    .expect_stderr("the last exited 0 without the --success-on match it needs, so retry exits 1")
     .expect_no_stderr("failed with exit status 0");
 }

@@ -20,7 +20,14 @@ fn prints_one_row_per_attempt_and_runs_nothing() {
              \x20      4            4s              7s\n\
              total wait: 7s\n\
              waits the command asks for (RETRY_AFTER_FILE, --retry-after-output) may be longer, \
-             up to 15m each\n",
+             up to 15m each\n\
+             what an attempt's end means, the first rule that holds deciding:\n\
+             \x20 status 130: stop: the tool's: the command was interrupted (Ctrl-C); --retry-on \
+             130 retries it\n\
+             \x20 status 141: stop: the tool's: the command's reader went away (SIGPIPE); \
+             --retry-on 141 retries it\n\
+             \x20 status 0: success: the default: a success status\n\
+             \x20 any: retry: the default: any other end\n",
     );
     assert!(!marker.exists(), "--plan ran the command");
 }
@@ -33,10 +40,10 @@ fn random_plans_print_their_seed_and_repeat_with_it() {
         .expect_stdout_contains("repeat these waits with --seed ");
     let seed = first
         .stdout()
-        .rsplit("--seed ")
-        .next()
+        .split("repeat these waits with --seed ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
         .unwrap()
-        .trim()
         .to_string();
     let again = retry(["--plan", "-n", "5", "--seed", &seed]).run();
     again.expect_stdout(&first.stdout());
@@ -62,7 +69,7 @@ fn unlimited_plans_end() {
     .run();
     run.expect_code(0)
         .expect_stdout_contains("and so on without end");
-    assert!(run.stdout().lines().count() < 20, "{run}");
+    assert!(run.stdout().lines().count() < 26, "{run}");
 }
 
 #[test]
@@ -73,13 +80,21 @@ fn json_plans_give_rows_and_a_total() {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    assert_eq!(rows.len(), 4, "{run}");
+    assert_eq!(rows.len(), 5, "{run}");
     for (index, row) in rows[..3].iter().enumerate() {
         assert_eq!(row["attempt"], index as u64 + 1);
         assert!(row["wait_ms"].is_number() && row["elapsed_ms"].is_number());
     }
     assert_eq!(rows[3]["event"], "plan_total");
     assert_eq!(rows[3]["seed"], 9);
+    assert_eq!(rows[4]["event"], "plan_rules");
+    let verdicts: Vec<&str> = rows[4]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| rule["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["stop", "stop", "success", "retry"]);
 }
 
 #[test]
@@ -144,8 +159,12 @@ fn the_plan_stops_where_max_time_would_stop_the_run() {
     ])
     .args(["--max-time", "10s"])
     .run();
-    let total: serde_json::Value =
-        serde_json::from_str(json.stdout().lines().last().unwrap()).unwrap();
+    let total: serde_json::Value = json
+        .stdout()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|line| line["event"] == "plan_total")
+        .unwrap();
     assert_eq!(total["planned_attempts"], 4, "{json}");
     assert_eq!(total["cut_by_max_time"], true, "{json}");
 }

@@ -136,9 +136,9 @@ fn a_tool_killed_tells_its_command_and_leaves_nothing_behind() {
     // The command lets go of the test's pipes, so that the test ends even if it is never told.
     let trap = "exec >/dev/null 2>&1; trap 'echo told > \"$MARKER\"; exit 0' TERM; \
                 echo up > \"$UP\"; while :; do sleep 0.05; done";
-    let running = retry(["-n", "2", "--replay-stdin", "--hold-output", "--report"])
+    let running = retry(["-n", "2", "--replay-stdin", "--hold", "stdout", "--report"])
         .args([scratch.path("report.json")])
-        .args(["--retry-on-output", "x", "--", "sh", "-c", trap])
+        .args(["--retry-on", "output:x", "--", "sh", "-c", trap])
         .env("MARKER", scratch.path("marker"))
         .env("UP", scratch.path("up"))
         .env("TMPDIR", &tmp)

@@ -185,7 +185,7 @@ fn curl_recipes_retry_what_may_pass_and_keep_no_error_page() {
         "the error page was saved"
     );
 
-    let api = "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on-output 'error: 4(0[0-8]|1[0-7])' \
+    let api = "retry --retry-on 6,7,22,28,35,52,55,56 --stop-on 'stderr:error: 4(0[0-8]|1[0-7])' \
                -- curl -fsS https://example.com/api";
     let server = HttpStandIn::start(&[Answer::Status(503), Answer::Status(429)]);
     StandIns::new()
@@ -197,7 +197,7 @@ fn curl_recipes_retry_what_may_pass_and_keep_no_error_page() {
     assert_eq!(server.requests(), 1, "a 404 is not retried");
 
     let by_output =
-        "retry --retry-on-output '\\b(503|429)\\b' -- curl -fsS https://example.com/api";
+        "retry --retry-on 'stderr:\\b(503|429)\\b' -- curl -fsS https://example.com/api";
     let server = HttpStandIn::start(&[Answer::Status(503)]);
     StandIns::new().run(by_output, Some(&server)).expect_code(0);
     assert_eq!(server.requests(), 2);
@@ -216,7 +216,7 @@ fn the_retry_after_recipe_waits_as_the_server_asks() {
 
 #[test]
 fn the_readiness_recipe_waits_for_the_rollout() {
-    let recipe = "retry --success-on-output 'successfully rolled out' -n 30 --base 2s -- kubectl rollout status deployment/web --watch=false";
+    let recipe = "retry --success-on 'stdout:successfully rolled out' -n 30 --base 2s -- kubectl rollout status deployment/web --watch=false";
     let waiting = "Waiting for deployment \"web\" rollout to finish: 1 of 2 updated replicas are available...";
     let stand_ins = StandIns::new().fails(
         "kubectl",
@@ -279,7 +279,7 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
             ("release.sh: build 42 failed", 1),
         ),
         (
-            "retry --retry-on-output 'connection refused|was refused|i/o timeout|TLS handshake \
+            "retry --retry-on 'output:connection refused|was refused|i/o timeout|TLS handshake \
              timeout|etcdserver: request timed out|the server is currently unable' -- kubectl \
              apply -f deploy.yaml",
             "kubectl",
@@ -294,7 +294,7 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
             ),
         ),
         (
-            "retry --retry-on-output 'Could not get lock|Temporary failure resolving|Failed to \
+            "retry --retry-on 'output:Could not get lock|Temporary failure resolving|Failed to \
              fetch' -- apt-get install -y jq",
             "apt-get",
             (
@@ -304,13 +304,13 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
             ("E: Unable to locate package jq", 100),
         ),
         (
-            "retry --retry-on-output 'ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up' -- npm ci",
+            "retry --retry-on 'output:ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up' -- npm ci",
             "npm",
             ("npm ERR! code ECONNRESET", 1),
             ("npm ERR! code EUSAGE", 1),
         ),
         (
-            "retry --retry-on-output 'ReadTimeoutError|Connection (reset|aborted)' -- pip install \
+            "retry --retry-on 'output:ReadTimeoutError|Connection (reset|aborted)' -- pip install \
              -r requirements.txt",
             "pip",
             (
@@ -341,7 +341,7 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
 
 #[test]
 fn the_deploy_recipe_stops_on_a_bad_manifest() {
-    let recipe = "retry --stop-on-output '^error: invalid manifest' -- ./deploy.sh";
+    let recipe = "retry --stop-on 'output:^error: invalid manifest' -- ./deploy.sh";
     let stand_ins = StandIns::new();
     let script = stand_ins.scratch.path("deploy.sh");
     std::fs::write(
@@ -356,7 +356,7 @@ fn the_deploy_recipe_stops_on_a_bad_manifest() {
 
 #[test]
 fn the_hold_output_recipe_captures_one_clean_answer() {
-    let recipe = "token=$(retry --hold-output -- vault read -field=token secret/ci)";
+    let recipe = "token=$(retry --hold stdout -- vault read -field=token secret/ci)";
     let stand_ins = StandIns::new();
     let vault = stand_ins.scratch.path("bin/vault");
     std::fs::write(
@@ -412,8 +412,8 @@ fn the_password_prompt_recipe_gets_the_terminal() {
 fn the_fleet_recipes_plan_as_described() {
     for recipe in [
         "retry --seed host --splay 10m --budget inventory-api -- curl -fsS https://inventory.example.com/sync",
-        "retry --seed host --splay 10m --max-time 50m --budget inventory-api --budget-rate 20/1m \
-         --jitter decorrelated --base 2s --cap 5m -n 8 -- curl -fsS https://inventory.example.com/sync",
+        "retry --seed host --splay 10m --max-time 50m --budget inventory-api --jitter decorrelated \
+         --base 2s --cap 5m -n 8 -- curl -fsS https://inventory.example.com/sync",
     ] {
         assert!(
             readme_commands().contains(recipe),
@@ -423,7 +423,7 @@ fn the_fleet_recipes_plan_as_described() {
         let planned = recipe.replacen("retry ", "\"$RETRY\" --plan ", 1);
         let run = shell(&planned).run();
         run.expect_code(0)
-            .expect_stdout_contains("budget inventory-api at ")
+            .expect_stdout_contains("budget inventory-api, on the terms its store keeps")
             .expect_stdout_contains("0s to 10m");
     }
 }

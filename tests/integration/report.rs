@@ -15,7 +15,7 @@ const ATTEMPT_KEYS: [&str; 16] = [
     "signal",
     "timed_out",
     "verdict",
-    "matched",
+    "rule",
     "pattern",
     "reset",
     "requested_wait_ms",
@@ -61,7 +61,8 @@ fn report_writes_a_summary_a_ci_job_can_archive() {
     assert_eq!(report["version"], 1);
     assert_eq!(report["exit_code"], 3);
     assert_eq!(report["reason"], "exhausted");
-    assert_eq!(report["options"]["seed"], 7);
+    assert_eq!(report["options"]["seed"], "7");
+    assert_eq!(report["options"]["in_force"]["seed"], 7);
     assert_eq!(report["options"]["command"][2], "exit 3");
     let attempts = report["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 3);

@@ -82,12 +82,14 @@ fn a_wait_past_the_deadline_gives_up_at_once() {
 
 #[test]
 fn a_wait_past_the_most_is_cut_to_it_with_a_warning() {
-    let run = asking("1h", &["--max-requested-wait", "50ms"]).run();
+    let run = asking("1h", &[])
+        .env("RETRY_MAX_REQUESTED_WAIT", "50ms")
+        .run();
     run.expect_code(0);
     assert_eq!(first_wait(&run), (50.0, "requested".into()), "{run}");
     let warning = run.warning();
     assert!(
-        warning.contains("asked to wait 1h, longer than --max-requested-wait; waiting 50ms"),
+        warning.contains("asked to wait 1h, longer than RETRY_MAX_REQUESTED_WAIT; waiting 50ms"),
         "{run}"
     );
 }
@@ -228,7 +230,8 @@ fn a_missing_temporary_directory_is_said_once_and_the_run_goes_on() {
 }
 
 /// `retry -n 3 -- retry -n 4 OPTIONS -- COMMAND`, counting COMMAND's attempts in `count`.
-fn nested(scratch: &Scratch, inner: &[&str]) -> Run {
+/// A retry of 3 attempts around a retry of 4, the inner one told `RETRY_NESTED=mode` if given.
+fn nested(scratch: &Scratch, mode: Option<&str>) -> Run {
     let count = r#"echo "$RETRY_DEPTH" >> "$COUNT"; exit 1"#;
     retry([
         "-n",
@@ -242,16 +245,16 @@ fn nested(scratch: &Scratch, inner: &[&str]) -> Run {
         "--base",
         "0s",
     ])
-    .args(inner)
     .args(["--", "sh", "-c", count])
     .env("COUNT", scratch.path("count"))
+    .env("RETRY_NESTED", mode.unwrap_or_default())
     .run()
 }
 
 #[test]
 fn a_retry_inside_a_retry_says_how_the_attempts_multiply() {
     let scratch = Scratch::new();
-    let run = nested(&scratch, &[]);
+    let run = nested(&scratch, None);
     run.expect_code(1);
     assert_eq!(scratch.lines("count"), 12, "{run}");
     assert!(
@@ -294,28 +297,20 @@ fn the_warning_counts_every_layer_around_a_run() {
 #[test]
 fn nested_once_leaves_the_retrying_to_the_outer_run() {
     let scratch = Scratch::new();
-    let run = nested(&scratch, &["--nested", "once"]);
+    let run = nested(&scratch, Some("once"));
     run.expect_code(1);
     assert_eq!(scratch.lines("count"), 3, "{run}");
     run.expect_no_stderr("running inside another retry");
 
     let quiet = Scratch::new();
-    let run = nested(&quiet, &["--nested", "quiet"]);
+    let run = nested(&quiet, Some("quiet"));
     assert_eq!(quiet.lines("count"), 12, "{run}");
     run.expect_no_stderr("running inside another retry");
 
-    let alone = retry([
-        "--log-format",
-        "json",
-        "--nested",
-        "once",
-        "-n",
-        "2",
-        "--base",
-        "0s",
-    ])
-    .args(["--", "false"])
-    .run();
+    let alone = retry(["--log-format", "json", "-n", "2", "--base", "0s"])
+        .args(["--", "false"])
+        .env("RETRY_NESTED", "once")
+        .run();
     assert_eq!(
         ended(&alone),
         ("exhausted".into(), 2),

@@ -67,7 +67,7 @@ fn retry_on_limits_what_is_retried() {
         .env("COUNTER", scratch.path("count"))
         .run()
         .expect_code(4)
-        .expect_stderr("giving up after 1 attempt: exit status 4 is not in --retry-on");
+        .expect_stderr("giving up after 1 attempt: exit status 4 is not retried: --retry-on names what is retried");
     assert_eq!(scratch.lines("count"), 1);
 }
 
@@ -79,7 +79,7 @@ fn stop_on_wins_over_any_failure() {
         .env("COUNTER", scratch.path("count"))
         .run()
         .expect_code(3)
-        .expect_stderr("exit status 3 is in --stop-on");
+        .expect_stderr("exit status 3 is not retried: --stop-on 3");
     assert_eq!(scratch.lines("count"), 2);
 }
 
@@ -370,7 +370,7 @@ fn a_tool_out_of_descriptors_says_it_failed_itself() {
     // Descriptors 0 to 5 only: the tool starts, but cannot make the pipes an attempt whose
     // output is matched needs.
     let run = crate::support::harness::shell(
-        "ulimit -n 6 && exec \"$RETRY\" --retry-on-output needle -- true",
+        "ulimit -n 6 && exec \"$RETRY\" --retry-on output:needle -- true",
     )
     .run();
     // The system's own words for EMFILE differ by C library; the tool's hint does not.

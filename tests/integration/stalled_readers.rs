@@ -59,7 +59,7 @@ fn a_stderr_nobody_reads_cannot_keep_a_signal_out() {
 fn output_passed_on_to_a_reader_that_stopped_ends_at_the_deadline_and_says_so() {
     let (reader, writer) = stalled_pipe();
     let run = retry(["-n", "1", "--max-time", "2s", "--log-format", "json"])
-        .args(["--retry-on-output", "never seen", "--"])
+        .args(["--retry-on", "output:never seen", "--"])
         .args(["sh", "-c", "head -c 300000 /dev/zero; exit 1"])
         .stdout(writer)
         .run();
@@ -75,7 +75,7 @@ fn output_passed_on_to_a_reader_that_stopped_ends_at_the_deadline_and_says_so() 
 #[test]
 fn held_output_a_reader_never_takes_fails_loudly_at_the_deadline() {
     let (reader, writer) = stalled_pipe();
-    let run = retry(["-n", "1", "--max-time", "2s", "--hold-output", "--"])
+    let run = retry(["-n", "1", "--max-time", "2s", "--hold", "stdout", "--"])
         .args(["head", "-c", "300000", "/dev/zero"])
         .stdout(writer)
         .run();

@@ -26,8 +26,8 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
     ),
     (&["--base", "-1s", "true"], &["--base", "'-1s'", "negative"]),
     (
-        &["--retry-on-output", "error:\n    4", "false"],
-        &["--retry-on-output", "line break", "one line"],
+        &["--retry-on", "output:error:\n    4", "false"],
+        &["--retry-on", "output:error", "line break", "one line"],
     ),
     (
         &["--on-retry", "--", "false"],
@@ -65,7 +65,7 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
     (&["--success-on", "", "true"], &["--success-on", "empty"]),
     (
         &["--retry-on", "0", "true"],
-        &["--success-on (0)", "--retry-on (0)"],
+        &["--retry-on 0 names status 0", "(--success-on: 0)"],
     ),
     (
         &["--jitter", "sometimes", "true"],
@@ -83,8 +83,8 @@ const BAD_INPUT: &[(&[&str], &[&str])] = &[
         &["--base", "'5\\nrm -rf'"],
     ),
     (
-        &["--stop-on-output", "a\n(", "true"],
-        &["--stop-on-output", "a\\n("],
+        &["--stop-on", "output:a\n(", "true"],
+        &["--stop-on", "output:a\\n("],
     ),
     (&["-q", "-v", "true"], &["--quiet", "--verbose"]),
     (
@@ -182,10 +182,47 @@ fn short_help_fits_one_screen_and_points_to_the_long_one() {
     short
         .expect_code(0)
         .expect_stdout_contains("Usage: retry [OPTIONS] [--] COMMAND [ARG]...")
-        .expect_stdout_contains("Attempts and waits:")
         .expect_stdout_contains("retry --help");
     let lines = short.stdout().lines().count();
-    assert!(lines <= 60, "-h has {lines} lines\n{short}");
+    assert!(lines <= 24, "-h has {lines} lines\n{short}");
+    let text = short.stdout();
+    let shown: Vec<&str> = text
+        .lines()
+        .filter_map(|line| {
+            line.trim_start()
+                .strip_prefix("--")
+                .or_else(|| line.trim_start().split_once(", --").map(|(_, long)| long))
+        })
+        .map(|option| option.split([' ', '<']).next().unwrap())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "max-attempts",
+            "base",
+            "cap",
+            "jitter",
+            "retry-on",
+            "stop-on",
+            "success-on",
+            "preset",
+            "timeout",
+            "max-time",
+            "plan",
+            "quiet",
+            "verbose",
+            "help",
+            "version"
+        ],
+        "what a script needs first\n{short}"
+    );
+    assert!(
+        short
+            .stdout()
+            .lines()
+            .all(|line| line.chars().count() <= 80),
+        "-h fits 80 columns\n{short}"
+    );
     let long = retry(["--help"]).run();
     long.expect_code(0)
         .expect_stdout_contains("Exit status:")
@@ -213,8 +250,8 @@ fn text_from_outside_is_escaped_on_stdout_too() {
         .expect_stdout_contains("redis://ho\\u{1b}[2Jst\\n/0");
     assert!(!plan.stdout().contains('\u{1b}'), "{plan}");
     let dir = scratch.path("budgets\nrm -rf ~");
-    let shown = retry(["budget", "show", "api", "--budget-dir"])
-        .args([&dir])
+    let shown = retry(["budget", "show", "api", "--budget-store"])
+        .args([format!("file:{}", dir.display())])
         .run();
     shown.expect_code(0);
     assert_eq!(shown.stdout().lines().count(), 1, "{shown}");

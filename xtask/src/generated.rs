@@ -1,11 +1,11 @@
-//! Every file generated from the clap definition and the tables `--help` prints: the man pages
-//! and the completions, with where each goes in the repository.
+//! Every file generated from the clap definition and the tables `--help` prints: the man pages,
+//! the completions and the README's option table, with where each goes in the repository.
 
 use std::path::{Path, PathBuf};
 
 use clap_complete::Shell;
 
-use super::{completions, man};
+use super::{completions, man, readme};
 
 /// Every generated file of `retry`: its path in the repository and its content.
 pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -20,6 +20,11 @@ pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             man::budget_page(&command).into_bytes(),
         ),
     ];
+    let current = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    files.push((
+        root.join("README.md"),
+        readme::with_options(&current, &command).into_bytes(),
+    ));
     let completions = root.join("completions");
     files.push((
         completions.join("retry.bash"),

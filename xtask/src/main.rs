@@ -1,6 +1,7 @@
 //! The repository's own tasks, run as `cargo xtask TASK`:
 //!
-//! - `generate`: write the man pages (`man/`, `crates/sim/man/`) and the completions (`completions/`) from the clap
+//! - `generate`: write the man pages (`man/`, `crates/sim/man/`), the completions
+//!   (`completions/`) and the README's option table from the clap
 //!   definitions (`retry`'s and `retry-sim`'s) and the tables `--help` prints. A test fails,
 //!   naming this command, when the committed files are not what it writes.
 
@@ -9,6 +10,8 @@
 mod completions;
 mod generated;
 mod man;
+mod options;
+mod readme;
 mod roff;
 mod sim_page;
 

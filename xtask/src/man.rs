@@ -15,14 +15,14 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.line(".B retry");
     page.line("[\\fIOPTIONS\\fR] [\\fB\\-\\-\\fR] \\fICOMMAND\\fR [\\fIARG\\fR]...");
     page.line(".br");
-    page.line(".B retry budget show");
+    page.line(".B retry budget show|set");
     page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
     page.paragraphs(&command.get_long_about().expect("a long about").to_string());
     page.line(".PP");
     page.text(
-        "Instead of a COMMAND, the words budget show print a retry budget's state; see \
-         retry-budget(1).",
+        "Instead of a COMMAND, the words budget show print a retry budget's state, and budget \
+         set its terms; see retry-budget(1).",
     );
     page.options(command, "OPTIONS");
     page.section("EXIT STATUS");
@@ -45,21 +45,40 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.finish()
 }
 
-/// `retry-budget(1)`, the page of `retry budget show`.
+/// `retry-budget(1)`, the page of `retry budget show` and `retry budget set`.
 pub(crate) fn budget_page(command: &Command) -> String {
-    let show = command
+    let budget = command
         .find_subcommand("budget")
-        .and_then(|budget| budget.find_subcommand("show"))
-        .expect("the budget show subcommand");
+        .expect("the budget subcommand");
     let mut page = Roff::new("RETRY\\-BUDGET", command);
     page.section("NAME");
-    page.line("retry budget \\- show the state of a retry budget of retry(1)");
+    page.line("retry budget \\- show a retry budget of retry(1), or set its terms");
     page.section("SYNOPSIS");
-    page.line(".B retry budget show");
-    page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
+    let subcommands: Vec<&Command> = budget.get_subcommands().collect();
+    for (index, subcommand) in subcommands.iter().enumerate() {
+        if index > 0 {
+            page.line(".br");
+        }
+        page.line(&format!(".B retry budget {}", subcommand.get_name()));
+        page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
+    }
     page.section("DESCRIPTION");
-    page.paragraphs(&show.get_long_about().expect("a long about").to_string());
-    page.options(show, "OPTIONS");
+    page.paragraphs(
+        "A retry budget holds the tokens every run that names it (--budget) takes one of for each \
+         retry. Its state and its terms live in its store (--budget-store): show prints them, set \
+         changes the terms.",
+    );
+    for subcommand in subcommands {
+        let name = subcommand.get_name();
+        page.section(&format!("RETRY BUDGET {}", name.to_uppercase()));
+        page.paragraphs(
+            &subcommand
+                .get_long_about()
+                .expect("a long about")
+                .to_string(),
+        );
+        page.options_under(subcommand, "Options");
+    }
     page.section("ENVIRONMENT");
     // Of the variables a run reads, only the store's concerns `budget show`: the others tell a
     // run about the retries around its COMMAND, which `budget show` does not have.

@@ -6,6 +6,8 @@
 use clap::{Arg, Command};
 use retry_policy::examples::continued_lines;
 
+use super::options;
+
 /// The date on the pages: when their content last changed meaningfully.
 const DATE: &str = "2026-11-26";
 
@@ -94,11 +96,19 @@ impl Roff {
     /// The OPTIONS section: each option under its heading, with its long help.
     pub(crate) fn options(&mut self, command: &Command, title: &str) {
         self.section(title);
+        self.option_list(command);
+    }
+
+    /// The options of `command` in a subsection titled `title` of the current section.
+    pub(crate) fn options_under(&mut self, command: &Command, title: &str) {
+        self.line(&format!(".SS {title}"));
+        self.option_list(command);
+    }
+
+    /// Each option of `command` under its heading, with its long help.
+    fn option_list(&mut self, command: &Command) {
         let mut heading = None;
-        let arguments = command
-            .get_arguments()
-            .filter(|arg| !arg.is_positional() && !arg.is_hide_set());
-        for arg in arguments {
+        for arg in options::listed(command) {
             if arg.get_help_heading() != heading {
                 heading = arg.get_help_heading();
                 if let Some(heading) = heading {
@@ -107,18 +117,9 @@ impl Roff {
             }
             self.line(".TP");
             self.line(&tag(arg));
-            let help = arg
-                .get_long_help()
-                .or(arg.get_help())
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let defaults: Vec<String> = arg
-                .get_default_values()
-                .iter()
-                .map(|value| value.to_string_lossy().into_owned())
-                .collect();
-            // A switch's default (false) says nothing its description does not.
-            match defaults.is_empty() || !arg.get_action().takes_values() {
+            let help = options::help(arg);
+            let defaults = options::defaults(arg);
+            match defaults.is_empty() {
                 true => self.option_paragraphs(&help),
                 false => {
                     self.option_paragraphs(&format!("{help} [default: {}]", defaults.join(",")))

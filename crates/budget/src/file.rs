@@ -1,7 +1,9 @@
 //! The retry budget kept in a file on this machine, shared by every run that names it.
 //!
 //! One small file per budget, `DIR/NAME`, read and rewritten under an exclusive `flock`, so that
-//! concurrent runs lose no update and never spend a token twice. What the store trusts, it checks
+//! concurrent runs lose no update and never spend a token twice. The file holds the budget's
+//! terms beside its state: `retry budget set` writes them, every run reads them, and a budget
+//! nobody set terms for has the defaults. What the store trusts, it checks
 //! before the first attempt, as ssh's StrictModes checks a user's keys:
 //! - The directory is created with mode 0700, and must be the user's own (or root's); one that
 //!   is a symbolic link, not a directory, or writable by every user is refused (anyone could
@@ -19,8 +21,9 @@
 //! `NAME.damaged`. A file that is not the store's (a Makefile, say) is never touched.
 //!
 //! A budget that cannot be used, from the start or mid-run (the disk full, a lock held too long,
-//! a file that is not the store's), never stops the command: with `--budget-store-fail open` the
-//! run goes on without it, and with `closed` it retries no more; either way with one warning.
+//! a file that is not the store's), never stops the command: with the store's `fail=open` (the
+//! default) the run goes on without it, and with `fail=closed` it retries no more; either way
+//! with one warning.
 //! Waiting for the lock is bounded (by [`LOCK_PATIENCE`], and half the time left before
 //! `--max-time`, so that the retry still has time to run) and a signal ends it.
 
@@ -33,7 +36,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::model::{BucketState, Terms, delay_of, micros};
+use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
 use crate::named_files;
@@ -41,9 +44,12 @@ use crate::waiter::{Waited, Waiter};
 use retry_policy::signal::Signal;
 
 /// The first word of every state file, naming its format.
-const FORMAT: &str = "retry-budget-v2";
+const FORMAT: &str = "retry-budget-v3";
 
-/// The format of the first releases, still read.
+/// The format that kept the terms of the run that last wrote it, read as the budget's terms.
+const FORMAT_V2: &str = "retry-budget-v2";
+
+/// The format of the first releases, still read, on the default terms.
 const FORMAT_V1: &str = "retry-budget-v1";
 
 /// What every state file starts with, whatever its version: a file that does not is not ours.
@@ -95,7 +101,7 @@ impl BudgetFile {
         if !metadata.file_type().is_file() {
             return Err(Refused(format!(
                 "{} is not a regular file, so not a retry budget state; choose another --budget \
-                 name or --budget-dir",
+                 name or directory (--budget-store file:DIR)",
                 path.display()
             )));
         }
@@ -111,7 +117,8 @@ impl BudgetFile {
         if metadata.uid() != effective_user() && !group_shares {
             return Err(Refused(format!(
                 "{} belongs to another user (uid {}), who could deny or stall this user's \
-                 retries; remove it, or choose another --budget name or --budget-dir",
+                 retries; remove it, or choose another --budget name or directory (--budget-store \
+                 file:DIR)",
                 path.display(),
                 metadata.uid()
             )));
@@ -128,45 +135,45 @@ fn effective_user() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-/// Refuse a directory that is a link, not a directory, writable by all, or another user's;
-/// returns its metadata.
 /// Why the budget in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.
 fn cannot_use(dir: &Path, what: &Path, err: &io::Error) -> String {
     format!(
-        "cannot use --budget-dir {}: {}: {err}; give --budget-dir a directory this user can \
-         create and write",
+        "cannot use the budget directory {}: {}: {err}; give --budget-store file:DIR a \
+         directory this user can create and write",
         dir.display(),
         what.display()
     )
 }
 
+/// Refuse a directory that is a link, not a directory, writable by all, or another user's;
+/// returns its metadata.
 fn check_directory(dir: &Path) -> Result<std::fs::Metadata, Refused> {
     let metadata =
         std::fs::symlink_metadata(dir).map_err(|err| Refused(cannot_use(dir, dir, &err)))?;
     if metadata.file_type().is_symlink() {
         return Err(Refused(format!(
-            "--budget-dir {} is a symbolic link: whoever can change the link could redirect the \
+            "the budget directory {} is a symbolic link: whoever can change the link could redirect the \
              budget; give the directory it points to",
             dir.display()
         )));
     }
     if !metadata.is_dir() {
         return Err(Refused(format!(
-            "--budget-dir {} is not a directory",
+            "the budget directory {} is not a directory",
             dir.display()
         )));
     }
     let mode = metadata.permissions().mode() & 0o7777;
     if mode & 0o002 != 0 {
         return Err(Refused(format!(
-            "--budget-dir {} has mode {mode:04o}: any user could replace its budgets and deny \
+            "the budget directory {} has mode {mode:04o}: any user could replace its budgets and deny \
              every retry; make it 0700, or 0770 for a group (chmod o-w)",
             dir.display()
         )));
     }
     if metadata.uid() != effective_user() && metadata.uid() != 0 {
         return Err(Refused(format!(
-            "--budget-dir {} belongs to another user (uid {}), who could deny or stall this \
+            "the budget directory {} belongs to another user (uid {}), who could deny or stall this \
              user's retries; give a directory of this user's own (or root's)",
             dir.display(),
             metadata.uid()
@@ -211,7 +218,6 @@ fn read_record(file: &File) -> io::Result<Vec<u8>> {
 /// A budget whose state lives in a file, consulted with the run's signals in view.
 pub struct FileBudget<'a, W> {
     file: BudgetFile,
-    terms: Terms,
     watch: &'a W,
     /// What a file that cannot be used means: a retry without the budget, or none.
     on_failure: OnFailure,
@@ -242,56 +248,66 @@ pub fn now_micros() -> u64 {
 }
 
 impl<'a, W: Waiter> FileBudget<'a, W> {
-    /// The budget in `file`, on `terms`, which `on_failure` says what to make of a file that
-    /// cannot be used; lock waits end early on the signals `watch` takes.
-    pub fn new(file: BudgetFile, terms: Terms, on_failure: OnFailure, watch: &'a W) -> Self {
+    /// The budget in `file`, on the terms it holds, which `on_failure` says what to make of a
+    /// file that cannot be used; lock waits end early on the signals `watch` takes.
+    pub fn new(file: BudgetFile, on_failure: OnFailure, watch: &'a W) -> Self {
         FileBudget {
             file,
-            terms,
             watch,
             on_failure,
             warned: false,
         }
     }
 
-    /// Apply `change` to the state under the lock, waiting for the lock half of `latest` and
-    /// [`LOCK_PATIENCE`] at most, and store what it returns.
+    /// Apply `change` to the state under the lock, on the terms the file holds (or `terms`, to
+    /// set them), waiting for the lock half of `latest` and [`LOCK_PATIENCE`] at most, and store
+    /// what it returns.
     fn update<T>(
         &mut self,
         latest: Option<Duration>,
+        terms: Option<Terms>,
         warn: &mut dyn FnMut(String),
         change: impl FnOnce(&Terms, Option<BucketState>, u64) -> (T, BucketState),
     ) -> Result<T, Trouble> {
         let file = self.lock(latest)?;
         let record = read_record(&file)?;
         let now = now_micros();
-        let state = self.read(&record, now, warn)?;
-        let (answer, next) = change(&self.terms, state, now);
-        file.write_all_at(&record_of(next, &self.terms), 0)?;
+        let (state, held) = self.read(&record, now, warn)?;
+        let terms = terms.unwrap_or(held);
+        let (answer, next) = change(&terms, state.map(|state| terms.adopt(state)), now);
+        file.write_all_at(&record_of(next, &terms), 0)?;
         // Whatever stood beyond a record (a damaged state's rest) goes.
         file.set_len(RECORD as u64)?;
         Ok(answer)
     }
 
-    /// The state `record` holds as of `now`: none for a new file, none (after a warning) for one
-    /// that is this store's but damaged, its bytes copied aside first, and an error for one that
-    /// is not this store's.
+    /// The state `record` holds as of `now`, and the terms it holds (the defaults where it
+    /// holds none): no state for a new file, none (after a warning) for one that is this
+    /// store's but damaged, its bytes copied aside first, and an error for one that is not this
+    /// store's.
     fn read(
         &mut self,
         record: &[u8],
         now: u64,
         warn: &mut dyn FnMut(String),
-    ) -> Result<Option<BucketState>, Trouble> {
+    ) -> Result<(Option<BucketState>, Terms), Trouble> {
         Ok(match classify(record) {
-            Content::Empty => None,
-            Content::Own(state) if self.terms.is_plausible(&state, now) => Some(state),
-            Content::Own(_) => self.reset("it holds values no run could have stored", warn),
+            Content::Empty => (None, DEFAULT_TERMS),
+            Content::Own(state, terms) if terms.is_plausible(&state, now) => (Some(state), terms),
+            Content::Own(_, terms) => (
+                self.reset("it holds values no run could have stored", warn),
+                terms,
+            ),
             Content::Damaged => {
                 let kept = match self.set_aside(record) {
                     Ok(copy) => format!("a copy is in {}", copy.display()),
                     Err(err) => format!("no copy could be kept: {err}"),
                 };
-                self.reset(&format!("its content was damaged ({kept})"), warn)
+                let why = format!(
+                    "its content was damaged ({kept}); its terms are the defaults until retry \
+                     budget set gives them again"
+                );
+                (self.reset(&why, warn), DEFAULT_TERMS)
             }
             Content::Foreign => {
                 return Err(Trouble::Failed(
@@ -366,7 +382,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
 
 impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
     fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
-        let counted = self.update(latest, warn, |terms, state, now| {
+        let counted = self.update(latest, None, warn, |terms, state, now| {
             ((), terms.first_attempt(state, now))
         });
         match counted {
@@ -380,7 +396,7 @@ impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
     }
 
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
-        let reserved = self.update(latest, warn, |terms, state, now| {
+        let reserved = self.update(latest, None, warn, |terms, state, now| {
             terms.reserve(state, now, latest)
         });
         match reserved {
@@ -394,13 +410,39 @@ impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
     }
 }
 
-/// The state of the budget `name` in `dir`, with the terms of the run that wrote it (unknown in
-/// the first releases' format), for `retry budget show`: read without the lock, creating and
-/// changing nothing; none when there is no state yet (a full bucket).
-pub fn peek(
+/// Keep `terms` as the terms of the budget `name` in `dir` (`retry budget set`), its state
+/// carried over to them, waiting for the lock as a run would; a signal `watch` takes ends the
+/// wait.
+pub fn set_terms<W: Waiter>(
     dir: &Path,
     name: &BudgetName,
-) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
+    terms: Terms,
+    watch: &W,
+) -> Result<(), String> {
+    let file = BudgetFile::check(dir, name).map_err(|Refused(why)| why)?;
+    let path = file.path.display().to_string();
+    let mut budget = FileBudget::new(file, OnFailure::Closed, watch);
+    let mut warnings = Vec::new();
+    let set = budget.update(
+        None,
+        Some(terms),
+        &mut |warning| warnings.push(warning),
+        |terms, state, now| ((), terms.advance(state, now)),
+    );
+    match set {
+        Ok(()) => Ok(()),
+        Err(Trouble::Failed(why)) => Err(format!("{path}: {why}")),
+        Err(Trouble::Interrupted(signal)) => Err(format!(
+            "{path}: interrupted by signal {} while waiting for its lock",
+            signal.number()
+        )),
+    }
+}
+
+/// The state of the budget `name` in `dir`, and its terms (the defaults where it holds none),
+/// for `retry budget show`: read without the lock, creating and changing nothing; none when
+/// there is no state yet (a full bucket on the default terms).
+pub fn peek(dir: &Path, name: &BudgetName) -> Result<Option<(BucketState, Terms)>, Refused> {
     let path = dir.join(name.as_str());
     let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
     let opened = named_files::open(&path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
@@ -447,8 +489,8 @@ struct Foreign;
 enum Content {
     /// Nothing: a new budget.
     Empty,
-    /// A state of this store's.
-    Own(BucketState),
+    /// A state of this store's, and the budget's terms.
+    Own(BucketState, Terms),
     /// A state of this store's that a crash or a bad disk damaged: its own prefix (whole or cut
     /// short), only zeros (what a file system leaves of data that never reached the disk), or
     /// exactly a record's size of something else.
@@ -462,8 +504,8 @@ fn classify(record: &[u8]) -> Content {
     if record.is_empty() {
         return Content::Empty;
     }
-    if let Ok((state, _)) = parse(record) {
-        return Content::Own(state);
+    if let Ok((state, terms)) = parse(record) {
+        return Content::Own(state, terms);
     }
     let own = OWN_PREFIX.as_bytes();
     let damaged = record.starts_with(own)
@@ -476,37 +518,33 @@ fn classify(record: &[u8]) -> Content {
     }
 }
 
-/// A state record, padded with spaces: `retry-budget-v2 TOKENS EARNED MICROS FIRST RETRIES
-/// REFUSALS CAPACITY PERIOD WINDOW` (the last three, in microseconds, the terms of the run that
-/// wrote it), or the older `retry-budget-v1 TOKENS NANOS`.
-fn parse(record: &[u8]) -> Result<(BucketState, Option<Terms>), Foreign> {
+/// A state record, padded with spaces: `retry-budget-v3 TOKENS EARNED MICROS FIRST RETRIES
+/// REFUSALS CAPACITY PERIOD RATIO WINDOW` (the budget's terms last, periods in microseconds,
+/// `-` for no ratio); or the older `retry-budget-v2`, whose terms (no ratio) were the last
+/// run's, or `retry-budget-v1 TOKENS NANOS`, on the default terms.
+fn parse(record: &[u8]) -> Result<(BucketState, Terms), Foreign> {
     let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
     let words: Vec<&str> = text.split_whitespace().collect();
     let number = |index: usize| words.get(index).and_then(|word| word.parse::<f64>().ok());
     let count = |index: usize| words.get(index).and_then(|word| word.parse::<u64>().ok());
+    let state = || {
+        Ok(BucketState {
+            tokens: number(1).ok_or(Foreign)?,
+            earned: number(2).ok_or(Foreign)?,
+            at: count(3).ok_or(Foreign)?,
+            first_attempts: count(4).ok_or(Foreign)?,
+            retries: count(5).ok_or(Foreign)?,
+            refusals: count(6).ok_or(Foreign)?,
+        })
+    };
     match (words.first(), words.len()) {
-        (Some(&FORMAT), 10) => {
-            let state = BucketState {
-                tokens: number(1).ok_or(Foreign)?,
-                earned: number(2).ok_or(Foreign)?,
-                at: count(3).ok_or(Foreign)?,
-                first_attempts: count(4).ok_or(Foreign)?,
-                retries: count(5).ok_or(Foreign)?,
-                refusals: count(6).ok_or(Foreign)?,
-            };
-            let capacity = count(7).and_then(|count| u32::try_from(count).ok());
-            let terms = match (capacity, number(8), number(9)) {
-                (Some(tokens), Some(period), Some(window)) if tokens > 0 => Some(Terms {
-                    rate: super::Rate {
-                        tokens,
-                        period: delay_of(period),
-                    },
-                    ratio: None,
-                    window: delay_of(window),
-                }),
-                _ => return Err(Foreign),
-            };
-            Ok((state, terms))
+        (Some(&FORMAT), 11) => {
+            let terms = Terms::stored(words[7], words[8], words[9], words[10]).ok_or(Foreign)?;
+            Ok((state()?, terms))
+        }
+        (Some(&FORMAT_V2), 10) => {
+            let terms = Terms::stored(words[7], words[8], "-", words[9]).ok_or(Foreign)?;
+            Ok((state()?, terms))
         }
         (Some(&FORMAT_V1), 3) => {
             let state = BucketState {
@@ -517,17 +555,20 @@ fn parse(record: &[u8]) -> Result<(BucketState, Option<Terms>), Foreign> {
                 retries: 0,
                 refusals: 0,
             };
-            Ok((state, None))
+            Ok((state, DEFAULT_TERMS))
         }
         _ => Err(Foreign),
     }
 }
 
-/// The fixed-size record of `state` written on `terms`; numbers in exponent notation, which
+/// The fixed-size record of `state` on `terms`; numbers in exponent notation, which
 /// round-trips and stays short whatever the value.
 fn record_of(state: BucketState, terms: &Terms) -> [u8; RECORD] {
+    let ratio = terms
+        .ratio
+        .map_or("-".to_string(), |ratio| format!("{ratio:e}"));
     let text = format!(
-        "{FORMAT} {:e} {:e} {} {} {} {} {} {:e} {:e}",
+        "{FORMAT} {:e} {:e} {} {} {} {} {} {:e} {ratio} {:e}",
         state.tokens,
         state.earned,
         state.at,
@@ -672,8 +713,11 @@ mod tests {
         /// to the state file between the check and the use of the budget.
         fn reserve_after(&mut self, change: impl FnOnce(&Path)) -> Reservation {
             let file = BudgetFile::check(self.dir.path(), &name("api")).unwrap();
+            if std::fs::metadata(self.path()).unwrap().len() == 0 {
+                set_terms(self.dir.path(), &name("api"), Self::terms(), &self.watch).unwrap();
+            }
             change(&self.path());
-            let mut budget = FileBudget::new(file, Self::terms(), OnFailure::Open, &self.watch);
+            let mut budget = FileBudget::new(file, OnFailure::Open, &self.watch);
             let warnings = &mut self.warnings;
             budget.reserve(Some(Duration::from_secs(1)), &mut |warning| {
                 warnings.push(warning)
@@ -684,7 +728,7 @@ mod tests {
             self.reserve_after(|_| {})
         }
 
-        fn peek(&self) -> Result<Option<(BucketState, Option<Terms>)>, Refused> {
+        fn peek(&self) -> Result<Option<(BucketState, Terms)>, Refused> {
             peek(self.dir.path(), &name("api"))
         }
     }
@@ -701,7 +745,7 @@ mod tests {
         );
         let (state, terms) = store.peek().unwrap().unwrap();
         assert_eq!((state.retries, state.refusals), (1, 1));
-        assert_eq!(terms.unwrap().rate.to_string(), "1/1h");
+        assert_eq!(terms.rate.to_string(), "1/1h");
         assert_eq!(
             std::fs::metadata(store.path()).unwrap().len(),
             RECORD as u64
@@ -716,7 +760,12 @@ mod tests {
         assert!(store.peek().unwrap_err().to_string().contains("damaged"));
         let long_damage = format!("retry-budget-v1 0 0 {}", "x".repeat(2 * RECORD));
         store.reserve_after(|path| std::fs::write(path, &long_damage).unwrap());
-        assert_eq!(store.reserve(), Reservation::Refused, "the new state holds");
+        let (state, terms) = store.peek().unwrap().unwrap();
+        assert_eq!(
+            (state.retries, terms),
+            (1, DEFAULT_TERMS),
+            "the new state holds"
+        );
         assert_eq!(
             std::fs::metadata(store.path()).unwrap().len(),
             RECORD as u64
@@ -738,8 +787,8 @@ mod tests {
         };
         assert!(
             damaged.ends_with(&format!(
-                "its content was damaged (a copy is in {}.damaged); starting again from a full \
-                 bucket",
+                "its content was damaged (a copy is in {}.damaged); its terms are the defaults \
+                 until retry budget set gives them again; starting again from a full bucket",
                 store.path().display()
             )),
             "{damaged}"
@@ -806,15 +855,17 @@ mod tests {
                 refusals: u64::MAX,
             };
             let terms = Terms {
-                rate: "4294967295/500000000000y".parse().unwrap(),
-                ratio: None,
-                window: Duration::MAX,
+                rate: crate::Rate {
+                    tokens: u32::MAX,
+                    period: crate::model::LONGEST_TERM,
+                },
+                ratio: Some(0.1 + 0.2),
+                window: crate::model::LONGEST_TERM,
             };
             let record = record_of(state, &terms);
             assert_eq!(record.len(), RECORD);
             let (back, written) = parse(&record).unwrap();
-            assert_eq!(back, state, "{tokens}");
-            assert_eq!(written.unwrap().rate.tokens, u32::MAX);
+            assert_eq!((back, written), (state, terms), "{tokens}");
         }
     }
 
@@ -827,7 +878,9 @@ mod tests {
             (state.earned, state.at, state.first_attempts, state.refusals),
             (0.5, 7, 1, 3)
         );
-        assert_eq!(terms.unwrap().rate.to_string(), "10/1m");
+        assert_eq!(terms.rate.to_string(), "10/1m");
+        let (_, terms) = parse(b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 1e-1 6e7\n").unwrap();
+        assert_eq!((terms.rate.tokens, terms.ratio), (5, Some(0.1)));
         for bad in [
             &b""[..],
             b"retry-budget-v1 NaNx 1",
@@ -836,6 +889,8 @@ mod tests {
             b"retry-budget-v1 1 1 1",
             b"retry-budget-v2 1 1 1",
             b"retry-budget-v2 1e0 5e-1 7 1 2 3 0 6e7 6e7",
+            b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 2 6e7",
+            b"retry-budget-v3 1e0 0e0 7 1 2 3 5 -6e7 - 6e7",
             b"retry-budget-v1 1 \xff",
         ] {
             assert_eq!(parse(bad), Err(Foreign), "{bad:?}");

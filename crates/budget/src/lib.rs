@@ -4,9 +4,11 @@
 //!
 //! The arithmetic is in `model`, pure; where the budget lives is a store's business: `file`, a
 //! file on this machine, or `redis`, one hash on a Redis (or Valkey) server that a fleet shares,
-//! with `shared` deciding what happens when that server cannot be reached. `store` is the
-//! address of a budget, shown without its password; `show` is `retry budget show`. This file
-//! holds what they share: the budget a run consults, and the words of a reservation.
+//! with `shared` deciding what happens when that server cannot be reached. A budget's terms are
+//! the store's too: `retry budget set` keeps them there, and every run that shares the budget
+//! uses them, so that no two runs can disagree. `store` is the address of a budget, shown
+//! without its password; `show` is `retry budget show`. This file holds what they share: the
+//! budget a run consults, setting its terms, and the words of a reservation.
 
 #![forbid(unsafe_code)]
 
@@ -37,10 +39,9 @@ use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
 use retry_policy::choice::Choice;
-use retry_policy::duration::format_duration;
 use retry_policy::run::{Counted, Reservation, RetryBudget};
 use shared::SharedBudget;
-use store::{Location, OnFailure, RedisAddress};
+use store::{Location, OnFailure, RedisAddress, StoreSettings};
 use waiter::Waiter;
 
 /// A shared retry budget, as a run's options give it.
@@ -48,42 +49,31 @@ use waiter::Waiter;
 pub struct BudgetSettings {
     /// `--budget`: the budget's name.
     pub name: BudgetName,
-    /// Its rate, and its ratio with its window.
-    pub terms: Terms,
-    /// `--budget-store`: where it is kept.
-    pub location: Location,
-    /// `--budget-store-fail`: what a retry does when the store fails.
-    pub on_failure: OnFailure,
+    /// `--budget-store`: where it is kept, and what a retry does when the store fails.
+    pub store: StoreSettings,
 }
 
 impl BudgetSettings {
-    /// The budget as the plan's header names it: its name, its terms, and a shared store.
+    /// The budget as the plan's header names it: its name, and its store.
     pub fn describe(&self) -> String {
-        let terms = &self.terms;
-        let mut text = format!("{} at {}", self.name.as_str(), terms.rate);
-        if let Some(ratio) = terms.ratio {
-            text += &format!(
-                " plus {ratio} per first attempt over {}",
-                format_duration(terms.window)
-            );
-        }
-        if let Location::Shared { address, .. } = &self.location {
-            text += &format!(" in {address} ({} when it fails)", self.on_failure.name());
+        let mut text = format!(
+            "{}, on the terms its store keeps (retry budget show {0})",
+            self.name.as_str()
+        );
+        if let Location::Shared { address, .. } = &self.store.location {
+            let on_failure = self.store.on_failure.name();
+            text += &format!(", in {address} (fail={on_failure})");
         }
         text
     }
 
     /// The budget, its file checked when the file store keeps it: one that cannot be used says
-    /// why, for the run to warn of it and go on as `--budget-store-fail` says.
+    /// why, for the run to warn of it and go on as the store's `fail` says.
     pub fn prepare(&self) -> Prepared {
-        let (terms, on_failure) = (self.terms, self.on_failure);
-        Prepared(match &self.location {
+        let on_failure = self.store.on_failure;
+        Prepared(match &self.store.location {
             Location::File(dir) => match BudgetFile::check(dir, &self.name) {
-                Ok(file) => Checked::File {
-                    file,
-                    terms,
-                    on_failure,
-                },
+                Ok(file) => Checked::File { file, on_failure },
                 Err(file::Refused(why)) => Checked::Unusable { why, on_failure },
             },
             Location::Shared { address, fallback } => Checked::Shared {
@@ -91,9 +81,37 @@ impl BudgetSettings {
                 on_failure,
                 dir: fallback.clone(),
                 name: self.name.clone(),
-                terms,
             },
         })
+    }
+}
+
+/// Keep `terms` as the terms of the budget `name` in `store`, for every run that shares it
+/// (`retry budget set`); a shared store's calls wait with `watch`'s signals in view.
+pub fn set_terms<W: Waiter>(
+    name: &BudgetName,
+    store: &StoreSettings,
+    terms: Terms,
+    watch: &W,
+) -> Result<(), String> {
+    terms.check()?;
+    match &store.location {
+        Location::File(dir) => file::set_terms(dir, name, terms, watch),
+        Location::Shared { address, .. } => {
+            let mut store = RedisStore::new(address.clone(), name, watch);
+            store.set_terms(&terms).map_err(|failure| {
+                let why = match failure {
+                    redis::Failure::Failed(why) => why,
+                    redis::Failure::Interrupted(signal) => {
+                        format!("interrupted by signal {}", signal.number())
+                    }
+                };
+                format!(
+                    "cannot set the terms of retry budget {} in {address}: {why}",
+                    name.as_str()
+                )
+            })
+        }
     }
 }
 
@@ -105,7 +123,6 @@ enum Checked {
     /// On this machine, in this file.
     File {
         file: BudgetFile,
-        terms: Terms,
         on_failure: OnFailure,
     },
     /// One that cannot be used, and why: the run goes on as `on_failure` says.
@@ -116,7 +133,6 @@ enum Checked {
         on_failure: OnFailure,
         dir: Option<PathBuf>,
         name: BudgetName,
-        terms: Terms,
     },
 }
 
@@ -129,7 +145,7 @@ enum Opened<'a, W: Waiter> {
     File(FileBudget<'a, W>),
     /// On a store a fleet shares.
     Shared(Box<SharedBudget<'a, W>>),
-    /// None to be had, which the run was warned of: each retry is as `--budget-store-fail` says.
+    /// None to be had, which the run was warned of: each retry is as the store's `fail` says.
     Unusable(OnFailure),
 }
 
@@ -145,21 +161,18 @@ impl Prepared {
     /// The budget, its waits awake to `watch`'s signals.
     pub fn open<W: Waiter>(self, watch: &W) -> Budget<'_, W> {
         Budget(match self.0 {
-            Checked::File {
-                file,
-                terms,
-                on_failure,
-            } => Opened::File(FileBudget::new(file, terms, on_failure, watch)),
+            Checked::File { file, on_failure } => {
+                Opened::File(FileBudget::new(file, on_failure, watch))
+            }
             Checked::Unusable { on_failure, .. } => Opened::Unusable(on_failure),
             Checked::Shared {
                 address,
                 on_failure,
                 dir,
                 name,
-                terms,
             } => {
                 let store = RedisStore::new(address, &name, watch);
-                let budget = SharedBudget::new(store, on_failure, dir, name, terms, watch);
+                let budget = SharedBudget::new(store, on_failure, dir, name, watch);
                 Opened::Shared(Box::new(budget))
             }
         })
@@ -190,7 +203,7 @@ impl<W: Waiter> RetryBudget for Budget<'_, W> {
     }
 }
 
-/// `--budget-ratio R`: tokens earned per first attempt, more than 0 and at most 1.
+/// `retry budget set --ratio R`: tokens earned per first attempt, more than 0 and at most 1.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ratio(pub f64);
 

@@ -1,14 +1,15 @@
 //! The retry budget's arithmetic, pure, with time passed in: every store applies exactly this
 //! (the Redis store as a Lua copy of it, which a test holds to it).
 //!
-//! Two kinds of token pay for a retry (never for a first attempt):
-//! - The *rate bucket* (`--budget-rate N/DURATION`): at most N tokens, regaining N every
-//!   DURATION. When it is empty the token is *reserved*: the count goes below zero and the retry
-//!   waits until its token will have been regained, so however many processes share the bucket,
-//!   their retries go out at its rate. Debt is bounded ([`MAX_DEBT_PERIODS`]).
-//! - *Earned* tokens (`--budget-ratio R`): every first attempt of any run sharing the budget
-//!   earns R, and they fade exponentially with the time constant `--budget-window`. A retry
-//!   spends an earned token first, at once, and never waits for one.
+//! Two kinds of token pay for a retry (never for a first attempt), on the budget's terms, which
+//! `retry budget set` keeps in the store for every run that shares the budget:
+//! - The *rate bucket* (`--rate N/DURATION`): at most N tokens, regaining N every DURATION.
+//!   When it is empty the token is *reserved*: the count goes below zero and the retry waits
+//!   until its token will have been regained, so however many processes share the bucket, their
+//!   retries go out at its rate. Debt is bounded ([`MAX_DEBT_PERIODS`]).
+//! - *Earned* tokens (`--ratio R`): every first attempt of any run sharing the budget earns R,
+//!   and they fade exponentially with the time constant `--window`. A retry spends an earned
+//!   token first, at once, and never waits for one.
 //!
 //! Time is whole microseconds since the Unix epoch (a wall clock, as several processes share it,
 //! or the Redis server's), and every computation is on `f64`s in that unit, in an order the Lua
@@ -21,7 +22,7 @@ use std::time::Duration;
 use super::Reservation;
 use retry_policy::duration::parse_duration;
 
-/// `--budget-rate N/DURATION`: at most N tokens, regaining N every DURATION.
+/// `--rate N/DURATION`: at most N tokens, regaining N every DURATION.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate {
     /// The bucket's capacity, and how many tokens come back per period.
@@ -33,13 +34,27 @@ pub struct Rate {
 /// Everything that shapes a budget's arithmetic: the rate, and the ratio with its window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Terms {
-    /// `--budget-rate`: the tokens a budget gains with time.
+    /// `--rate`: the tokens a budget gains with time.
     pub rate: Rate,
-    /// `--budget-ratio`: tokens earned per first attempt, if any.
+    /// `--ratio`: tokens earned per first attempt, if any.
     pub ratio: Option<f64>,
-    /// `--budget-window`: the time constant of the earned tokens' decay.
+    /// `--window`: the time constant of the earned tokens' decay.
     pub window: Duration,
 }
+
+/// The terms of a budget nobody has set terms for: 10 tokens a minute, none earned.
+pub const DEFAULT_TERMS: Terms = Terms {
+    rate: Rate {
+        tokens: 10,
+        period: Duration::from_secs(60),
+    },
+    ratio: None,
+    window: Duration::from_secs(60),
+};
+
+/// The longest period or window a budget's terms may give: a century. Longer is damage in a
+/// store, and refused by `retry budget set`.
+pub const LONGEST_TERM: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// A budget's state as stored.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,6 +112,77 @@ impl BucketState {
 }
 
 impl Terms {
+    /// Why these terms cannot be a budget's, naming the option; none when they can be.
+    pub fn check(&self) -> Result<(), String> {
+        if self.rate.period > LONGEST_TERM {
+            return Err(format!(
+                "--rate {}: the period may be at most 100y",
+                self.rate
+            ));
+        }
+        if let Some(ratio) = self.ratio
+            && !(ratio > 0.0 && ratio <= 1.0)
+        {
+            return Err(format!(
+                "--ratio {ratio}: expected more than 0 and at most 1"
+            ));
+        }
+        if self.window.is_zero() || self.window > LONGEST_TERM {
+            return Err(format!(
+                "--window {}: expected more than 0s and at most 100y",
+                retry_policy::duration::format_duration(self.window)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Terms as a store holds them (periods in microseconds), if `retry budget set` could have
+    /// stored them; anything else is damage.
+    pub fn stored(tokens: &str, period: &str, ratio: &str, window: &str) -> Option<Terms> {
+        let span = |text: &str| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|micros| micros.is_finite() && *micros > 0.0)
+                .map(delay_of)
+        };
+        let terms = Terms {
+            rate: Rate {
+                tokens: tokens.parse().ok().filter(|&tokens| tokens > 0)?,
+                period: span(period)?,
+            },
+            ratio: match ratio {
+                "" | "-" => None,
+                ratio => Some(ratio.parse().ok()?),
+            },
+            window: span(window)?,
+        };
+        terms.check().ok().map(|()| terms)
+    }
+
+    /// The terms in words: `10/1m`, and `plus 0.1 per first attempt over 1m` when they earn.
+    pub fn describe(&self) -> String {
+        let mut text = self.rate.to_string();
+        if let Some(ratio) = self.ratio {
+            text += &format!(
+                " plus {ratio} per first attempt over {}",
+                retry_policy::duration::format_duration(self.window)
+            );
+        }
+        text
+    }
+
+    /// `state`, kept on these terms: its rate tokens within the capacity and the debt bound, so
+    /// that new terms carry the counters over and never look like damage.
+    pub fn adopt(&self, state: BucketState) -> BucketState {
+        let capacity = self.rate.capacity();
+        BucketState {
+            tokens: state
+                .tokens
+                .clamp(-capacity * f64::from(MAX_DEBT_PERIODS), capacity),
+            ..state
+        }
+    }
+
     /// Whether `state` could have come from this arithmetic by `now`: finite tokens within the
     /// capacity and the debt bound, finite earned tokens within reason, and a time no more than
     /// a period ahead (a clock that went back a little). Anything else is damage, to start over

@@ -1,10 +1,12 @@
 //! The retry budget on a Redis (or Valkey) server, shared by a whole fleet.
 //!
-//! One hash per budget, `retry:budget:{NAME}` (the braces keep it on one Cluster slot), holds
+//! Two hashes per budget (the braces keep them on one Cluster slot): `retry:budget:{NAME}` holds
 //! the rate tokens, the earned tokens, the time of the last update and the counters of first
-//! attempts, retries and refusals. Each decision is one call of `budget.lua` (`EVALSHA`, loading
-//! the script on `NOSCRIPT`): one round trip, atomic, on the server's clock, so that the hosts'
-//! clocks do not matter. The hash expires once the bucket is idle and full.
+//! attempts, retries and refusals, and expires once the bucket is idle and full;
+//! `retry:budget:{NAME}:terms` holds the terms `retry budget set` gave, which every run uses, and
+//! never expires (without it, the default terms hold). Each decision is one call of `budget.lua`
+//! (`EVALSHA`, loading the script on `NOSCRIPT`): one round trip, atomic, on the server's clock,
+//! so that the hosts' clocks do not matter.
 //!
 //! Every call, the connection included, is bounded by the address's `timeout` (500ms unless it
 //! says) and by what is left before `--max-time`, and runs on a helper thread so that a server that never answers, or a signal,
@@ -17,7 +19,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::model::{BucketState, MAX_DEBT_PERIODS, Rate, Terms, delay_of, micros};
+use super::model::{
+    BucketState, DEFAULT_TERMS, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, delay_of, micros,
+};
 use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::store::RedisAddress;
@@ -29,6 +33,8 @@ use retry_policy::signal::Signal;
 pub(crate) struct RedisStore<'a, W> {
     address: RedisAddress,
     key: String,
+    /// The hash of the budget's terms.
+    terms_key: String,
     /// The open connection, between calls.
     connection: Option<Connection>,
     /// Waits for each call, with the signals that end a run in view.
@@ -54,11 +60,13 @@ pub(crate) enum Counting<J> {
 #[derive(Clone, Copy)]
 enum Operation<'t> {
     /// Count a first attempt, earning what the ratio gives.
-    First(&'t Terms),
+    First,
     /// Take a token for a retry.
-    Reserve(&'t Terms),
+    Reserve,
     /// Return the stored fields and the server's time.
     Show,
+    /// Keep these terms for every run.
+    Set(&'t Terms),
 }
 
 /// Why a call to the store did not answer.
@@ -74,9 +82,11 @@ pub(crate) enum Failure {
 /// The stored state of a budget, as `retry budget show` tells it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Stored {
-    /// The state and the terms of the run that changed it last; none when there is none (a full
-    /// bucket).
-    pub(crate) written: Option<(BucketState, Terms)>,
+    /// The state; none when there is none (a full bucket).
+    pub(crate) written: Option<BucketState>,
+    /// The terms `retry budget set` kept: none for the defaults, and an error for terms no
+    /// `set` could have stored.
+    pub(crate) terms: Result<Option<Terms>, String>,
     /// The server's time, in microseconds since the Unix epoch.
     pub(crate) now: u64,
 }
@@ -87,6 +97,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         RedisStore {
             address,
             key: format!("retry:budget:{{{}}}", name.as_str()),
+            terms_key: format!("retry:budget:{{{}}}:terms", name.as_str()),
             connection: None,
             watch,
         }
@@ -102,27 +113,31 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         &self.address
     }
 
-    /// Count a first attempt on `terms`, within `latest`.
-    pub(crate) fn first_attempt(
-        &mut self,
-        terms: &Terms,
-        latest: Option<Duration>,
-    ) -> Result<(), Failure> {
-        let answer = self.call(Operation::First(terms), latest, None)?;
+    /// Count a first attempt, within `latest`.
+    pub(crate) fn first_attempt(&mut self, latest: Option<Duration>) -> Result<(), Failure> {
+        let answer = self.call(Operation::First, latest, None)?;
         counted(&answer)
     }
 
-    /// Take a token on `terms` for a retry that must start within `latest`; says too whether
-    /// the stored state was not the arithmetic's and started over.
+    /// Take a token for a retry that must start within `latest`; says too whether the stored
+    /// state or terms were not what a run stores, and were started over from.
     pub(crate) fn reserve(
         &mut self,
-        terms: &Terms,
         latest: Option<Duration>,
     ) -> Result<(Reservation, bool), Failure> {
-        let answer = self.call(Operation::Reserve(terms), latest, None)?;
+        let answer = self.call(Operation::Reserve, latest, None)?;
         strings(&answer)
-            .and_then(|fields| decide(&fields, terms))
+            .and_then(|fields| decide(&fields))
             .ok_or_else(|| unusable(&answer))
+    }
+
+    /// Keep `terms` as the budget's, for every run that shares it.
+    pub(crate) fn set_terms(&mut self, terms: &Terms) -> Result<(), Failure> {
+        let answer = self.call(Operation::Set(terms), None, None)?;
+        match strings(&answer).as_deref() {
+            Some([set, ..]) if set == "set" => Ok(()),
+            _ => Err(unusable(&answer)),
+        }
     }
 
     /// The state now, changing nothing.
@@ -133,15 +148,14 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             .ok_or_else(|| unusable(&answer))
     }
 
-    /// Start counting a first attempt on `terms`, within `latest`, on a thread of its own, so
-    /// that the round trip goes on while the attempt runs; [`RedisStore::finish_counting`]
-    /// takes the answer.
+    /// Start counting a first attempt, within `latest`, on a thread of its own, so that the
+    /// round trip goes on while the attempt runs; [`RedisStore::finish_counting`] takes the
+    /// answer.
     pub(crate) fn start_counting(
         &mut self,
-        terms: &Terms,
         latest: Option<Duration>,
     ) -> Counting<W::Job<CallDone>> {
-        let (limit, job) = self.call_job(Operation::First(terms), latest, None);
+        let (limit, job) = self.call_job(Operation::First, latest, None);
         match self.watch.start_job(job) {
             Ok(job) => Counting::Started {
                 job,
@@ -237,8 +251,8 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         }
     }
 
-    /// The script's arguments: this budget's key and the operation's arguments (empty where
-    /// the operation has none).
+    /// The script's arguments: this budget's two keys, then the operation's arguments: the
+    /// default terms (the terms to keep, to set them), and the bounds.
     fn arguments(
         &self,
         operation: Operation<'_>,
@@ -247,23 +261,22 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     ) -> Vec<Vec<u8>> {
         let text = |value: Option<String>| value.unwrap_or_default().into_bytes();
         let (name, terms) = match operation {
-            Operation::First(terms) => ("first", Some(terms)),
-            Operation::Reserve(terms) => ("reserve", Some(terms)),
-            Operation::Show => ("show", None),
+            Operation::First => ("first", &DEFAULT_TERMS),
+            Operation::Reserve => ("reserve", &DEFAULT_TERMS),
+            Operation::Show => ("show", &DEFAULT_TERMS),
+            Operation::Set(terms) => ("set", terms),
         };
         vec![
             self.key.clone().into_bytes(),
+            self.terms_key.clone().into_bytes(),
             name.as_bytes().to_vec(),
-            text(terms.map(|terms| terms.rate.tokens.to_string())),
-            text(terms.map(|terms| micros(terms.rate.period).to_string())),
-            text(
-                terms
-                    .and_then(|terms| terms.ratio)
-                    .map(|ratio| ratio.to_string()),
-            ),
-            text(terms.map(|terms| micros(terms.window).to_string())),
+            terms.rate.tokens.to_string().into_bytes(),
+            micros(terms.rate.period).to_string().into_bytes(),
+            text(terms.ratio.map(|ratio| ratio.to_string())),
+            micros(terms.window).to_string().into_bytes(),
             text(latest.map(|latest| micros(latest).to_string())),
             MAX_DEBT_PERIODS.to_string().into_bytes(),
+            micros(LONGEST_TERM).to_string().into_bytes(),
             text(now.map(|now| now.to_string())),
         ]
     }
@@ -288,7 +301,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
 /// Whether `answer` is the script's word that it counted a first attempt.
 fn counted(answer: &Reply) -> Result<(), Failure> {
     match strings(answer).as_deref() {
-        Some([counted, _, _]) if counted == "counted" => Ok(()),
+        Some([counted, _, _, _]) if counted == "counted" => Ok(()),
         _ => Err(unusable(answer)),
     }
 }
@@ -304,9 +317,8 @@ fn no_answer_within(limit: Duration) -> Failure {
 /// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
 /// not have it yet.
 fn evaluate(connection: &mut Connection, args: &[Vec<u8>]) -> Result<Reply, Trouble> {
-    let (key, rest) = args.split_first().expect("the key comes first");
-    let mut call: Vec<&[u8]> = vec![b"EVALSHA", &script::SHA1, b"1", key];
-    call.extend(rest.iter().map(Vec::as_slice));
+    let mut call: Vec<&[u8]> = vec![b"EVALSHA", &script::SHA1, b"2"];
+    call.extend(args.iter().map(Vec::as_slice));
     match connection.call(&call)? {
         Reply::Error(error) if error.starts_with("NOSCRIPT") => {
             match connection.call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])? {
@@ -344,14 +356,18 @@ fn strings(reply: &Reply) -> Option<Vec<String>> {
         .collect()
 }
 
-/// The answer of a reservation on `terms`: the verdict, the delay, and whether the state was
+/// The answer of a reservation: the verdict, the delay, and whether the state or the terms were
 /// damaged; none when a value is not one the script could give.
-fn decide(answer: &[String], terms: &Terms) -> Option<(Reservation, bool)> {
-    let [verdict, delay, damaged] = answer else {
+fn decide(answer: &[String]) -> Option<(Reservation, bool)> {
+    let [verdict, delay, damaged, period] = answer else {
         return None;
     };
+    let period = period
+        .parse::<f64>()
+        .ok()
+        .filter(|period| *period > 0.0 && *period <= micros(LONGEST_TERM))?;
     // The longest delay the arithmetic grants: its debt bound, in periods.
-    let most = micros(terms.rate.period) * f64::from(MAX_DEBT_PERIODS + 1);
+    let most = period * f64::from(MAX_DEBT_PERIODS + 1);
     let delay: f64 = delay
         .parse()
         .ok()
@@ -369,8 +385,8 @@ fn decide(answer: &[String], terms: &Terms) -> Option<(Reservation, bool)> {
     Some((reservation, damaged))
 }
 
-/// The stored fields and the server's time, as the script's `show` returns them (the fields
-/// empty when the budget has no state); none when a value is not one a run could store.
+/// The stored fields, the kept terms and the server's time, as the script's `show` returns them
+/// (empty where there are none); none when a state's value is not one a run could store.
 fn stored(fields: &[String]) -> Option<Stored> {
     let [
         tokens,
@@ -381,6 +397,7 @@ fn stored(fields: &[String]) -> Option<Stored> {
         refusals,
         capacity,
         period,
+        ratio,
         window,
         now,
     ] = fields
@@ -388,11 +405,23 @@ fn stored(fields: &[String]) -> Option<Stored> {
         return None;
     };
     let now = now.parse().ok()?;
+    let terms = match [capacity, period, ratio, window]
+        .iter()
+        .all(|term| term.is_empty())
+    {
+        true => Ok(None),
+        false => Terms::stored(capacity, period, ratio, window)
+            .map(Some)
+            .ok_or_else(|| "its terms are not ones retry budget set stores".to_string()),
+    };
     if tokens.is_empty() {
-        return Some(Stored { written: None, now });
+        return Some(Stored {
+            written: None,
+            terms,
+            now,
+        });
     }
     let finite = |text: &str| text.parse::<f64>().ok().filter(|value| value.is_finite());
-    let span = |text: &str| finite(text).filter(|&micros| micros > 0.0).map(delay_of);
     let state = BucketState {
         tokens: finite(tokens)?,
         earned: finite(earned)?,
@@ -401,16 +430,9 @@ fn stored(fields: &[String]) -> Option<Stored> {
         retries: retries.parse().ok()?,
         refusals: refusals.parse().ok()?,
     };
-    let terms = Terms {
-        rate: Rate {
-            tokens: capacity.parse().ok().filter(|&tokens| tokens > 0)?,
-            period: span(period)?,
-        },
-        ratio: None,
-        window: span(window)?,
-    };
     Some(Stored {
-        written: Some((state, terms)),
+        written: Some(state),
+        terms,
         now,
     })
 }
@@ -424,6 +446,7 @@ mod redis_server;
 mod tests {
     use super::redis_server::RedisServer;
     use super::*;
+    use crate::model::Rate;
     use crate::store::Store;
     use crate::waiter::Threads;
     use rand::rngs::Xoshiro256PlusPlus;
@@ -507,6 +530,7 @@ mod tests {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             let terms = random_terms(&mut rng);
             let mut store = store(&server, &format!("model-{seed}"));
+            store.set_terms(&terms).unwrap();
             let mut model: Option<BucketState> = None;
             let mut now: u64 = 1_800_000_000_000_000;
             let period = micros(terms.rate.period) as u64;
@@ -527,25 +551,17 @@ mod tests {
                 let flag = if damaged { "1" } else { "0" };
                 if rng.random_bool(0.4) {
                     model = Some(terms.first_attempt(model, now));
-                    let answer = store
-                        .call(Operation::First(&terms), None, Some(now))
-                        .unwrap();
-                    assert_eq!(
-                        strings(&answer).unwrap(),
-                        ["counted", "0", flag],
-                        "{context}"
-                    );
+                    let answer = store.call(Operation::First, None, Some(now)).unwrap();
+                    let answer = strings(&answer).unwrap();
+                    assert_eq!(answer[..3], ["counted", "0", flag], "{context}");
                 } else {
                     let latest = rng
                         .random_bool(0.5)
                         .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
                     let (expected, next) = terms.reserve(model, now, latest);
                     model = Some(next);
-                    let answer = store
-                        .call(Operation::Reserve(&terms), latest, Some(now))
-                        .unwrap();
-                    let (reservation, script_damaged) =
-                        decide(&strings(&answer).unwrap(), &terms).unwrap();
+                    let answer = store.call(Operation::Reserve, latest, Some(now)).unwrap();
+                    let (reservation, script_damaged) = decide(&strings(&answer).unwrap()).unwrap();
                     assert_eq!(script_damaged, damaged, "{context}");
                     match (expected, reservation) {
                         (Reservation::Granted(a), Reservation::Granted(b)) => {
@@ -557,12 +573,13 @@ mod tests {
                         (a, b) => assert_eq!(a, b, "{context}"),
                     }
                 }
-                let stored = store.show().unwrap().written.unwrap();
+                let shown = store.show().unwrap();
+                let stored = shown.written.unwrap();
                 assert!(
-                    same_state(&model.unwrap(), &stored.0),
+                    same_state(&model.unwrap(), &stored),
                     "{context}: {stored:?}"
                 );
-                assert_eq!(stored.1.rate, terms.rate, "{context}");
+                assert_eq!(shown.terms.unwrap().unwrap().rate, terms.rate, "{context}");
             }
         }
     }
@@ -571,13 +588,15 @@ mod tests {
     fn a_budget_nobody_used_is_a_full_bucket_and_a_used_one_expires() {
         let server = RedisServer::on_socket();
         let mut store = store(&server, "api");
-        assert_eq!(store.show().unwrap().written, None);
+        let shown = store.show().unwrap();
+        assert_eq!((shown.written, shown.terms), (None, Ok(None)));
         let terms = Terms {
             rate: "2/1s".parse().unwrap(),
             ratio: None,
             window: Duration::from_secs(1),
         };
-        store.reserve(&terms, None).unwrap();
+        store.set_terms(&terms).unwrap();
+        store.reserve(None).unwrap();
         let Reply::Integer(ttl) = direct(&server)
             .call(&[b"PTTL", store.key().as_bytes()])
             .unwrap()
@@ -587,6 +606,62 @@ mod tests {
         // Full again in half a second, and the earned tokens gone in ten windows, plus a second.
         assert!((10_000..=11_000).contains(&ttl), "{ttl}");
         assert_eq!(store.key(), "retry:budget:{api}");
+        // The terms stay, whatever becomes of the state.
+        let Reply::Integer(ttl) = direct(&server)
+            .call(&[b"PTTL", b"retry:budget:{api}:terms"])
+            .unwrap()
+        else {
+            panic!("PTTL answers an integer")
+        };
+        assert_eq!(ttl, -1);
+    }
+
+    #[test]
+    fn every_run_uses_the_terms_the_store_keeps() {
+        let server = RedisServer::on_socket();
+        let mut first = store(&server, "api");
+        let mut second = store(&server, "api");
+        // The defaults: ten tokens at once.
+        for _ in 0..10 {
+            assert_eq!(
+                first.reserve(None).unwrap().0,
+                Reservation::Granted(Duration::ZERO)
+            );
+        }
+        let one_a_minute = Terms {
+            rate: "1/1m".parse().unwrap(),
+            ..DEFAULT_TERMS
+        };
+        second.set_terms(&one_a_minute).unwrap();
+        // Carried over: the bucket was empty, and stays so, on the new capacity.
+        let (granted, _) = first.reserve(Some(Duration::from_secs(3600))).unwrap();
+        assert!(
+            matches!(granted, Reservation::Granted(wait) if wait > Duration::from_secs(50)),
+            "{granted:?}"
+        );
+        assert_eq!(second.show().unwrap().terms, Ok(Some(one_a_minute)));
+    }
+
+    #[test]
+    fn terms_no_set_could_store_are_damage() {
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        direct(&server)
+            .call(&[
+                b"HSET",
+                b"retry:budget:{api}:terms",
+                b"capacity",
+                b"0",
+                b"period",
+                b"1",
+            ])
+            .unwrap();
+        let (granted, damaged) = store.reserve(None).unwrap();
+        assert_eq!(
+            (granted, damaged),
+            (Reservation::Granted(Duration::ZERO), true)
+        );
+        assert!(store.show().unwrap().terms.is_err());
     }
 
     #[test]
@@ -599,13 +674,14 @@ mod tests {
             ratio: None,
             window: Duration::from_secs(60),
         };
+        store.set_terms(&terms).unwrap();
         for (field, value) in [
             ("tokens", "garbage"),
             ("tokens", "-1e308"),
             ("at", "-5"),
             ("earned", "inf"),
         ] {
-            store.reserve(&terms, None).unwrap();
+            store.reserve(None).unwrap();
             connection
                 .call(&[
                     b"HSET",
@@ -614,13 +690,13 @@ mod tests {
                     value.as_bytes(),
                 ])
                 .unwrap();
-            let (reservation, damaged) = store.reserve(&terms, None).unwrap();
+            let (reservation, damaged) = store.reserve(None).unwrap();
             assert_eq!(
                 (reservation, damaged),
                 (Reservation::Granted(Duration::ZERO), true),
                 "{field}={value}"
             );
-            let (state, _) = store.show().unwrap().written.unwrap();
+            let state = store.show().unwrap().written.unwrap();
             assert_eq!((state.tokens, state.retries), (4.0, 1), "{field}={value}");
         }
     }

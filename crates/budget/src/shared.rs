@@ -1,16 +1,16 @@
 //! A budget shared by a fleet through a store that may fail, and what its failure means.
 //!
-//! After one failure the store is not tried again in the run. With `--budget-store-fail open`
-//! (the default) the run warns once and goes on with the file store on this machine; with
-//! `closed`, a retry that the store cannot pay for is refused (the run gives up with reason
-//! `budget`). Either way a first attempt is never delayed or failed by the store: it is counted
+//! After one failure the store is not tried again in the run. With the store's `fail=open` (the
+//! default) the run warns once and goes on with the file store on this machine, on the terms
+//! that file holds (set there with `retry budget set --budget-store file`, else the defaults);
+//! with `fail=closed`, a retry that the store cannot pay for is refused (the run gives up with
+//! reason `budget`). Either way a first attempt is never delayed or failed by the store: it is counted
 //! after it ran, and a failure to count it only warns.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::file::{BudgetFile, FileBudget};
-use super::model::Terms;
 use super::redis::{CallDone, Counting, Failure, RedisStore};
 use super::store::OnFailure;
 use super::{BudgetName, Counted, Reservation, RetryBudget};
@@ -22,7 +22,6 @@ pub(crate) struct SharedBudget<'a, W: Waiter> {
     store: Option<RedisStore<'a, W>>,
     /// The first attempt's count, started before the attempt.
     counting: Option<Counting<W::Job<CallDone>>>,
-    terms: Terms,
     on_failure: OnFailure,
     fallback: Fallback<'a, W>,
 }
@@ -48,13 +47,11 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         on_failure: OnFailure,
         dir: Option<PathBuf>,
         name: BudgetName,
-        terms: Terms,
         watch: &'a W,
     ) -> Self {
         SharedBudget {
             store: Some(store),
             counting: None,
-            terms,
             on_failure,
             fallback: Fallback::NotYet { dir, name, watch },
         }
@@ -80,12 +77,10 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         if let Fallback::NotYet { dir, name, watch } = &self.fallback {
             let checked = match dir {
                 Some(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
-                None => Err("no --budget-dir, and no HOME to find one".into()),
+                None => Err("no budget directory (HOME and XDG_STATE_HOME are not set)".into()),
             };
             self.fallback = match checked {
-                Ok(file) => {
-                    Fallback::File(FileBudget::new(file, self.terms, OnFailure::Open, watch))
-                }
+                Ok(file) => Fallback::File(FileBudget::new(file, OnFailure::Open, watch)),
                 Err(why) => {
                     warn(format!(
                         "retry budget: cannot use the file store either ({why}); going on \
@@ -108,7 +103,7 @@ impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
             return;
         }
         if let Some(store) = &mut self.store {
-            self.counting = Some(store.start_counting(&self.terms, latest));
+            self.counting = Some(store.start_counting(latest));
         }
     }
 
@@ -121,7 +116,7 @@ impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
         if let Some(store) = &mut self.store {
             let counted = match started {
                 Some(counting) => store.finish_counting(counting),
-                None => store.first_attempt(&self.terms, latest),
+                None => store.first_attempt(latest),
             };
             match counted {
                 Ok(()) => return Counted::Done,
@@ -143,7 +138,7 @@ impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
             return Reservation::Refused;
         }
         if let Some(store) = &mut self.store {
-            match store.reserve(&self.terms, latest) {
+            match store.reserve(latest) {
                 Ok((reservation, damaged)) => {
                     if damaged {
                         warn(format!(

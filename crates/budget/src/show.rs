@@ -1,6 +1,6 @@
 //! `retry budget show NAME`: a budget's state now, read from its store without changing it, as
 //! text or as one JSON object, on the clock of the store (the Redis server's, or this machine's
-//! for the file store) and the terms of the run that changed it last.
+//! for the file store) and on the budget's terms (`retry budget set`'s, or the defaults).
 
 use std::io::{self, Write};
 
@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::BudgetName;
 use super::file;
-use super::model::{BucketState, Terms};
+use super::model::{BucketState, DEFAULT_TERMS, Terms};
 use super::redis::{Failure, RedisStore};
 use super::store::Location;
 use crate::waiter::Waiter;
@@ -33,7 +33,7 @@ pub enum Format {
     Json,
 }
 
-/// What `retry budget show` prints: the `budget show` object of the README.
+/// What `retry budget show` prints: the `budget show` object of the reference.
 #[derive(Debug, Serialize)]
 struct Shown {
     budget: String,
@@ -41,20 +41,29 @@ struct Shown {
     store: String,
     /// The state file's path, or the Redis key.
     location: String,
+    /// The budget's terms, which every run sharing it uses.
+    terms: ShownTerms,
     /// None when the store has no state: a full bucket.
     state: Option<ShownState>,
 }
 
-/// The state as of now. The terms are those of the run that changed it last: unknown for a file
-/// in the first releases' format.
+/// The budget's terms: those `retry budget set` kept, or the defaults.
+#[derive(Debug, Serialize)]
+struct ShownTerms {
+    capacity: u32,
+    period_ms: f64,
+    ratio: Option<f64>,
+    window_ms: f64,
+    /// Whether `retry budget set` gave them (else they are the defaults).
+    set: bool,
+}
+
+/// The state as of now, on the budget's terms.
 #[derive(Debug, Serialize)]
 struct ShownState {
     tokens: f64,
-    capacity: Option<u32>,
-    period_ms: Option<f64>,
-    full_in_ms: Option<f64>,
+    full_in_ms: f64,
     earned: f64,
-    window_ms: Option<f64>,
     first_attempts: u64,
     retries: u64,
     refusals: u64,
@@ -91,46 +100,58 @@ pub fn print(
 /// The budget's state now, from its store.
 fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
     let name = &request.name;
-    let (location, written, now) = match &request.location {
+    let (location, written, terms, now) = match &request.location {
         Location::File(dir) => {
             let written = file::peek(dir, name).map_err(|refused| refused.to_string())?;
             let path = dir.join(name.as_str()).display().to_string();
-            (path, written, file::now_micros())
+            let (state, terms) = match written {
+                Some((state, terms)) => (Some(state), Some(terms)),
+                None => (None, None),
+            };
+            (path, state, terms, file::now_micros())
         }
         Location::Shared { address, .. } => {
             let mut store = RedisStore::new(address.clone(), name, watch);
-            let stored = store.show().map_err(|failure| {
-                let why = match failure {
-                    Failure::Failed(why) => why,
-                    Failure::Interrupted(_) => "interrupted".to_string(),
-                };
+            let cannot = |why: String| {
                 format!(
                     "cannot read retry budget {} from {address}: {why}",
                     name.as_str()
                 )
+            };
+            let stored = store.show().map_err(|failure| {
+                cannot(match failure {
+                    Failure::Failed(why) => why,
+                    Failure::Interrupted(_) => "interrupted".to_string(),
+                })
             })?;
-            let written = stored.written.map(|(state, terms)| (state, Some(terms)));
-            (store.key().to_string(), written, stored.now)
+            let terms = stored.terms.map_err(cannot)?;
+            (store.key().to_string(), stored.written, terms, stored.now)
         }
     };
+    let set = terms.is_some() && terms != Some(DEFAULT_TERMS);
+    let terms = terms.unwrap_or(DEFAULT_TERMS);
     Ok(Shown {
         budget: name.as_str().to_string(),
         store: request.location.to_string(),
         location,
-        state: written.map(|(state, terms)| shown_state(state, terms, now)),
+        terms: ShownTerms {
+            capacity: terms.rate.tokens,
+            period_ms: to_millis(terms.rate.period),
+            ratio: terms.ratio,
+            window_ms: to_millis(terms.window),
+            set,
+        },
+        state: written.map(|state| shown_state(state, &terms, now)),
     })
 }
 
-/// `state` as of `now`, advanced on `terms` when they are known.
-fn shown_state(state: BucketState, terms: Option<Terms>, now: u64) -> ShownState {
-    let current = terms.map_or(state, |terms| terms.advance(Some(state), now));
+/// `state` as of `now`, advanced on `terms`.
+fn shown_state(state: BucketState, terms: &Terms, now: u64) -> ShownState {
+    let current = terms.advance(Some(terms.adopt(state)), now);
     ShownState {
         tokens: current.tokens,
-        capacity: terms.map(|terms| terms.rate.tokens),
-        period_ms: terms.map(|terms| to_millis(terms.rate.period)),
-        full_in_ms: terms.map(|terms| to_millis(terms.full_in(&current))),
+        full_in_ms: to_millis(terms.full_in(&current)),
         earned: current.earned,
-        window_ms: terms.map(|terms| to_millis(terms.window)),
         first_attempts: current.first_attempts,
         retries: current.retries,
         refusals: current.refusals,
@@ -144,29 +165,38 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
         "file" => format!("in {}", printable(&shown.location)),
         store => format!("in {store}, key {}", shown.location),
     };
+    let millis = |ms: f64| format_duration(std::time::Duration::from_secs_f64(ms / 1000.0));
+    let terms = &shown.terms;
+    let mut described = format!("{}/{}", terms.capacity, millis(terms.period_ms));
+    if let Some(ratio) = terms.ratio {
+        described += &format!(
+            " plus {ratio} per first attempt over {}",
+            millis(terms.window_ms)
+        );
+    }
+    let whose = match terms.set {
+        true => "kept by retry budget set",
+        false => "the defaults; retry budget set changes them",
+    };
     let Some(state) = &shown.state else {
         return writeln!(
             out,
-            "retry budget {} {place}: no state, so a full bucket (no run has used it lately)",
+            "retry budget {} {place}: no state, so a full bucket (no run has used it lately); \
+             terms {described} ({whose})",
             shown.budget
         );
     };
-    let millis = |ms: f64| format_duration(std::time::Duration::from_secs_f64(ms / 1000.0));
     writeln!(out, "retry budget {} {place}:", shown.budget)?;
-    let rate = match (state.capacity, state.period_ms, state.full_in_ms) {
-        (Some(capacity), Some(period), Some(full_in)) => {
-            let full = match full_in > 0.0 {
-                true => format!("full in {}", millis(full_in)),
-                false => "full".into(),
-            };
-            format!(
-                "of {capacity}, {capacity} more every {}; {full}",
-                millis(period)
-            )
-        }
-        _ => "(its rate is unknown: written by an older retry)".into(),
+    writeln!(out, "  terms           {described} ({whose})")?;
+    let full = match state.full_in_ms > 0.0 {
+        true => format!("full in {}", millis(state.full_in_ms)),
+        false => "full".into(),
     };
-    writeln!(out, "  rate tokens     {:.2} {rate}", state.tokens)?;
+    writeln!(
+        out,
+        "  rate tokens     {:.2} of {}; {full}",
+        state.tokens, terms.capacity
+    )?;
     if state.tokens < 0.0 {
         writeln!(
             out,
@@ -174,15 +204,7 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
             -state.tokens
         )?;
     }
-    match state.window_ms {
-        Some(window) => writeln!(
-            out,
-            "  earned tokens   {:.2}, fading over {}",
-            state.earned,
-            millis(window)
-        )?,
-        None => writeln!(out, "  earned tokens   {:.2}", state.earned)?,
-    }
+    writeln!(out, "  earned tokens   {:.2}", state.earned)?;
     writeln!(out, "  first attempts  {}", state.first_attempts)?;
     writeln!(out, "  retries         {}", state.retries)?;
     writeln!(out, "  refused         {}", state.refusals)?;
@@ -219,53 +241,65 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_reference_lists_every_key() {
-        let shown = Shown {
+    fn shown(state: Option<ShownState>) -> Shown {
+        let terms = terms("5/1m");
+        Shown {
             budget: "api".into(),
-            store: "file".into(),
-            location: "/budgets/api".into(),
-            state: Some(shown_state(state(1.5, 0.5), Some(terms("5/1m")), 2_000_000)),
-        };
-        let value = serde_json::to_value(&shown).unwrap();
-        assert_eq!(object_keys(&value, &["state"]), row_keys("budget show"));
+            store: "redis://cache".into(),
+            location: "retry:budget:{api}".into(),
+            terms: ShownTerms {
+                capacity: terms.rate.tokens,
+                period_ms: 60_000.0,
+                ratio: None,
+                window_ms: 60_000.0,
+                set: true,
+            },
+            state,
+        }
     }
 
     #[test]
-    fn the_state_is_told_as_of_now_on_the_writers_terms() {
-        let state = state(-2.0, 2.0);
-        let shown = shown_state(state, Some(terms("4/1m")), 30_000_000);
-        assert_eq!((shown.tokens, shown.full_in_ms), (0.0, Some(60_000.0)));
-        assert!((shown.earned - 2.0 * (-0.5f64).exp()).abs() < 1e-12);
-        assert_eq!(shown.changed_ms_ago, 30_000.0);
-        let unknown = shown_state(state, None, 30_000_000);
+    fn the_reference_lists_every_key() {
+        let shown = shown(Some(shown_state(
+            state(1.5, 0.5),
+            &terms("5/1m"),
+            2_000_000,
+        )));
+        let value = serde_json::to_value(&shown).unwrap();
         assert_eq!(
-            (unknown.tokens, unknown.capacity, unknown.full_in_ms),
-            (-2.0, None, None)
+            object_keys(&value, &["terms", "state"]),
+            row_keys("budget show")
         );
     }
 
     #[test]
-    fn the_text_says_what_waits_and_when_it_is_full() {
-        let shown = |state| Shown {
-            budget: "api".into(),
-            store: "redis://cache".into(),
-            location: "retry:budget:{api}".into(),
-            state,
-        };
+    fn the_state_is_told_as_of_now_on_the_budgets_terms() {
+        let state = state(-2.0, 2.0);
+        let shown = shown_state(state, &terms("4/1m"), 30_000_000);
+        assert_eq!((shown.tokens, shown.full_in_ms), (0.0, 60_000.0));
+        assert!((shown.earned - 2.0 * (-0.5f64).exp()).abs() < 1e-12);
+        assert_eq!(shown.changed_ms_ago, 30_000.0);
+    }
+
+    #[test]
+    fn the_text_says_the_terms_what_waits_and_when_it_is_full() {
         let mut text = Vec::new();
         write_text(&mut text, &shown(None)).unwrap();
         assert_eq!(
             String::from_utf8(text).unwrap(),
             "retry budget api in redis://cache, key retry:budget:{api}: no state, so a full \
-             bucket (no run has used it lately)\n"
+             bucket (no run has used it lately); terms 5/1m (kept by retry budget set)\n"
         );
         let mut text = Vec::new();
-        let now = shown_state(state(-1.0, 0.0), Some(terms("5/1m")), 0);
+        let now = shown_state(state(-1.0, 0.0), &terms("5/1m"), 0);
         write_text(&mut text, &shown(Some(now))).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(
-            text.contains("rate tokens     -1.00 of 5, 5 more every 1m; full in 1m12s\n"),
+            text.contains("  terms           5/1m (kept by retry budget set)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("rate tokens     -1.00 of 5; full in 1m12s\n"),
             "{text}"
         );
         assert!(

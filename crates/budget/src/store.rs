@@ -1,5 +1,7 @@
 //! Where a budget lives (`--budget-store`, or `RETRY_BUDGET_STORE`), and what to do when that
-//! place cannot be reached (`--budget-store-fail`).
+//! place cannot be reached (its `fail` query key): `file` or `file:DIR` for a file on this
+//! machine, or a Redis URL for a store a fleet shares; `?fail=closed` (or `open`, the default)
+//! after either, and `?timeout=2s` and `?password_file=FILE` after a URL.
 //!
 //! A shared store's address is parsed here, by this tool's own grammar, into its parts; it is
 //! shown everywhere (messages, events, the report, the plan, `budget show`) rebuilt from those
@@ -10,8 +12,8 @@
 //! A password is never taken on the command line, where every user's `ps` shows it: an address
 //! in `--budget-store` that holds one (in its user information, or a `pass` or `password` query
 //! key, whatever its case or escapes) is refused, and the message names the two places it may
-//! come from instead, `RETRY_BUDGET_STORE` and `--budget-password-file`, which only the user's
-//! own processes can read.
+//! come from instead, `RETRY_BUDGET_STORE` and a file its `password_file` key names, which only
+//! the user's own processes can read.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -41,16 +43,25 @@ pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_millis(500);
 const LONGEST_CALL_LIMIT: Duration = Duration::from_secs(60);
 
 /// What an address may be, for error messages.
-const EXPECTED: &str = "expected file, redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://... \
+const EXPECTED: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
                         (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]";
 
 /// Where the budget lives.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Store {
-    /// A file on this machine, in `--budget-dir`.
-    File,
+    /// A file on this machine, in this directory (the default one when none is given).
+    File(Option<PathBuf>),
     /// A Redis (or Valkey) server shared by a fleet, at this address.
     Redis(RedisAddress),
+}
+
+/// Where a budget lives, and what a retry does when it cannot be used there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreSettings {
+    /// Where it lives.
+    pub location: Location,
+    /// `?fail=`: what a retry does when the store cannot be used.
+    pub on_failure: OnFailure,
 }
 
 /// Where a budget lives, with everything needed to reach it.
@@ -67,46 +78,36 @@ pub enum Location {
     },
 }
 
-impl Location {
+impl StoreSettings {
     /// Where a budget lives: the store `store` (`--budget-store`) names, or else
-    /// `RETRY_BUDGET_STORE` (an empty one is none), or else the file store, with the password in
-    /// `password_file` if one is given; and the file store's directory, `dir` (`--budget-dir`)
-    /// or else the default one. `env` reads the environment; the error names where a value came
-    /// from, never quoting a secret, and `who` is what needs the directory when there is none.
+    /// `RETRY_BUDGET_STORE` (an empty one is none), or else the file store in the default
+    /// directory. `env` reads the environment; the error names where a value came from, never
+    /// quoting a secret, and `who` is what needs the directory when there is none.
     pub fn resolve(
         store: Option<&str>,
-        password_file: Option<&Path>,
-        dir: Option<PathBuf>,
         env: &impl Fn(&str) -> Option<OsString>,
         who: &str,
-    ) -> Result<Location, String> {
-        let store = Store::from_flag_or_environment(store, env)?;
-        let store = match (store, password_file) {
-            (Store::Redis(address), Some(file)) => Store::Redis(address.with_password_from(file)?),
-            (Store::File, Some(_)) => {
-                return Err(
-                    "--budget-password-file needs a shared store: give --budget-store \
-                            redis://... or set RETRY_BUDGET_STORE"
-                        .into(),
-                );
-            }
-            (store, None) => store,
-        };
-        let dir = dir.or_else(|| default_dir(env));
-        match store {
-            Store::File => dir
-                .map(Location::File)
-                .ok_or_else(|| format!("{who} needs a directory: give --budget-dir, or set HOME")),
-            Store::Redis(address) => Ok(Location::Shared {
+    ) -> Result<StoreSettings, String> {
+        let (store, on_failure) = Store::from_flag_or_environment(store, env)?;
+        let default = default_dir(env);
+        let location = match store {
+            Store::File(dir) => dir.or(default).map(Location::File).ok_or_else(|| {
+                format!("{who} needs a directory: give --budget-store file:DIR, or set HOME")
+            })?,
+            Store::Redis(address) => Location::Shared {
                 address,
-                fallback: dir,
-            }),
-        }
+                fallback: default,
+            },
+        };
+        Ok(StoreSettings {
+            location,
+            on_failure,
+        })
     }
 }
 
-/// The default `--budget-dir`: `$XDG_STATE_HOME/retry/budgets` (an absolute one, as the spec
-/// says), or `$HOME/.local/state/retry/budgets`.
+/// The default directory of the file store: `$XDG_STATE_HOME/retry/budgets` (an absolute one, as
+/// the spec says), or `$HOME/.local/state/retry/budgets`.
 fn default_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let state_home = env("XDG_STATE_HOME")
         .filter(|dir| Path::new(dir).is_absolute())
@@ -171,7 +172,7 @@ pub struct RedisAddress {
     call_limit: Option<Duration>,
 }
 
-/// `--budget-store-fail`: what a store that cannot be reached means.
+/// A store's `fail` key: what a store that cannot be used means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnFailure {
@@ -207,7 +208,7 @@ impl OnFailure {
         match self {
             OnFailure::Open => "going on without the budget",
             OnFailure::Closed => {
-                "counting that as no token for the rest of the run (--budget-store-fail closed)"
+                "counting that as no token for the rest of the run (the store's fail=closed)"
             }
         }
     }
@@ -223,19 +224,20 @@ impl OnFailure {
 
 impl Store {
     /// The store `flag` (`--budget-store`) names, or else `RETRY_BUDGET_STORE` (an empty one is
-    /// none), or else the file store; the error names where the address came from.
+    /// none), or else the file store, with its `fail` key; the error names where the address
+    /// came from.
     fn from_flag_or_environment(
         flag: Option<&str>,
         env: &impl Fn(&str) -> Option<OsString>,
-    ) -> Result<Store, String> {
+    ) -> Result<(Store, OnFailure), String> {
         let variable = BUDGET_STORE;
         let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
             (Some(text), _) if holds_password(text) => {
                 return Err(format!(
                     "--budget-store: the address holds a password, which every user of this \
                      machine could read in the tool's arguments (ps); give the address with \
-                     its password in {variable}, or the password alone in \
-                     --budget-password-file"
+                     its password in {variable}, or the password alone in a file the \
+                     address's password_file key names (e.g. ?password_file=/run/secrets/redis)"
                 ));
             }
             (Some(text), _) => ("--budget-store", text.to_string()),
@@ -247,21 +249,26 @@ impl Store {
                     ));
                 }
             },
-            (None, None) => return Ok(Store::File),
+            (None, None) => return Ok((Store::File(None), OnFailure::Open)),
         };
-        Store::parse(&text).map_err(|err| format!("{source}: {err}"))
+        Store::parse_with_failure(&text).map_err(|err| format!("{source}: {err}"))
     }
 
-    /// Parse a store's address (nothing is connected); the error names what is wrong without
-    /// quoting a secret.
+    /// Parse a store's address (nothing is connected; a `password_file` is read); the error
+    /// names what is wrong without quoting a secret.
     pub fn parse(text: &str) -> Result<Store, String> {
-        if text == "file" {
-            return Ok(Store::File);
+        Store::parse_with_failure(text).map(|(store, _)| store)
+    }
+
+    /// Parse a store's address, and its `fail` key.
+    fn parse_with_failure(text: &str) -> Result<(Store, OnFailure), String> {
+        if let Some(rest) = text.strip_prefix("file") {
+            return parse_file(rest);
         }
         let Some((scheme, rest)) = text.split_once("://") else {
             return Err(format!("not a budget store; {EXPECTED}"));
         };
-        let address = match scheme {
+        let (address, on_failure) = match scheme {
             "redis" | "rediss" => parse_tcp(rest, scheme == "rediss")?,
             "redis+unix" | "unix" => parse_unix(rest)?,
             _ => {
@@ -277,7 +284,31 @@ impl Store {
                  it with --features tls (cargo install --locked --features tls ...)"
             ));
         }
-        Ok(Store::Redis(address))
+        Ok((Store::Redis(address), on_failure))
+    }
+}
+
+/// `file`, `file:DIR` and either with `?fail=...`, after the word `file`.
+fn parse_file(rest: &str) -> Result<(Store, OnFailure), String> {
+    let (before_query, query) = match rest.rsplit_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (rest, None),
+    };
+    let query = parse_query(query.unwrap_or_default())?;
+    if query.db.is_some()
+        || query.user.is_some()
+        || query.timeout.is_some()
+        || query.password_file.is_some()
+    {
+        return Err("the file store's query takes only fail=open or fail=closed".into());
+    }
+    let on_failure = query.fail.unwrap_or(OnFailure::Open);
+    match before_query {
+        "" => Ok((Store::File(None), on_failure)),
+        dir => match dir.strip_prefix(':').filter(|dir| !dir.is_empty()) {
+            Some(dir) => Ok((Store::File(Some(PathBuf::from(dir))), on_failure)),
+            None => Err(format!("not a budget store; {EXPECTED}")),
+        },
     }
 }
 
@@ -308,15 +339,20 @@ fn is_password_key(key: &str) -> bool {
     key.eq_ignore_ascii_case("pass") || key.eq_ignore_ascii_case("password")
 }
 
-/// The parts of an address's query: `db`, `user`, `pass` (or `password`) and `timeout`,
-/// percent-decoded; the keys in any case.
+/// The parts of an address's query: `db`, `user`, `pass` (or `password`), `timeout`,
+/// `password_file` and `fail`, percent-decoded; the keys in any case.
 #[derive(Default)]
 struct Query {
     db: Option<u32>,
     user: Option<String>,
     password: Option<String>,
     timeout: Option<Duration>,
+    password_file: Option<PathBuf>,
+    fail: Option<OnFailure>,
 }
+
+/// The keys a query may hold, for messages.
+const KEYS: &str = "db, user, pass (or password), timeout, password_file and fail";
 
 /// Parse an address's `query`.
 fn parse_query(query: &str) -> Result<Query, String> {
@@ -327,9 +363,7 @@ fn parse_query(query: &str) -> Result<Query, String> {
         }
         let Some((key, value)) = pair.split_once('=') else {
             return Err(format!(
-                "its query holds a part that is not KEY=VALUE; the keys are db, user, pass and \
-                 timeout; \
-                 {EXPECTED}"
+                "its query holds a part that is not KEY=VALUE; the keys are {KEYS}; {EXPECTED}"
             ));
         };
         let key = decode(key)?.to_ascii_lowercase();
@@ -338,19 +372,21 @@ fn parse_query(query: &str) -> Result<Query, String> {
             "user" | "username" => parsed.user = Some(decode(value)?),
             key if is_password_key(key) => parsed.password = Some(decode(value)?),
             "timeout" => parsed.timeout = Some(parse_call_limit(&decode(value)?)?),
-            _ => {
-                return Err(
-                    "its query has a key that is not db, user, pass (or password) or timeout"
-                        .into(),
-                );
+            "password_file" => parsed.password_file = Some(PathBuf::from(decode(value)?)),
+            "fail" => {
+                let value = decode(value)?;
+                parsed.fail = Some(OnFailure::named(&value).ok_or_else(|| {
+                    format!("its fail '{}' is not open or closed", printable(&value))
+                })?);
             }
+            _ => return Err(format!("its query has a key that is not one of {KEYS}")),
         }
     }
     Ok(parsed)
 }
 
 /// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme.
-fn parse_tcp(rest: &str, tls: bool) -> Result<RedisAddress, String> {
+fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), String> {
     if rest.contains('#') {
         return Err(
             "a '#' has no meaning in a budget store's address; percent-encode it \
@@ -384,10 +420,10 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<RedisAddress, String> {
         "" => None,
         path => Some(parse_db(path)?),
     };
-    if let Some(secret) = query.password {
-        password = Some(Secret(secret));
+    if let Some(secret) = &query.password {
+        password = Some(Secret(secret.clone()));
     }
-    Ok(RedisAddress {
+    let address = RedisAddress {
         endpoint: Endpoint::Tcp {
             host,
             port: port.unwrap_or(DEFAULT_PORT),
@@ -395,14 +431,28 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<RedisAddress, String> {
         },
         port_given: port.is_some(),
         db: query.db.or(db),
-        user: query.user.or(user),
+        user: query.user.clone().or(user),
         password,
         call_limit: query.timeout,
-    })
+    };
+    with_query_files(address, query)
+}
+
+/// `address` with the password in the file the query's `password_file` names, if it names one,
+/// and the query's `fail`.
+fn with_query_files(
+    address: RedisAddress,
+    query: Query,
+) -> Result<(RedisAddress, OnFailure), String> {
+    let on_failure = query.fail.unwrap_or(OnFailure::Open);
+    match &query.password_file {
+        Some(path) => Ok((address.with_password_from(path)?, on_failure)),
+        None => Ok((address, on_failure)),
+    }
 }
 
 /// `redis+unix:///PATH[?QUERY]`, after the scheme.
-fn parse_unix(rest: &str) -> Result<RedisAddress, String> {
+fn parse_unix(rest: &str) -> Result<(RedisAddress, OnFailure), String> {
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     if !path.starts_with('/') {
         return Err(format!(
@@ -410,14 +460,15 @@ fn parse_unix(rest: &str) -> Result<RedisAddress, String> {
         ));
     }
     let query = parse_query(query)?;
-    Ok(RedisAddress {
+    let address = RedisAddress {
         endpoint: Endpoint::Unix(PathBuf::from(decode(path)?)),
         port_given: false,
         db: query.db,
-        user: query.user,
-        password: query.password.map(Secret),
+        user: query.user.clone(),
+        password: query.password.clone().map(Secret),
         call_limit: query.timeout,
-    })
+    };
+    with_query_files(address, query)
 }
 
 /// `HOST[:PORT]`, the host an IPv6 address in brackets or a name.
@@ -500,8 +551,8 @@ pub const MAX_PASSWORD: usize = 4096;
 fn read_password(path: &Path) -> Result<Secret, String> {
     let cannot = |why: String| {
         format!(
-            "cannot read --budget-password-file {}: {why}",
-            path.display()
+            "cannot read the password_file {}: {why}",
+            printable(&path.display().to_string())
         )
     };
     let bytes = named_files::read_regular(path, MAX_PASSWORD as u64 + 2)
@@ -552,13 +603,13 @@ impl RedisAddress {
         self.password.as_ref()
     }
 
-    /// This address with the password in the file at `path` (`--budget-password-file`): its
+    /// This address with the password in the file at `path` (its `password_file` key): its
     /// first line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
-    pub fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, String> {
+    fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, String> {
         if self.password.is_some() {
             return Err(format!(
-                "'{self}' holds a password already; give it in the address or in \
-                 --budget-password-file, not both"
+                "'{self}' holds a password already; give it in the address or in its \
+                 password_file, not both"
             ));
         }
         self.password = Some(read_password(path)?);
@@ -582,7 +633,8 @@ impl RedisAddress {
 impl fmt::Display for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Store::File => f.write_str("file"),
+            Store::File(None) => f.write_str("file"),
+            Store::File(Some(dir)) => write!(f, "file:{}", printable(&dir.to_string_lossy())),
             Store::Redis(address) => address.fmt(f),
         }
     }
@@ -765,7 +817,7 @@ mod tests {
             ("redis://u:s3cret@h#frag", "has no meaning"),
             ("redis+unix://rel?pass=s3cret", "must be absolute"),
             ("redis+unix:///s?s3cret", "not KEY=VALUE"),
-            ("redis+unix:///s?pw=s3cret", "not db, user, pass"),
+            ("redis+unix:///s?pw=s3cret", "not one of db, user, pass"),
             (
                 "redis://h?timeout=0s",
                 "its timeout '0s' is not a duration from 1ms to 60s",
@@ -784,7 +836,33 @@ mod tests {
             assert!(err.contains(expected), "{text}: {err}");
             assert!(!err.contains("s3"), "{text}: {err}");
         }
-        assert_eq!(Store::parse("file"), Ok(Store::File));
+        assert_eq!(Store::parse("file"), Ok(Store::File(None)));
+    }
+
+    #[test]
+    fn the_file_store_takes_a_directory_and_a_failure_mode() {
+        let parsed = |text: &str| Store::parse_with_failure(text);
+        assert_eq!(parsed("file"), Ok((Store::File(None), OnFailure::Open)));
+        assert_eq!(
+            parsed("file:/var/lib/retry?fail=closed"),
+            Ok((
+                Store::File(Some("/var/lib/retry".into())),
+                OnFailure::Closed
+            ))
+        );
+        assert_eq!(
+            parsed("redis://cache?fail=closed&timeout=2s").map(|(_, fail)| fail),
+            Ok(OnFailure::Closed)
+        );
+        for bad in [
+            "file:",
+            "filex",
+            "file?timeout=2s",
+            "file?fail=maybe",
+            "redis://h?fail=x",
+        ] {
+            assert!(parsed(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -794,7 +872,7 @@ mod tests {
                 "RETRY_BUDGET_STORE" => variable.map(OsString::from),
                 _ => None,
             };
-            Location::resolve(flag, None, Some("/d".into()), &env, "--budget")
+            StoreSettings::resolve(flag, &env, "--budget").map(|store| store.location)
         };
         for text in [
             "redis://app:s3cret@cache",
@@ -811,7 +889,7 @@ mod tests {
                 "{text}: {err}"
             );
             assert!(err.contains("RETRY_BUDGET_STORE"), "{err}");
-            assert!(err.contains("--budget-password-file"), "{err}");
+            assert!(err.contains("?password_file="), "{err}");
             assert!(!err.contains("s3"), "{text}: {err}");
         }
         let from_variable = resolve(None, Some("redis://cache?PASSWORD=s3cret")).unwrap();
@@ -824,6 +902,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("password");
         std::fs::write(&file, "pw\r\nrest\n").unwrap();
+        let query = format!("redis://app@cache?password_file={}", file.display());
+        assert_eq!(
+            self::address(&query).password().map(Secret::reveal),
+            Some("pw")
+        );
         let address = address("redis://app@cache")
             .with_password_from(&file)
             .unwrap();

@@ -1,7 +1,7 @@
 //! Sets of exit statuses, as the CODES flag values write them: `1,75-78,255`.
 //!
 //! A set is 256 bits, one per status; an attempt that died of signal N is matched as 128+N (see
-//! `exit`). This module only parses, prints and looks up; what a match means is `policy`'s job.
+//! `exit`). This module only parses, prints and looks up; what a match means is `rules`'s job.
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +23,15 @@ impl StatusSet {
         (0..=u8::MAX).find(|&status| self.contains(status) && other.contains(status))
     }
 
+    /// The statuses in either set.
+    pub fn union(&self, other: &StatusSet) -> StatusSet {
+        let mut bits = self.bits;
+        for (mine, theirs) in bits.iter_mut().zip(other.bits) {
+            *mine |= theirs;
+        }
+        StatusSet { bits }
+    }
+
     fn insert(&mut self, status: u8) {
         self.bits[usize::from(status / 64)] |= 1 << (status % 64);
     }
@@ -37,6 +46,14 @@ impl StatusSet {
             }
         }
         ranges
+    }
+}
+
+impl FromIterator<u8> for StatusSet {
+    fn from_iter<I: IntoIterator<Item = u8>>(statuses: I) -> Self {
+        let mut set = StatusSet::default();
+        statuses.into_iter().for_each(|status| set.insert(status));
+        set
     }
 }
 

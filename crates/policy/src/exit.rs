@@ -113,7 +113,7 @@ impl Exit {
                 "retry itself failed: bad usage; a --report it cannot use; stdin it could not \
                  read or keep for --replay-stdin; an attempt it could not start for want of \
                  descriptors, processes or memory; or output it could neither keep nor pass on \
-                 (--hold-output with no room in TMPDIR); never a budget that cannot be used, \
+                 (--hold stdout with no room in TMPDIR); never a budget that cannot be used, \
                  which only warns",
             ),
             Exit::CannotExecute => ("126", "COMMAND was found but could not be executed"),

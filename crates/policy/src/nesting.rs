@@ -1,4 +1,4 @@
-//! Retrying at one layer: where a run sits among nested retries, and what `--nested` makes of
+//! Retrying at one layer: where a run sits among nested retries, and what `RETRY_NESTED` makes of
 //! it.
 //!
 //! "Consider a system where a customer's call causes a five-deep stack of service calls, each
@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use crate::attempts::AttemptLimit;
 use crate::choice::Choice;
 
-/// `--nested`: what a run inside another retry's attempt does.
+/// `RETRY_NESTED`: what a run inside another retry's attempt does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Nested {
@@ -98,7 +98,7 @@ impl Layer {
         self.outer_depth > 0
     }
 
-    /// The attempt limit in force: one attempt when nested with `--nested once`.
+    /// The attempt limit in force: one attempt when nested with `RETRY_NESTED=once`.
     pub fn limit(&self, nested: Nested, limit: AttemptLimit) -> AttemptLimit {
         match (self.is_nested(), nested) {
             (true, Nested::Once) => AttemptLimit::AtMost(std::num::NonZeroU64::MIN),
@@ -106,7 +106,7 @@ impl Layer {
         }
     }
 
-    /// The warning a nested run gives with `--nested retry`: how the layers' attempts multiply.
+    /// The warning a nested run gives with `RETRY_NESTED=retry`: how the layers' attempts multiply.
     pub fn warning(&self, nested: Nested, limit: AttemptLimit) -> Option<String> {
         if !self.is_nested() || nested != Nested::Retry {
             return None;
@@ -128,7 +128,7 @@ impl Layer {
         };
         Some(format!(
             "running inside {around} (depth {}): {attempts}; \
-             retry at one layer (--nested once leaves the retrying to the outer one)",
+             retry at one layer (RETRY_NESTED=once leaves the retrying to the outer one)",
             self.depth()
         ))
     }

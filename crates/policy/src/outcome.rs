@@ -8,9 +8,9 @@
 use std::time::Duration;
 
 use crate::attempts::Numbering;
-use crate::decision::{Refusal, Unready};
 use crate::matching::OutputMatch;
 use crate::requested::Requested;
+use crate::rules::RuleRef;
 use crate::signal::Signal;
 use crate::termination::Termination;
 
@@ -23,14 +23,16 @@ pub struct AttemptOutcome {
     pub termination: Termination,
     /// How long the attempt ran.
     pub duration: Duration,
-    /// What the output conditions found in its output.
+    /// What the rules' patterns found in its output.
     pub matched: OutputMatch,
+    /// The rule that decided what its end means.
+    pub rule: RuleRef,
     /// It ran long enough (`--reset-after`) to start the backoff and the count over.
     pub reset: bool,
-    /// What the command asked for, a wait capped at `--max-requested-wait`.
+    /// What the command asked for, a wait capped at `RETRY_MAX_REQUESTED_WAIT`.
     pub requested: Option<Requested>,
-    /// It exited with a success status, but did not succeed, and why.
-    pub unready: Option<Unready>,
+    /// It exited with a success status, but the rule that decided calls it a failure.
+    pub unready: bool,
     /// What the run does next.
     pub next: Next,
 }
@@ -74,18 +76,9 @@ impl AttemptOutcome {
         self.requested == Some(Requested::Stop)
     }
 
-    /// The output condition that decided, and its pattern: for a success, the
-    /// `--success-on-output` match; else a stop match wins over a retry match.
-    pub fn matched(&self) -> Option<(&'static str, &str)> {
-        let matched = &self.matched;
-        match (&self.next, &matched.success, &matched.stop, &matched.retry) {
-            (Next::Stop(Reason::Success), Some(pattern), _, _) => {
-                Some(("success_on_output", pattern))
-            }
-            (_, _, Some(pattern), _) => Some(("stop_on_output", pattern)),
-            (_, _, None, Some(pattern)) => Some(("retry_on_output", pattern)),
-            _ => None,
-        }
+    /// The rule that made its success status a failure, if one did.
+    pub fn unready_by(&self) -> Option<&RuleRef> {
+        self.unready.then_some(&self.rule)
     }
 }
 
@@ -117,12 +110,12 @@ pub struct Shortfall {
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reason {
-    /// An attempt's status was in `--success-on`.
+    /// A rule called an attempt a success.
     Success,
     /// Every allowed attempt failed.
     Exhausted,
-    /// The last status was one not to retry, for this reason.
-    NotRetryable(Refusal),
+    /// The last end was one not to retry, by this rule.
+    NotRetryable(RuleRef),
     /// The command could not be started: how, and why in words.
     SpawnFailed(SpawnFailure, String),
     /// `--max-time` ended the last attempt, or leaves no time for another.
@@ -139,7 +132,7 @@ pub enum Reason {
     /// its debt bound).
     Budget,
     /// The retry budget cannot be used (its store failed, its file cannot be trusted), and
-    /// `--budget-store-fail closed` makes that no token.
+    /// A store given `fail=closed` makes that no token.
     BudgetUnavailable,
     /// Output that the tool could neither keep nor pass on; the text says why.
     OutputLost(String),
@@ -275,8 +268,8 @@ pub struct RunEnd {
     pub attempts: u64,
     /// How the last attempt ended, if one ran (a command that could not start did not).
     pub last: Option<Termination>,
-    /// The last attempt exited with a success status, but did not succeed, and why.
-    pub last_unready: Option<Unready>,
+    /// The last attempt exited with a success status, but this rule calls it a failure.
+    pub last_unready: Option<RuleRef>,
     /// Why the run ended.
     pub reason: Reason,
     /// From the start of the run to its end.

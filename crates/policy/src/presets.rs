@@ -5,32 +5,16 @@
 //! message matches; the first rule that holds decides, and a status no rule names is the
 //! preset's `otherwise`. An attempt cut by `--timeout` (124) is always retried.
 //!
-//! Pure data and one lookup; `policy` applies a preset after the user's own `--retry-on` and
-//! `--stop-on`, which name statuses the preset should treat otherwise.
+//! Pure data and one lookup; `rules` puts a preset's rules after the user's own and the tool's
+//! guards, and its `otherwise` last.
 
 use std::path::Path;
 
 use crate::choice::Choice;
+#[cfg(test)]
 use crate::codes::StatusSet;
 use crate::matching::OutputStream;
-
-/// What a rule makes of an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Another attempt could help.
-    Retry,
-    /// No attempt would end otherwise.
-    Stop,
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Retry => "retry",
-            Stop => "stop",
-        })
-    }
-}
+use crate::verdict::Verdict;
 
 /// One rule of a preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,68 +448,12 @@ impl Preset {
             .find(|preset| preset.programs.contains(&name))
     }
 
-    /// The patterns of its rules, in order; a rule's pattern is found by its place here.
-    pub fn patterns(&self) -> Vec<String> {
-        self.rules
-            .iter()
-            .filter_map(|rule| rule.output.map(str::to_string))
-            .collect()
-    }
-
-    /// What the preset makes of `status`, given which of its patterns the output matched
-    /// (`matched(i)` for the i-th of [`Preset::patterns`]): the verdict and the rule's meaning.
-    pub fn decide(&self, status: u8, matched: impl Fn(usize) -> bool) -> (Verdict, &'static str) {
-        if status == TIMED_OUT {
-            return (Retry, "an attempt cut by --timeout");
+    /// What a status no rule names means, in words.
+    pub fn otherwise_meaning(&self) -> &'static str {
+        match self.otherwise {
+            Verdict::Stop => "a failure the preset does not call transient",
+            _ => "a failure the preset names no rule for",
         }
-        self.rules_holding(status, &matched).next().map_or_else(
-            || self.decide_otherwise(),
-            |rule| (rule.verdict, rule.meaning),
-        )
-    }
-
-    /// What makes an attempt that exited with `status`, a success status, a failure all the
-    /// same: the first rule naming it whose pattern the output matched (`matched(i)`), with
-    /// whether another attempt could mend it, and what it is (apt-get update ends 0 when it
-    /// could not fetch an index, for now or for good).
-    pub fn failure_despite(
-        &self,
-        status: u8,
-        matched: impl Fn(usize) -> bool,
-    ) -> Option<(Verdict, &'static str)> {
-        self.rules_holding(status, &matched)
-            .find(|rule| rule.output.is_some())
-            .map(|rule| (rule.verdict, rule.meaning))
-    }
-
-    /// The rules that hold for an attempt that exited with `status`, in order: each names the
-    /// status, and its pattern, if it has one, is among those the output matched (`matched(i)`
-    /// for the i-th of [`Preset::patterns`]).
-    fn rules_holding<'a>(
-        &'a self,
-        status: u8,
-        matched: &'a impl Fn(usize) -> bool,
-    ) -> impl Iterator<Item = &'a Rule> {
-        let mut pattern = 0;
-        self.rules.iter().filter(move |rule| {
-            let holds_by_output = match rule.output {
-                Some(_) => {
-                    pattern += 1;
-                    matched(pattern - 1)
-                }
-                None => true,
-            };
-            holds_by_output && statuses(rule).contains(status)
-        })
-    }
-
-    /// What a status no rule names means.
-    pub fn decide_otherwise(&self) -> (Verdict, &'static str) {
-        let meaning = match self.otherwise {
-            Retry => "a failure the preset names no rule for",
-            Stop => "a failure the preset does not call transient",
-        };
-        (self.otherwise, meaning)
     }
 }
 
@@ -578,20 +506,17 @@ impl PresetChoice {
     }
 }
 
-/// The statuses of `rule`, which the tests hold to parse.
-fn statuses(rule: &Rule) -> StatusSet {
-    rule.statuses.parse().unwrap_or_default()
+#[cfg(test)]
+impl Preset {
+    /// The preset named `name`.
+    pub(crate) fn named(name: &str) -> Option<&'static Preset> {
+        PRESETS.iter().find(|preset| preset.name == name)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    impl Preset {
-        fn named(name: &str) -> Option<&'static Preset> {
-            PRESETS.iter().find(|preset| preset.name == name)
-        }
-    }
 
     #[test]
     fn every_rule_parses_and_every_pattern_compiles() {
@@ -620,45 +545,23 @@ mod tests {
             assert_eq!(permanent.is_match(&code.to_string()), expected, "{code}");
         }
         for preset in ["curl", "wget"] {
-            let pattern = Preset::named(preset).unwrap().patterns()[0].clone();
+            let rules = Preset::named(preset).unwrap().rules;
+            let pattern = rules.iter().find_map(|rule| rule.output).unwrap();
             assert!(pattern.ends_with(http_permanent!()), "{preset}: {pattern}");
         }
     }
 
     #[test]
-    fn curl_reads_its_message_where_the_status_cannot_tell() {
-        let curl = Preset::named("curl").unwrap();
-        assert_eq!(curl.decide(22, |_| true).0, Stop, "a 404");
-        assert_eq!(curl.decide(22, |_| false).0, Retry, "a 503");
-        assert_eq!(curl.decide(7, |_| false).0, Retry, "refused");
-        assert_eq!(curl.decide(60, |_| false).0, Stop, "a certificate");
-        assert_eq!(curl.decide(124, |_| false).0, Retry, "--timeout");
-    }
-
-    #[test]
-    fn apt_get_update_that_ends_0_after_a_failed_fetch_is_a_failure() {
-        let apt = Preset::named("apt-get").unwrap();
-        assert_eq!(
-            apt.failure_despite(0, |index| index == 1)
-                .map(|(verdict, _)| verdict),
-            Some(Retry),
-            "an index it could not fetch"
-        );
-        assert_eq!(
-            apt.failure_despite(0, |index| index <= 1)
-                .map(|(verdict, _)| verdict),
-            Some(Stop),
-            "an index whose mirror does not exist"
-        );
-        assert!(
-            apt.failure_despite(0, |_| false).is_none(),
-            "a clean update"
-        );
-        let curl = Preset::named("curl").unwrap();
-        assert!(
-            curl.failure_despite(0, |_| true).is_none(),
-            "no rule names 0"
-        );
+    fn a_rule_naming_a_success_status_reads_the_output() {
+        // A status a program ends with when all went well fails only by what it says.
+        for preset in &PRESETS {
+            for rule in preset.rules {
+                let statuses = rule.statuses.parse::<StatusSet>().unwrap();
+                if statuses.contains(0) {
+                    assert!(rule.output.is_some(), "{}: {}", preset.name, rule.meaning);
+                }
+            }
+        }
     }
 
     #[test]

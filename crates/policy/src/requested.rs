@@ -4,7 +4,7 @@
 //! A request is read from text, as a server or a CLI writes it: a DURATION (`37s`), a number of
 //! seconds (`37`, `1.5`), an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`, as in `Retry-After`),
 //! or the word `stop`. A request only ever lengthens a wait or stops a run that would retry; the
-//! run loop decides that, and caps a wait at `--max-requested-wait`.
+//! run loop decides that, and caps a wait at `RETRY_MAX_REQUESTED_WAIT`.
 
 use std::time::{Duration, SystemTime};
 

@@ -2,6 +2,8 @@
 //! its clap definition now.
 
 /// The generator's own code; `retry`'s pages use parts of it this page does not.
+#[path = "../../../xtask/src/options.rs"]
+mod options;
 #[path = "../../../xtask/src/roff.rs"]
 #[allow(dead_code)]
 mod roff;

@@ -31,6 +31,8 @@ pub(crate) struct CiLog {
     system: CiSystem,
     /// The command line, quoted as a shell would take it, and cut to [`COMMAND_SHOWN`].
     command: String,
+    /// `--job`, which starts each group's title, when given.
+    job: Option<String>,
     /// The start of each GitLab section's name, unique to this run.
     section: String,
     /// The wall clock, in seconds since the epoch, for GitLab's section markers.
@@ -45,9 +47,18 @@ impl CiLog {
         CiLog {
             system,
             command: shown_command(command),
+            job: None,
             section: format!("retry_{}_attempt", std::process::id()),
             clock: unix_seconds,
             last_failure: None,
+        }
+    }
+
+    /// The same lines, each group's title starting with the job's name `job` (`--job`).
+    pub(crate) fn for_job(self, job: Option<&str>) -> Self {
+        CiLog {
+            job: job.map(str::to_string),
+            ..self
         }
     }
 
@@ -55,7 +66,10 @@ impl CiLog {
     pub(crate) fn before(&mut self, event: &Event) -> Vec<String> {
         match event {
             Event::AttemptStart { numbering, .. } => {
-                let title = format!("attempt {numbering}: {}", self.command);
+                let title = match &self.job {
+                    Some(job) => format!("{job}: attempt {numbering}: {}", self.command),
+                    None => format!("attempt {numbering}: {}", self.command),
+                };
                 vec![self.open_group(numbering.attempt, &title)]
             }
             Event::AttemptEnd(outcome) => {
@@ -296,7 +310,8 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
-            unready: None,
+            rule: Default::default(),
+            unready: false,
             next,
         })
     }

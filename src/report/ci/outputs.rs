@@ -2,7 +2,7 @@
 //! appended to `$GITHUB_OUTPUT` and a Markdown table of its attempts to `$GITHUB_STEP_SUMMARY`
 //! (the runner's own files, checked and opened before the first attempt as every file written at
 //! the end is, by `target`); and, in any system,
-//! `--report-dotenv FILE`, the values as a dotenv file for GitLab's `artifacts:reports:dotenv`.
+//! `--report dotenv:FILE`, the values as a dotenv file for GitLab's `artifacts:reports:dotenv`.
 //!
 //! The table keeps the first and the last attempts ([`ROWS_AT_EACH_END`] of each) and counts
 //! those between, so that a long run cannot fill the summary.
@@ -17,7 +17,6 @@ use crate::report::ci::log::outcome_values;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::report::text;
 use crate::signals::SignalWatch;
-use retry_policy::decision::Unready;
 use retry_policy::duration::format_duration;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd};
@@ -38,7 +37,8 @@ pub(crate) struct GitHubFiles {
 pub(crate) struct StepOutputs {
     /// `$GITHUB_OUTPUT`, then `$GITHUB_STEP_SUMMARY`, each checked.
     github: [Option<ReportTarget>; 2],
-    dotenv: Option<ReportTarget>,
+    /// The dotenv `--report` files.
+    dotenv: Vec<ReportTarget>,
     /// The command line, as the CI log shows it.
     command: String,
     rows: FirstAndLast<Row>,
@@ -58,7 +58,7 @@ impl StepOutputs {
     /// each checked and opened now, and to `dotenv`; the error says which file cannot be used.
     pub(crate) fn new(
         github: &GitHubFiles,
-        dotenv: Option<ReportTarget>,
+        dotenv: Vec<ReportTarget>,
         command: String,
     ) -> Result<Self, String> {
         let target = |path: &Option<PathBuf>, variable: crate::environment::Variable| {
@@ -79,7 +79,7 @@ impl StepOutputs {
 
     /// Whether there is anything to write.
     pub(crate) fn any(&self) -> bool {
-        self.dotenv.is_some() || self.github.iter().any(Option::is_some)
+        !self.dotenv.is_empty() || self.github.iter().any(Option::is_some)
     }
 
     /// Write every output of the run that ended as `end`; the first failure is returned, after
@@ -91,9 +91,11 @@ impl StepOutputs {
         deadline: Option<Instant>,
     ) -> Result<(), ReportError> {
         let mut first_error = None;
-        if let Some(target) = self.dotenv.take() {
-            let text = values_text(end, |name| format!("RETRY_RUN_{}", name.to_uppercase()));
-            first_error = target.write(text.into_bytes(), watch, deadline).err();
+        let text = values_text(end, |name| format!("RETRY_RUN_{}", name.to_uppercase()));
+        for target in std::mem::take(&mut self.dotenv) {
+            if let Err(error) = target.write(text.clone().into_bytes(), watch, deadline) {
+                first_error.get_or_insert(error);
+            }
         }
         let [output, summary] = std::mem::take(&mut self.github);
         let texts = [values_text(end, str::to_string), self.summary(end)];
@@ -157,10 +159,13 @@ impl Row {
     fn of(outcome: &AttemptOutcome) -> Row {
         let termination = outcome.termination;
         let ended = match termination {
-            _ if outcome.unready.is_some() => format!(
+            _ if outcome.unready => format!(
                 "exit status {} {}",
                 termination.status(),
-                outcome.unready.map(Unready::explain).unwrap_or_default()
+                outcome
+                    .unready_by()
+                    .map(|rule| rule.unready())
+                    .unwrap_or_default()
             ),
             Termination::Exited(code) => format!("exit status {code}"),
             Termination::Signaled(signal) => format!("died of {}", signal.name()),
@@ -242,7 +247,8 @@ mod tests {
             matched: OutputMatch::default(),
             reset: false,
             requested: None,
-            unready: None,
+            rule: Default::default(),
+            unready: false,
             next,
         }
     }
@@ -275,7 +281,7 @@ mod tests {
     #[test]
     fn the_summary_is_a_table_of_the_attempts() {
         let command = "curl -fsS 'http://h/a|b'".to_string();
-        let mut outputs = StepOutputs::new(&GitHubFiles::default(), None, command).unwrap();
+        let mut outputs = StepOutputs::new(&GitHubFiles::default(), Vec::new(), command).unwrap();
         let retry = Next::Retry {
             wait: Duration::from_secs(1),
             cause: WaitCause::Backoff,
@@ -300,7 +306,8 @@ mod tests {
 
     #[test]
     fn a_long_run_shows_its_first_and_last_attempts() {
-        let mut outputs = StepOutputs::new(&GitHubFiles::default(), None, "x".into()).unwrap();
+        let mut outputs =
+            StepOutputs::new(&GitHubFiles::default(), Vec::new(), "x".into()).unwrap();
         for attempt in 1..=25 {
             outputs.emit(&Event::AttemptEnd(outcome(
                 attempt,

@@ -1,16 +1,23 @@
 //! The budget in a file (`--budget NAME`, no store): runs on one host share it; damaged, foreign,
 //! linked or locked state never stops the command and is never trusted.
 
-use crate::support::harness::{Scratch, fault_injector, program, retry, sharing_budget, wait_for};
+use crate::support::harness::{
+    Scratch, fault_injector, file_store, program, retry, set_budget, sharing_budget, wait_for,
+};
 use std::os::unix::fs::PermissionsExt;
 
 #[test]
 fn a_shared_budget_caps_the_retries_of_concurrent_runs() {
     let scratch = Scratch::new();
     let budgets = scratch.path("budgets");
+    set_budget(
+        "api.example.com",
+        &file_store(&budgets),
+        &["--rate", "5/1h"],
+    );
     let runs: Vec<_> = (0..20)
         .map(|_| {
-            sharing_budget("api.example.com", "5/1h", &budgets)
+            sharing_budget("api.example.com", None, &budgets)
                 .args(["-n", "3", "--base", "10ms", "--max-time", "3s"])
                 .args(["--", "sh", "-c", "echo x >> \"$COUNTER\"; exit 1"])
                 .env("COUNTER", scratch.path("count"))
@@ -54,18 +61,10 @@ fn a_damaged_budget_state_is_recovered_with_one_warning() {
         &far_future,
     ] {
         std::fs::write(dir.join("api"), damaged).unwrap();
-        let run = retry([
-            "--budget",
-            "api",
-            "--budget-dir",
-            dir.to_str().unwrap(),
-            "-n",
-            "2",
-            "--base",
-            "0s",
-        ])
-        .args(["sh", "-c", "[ $RETRY_ATTEMPT = 2 ]"])
-        .run();
+        let run = retry(["--budget", "api", "--budget-store", &file_store(&dir)])
+            .args(["-n", "2", "--base", "0s"])
+            .args(["sh", "-c", "[ $RETRY_ATTEMPT = 2 ]"])
+            .run();
         run.expect_code(0)
             .expect_stderr("starting again from a full bucket");
         assert_eq!(run.stderr().matches("warning").count(), 1, "{run}");
@@ -80,8 +79,8 @@ fn a_file_that_is_not_a_budget_state_is_left_alone_and_the_command_runs() {
     let scratch = Scratch::new();
     let makefile = "all:\n\tcc -o app app.c\n";
     std::fs::write(scratch.path("Makefile"), makefile).unwrap();
-    let run = retry(["--budget", "Makefile", "--budget-dir"])
-        .args([scratch.path("").as_os_str()])
+    let run = retry(["--budget", "Makefile", "--budget-store"])
+        .args([file_store(&scratch.path(""))])
         .args(["-n", "2", "--base", "1ms"])
         .args(["sh", "-c", "echo ran >> \"$MARKER\"; exit 1"])
         .env("MARKER", scratch.path("marker"))
@@ -91,8 +90,8 @@ fn a_file_that_is_not_a_budget_state_is_left_alone_and_the_command_runs() {
     );
     assert_eq!(scratch.read("Makefile"), makefile, "{run}");
     assert_eq!(scratch.lines("marker"), 2, "both attempts ran\n{run}");
-    let closed = retry(["--budget", "Makefile", "--budget-store-fail", "closed"])
-        .args(["--budget-dir", scratch.path("").to_str().unwrap()])
+    let closed = retry(["--budget", "Makefile", "--budget-store"])
+        .args([format!("{}?fail=closed", file_store(&scratch.path("")))])
         .args(["-n", "3", "--base", "1ms", "false"])
         .run();
     closed
@@ -105,7 +104,7 @@ fn a_file_that_is_not_a_budget_state_is_left_alone_and_the_command_runs() {
 fn a_state_a_crash_left_zeroed_is_moved_aside_and_started_over() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
-    sharing_budget("api", "1/1h", &dir)
+    sharing_budget("api", Some("1/1h"), &dir)
         .args(["true"])
         .run()
         .expect_code(0);
@@ -117,12 +116,14 @@ fn a_state_a_crash_left_zeroed_is_moved_aside_and_started_over() {
         vec![0xa5; length],
     ] {
         std::fs::write(&state, &damage).unwrap();
-        let run = sharing_budget("api", "1/1h", &dir)
-            .args(["-n", "3", "--base", "1ms", "--max-time", "20s", "false"])
+        let run = sharing_budget("api", None, &dir)
+            .args(["-n", "13", "--base", "1ms", "--max-time", "3s", "false"])
             .run();
-        // The one token is spent on the first retry: the state was started over, and holds.
+        // Started over on the default terms (the damage took the terms with it): the ten
+        // tokens are spent on ten retries, and the next is six seconds away, past the deadline.
         run.expect_code(1);
         assert_eq!(run.event("done")["reason"], "budget", "{run}");
+        assert_eq!(run.event("done")["attempts"], 11, "{run}");
         assert!(run.warning().contains("its content was damaged"), "{run}");
         assert_eq!(std::fs::read(dir.join("api.damaged")).unwrap(), damage);
     }
@@ -151,8 +152,7 @@ fn budget_places_any_user_could_change_are_refused() {
         (scratch.path("link"), "is a symbolic link"),
     ];
     for (dir, why) in cases {
-        retry(["--budget", "api", "--budget-dir"])
-            .args([&dir])
+        retry(["--budget", "api", "--budget-store", &file_store(&dir)])
             .args(["true"])
             .run()
             .expect_code(0)
@@ -163,8 +163,7 @@ fn budget_places_any_user_could_change_are_refused() {
     let shared = scratch.path("shared");
     std::fs::create_dir(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o770)).unwrap();
-    retry(["--budget", "api", "--budget-dir"])
-        .args([&shared])
+    retry(["--budget", "api", "--budget-store", &file_store(&shared)])
         .args(["-n", "2", "--base", "0s", "false"])
         .run()
         .expect_code(1);
@@ -186,16 +185,16 @@ fn another_users_budget_is_never_trusted_not_even_by_root() {
     std::fs::create_dir(&theirs).unwrap();
     std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
     let mine = scratch.path("mine");
-    sharing_budget("api", "1/1h", &mine)
+    sharing_budget("api", Some("1/1h"), &mine)
         .args(["true"])
         .run()
         .expect_code(0);
     std::os::unix::fs::chown(mine.join("api"), Some(65534), Some(65534)).unwrap();
     for (dir, why) in [
-        (&theirs, "--budget-dir"),
+        (&theirs, "the budget directory"),
         (&mine, "api belongs to another user"),
     ] {
-        let run = sharing_budget("api", "1/1h", dir)
+        let run = sharing_budget("api", None, dir)
             .args(["-n", "3", "--base", "1ms", "false"])
             .run();
         run.expect_code(1);
@@ -218,8 +217,7 @@ fn a_run_killed_in_the_middle_of_an_update_leaves_a_whole_state() {
     let dir = scratch.path("budgets");
     // The first update goes through (it counts the first attempt); the run kills itself at the
     // second, its first retry's, as SIGKILL would.
-    let run = retry(["--budget", "api", "--budget-dir"])
-        .args([&dir])
+    let run = retry(["--budget", "api", "--budget-store", &file_store(&dir)])
         .args(["-n", "5", "--base", "0s", "false"])
         .env("LD_PRELOAD", fault_injector())
         .env("FAULT_PATH", dir.join("api"))
@@ -244,24 +242,32 @@ fn a_fifo_at_the_budget_path_is_not_waited_for_and_the_command_runs() {
         nix::sys::stat::Mode::from_bits_truncate(0o600),
     )
     .unwrap();
-    retry(["--budget", "api", "--budget-dir"])
-        .args([scratch.path("")])
-        .args(["-n", "2", "--base", "1ms", "false"])
-        .run()
-        .expect_code(1)
-        .expect_stderr("is not a regular file")
-        .expect_stderr("going on without the budget")
-        .expect_stderr("giving up after 2 attempts");
+    retry([
+        "--budget",
+        "api",
+        "--budget-store",
+        &file_store(&scratch.path("")),
+    ])
+    .args(["-n", "2", "--base", "1ms", "false"])
+    .run()
+    .expect_code(1)
+    .expect_stderr("is not a regular file")
+    .expect_stderr("going on without the budget")
+    .expect_stderr("giving up after 2 attempts");
 }
 
 /// Hold the lock of the budget `api` in `dir` from another process (one, which leaves nothing
 /// behind when killed) until the test ends.
 fn hold_budget_lock(scratch: &Scratch, dir: &std::path::Path) -> crate::support::harness::Running {
-    retry(["--budget", "api", "--budget-dir"])
-        .args([dir])
-        .args(["true"])
-        .run()
-        .expect_code(0);
+    retry([
+        "--budget",
+        "api",
+        "--budget-store",
+        &file_store(dir),
+        "true",
+    ])
+    .run()
+    .expect_code(0);
     let hold = "import fcntl, os, sys, time\n\
                 fcntl.flock(os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX)\n\
                 open(sys.argv[2], 'w').close()\n\
@@ -279,8 +285,7 @@ fn a_lock_held_too_long_means_retrying_without_the_budget() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
     let holder = hold_budget_lock(&scratch, &dir);
-    let run = retry(["--log-format", "json", "--budget", "api", "--budget-dir"])
-        .args([&dir])
+    let run = sharing_budget("api", None, &dir)
         .args(["-n", "2", "--base", "0s", "--max-time", "5s", "false"])
         .run();
     holder.signal(libc::SIGKILL);
@@ -301,8 +306,7 @@ fn a_signal_ends_a_wait_for_the_budget_lock() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
     let holder = hold_budget_lock(&scratch, &dir);
-    let running = retry(["--log-format", "json", "--budget", "api", "--budget-dir"])
-        .args([&dir])
+    let running = sharing_budget("api", None, &dir)
         .args(["-n", "2", "--base", "0s", "false"])
         .spawn();
     // A blocked request for the lock shows in /proc/locks as "-> FLOCK ... MAJ:MIN:INODE".
@@ -329,11 +333,15 @@ fn a_budget_regaining_a_token_in_centuries_saturates() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    std::fs::write(scratch.path("api"), format!("retry-budget-v1 -1 {now}\n")).unwrap();
-    let run = retry(["--log-format", "json", "--budget", "api", "--budget-dir"])
-        .args([scratch.path("")])
-        .args(["--budget-rate", "1/500000000000y", "--max-time", "2s"])
-        .args(["-n", "4", "--base", "0s", "false"])
+    // A period of a century, the longest terms may give; the state a token in debt on them.
+    let century = 100 * 31_557_600_000_000_u64;
+    let record = format!(
+        "retry-budget-v3 -1e0 0e0 {} 0 0 0 1 {century}e0 - 6e7\n",
+        now / 1000
+    );
+    std::fs::write(scratch.path("api"), record).unwrap();
+    let run = sharing_budget("api", None, &scratch.path(""))
+        .args(["--max-time", "2s", "-n", "4", "--base", "0s", "false"])
         .run();
     run.expect_code(1);
     assert_eq!(run.event("done")["reason"], "budget", "{run}");
@@ -344,10 +352,79 @@ fn a_budget_directory_that_cannot_be_made_names_the_flag_and_the_fix() {
     let scratch = Scratch::new();
     std::fs::write(scratch.path("a-file"), "").unwrap();
     let dir = scratch.path("a-file/budgets");
-    retry(["--budget", "api", "--budget-dir"])
-        .args([dir.to_str().unwrap(), "-n", "1", "true"])
-        .run()
-        .expect_code(0)
-        .expect_stderr(&format!("cannot use --budget-dir {}: ", dir.display()))
-        .expect_stderr("give --budget-dir a directory this user can create and write");
+    retry([
+        "--budget",
+        "api",
+        "--budget-store",
+        &file_store(&dir),
+        "-n",
+        "1",
+        "true",
+    ])
+    .run()
+    .expect_code(0)
+    .expect_stderr(&format!(
+        "cannot use the budget directory {}: ",
+        dir.display()
+    ))
+    .expect_stderr("give --budget-store file:DIR a directory this user can create and write");
+    retry([
+        "budget",
+        "set",
+        "api",
+        "--rate",
+        "1/1m",
+        "--budget-store",
+        &file_store(&dir),
+    ])
+    .run()
+    .expect_code(125)
+    .expect_stderr("cannot use the budget directory");
+}
+
+#[test]
+fn every_run_spends_on_the_terms_budget_set_keeps() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    let store = file_store(&dir);
+    set_budget(
+        "api",
+        &store,
+        &["--rate", "2/1h", "--ratio", "0.6", "--window", "10m"],
+    );
+    let shown = retry([
+        "budget",
+        "show",
+        "api",
+        "--log-format",
+        "json",
+        "--budget-store",
+        &store,
+    ])
+    .run();
+    shown.expect_code(0);
+    let shown: serde_json::Value = serde_json::from_str(shown.stdout().trim()).unwrap();
+    assert_eq!(shown["terms"]["capacity"], 2);
+    assert_eq!(shown["terms"]["ratio"], 0.6);
+    assert_eq!(shown["terms"]["set"], true);
+    // Two tokens, then 0.6 of a token earned per first attempt: the first run's two retries
+    // take the rate's tokens, the second run's one retry the 1.2 earned.
+    for expected in [2, 1] {
+        let run = sharing_budget("api", None, &dir)
+            .args(["-n", "5", "--base", "0s", "--max-time", "2s", "false"])
+            .run();
+        assert_eq!(run.event("done")["attempts"], expected + 1, "{run}");
+    }
+    retry([
+        "budget",
+        "set",
+        "api",
+        "--rate",
+        "0/1m",
+        "--budget-store",
+        &store,
+    ])
+    .run()
+    .expect_code(125)
+    .expect_stderr("--rate");
 }

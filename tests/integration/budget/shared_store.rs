@@ -2,20 +2,47 @@
 //! start (see `redis_server`), its faults, its secrets, the ratio, and `retry budget show`.
 
 use std::net::TcpListener;
+use std::path::Path;
 
-use crate::support::harness::{Invocation, Run, Running, Scratch, retry, sharing_budget, wait_for};
+use crate::support::harness::{
+    Invocation, Run, Running, Scratch, file_store, retry, set_budget, wait_for,
+};
 use crate::support::redis_server::RedisServer;
 
-/// A run of an always-failing command sharing the budget `name` in `store` (`file` or a URL)
-/// at `rate`, with JSON events and a file store in `dir`; the test adds its flags.
-fn failing(store: &str, name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
-    sharing(store, name, rate, dir).args(["-n", "2", "--base", "0s", "--max-time", "20s"])
+/// The store `store` names: `file` is the file store in `dir`; anything else is a URL.
+fn store_in(store: &str, dir: &Path) -> String {
+    match store {
+        "file" => file_store(dir),
+        url => url.to_string(),
+    }
 }
 
-/// The tool sharing the budget `name` in `store` at `rate`, with JSON events and a file store in
-/// `dir`; the test adds its flags and command (after `--`).
-fn sharing(store: &str, name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
-    sharing_budget(name, rate, dir).args(["--budget-store", store])
+/// Give the budget `name` in `store` (a file store in `dir`) the rate `rate`, as `retry budget
+/// set` does, and `more` terms.
+fn terms(store: &str, name: &str, rate: &str, dir: &Path, more: &[&str]) {
+    let mut terms = vec!["--rate", rate];
+    terms.extend_from_slice(more);
+    set_budget(name, &store_in(store, dir), &terms);
+}
+
+/// A run of an always-failing command sharing the budget `name` in `store`, with JSON events and
+/// the file store in `dir`; the test adds its flags.
+fn failing(store: &str, name: &str, dir: &Path) -> Invocation {
+    sharing(store, name, dir).args(["-n", "2", "--base", "0s", "--max-time", "20s"])
+}
+
+/// The tool sharing the budget `name` in `store`, with JSON events; `file` is the file store in
+/// `dir`, and a shared store falls back to [`fallback`] in it. The test adds its flags and
+/// command (after `--`).
+fn sharing(store: &str, name: &str, dir: &Path) -> Invocation {
+    retry(["--log-format", "json", "--budget", name, "--budget-store"])
+        .args([store_in(store, dir)])
+        .env("XDG_STATE_HOME", dir)
+}
+
+/// Where runs whose state lives in `dir` (their XDG_STATE_HOME) fall back to a file store.
+fn fallback(dir: &Path) -> std::path::PathBuf {
+    dir.join("retry/budgets")
 }
 
 /// Finish every run; returns them with the retries they made in all.
@@ -41,13 +68,12 @@ fn ended_for(runs: &[Run], reason: &str) -> usize {
 }
 
 /// `retry budget show` of the budget `name` in `store`, with a file store in `dir`.
-fn showing(store: &str, name: &str, dir: &std::path::Path) -> Invocation {
-    retry(["budget", "show", name, "--budget-store", store])
-        .args([std::ffi::OsStr::new("--budget-dir"), dir.as_os_str()])
+fn showing(store: &str, name: &str, dir: &Path) -> Invocation {
+    retry(["budget", "show", name, "--budget-store"]).args([store_in(store, dir)])
 }
 
 /// The budget `name` as `retry budget show --log-format json` tells it.
-fn show(store: &str, name: &str, dir: &std::path::Path) -> serde_json::Value {
+fn show(store: &str, name: &str, dir: &Path) -> serde_json::Value {
     let run = showing(store, name, dir)
         .args(["--log-format", "json"])
         .run();
@@ -59,16 +85,13 @@ fn show(store: &str, name: &str, dir: &std::path::Path) -> serde_json::Value {
 fn two_hundred_runs_share_fifty_tokens_exactly() {
     let server = RedisServer::on_socket();
     let scratch = Scratch::new();
+    let dir = scratch.path("budgets");
+    terms(&server.patient_url(), "inventory", "50/1h", &dir, &[]);
     let runs = (0..200)
         .map(|_| {
-            failing(
-                &server.patient_url(),
-                "inventory",
-                "50/1h",
-                &scratch.path("budgets"),
-            )
-            .args(["--", "false"])
-            .spawn()
+            failing(&server.patient_url(), "inventory", &dir)
+                .args(["--", "false"])
+                .spawn()
         })
         .collect();
     let (runs, retries) = finish_all(runs);
@@ -93,7 +116,7 @@ fn two_hundred_runs_share_fifty_tokens_exactly() {
         (&200.into(), &50.into(), &150.into())
     );
     assert!(
-        !scratch.path("budgets/inventory").exists(),
+        !fallback(&dir).join("inventory").exists(),
         "the file store was never used"
     );
 }
@@ -103,11 +126,20 @@ fn four_hosts_share_one_redis_budget_where_file_stores_make_four_times_the_retri
     let server = RedisServer::on_loopback();
     let scratch = Scratch::new();
     let fleet = |store: &str| {
+        for host in 0..4 {
+            terms(
+                store,
+                "inventory",
+                "3/1h",
+                &scratch.path(&format!("host{host}")),
+                &[],
+            );
+        }
         let runs = (0..4)
             .flat_map(|host| std::iter::repeat_n(host, 8))
             .map(|host| {
                 let dir = scratch.path(&format!("host{host}"));
-                failing(store, "inventory", "3/1h", &dir)
+                failing(store, "inventory", &dir)
                     .args(["--", "false"])
                     .spawn()
             })
@@ -125,8 +157,10 @@ fn a_store_named_by_its_host_name_is_reached() {
     let server = RedisServer::on_loopback();
     let scratch = Scratch::new();
     let named = server.patient_url().replace("127.0.0.1", "localhost");
-    let run = failing(&named, "inventory", "3/1h", &scratch.path("files"))
-        .args(["--budget-store-fail", "closed", "--", "false"])
+    let closed = format!("{named}&fail=closed");
+    terms(&closed, "inventory", "3/1h", &scratch.path("files"), &[]);
+    let run = failing(&closed, "inventory", &scratch.path("files"))
+        .args(["--", "false"])
         .run();
     run.expect_code(1);
     assert_eq!(run.event("done")["attempts"], 2, "the store gave no token");
@@ -141,25 +175,20 @@ fn a_first_attempts_count_goes_on_while_it_runs() {
     // attempt would wait for it until its timeout (status 124).
     let until_counted = "until \"$RETRY\" budget show api --budget-store \"$STORE\" \
                          | grep -q 'first attempts  1'; do sleep 0.01; done";
-    let run = sharing(
-        &server.patient_url(),
-        "api",
-        "10/1m",
-        &scratch.path("budgets"),
-    )
-    .env("STORE", server.patient_url())
-    .env("RETRY", crate::support::harness::binary())
-    .args([
-        "-n",
-        "1",
-        "--timeout",
-        "10s",
-        "--",
-        "sh",
-        "-c",
-        until_counted,
-    ])
-    .run();
+    let run = sharing(&server.patient_url(), "api", &scratch.path("budgets"))
+        .env("STORE", server.patient_url())
+        .env("RETRY", crate::support::harness::binary())
+        .args([
+            "-n",
+            "1",
+            "--timeout",
+            "10s",
+            "--",
+            "sh",
+            "-c",
+            until_counted,
+        ])
+        .run();
     run.expect_code(0);
     assert_eq!(run.event("done")["reason"], "success", "{run}");
 }
@@ -170,10 +199,11 @@ fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
     let earn = |name: &str| {
+        let ratio = ["--ratio", "0.1", "--window", "1h"];
+        terms(&server.patient_url(), name, "1/1h", &dir, &ratio);
         let runs = (0..100)
             .map(|_| {
-                sharing(&server.patient_url(), name, "1/1h", &dir)
-                    .args(["--budget-ratio", "0.1", "--budget-window", "1h"])
+                sharing(&server.patient_url(), name, &dir)
                     .args(["--", "true"])
                     .spawn()
             })
@@ -185,57 +215,72 @@ fn a_ratio_earns_a_tenth_of_the_first_attempts_and_they_fade_with_the_window() {
         assert!((earned - 10.0).abs() < 1.0, "{state}");
         state
     };
-    // Spent by runs that earn nothing themselves, on the same window: the earned tokens pay,
-    // then the rate bucket's one.
+    // Spent by failing runs: the earned tokens pay (ten, and the 0.1 each of the twenty failing
+    // runs' first attempts earns), then the rate bucket's one.
     earn("steady");
-    let spend = |name: &str, window: &str| {
+    let spend = |name: &str| {
         let runs = (0..20)
             .map(|_| {
-                failing(&server.patient_url(), name, "1/1h", &dir)
-                    .args(["--budget-window", window, "--", "false"])
+                failing(&server.patient_url(), name, &dir)
+                    .args(["--", "false"])
                     .spawn()
             })
             .collect();
         finish_all(runs).1
     };
-    let retries = spend("steady", "1h");
-    assert!((10..=11).contains(&retries), "{retries} retries");
+    let retries = spend("steady");
+    assert!((11..=13).contains(&retries), "{retries} retries");
 
-    // Two seconds later, on a window of half a second, ten earned tokens are down to 0.18.
+    // Two seconds later, on a window of half a second (set with retry budget set since they
+    // were earned), ten earned tokens are down to 0.18: the
+    // failing runs' own 2.0 earned, fading as they come, and the rate's one are all there is.
     earn("fading");
+    let half_a_second = ["--ratio", "0.1", "--window", "500ms"];
+    terms(
+        &server.patient_url(),
+        "fading",
+        "1/1h",
+        &dir,
+        &half_a_second,
+    );
     wait_for("two seconds to pass on the server's clock", || {
         show(&server.patient_url(), "fading", &dir)["state"]["changed_ms_ago"]
             .as_f64()
             .unwrap()
             >= 2000.0
     });
-    assert_eq!(spend("fading", "500ms"), 1, "only the rate bucket's token");
+    let retries = spend("fading");
+    assert!(
+        (1..=3).contains(&retries),
+        "{retries} retries: not the ten earned before"
+    );
 }
 
 #[test]
 fn the_file_store_earns_by_the_same_ratio() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
+    terms(
+        "file",
+        "api",
+        "1/1h",
+        &dir,
+        &["--ratio", "0.5", "--window", "1h"],
+    );
     for _ in 0..10 {
-        sharing("file", "api", "1/1h", &dir)
-            .args([
-                "--budget-ratio",
-                "0.5",
-                "--budget-window",
-                "1h",
-                "--",
-                "true",
-            ])
+        sharing("file", "api", &dir)
+            .args(["--", "true"])
             .run()
             .expect_code(0);
     }
-    let state = &show("file", "api", &dir)["state"];
+    let shown = show("file", "api", &dir);
+    let state = &shown["state"];
     assert_eq!(state["first_attempts"], 10);
     assert!(
         (state["earned"].as_f64().unwrap() - 5.0).abs() < 0.01,
         "{state}"
     );
-    assert_eq!(state["window_ms"], 3_600_000.0);
+    assert_eq!(shown["terms"]["window_ms"], 3_600_000.0);
 }
 
 /// Runs that fail, the second attempt of each waiting for the file `killed` in `scratch` once
@@ -248,10 +293,11 @@ fn killed_mid_run(server: &mut RedisServer, on_failure: &str) -> Vec<Run> {
             while [ ! -e "$SCRATCH/killed" ]; do sleep 0.01; done
         fi
         exit 1"#;
+    let store = format!("{}?fail={on_failure}", server.url());
     let runs: Vec<Running> = (0..5)
         .map(|_| {
-            sharing(server.url(), "api", "10/1m", &scratch.path("budgets"))
-                .args(["-n", "3", "--base", "0s", "--budget-store-fail", on_failure])
+            sharing(&store, "api", &scratch.path("budgets"))
+                .args(["-n", "3", "--base", "0s"])
                 .args(["--", "sh", "-c", script])
                 .env("SCRATCH", scratch.path(""))
                 .spawn()
@@ -276,9 +322,9 @@ fn killed_mid_run(server: &mut RedisServer, on_failure: &str) -> Vec<Run> {
     let runs: Vec<Run> = runs.into_iter().map(Running::finish).collect();
     if on_failure == "open" {
         assert!(
-            std::fs::read_to_string(scratch.path("budgets/api"))
+            std::fs::read_to_string(fallback(&scratch.path("budgets")).join("api"))
                 .unwrap()
-                .starts_with("retry-budget-v2"),
+                .starts_with("retry-budget-v3"),
             "the runs fell back to the file store"
         );
     }
@@ -329,7 +375,7 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let store = format!("redis://127.0.0.1:{}", silent.local_addr().unwrap().port());
     let scratch = Scratch::new();
-    let run = failing(&store, "api", "10/1m", &scratch.path("budgets"))
+    let run = failing(&store, "api", &scratch.path("budgets"))
         .args(["-n", "3", "--", "false"])
         .run();
     let warning = run.event("warning");
@@ -350,7 +396,6 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
     let run = failing(
         &format!("{store}?timeout=150ms"),
         "api",
-        "10/1m",
         &scratch.path("budgets"),
     )
     .args(["-n", "2", "--", "false"])
@@ -362,7 +407,7 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
 
     // Nor past --max-time: the call gets what is left of it (the first attempt's count starts
     // with the attempt, so all of it here), and the run ends at its deadline.
-    let run = sharing(&store, "api", "10/1m", &scratch.path("budgets"))
+    let run = sharing(&store, "api", &scratch.path("budgets"))
         .args([
             "-n",
             "3",
@@ -391,17 +436,17 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
 fn a_tls_store_verifies_the_server() {
     let server = RedisServer::with_tls();
     let scratch = Scratch::new();
+    retry(["budget", "set", "api", "--rate", "2/1h", "--budget-store"])
+        .args([server.patient_url()])
+        .env("SSL_CERT_FILE", server.authority())
+        .run()
+        .expect_code(0);
     let runs = (0..3)
         .map(|_| {
-            failing(
-                &server.patient_url(),
-                "api",
-                "2/1h",
-                &scratch.path("budgets"),
-            )
-            .args(["--", "false"])
-            .env("SSL_CERT_FILE", server.authority())
-            .spawn()
+            failing(&server.patient_url(), "api", &scratch.path("budgets"))
+                .args(["--", "false"])
+                .env("SSL_CERT_FILE", server.authority())
+                .spawn()
         })
         .collect();
     let (runs, retries) = finish_all(runs);
@@ -414,15 +459,10 @@ fn a_tls_store_verifies_the_server() {
     );
 
     // A server whose certificate nobody vouches for is a failing store.
-    let run = failing(
-        &server.patient_url(),
-        "api",
-        "2/1h",
-        &scratch.path("budgets"),
-    )
-    .args(["--", "false"])
-    .env("SSL_CERT_FILE", "/dev/null")
-    .run();
+    let run = failing(&server.patient_url(), "api", &scratch.path("budgets"))
+        .args(["--", "false"])
+        .env("SSL_CERT_FILE", "/dev/null")
+        .run();
     let message = run.warning();
     assert!(message.to_lowercase().contains("certificate"), "{run}");
 }
@@ -431,16 +471,11 @@ fn a_tls_store_verifies_the_server() {
 #[test]
 fn a_tls_store_without_tls_built_in_says_how_to_get_it() {
     let scratch = Scratch::new();
-    failing(
-        "rediss://127.0.0.1:1",
-        "api",
-        "2/1h",
-        &scratch.path("budgets"),
-    )
-    .args(["--", "false"])
-    .run()
-    .expect_code(125)
-    .expect_stderr("--features tls");
+    failing("rediss://127.0.0.1:1", "api", &scratch.path("budgets"))
+        .args(["--", "false"])
+        .run()
+        .expect_code(125)
+        .expect_stderr("--features tls");
 }
 
 #[test]
@@ -450,9 +485,14 @@ fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
         .patient_url()
         .replace("redis://", "redis://retry-app:s3cret-w0rd@");
     let scratch = Scratch::new();
+    retry(["budget", "set", "api", "--rate", "2/1h"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run()
+        .expect_code(0);
     let failing_with = |store: &str| {
-        sharing_budget("api", "2/1h", &scratch.path("budgets"))
+        retry(["--log-format", "json", "--budget", "api"])
             .args(["-n", "2", "--base", "0s", "--max-time", "20s"])
+            .env("XDG_STATE_HOME", scratch.path("budgets"))
             .env("RETRY_BUDGET_STORE", store)
     };
     let env_run = failing_with(&store)
@@ -470,8 +510,8 @@ fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
     assert!(env_run.events_named("warning").is_empty(), "{env_run}");
 
     let through_variable = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
-        .args(["--base", "0s", "--budget-dir"])
-        .args([scratch.path("budgets")])
+        .args(["--base", "0s"])
+        .env("XDG_STATE_HOME", scratch.path("budgets"))
         .args([
             "--",
             "sh",
@@ -505,7 +545,9 @@ fn the_readme_acl_rule_is_enough_and_the_password_never_shows() {
     bad.expect_code(125);
     let report = std::fs::read_to_string(scratch.path("report.json")).unwrap();
     let recorded: serde_json::Value = serde_json::from_str(&report).unwrap();
-    let shown = recorded["options"]["budget_store"].as_str().unwrap();
+    let shown = recorded["options"]["in_force"]["budget_store"]
+        .as_str()
+        .unwrap();
     assert!(
         shown.starts_with("redis://retry-app:***@127.0.0.1"),
         "{report}"
@@ -540,29 +582,37 @@ fn budget_show_tells_the_state_of_either_store() {
         showing(store, "api", &dir)
             .run()
             .expect_code(0)
-            .expect_stdout_contains("no state, so a full bucket");
-        failing(store, "api", "4/1m", &dir)
+            .expect_stdout_contains("no state, so a full bucket")
+            .expect_stdout_contains("terms 10/1m (the defaults; retry budget set changes them)");
+        terms(store, "api", "4/1m", &dir, &[]);
+        failing(store, "api", &dir)
             .args(["--", "false"])
             .run()
             .expect_code(1);
         showing(store, "api", &dir)
             .run()
             .expect_code(0)
-            .expect_stdout_contains("of 4, 4 more every 1m; full in")
+            .expect_stdout_contains("  terms           4/1m (kept by retry budget set)\n")
+            .expect_stdout_contains("of 4; full in")
             .expect_stdout_contains("first attempts  1\n")
             .expect_stdout_contains("retries         1\n");
-        let state = &show(store, "api", &dir)["state"];
+        let shown = show(store, "api", &dir);
         assert_eq!(
-            (&state["capacity"], &state["retries"]),
+            (&shown["terms"]["capacity"], &shown["state"]["retries"]),
             (&4.into(), &1.into())
         );
     }
     std::fs::write(dir.join("Makefile"), "all:\n").unwrap();
-    retry(["budget", "show", "Makefile", "--budget-dir"])
-        .args([&dir])
-        .run()
-        .expect_code(125)
-        .expect_stderr("not a retry budget state");
+    retry([
+        "budget",
+        "show",
+        "Makefile",
+        "--budget-store",
+        &file_store(&dir),
+    ])
+    .run()
+    .expect_code(125)
+    .expect_stderr("not a retry budget state");
     retry([
         "budget",
         "show",

@@ -50,7 +50,7 @@ fn a_password_on_the_command_line_is_refused_unquoted_before_anything_runs() {
             run.expect_code(125)
                 .expect_stderr("--budget-store: the address holds a password")
                 .expect_stderr("RETRY_BUDGET_STORE")
-                .expect_stderr("--budget-password-file");
+                .expect_stderr("?password_file=");
             assert_eq!(run.stderr().lines().count(), 1, "{run}");
             assert_unseen(&run, "s3cret");
             assert!(!ran.exists(), "the command ran\n{run}");
@@ -64,8 +64,8 @@ fn from_the_environment_it_reaches_neither_the_command_nor_a_hook() {
     let scratch = Scratch::new();
     let store = format!("{}&pass=s3cret-pw", server.patient_url());
     let run = retry(["--log-format", "json", "--budget", "api", "-n", "2"])
-        .args(["--base", "1ms", "--budget-dir"])
-        .args([scratch.path("budgets")])
+        .args(["--base", "1ms"])
+        .env("XDG_STATE_HOME", scratch.path("budgets"))
         .args(["--on-retry", SNOOP, "--", "sh", "-c"])
         .args([format!("{SNOOP}; exit 1")])
         .env("RETRY_BUDGET_STORE", &store)
@@ -94,8 +94,7 @@ fn no_spelling_of_the_address_shows_it() {
         ])
         .args(["1ms", "--report"])
         .args([&report])
-        .args(["--budget-dir"])
-        .args([scratch.path("budgets")])
+        .env("XDG_STATE_HOME", scratch.path("budgets"))
         .args(["false"])
         .env("RETRY_BUDGET_STORE", &store)
         .run();
@@ -127,9 +126,8 @@ fn no_spelling_of_the_address_shows_it() {
             "2",
             "--base",
         ])
-        .args(["1ms", "--budget-dir"])
-        .args([scratch.path("budgets")])
-        .args(["false"])
+        .args(["1ms", "false"])
+        .env("XDG_STATE_HOME", scratch.path("budgets"))
         .env("RETRY_BUDGET_STORE", &wrong)
         .run();
         assert!(refused.warning().contains("pass=***"), "{refused}");
@@ -143,9 +141,13 @@ fn a_password_file_keeps_it_out_of_argv_and_the_environment() {
     let scratch = Scratch::new();
     let password = scratch.path("password");
     std::fs::write(&password, "s3cret-pw\n").unwrap();
-    let store = server
-        .patient_url()
-        .replace("redis://", "redis://retry-app@");
+    let store = format!(
+        "{}&password_file={}",
+        server
+            .patient_url()
+            .replace("redis://", "redis://retry-app@"),
+        password.display()
+    );
     let run = retry([
         "--log-format",
         "json",
@@ -155,20 +157,15 @@ fn a_password_file_keeps_it_out_of_argv_and_the_environment() {
         "2",
         "--base",
     ])
-    .args(["1ms", "--budget-store", &store, "--budget-password-file"])
-    .args([&password])
-    .args(["--budget-dir"])
-    .args([scratch.path("budgets")])
+    .args(["1ms", "--budget-store", &store])
+    .env("XDG_STATE_HOME", scratch.path("budgets"))
     .args(["--", "sh", "-c"])
     .args([format!("{SNOOP}; exit 1")])
     .run();
     run.expect_code(1);
     assert!(run.events_named("warning").is_empty(), "{run}");
     assert_unseen(&run, "s3cret");
-    let shown = retry(["budget", "show", "api", "--budget-store", &store])
-        .args(["--budget-password-file"])
-        .args([&password])
-        .run();
+    let shown = retry(["budget", "show", "api", "--budget-store", &store]).run();
     shown
         .expect_code(0)
         .expect_stdout_contains("redis://retry-app:***@");
@@ -192,14 +189,16 @@ fn a_password_file_that_is_a_fifo_is_refused_at_once() {
     let fifo = scratch.path("password");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let ran = scratch.path("ran");
-    let run = retry(["--budget", "api", "--budget-store", "redis://127.0.0.1:1"])
-        .args(["--max-time", "5s", "--budget-password-file"])
-        .args([&fifo])
-        .args(["touch"])
+    let run = retry(["--budget", "api", "--budget-store"])
+        .args([format!(
+            "redis://127.0.0.1:1?password_file={}",
+            fifo.display()
+        )])
+        .args(["--max-time", "5s", "touch"])
         .args([&ran])
         .run();
     run.expect_code(125)
-        .expect_stderr("cannot read --budget-password-file ")
+        .expect_stderr("cannot read the password_file ")
         .expect_stderr("it is a FIFO, not a regular file");
     assert!(!ran.exists(), "{run}");
 }

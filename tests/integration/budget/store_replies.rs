@@ -36,8 +36,7 @@ fn run_with_store(
         "--budget-store",
         url,
     ])
-    .args(["--budget-dir"])
-    .args([scratch.path("budgets")])
+    .env("XDG_STATE_HOME", scratch.path("budgets"))
     .args(rest)
     .run_measuring_peak_rss()
 }
@@ -81,16 +80,8 @@ fn values_no_run_could_store_make_the_store_fail() {
     let scratch = Scratch::new();
     let (run, _) = run_with_store(
         &scratch,
-        &url,
-        &[
-            "-n",
-            "2",
-            "--base",
-            "1ms",
-            "--budget-store-fail",
-            "closed",
-            "false",
-        ],
+        &format!("{url}?fail=closed"),
+        &["-n", "2", "--base", "1ms", "false"],
     );
     run.expect_code(1);
     assert!(
@@ -111,18 +102,8 @@ fn a_connection_the_server_closed_while_idle_is_opened_again() {
     let kill = format!("redis-cli -s '{socket}' CLIENT KILL TYPE normal SKIPME yes >/dev/null");
     let (run, _) = run_with_store(
         &scratch,
-        &server.patient_url(),
-        &[
-            "-n",
-            "3",
-            "--base",
-            "1ms",
-            "--budget-store-fail",
-            "closed",
-            "--on-retry",
-            &kill,
-            "false",
-        ],
+        &format!("{}&fail=closed", server.patient_url()),
+        &["-n", "3", "--base", "1ms", "--on-retry", &kill, "false"],
     );
     run.expect_code(1);
     assert_eq!(run.event("done")["reason"], "exhausted", "{run}");

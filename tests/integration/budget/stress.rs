@@ -5,7 +5,7 @@ use std::time::Duration;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::support::harness::{Scratch, process_exists, sharing_budget};
+use crate::support::harness::{Scratch, file_store, process_exists, set_budget, sharing_budget};
 
 const RUNS: usize = 100;
 const TOKENS: f64 = 1000.0;
@@ -15,10 +15,11 @@ fn concurrent_runs_leave_nothing_behind_and_lose_no_budget_update() {
     let scratch = Scratch::new();
     let budgets = scratch.path("budgets");
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(2026);
+    // A period of 100000 hours: the bucket regains nothing measurable meanwhile.
+    set_budget("stress", &file_store(&budgets), &["--rate", "1000/100000h"]);
     let tools: Vec<_> = (0..RUNS)
         .map(|_| {
-            // A period of 100000 hours: the bucket regains nothing measurable meanwhile.
-            sharing_budget("stress", "1000/100000h", &budgets)
+            sharing_budget("stress", None, &budgets)
                 .args(["-n", "5", "--base", "1ms", "--jitter", "none"])
                 .args(["--", "sh", "-c", "echo $$ >> \"$PIDS\"; sleep 0.02; exit 1"])
                 .env("PIDS", scratch.path("pids"))

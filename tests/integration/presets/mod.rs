@@ -386,11 +386,11 @@ fn a_preset_leaves_to_the_users_sets_the_statuses_they_name() {
         .run();
     stopped
         .expect_code(22)
-        .expect_stderr("exit status 22 is in --stop-on");
+        .expect_stderr("exit status 22 is not retried: --stop-on 22");
     let said = retry(["--preset", "curl", "-n", "2"]).args(curl).run();
     said.expect_code(22).expect_stderr(
-        "exit status 22 is not retried: --preset curl calls it an HTTP error answer another \
-         request cannot mend",
+        "exit status 22 is not retried: --preset curl: an HTTP error answer another request \
+         cannot mend",
     );
 }
 
@@ -409,20 +409,28 @@ fn the_plan_shows_what_a_preset_decides() {
     ])
     .run();
     plan.expect_code(0)
-        .expect_stdout_contains("--preset curl (from curl(1) EXIT CODES")
-        .expect_stdout_contains("  status 124: retry: an attempt cut by --timeout\n")
-        .expect_stdout_contains("  status 22, a line matching 'The requested URL returned error: ")
-        .expect_stdout_contains("  status any other: stop: ");
+        .expect_stdout_contains("the --preset curl rules come from curl(1) EXIT CODES")
+        .expect_stdout_contains("  status 124: retry: --preset curl: an attempt cut by --timeout\n")
+        .expect_stdout_contains(
+            "  status 22, a line of stderr matching 'The requested URL returned error: ",
+        )
+        .expect_stdout_contains("  any: stop: the default: a failure the preset does not call");
     let json = retry(["--plan", "--preset", "wget", "--log-format", "json"]).run();
-    let preset = json
+    let plan = json
         .stdout()
         .lines()
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        .find(|line| line["event"] == "plan_preset")
-        .expect("a plan_preset line");
-    assert_eq!(preset["name"], "wget");
-    assert_eq!(preset["stream"], "stderr");
-    assert_eq!(preset["rules"][1]["statuses"], "8");
+        .find(|line| line["event"] == "plan_rules")
+        .expect("a plan_rules line");
+    assert_eq!(plan["preset"]["name"], "wget");
+    assert_eq!(plan["preset"]["stream"], "stderr");
+    let wget: Vec<&serde_json::Value> = plan["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| rule["origin"] == "preset")
+        .collect();
+    assert_eq!(wget[1]["statuses"], "8");
 }
 
 #[test]
@@ -465,12 +473,14 @@ fn the_guide_shows_every_presets_rules_as_the_plan_gives_them() {
             .stdout()
             .lines()
             .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-            .find(|line| line["event"] == "plan_preset")
+            .find(|line| line["event"] == "plan_rules")
             .unwrap();
-        let expected: Vec<String> = preset["rules"]
-            .as_array()
-            .unwrap()
+        let rules = preset["rules"].as_array().unwrap();
+        // The preset's own rules, then what any other end means.
+        let expected: Vec<String> = rules
             .iter()
+            .filter(|rule| rule["origin"] == "preset")
+            .chain(rules.last())
             .map(|rule| {
                 let output = rule["output"].as_str().map_or(String::new(), |pattern| {
                     format!("`{}`", pattern.replace('|', "\\|"))
@@ -489,14 +499,14 @@ fn the_guide_shows_every_presets_rules_as_the_plan_gives_them() {
             .map(str::to_string)
             .collect();
         assert_eq!(rows, expected, "the table of {name} in docs/presets.md");
-        let stream = match preset["stream"].as_str().unwrap() {
+        let stream = match preset["preset"]["stream"].as_str().unwrap() {
             "both" => "stdout and stderr",
             stream => stream,
         };
         assert!(
             section.contains(&format!(
                 "From {}; the patterns read its {stream}.",
-                preset["sources"].as_str().unwrap(),
+                preset["preset"]["sources"].as_str().unwrap(),
             )),
             "{name}'s sources"
         );

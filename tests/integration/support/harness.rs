@@ -668,19 +668,28 @@ impl Invocation {
     }
 }
 
-/// The tool sharing the budget `name` at `rate` in `dir`, with JSON events; the test adds its
-/// flags and command.
-pub(crate) fn sharing_budget(name: &str, rate: &str, dir: &std::path::Path) -> Invocation {
-    retry([
-        "--log-format",
-        "json",
-        "--budget",
-        name,
-        "--budget-rate",
-        rate,
-        "--budget-dir",
-    ])
-    .args([dir])
+/// The file store in `dir`, as `--budget-store` names it.
+pub(crate) fn file_store(dir: &std::path::Path) -> String {
+    format!("file:{}", dir.display())
+}
+
+/// Give the budget `name` in `store` the terms `terms` (`--rate 5/1h`, and more), as a person
+/// would with `retry budget set`, before the test's runs share it.
+pub(crate) fn set_budget(name: &str, store: &str, terms: &[&str]) {
+    retry(["budget", "set", name, "--budget-store", store])
+        .args(terms)
+        .run()
+        .expect_code(0);
+}
+
+/// The tool sharing the budget `name` in the file store in `dir`, its terms `rate` set first
+/// when `rate` is given, with JSON events; the test adds its flags and command.
+pub(crate) fn sharing_budget(name: &str, rate: Option<&str>, dir: &std::path::Path) -> Invocation {
+    let store = file_store(dir);
+    if let Some(rate) = rate {
+        set_budget(name, &store, &["--rate", rate]);
+    }
+    retry(["--log-format", "json", "--budget", name, "--budget-store"]).args([store])
 }
 
 /// The fault injector (`fault/inject.c`), built once per test run with the system's C compiler;

@@ -11,13 +11,14 @@ mod ports;
 use std::time::{Duration, Instant};
 
 use crate::attempts::{AttemptLimit, Numbering};
-use crate::decision::{Classification, Policy, Unready};
 use crate::duration::format_duration;
 use crate::events::{Event, EventSink};
 use crate::outcome::{AttemptOutcome, Hook, Moment, Next, Reason, RunEnd, Shortfall, WaitCause};
 use crate::requested::Requested;
+use crate::rules::{Decision, RuleList, RuleRef};
 use crate::signal::Signal;
 use crate::termination::{Termination, TimeLimit};
+use crate::verdict::Verdict;
 
 pub use ports::{
     AttemptOutput, AttemptReport, Attempts, Clock, Counted, HookCall, Hooks, Parts, Release,
@@ -29,15 +30,15 @@ pub use ports::{
 pub struct Rules {
     /// How many attempts may be made (since the last reset).
     pub limit: AttemptLimit,
-    /// What each exit status and output means.
-    pub policy: Policy,
+    /// What each end and output means: the rules, the first that holds deciding.
+    pub decide: RuleList,
     /// `--max-time`: how long the whole run may take, attempts and waits together.
     pub max_time: Option<Duration>,
     /// `--reset-after`: a failed attempt that ran this long starts the backoff and the count over.
     pub reset_after: Option<Duration>,
     /// The wait before the first attempt, drawn from `--splay` (zero: none).
     pub splay: Duration,
-    /// `--max-requested-wait`: the longest wait a command's request may set.
+    /// `RETRY_MAX_REQUESTED_WAIT`: the longest wait a command's request may set.
     pub max_requested_wait: Duration,
     /// The run's depth among nested retries, which each attempt is told.
     pub depth: u32,
@@ -48,7 +49,7 @@ pub struct Rules {
 type Ending = (Option<Numbering>, Option<Last>, Reason);
 
 /// How the last attempt ended, and why its success status was not a success, if it was not.
-type Last = (Termination, Option<Unready>);
+type Last = (Termination, Option<RuleRef>);
 
 /// Run attempts until success or giving up, waiting between them as the waits say, taking a
 /// budget token for each retry, releasing each attempt's held output as its outcome says, and
@@ -72,7 +73,9 @@ where
     if reason.gives_up() {
         let status = match &reason {
             Reason::SpawnFailed(failure, _) => crate::exit::Exit::from(*failure).status(),
-            _ => last.map_or(0, |(termination, _)| termination.status()),
+            _ => last
+                .as_ref()
+                .map_or(0, |(termination, _)| termination.status()),
         };
         let call = HookCall {
             hook: Hook::OnGiveUp,
@@ -87,7 +90,7 @@ where
     }
     RunEnd {
         attempts,
-        last: last.map(|(termination, _)| termination),
+        last: last.as_ref().map(|(termination, _)| *termination),
         last_unready: last.and_then(|(_, unready)| unready),
         reason,
         elapsed: parts.clock.now().saturating_duration_since(start),
@@ -183,15 +186,15 @@ where
             .map(|requested| capped(requested, rules.max_requested_wait));
         let problems = std::mem::take(&mut report.request_problems);
         let status = report.termination.status();
-        let classification = rules.policy.classify(status, &report.output.matched);
-        let reset = classification == Classification::Retryable
+        let decision = rules.decide.decide(status, report.output.matched.matched);
+        let reset = decision.verdict == Verdict::Retry
             && rules.reset_after.is_some_and(|after| duration >= after);
         if reset {
             since_reset = 0;
             waits.start_over();
         }
         let next = match (
-            stop_reason(rules, since_reset, &mut report, classification),
+            stop_reason(rules, since_reset, &mut report, &decision),
             counted,
         ) {
             (_, Counted::Interrupted(signal)) => {
@@ -204,15 +207,15 @@ where
             },
         };
         let held = std::mem::take(&mut report.output.held);
-        let unready = rules.policy.unready(status, &report.output.matched);
         let mut outcome = AttemptOutcome {
             numbering,
             termination: report.termination,
             duration,
             matched: report.output.matched,
+            rule: decision.rule,
             reset,
             requested: requested.map(|(requested, _)| requested),
-            unready,
+            unready: decision.unready,
             next,
         };
         match release.release(held, &outcome, deadline) {
@@ -223,7 +226,7 @@ where
             Released::Failed(message) => outcome.next = Next::Stop(Reason::OutputLost(message)),
         }
         sink.emit(&Event::AttemptEnd(outcome.clone()));
-        let last = Some((outcome.termination, outcome.unready));
+        let last = Some((outcome.termination, outcome.unready_by().cloned()));
         let (wait, cause) = match outcome.next {
             Next::Stop(reason) => return (Some(numbering), last, reason),
             Next::Retry { wait, cause } => (wait, cause),
@@ -315,7 +318,7 @@ fn requested_wait(
         Some((Requested::Wait(wait), cut_from)) => {
             if let Some(asked) = cut_from {
                 sink.emit(&Event::Warning(format!(
-                    "attempt {attempt} asked to wait {}, longer than --max-requested-wait; \
+                    "attempt {attempt} asked to wait {}, longer than RETRY_MAX_REQUESTED_WAIT; \
                      waiting {} instead",
                     format_duration(asked),
                     format_duration(wait)
@@ -369,13 +372,13 @@ fn schedule_retry(
 }
 
 /// Why the run stops after this attempt, if it does, by how the run was stopped, what became of
-/// the output, the attempt's time limit, and its classification; `since_reset` attempts count
+/// the output, the attempt's time limit, and the rules' decision; `since_reset` attempts count
 /// against the limit.
 fn stop_reason<H>(
     rules: &Rules,
     since_reset: u64,
     report: &mut AttemptReport<H>,
-    classification: Classification,
+    decision: &Decision,
 ) -> Option<Reason> {
     if let Some(signal) = report.interrupted_by {
         let moment = match report.from_keyboard {
@@ -390,13 +393,11 @@ fn stop_reason<H>(
     if report.termination.time_limit() == Some(TimeLimit::Deadline) {
         return Some(Reason::Deadline);
     }
-    match classification {
-        Classification::Success => Some(Reason::Success),
-        Classification::NotRetryable(refusal) => Some(Reason::NotRetryable(refusal)),
-        Classification::Retryable if !rules.limit.allows_another(since_reset) => {
-            Some(Reason::Exhausted)
-        }
-        Classification::Retryable => None,
+    match decision.verdict {
+        Verdict::Success => Some(Reason::Success),
+        Verdict::Stop => Some(Reason::NotRetryable(decision.rule.clone())),
+        Verdict::Retry if !rules.limit.allows_another(since_reset) => Some(Reason::Exhausted),
+        Verdict::Retry => None,
     }
 }
 

@@ -5,10 +5,9 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::*;
-use crate::codes::StatusSet;
-use crate::decision::Refusal;
 use crate::exit::Exit;
 use crate::outcome::{HookEnd, HookOutcome, SpawnFailure};
+use crate::rules::{RuleList, RuleRef, RuleSpec, UserRules};
 
 /// Fake time, shared by the clock and the attempts; it moves only when slept on or when an
 /// attempt "runs".
@@ -126,10 +125,22 @@ fn exits(codes: &[u8]) -> Vec<Result<AttemptReport<()>, SpawnError>> {
 }
 
 fn rules(limit: &str, retry_on: Option<&str>) -> Rules {
-    let set = |text: &str| text.parse::<StatusSet>().unwrap();
+    rules_of(limit, &[], retry_on.as_slice())
+}
+
+/// Rules of `limit` attempts, with the user's `--stop-on` and `--retry-on` rules.
+fn rules_of(limit: &str, stop: &[&str], retry: &[&str]) -> Rules {
+    let specs = |texts: &[&str]| -> Vec<RuleSpec> {
+        texts.iter().map(|text| text.parse().unwrap()).collect()
+    };
+    let user = UserRules {
+        stop: specs(stop),
+        retry: specs(retry),
+        ..UserRules::default()
+    };
     Rules {
         limit: limit.parse().unwrap(),
-        policy: Policy::new(set("0"), retry_on.map(set), None).unwrap(),
+        decide: RuleList::new(&user, None).unwrap(),
         max_time: None,
         reset_after: None,
         splay: Duration::ZERO,
@@ -338,7 +349,7 @@ fn summary(out: &Outcome) -> (u8, u64, Reason) {
 fn waits_announced(out: &Outcome) -> Vec<(Duration, WaitCause)> {
     let waits = out.events.iter().filter_map(|event| match event {
         Event::AttemptEnd(AttemptOutcome {
-            unready: None,
+            unready: false,
             next: Next::Retry { wait, cause },
             ..
         }) => Some((*wait, *cause)),
@@ -364,7 +375,7 @@ fn gives_up_with_the_last_status_and_no_wait_after_the_last_attempt() {
     assert!(matches!(
         out.events.last(),
         Some(Event::AttemptEnd(AttemptOutcome {
-            unready: None,
+            unready: false,
             next: Next::Stop(Reason::Exhausted),
             ..
         }))
@@ -375,10 +386,7 @@ fn gives_up_with_the_last_status_and_no_wait_after_the_last_attempt() {
 #[test]
 fn a_status_not_to_retry_stops_at_once() {
     let out = run_script(&rules("5", Some("75")), exits(&[75, 2]));
-    assert_eq!(
-        summary(&out),
-        (2, 2, Reason::NotRetryable(Refusal::NotInRetryOn))
-    );
+    assert_eq!(summary(&out), (2, 2, not_named_by_retry_on()));
     assert_eq!(out.slept.len(), 1);
 }
 
@@ -485,13 +493,24 @@ fn a_signal_during_a_wait_stops_the_run_before_another_attempt() {
 fn output_matches_decide_with_the_status() {
     let mut stop = report(Termination::Exited(22));
     if let Ok(report) = &mut stop {
-        report.output.matched.stop = Some("404".into());
+        report.output.matched.matched = 0b1;
     }
-    let out = run_script(&rules("5", None), vec![stop]);
-    assert_eq!(
-        summary(&out),
-        (22, 1, Reason::NotRetryable(Refusal::StopOnOutput))
-    );
+    let out = run_script(&rules_of("5", &["stderr:404"], &[]), vec![stop]);
+    let refused = Reason::NotRetryable(RuleRef {
+        described: "--stop-on stderr:404".into(),
+        pattern: Some("404".into()),
+        default: false,
+    });
+    assert_eq!(summary(&out), (22, 1, refused));
+}
+
+/// The reason a run stops at a status its `--retry-on` rules do not name.
+fn not_named_by_retry_on() -> Reason {
+    Reason::NotRetryable(RuleRef {
+        described: "--retry-on names what is retried, and not this".into(),
+        pattern: None,
+        default: true,
+    })
 }
 
 #[test]
@@ -637,7 +656,7 @@ fn a_requested_wait_is_capped_and_never_past_the_deadline() {
     );
     assert_eq!(
         warnings(&out),
-        ["attempt 1 asked to wait 1h, longer than --max-requested-wait; waiting 30s instead"]
+        ["attempt 1 asked to wait 1h, longer than RETRY_MAX_REQUESTED_WAIT; waiting 30s instead"]
     );
     capped.max_time = Some(Duration::from_secs(20));
     let out = run_script(&capped, vec![asking(1, long, &[])]);
@@ -671,7 +690,7 @@ fn a_request_only_matters_for_a_retry() {
     let stop = Some(Requested::Stop);
     let not_retried = rules("5", Some("2"));
     let out = run_script(&not_retried, vec![asking(1, stop, &["unreadable"])]);
-    assert_eq!(out.done.reason, Reason::NotRetryable(Refusal::NotInRetryOn));
+    assert_eq!(out.done.reason, not_named_by_retry_on());
     let out = run_script(&rules("1", None), vec![asking(1, stop, &["unreadable"])]);
     assert_eq!(
         (out.done.reason.clone(), warnings(&out).len()),

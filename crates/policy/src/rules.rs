@@ -1,0 +1,479 @@
+//! What an attempt's end means for the run: one ordered list of rules, the first that holds
+//! deciding. A rule names exit statuses, a pattern a line of output must match, or both, and
+//! says success, retry or stop.
+//!
+//! The list is the user's rules (`--success-on`, then `--stop-on`, then `--retry-on`, each in
+//! the order given), then the tool's guards (130, Ctrl-C, and 141, SIGPIPE, are not retried
+//! unless a rule above names them), then the preset's rules (an attempt cut by `--timeout`
+//! first), then the defaults: the success statuses succeed, and any other end is retried (or
+//! stopped, when the user's own `--retry-on` rules name what is retried, or as the preset says).
+//! `--plan` prints the list as it stands.
+//!
+//! A rule without statuses in `--stop-on` and `--retry-on` concerns the failures only, so that
+//! a successful attempt whose output happens to match is not failed for it; to fail a success
+//! status by its output, name the status (`--retry-on 0,stdout:pending`). A `--success-on` rule
+//! with a pattern makes success need the match: the success statuses alone no longer succeed.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::codes::StatusSet;
+use crate::matching::{MAX_PATTERNS, OutputPattern, OutputStream, PatternError, check_pattern};
+use crate::presets::{Preset, TIMED_OUT};
+use crate::signal::Signal;
+use crate::verdict::Verdict;
+
+/// A rule as the user writes it: `CODES`, `STREAM:REGEX`, or `CODES,STREAM:REGEX`, where
+/// STREAM is `stdout`, `stderr` or `output` (both).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleSpec {
+    /// The statuses it names, if it names any.
+    pub statuses: Option<StatusSet>,
+    /// The pattern a line must match, if it reads the output.
+    pub output: Option<OutputPattern>,
+    /// As given.
+    pub text: String,
+}
+
+/// The streams a rule's pattern may read, by the word before its colon.
+const STREAMS: [(&str, OutputStream); 3] = [
+    ("stdout:", OutputStream::Stdout),
+    ("stderr:", OutputStream::Stderr),
+    ("output:", OutputStream::Both),
+];
+
+impl FromStr for RuleSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let pattern_at = |at: usize| {
+            STREAMS
+                .iter()
+                .find(|(word, _)| text[at..].starts_with(word))
+                .map(|&(word, stream)| OutputPattern {
+                    stream,
+                    regex: text[at + word.len()..].to_string(),
+                })
+        };
+        let (codes, output) = match pattern_at(0) {
+            Some(output) => (None, Some(output)),
+            None => match text
+                .match_indices(',')
+                .find_map(|(at, _)| pattern_at(at + 1).map(|output| (&text[..at], output)))
+            {
+                Some((codes, output)) => (Some(codes), Some(output)),
+                None => (Some(text), None),
+            },
+        };
+        let statuses = codes
+            .map(|codes| {
+                codes.parse::<StatusSet>().map_err(|err| {
+                    format!(
+                        "{err}; or a pattern a line of output must match: stdout:REGEX, \
+                         stderr:REGEX or output:REGEX, after the statuses or alone"
+                    )
+                })
+            })
+            .transpose()?;
+        if let Some(output) = &output
+            && output.regex.is_empty()
+        {
+            return Err("an empty pattern matches every line; give a REGEX after the colon".into());
+        }
+        Ok(RuleSpec {
+            statuses,
+            output,
+            text: text.to_string(),
+        })
+    }
+}
+
+/// The user's rules, by the option that gave them, each in the order given.
+#[derive(Clone, Debug, Default)]
+pub struct UserRules {
+    /// `--success-on`.
+    pub success: Vec<RuleSpec>,
+    /// `--stop-on`.
+    pub stop: Vec<RuleSpec>,
+    /// `--retry-on`.
+    pub retry: Vec<RuleSpec>,
+}
+
+/// Which exit statuses a rule concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Statuses {
+    /// These.
+    Named(StatusSet),
+    /// Every status but the success statuses.
+    Failures,
+    /// Every status.
+    Any,
+}
+
+/// Where a rule comes from, and what it is in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The user's `flag RULE`.
+    Given {
+        /// `--success-on`, `--stop-on` or `--retry-on`.
+        flag: &'static str,
+        /// The rule as given.
+        text: String,
+    },
+    /// A rule of the preset's, and what such an end is.
+    Preset {
+        /// The preset's name.
+        preset: &'static str,
+        /// What the end is, in words.
+        meaning: &'static str,
+    },
+    /// The tool's own: what the end is, and how to have it retried.
+    Guard(&'static str),
+    /// What an end no rule above names means.
+    Default(&'static str),
+}
+
+/// One rule of the list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Rule {
+    statuses: Statuses,
+    /// The index of its pattern in the list's patterns.
+    pattern: Option<usize>,
+    verdict: Verdict,
+    origin: Origin,
+    /// The rule in words, shared by every attempt it decides.
+    described: Arc<str>,
+}
+
+/// The rule that decided, as messages, events and reports name it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleRef {
+    /// The rule in words: `--stop-on 2`, `--preset curl: ...`.
+    pub described: Arc<str>,
+    /// Its output pattern, when it reads the output.
+    pub pattern: Option<Arc<str>>,
+    /// Whether it is a default (no rule of the user's, the preset's or the tool's held).
+    pub default: bool,
+}
+
+impl RuleRef {
+    /// Why a failure is not retried, in words that follow "exit status N".
+    pub fn refusal(&self) -> String {
+        format!("is not retried: {}", self.described)
+    }
+
+    /// Why a success status is not a success, in words that follow "exited 0".
+    pub fn unready(&self) -> String {
+        match self.default {
+            true => "without the --success-on match it needs".into(),
+            false => format!("but {} calls it a failure", self.described),
+        }
+    }
+}
+
+/// What the list makes of one attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Success, retry or stop.
+    pub verdict: Verdict,
+    /// The rule that decided.
+    pub rule: RuleRef,
+    /// The status was a success status, but the rule that decided calls it a failure.
+    pub unready: bool,
+}
+
+/// A rule a row of `--plan` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleRow {
+    /// The statuses it concerns, in words: `22`, `any failure`, `any`.
+    pub statuses: String,
+    /// The pattern a line must match, if any.
+    pub output: Option<OutputPattern>,
+    /// What it makes of an attempt.
+    pub verdict: Verdict,
+    /// Where it comes from, and what it is.
+    pub origin: Origin,
+}
+
+/// Why the user's rules cannot make a list; the message names the flag and the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleError(pub String);
+
+/// The ordered rules of a run, and the patterns they read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleList {
+    rules: Vec<Rule>,
+    patterns: Vec<OutputPattern>,
+    /// The success statuses: the user's statuses-only `--success-on` rules, or 0.
+    success: StatusSet,
+}
+
+/// 128+SIGINT: the user asked the command to stop.
+const INTERRUPTED: u8 = 128 + Signal::INT.number() as u8;
+/// 128+SIGPIPE: the command's reader is gone, and would be gone for another attempt too.
+const BROKEN_PIPE: u8 = 128 + Signal::PIPE.number() as u8;
+
+/// The tool's guards: ends not retried unless a rule above them names them.
+const GUARDS: [(u8, &str); 2] = [
+    (
+        INTERRUPTED,
+        "the command was interrupted (Ctrl-C); --retry-on 130 retries it",
+    ),
+    (
+        BROKEN_PIPE,
+        "the command's reader went away (SIGPIPE); --retry-on 141 retries it",
+    ),
+];
+
+impl RuleList {
+    /// The list of the user's rules, the guards, `preset`'s rules and the defaults.
+    pub fn new(user: &UserRules, preset: Option<&'static Preset>) -> Result<Self, RuleError> {
+        let success = success_statuses(&user.success);
+        check_overlaps(user, success)?;
+        let mut list = RuleList {
+            rules: Vec::new(),
+            patterns: Vec::new(),
+            success,
+        };
+        let success_needs_match = user.success.iter().any(|spec| spec.output.is_some());
+        for spec in &user.success {
+            if success_needs_match && spec.output.is_none() {
+                continue;
+            }
+            list.push_given(
+                "--success-on",
+                spec,
+                Verdict::Success,
+                Statuses::Named(success),
+            )?;
+        }
+        for spec in &user.stop {
+            list.push_given("--stop-on", spec, Verdict::Stop, Statuses::Failures)?;
+        }
+        for spec in &user.retry {
+            list.push_given("--retry-on", spec, Verdict::Retry, Statuses::Failures)?;
+        }
+        for (status, meaning) in GUARDS {
+            list.push(
+                Statuses::Named(single(status)),
+                None,
+                Verdict::Stop,
+                Origin::Guard(meaning),
+            );
+        }
+        if let Some(preset) = preset {
+            list.push_preset(preset)?;
+        }
+        if user.success.is_empty() {
+            let origin = Origin::Default("a success status");
+            list.push(Statuses::Named(success), None, Verdict::Success, origin);
+        }
+        let (verdict, meaning) = match (preset, user.retry.is_empty()) {
+            (Some(preset), _) => (preset.otherwise, preset.otherwise_meaning()),
+            (None, true) => (Verdict::Retry, "any other end"),
+            (None, false) => (
+                Verdict::Stop,
+                "--retry-on names what is retried, and not this",
+            ),
+        };
+        list.push(Statuses::Any, None, verdict, Origin::Default(meaning));
+        Ok(list)
+    }
+
+    /// What the first rule that holds makes of an attempt that ended with `status`, its output
+    /// having matched the patterns whose bits `matched` sets.
+    pub fn decide(&self, status: u8, matched: u64) -> Decision {
+        let holds = |rule: &&Rule| {
+            self.names(rule.statuses, status)
+                && rule.pattern.is_none_or(|index| matched & (1 << index) != 0)
+        };
+        // The last rule names any status and reads nothing: one always holds.
+        let rule = self
+            .rules
+            .iter()
+            .find(holds)
+            .unwrap_or_else(|| self.rules.last().expect("a list ends with its default"));
+        Decision {
+            verdict: rule.verdict,
+            rule: RuleRef {
+                described: Arc::clone(&rule.described),
+                pattern: rule
+                    .pattern
+                    .map(|index| Arc::from(self.patterns[index].regex.as_str())),
+                default: matches!(rule.origin, Origin::Default(_)),
+            },
+            unready: self.success.contains(status) && rule.verdict != Verdict::Success,
+        }
+    }
+
+    /// The output patterns the rules read, in order: the i-th sets bit i of a match.
+    pub fn patterns(&self) -> &[OutputPattern] {
+        &self.patterns
+    }
+
+    /// The rules in order, as `--plan` shows them.
+    pub fn rows(&self) -> Vec<RuleRow> {
+        self.rules
+            .iter()
+            .map(|rule| RuleRow {
+                statuses: match rule.statuses {
+                    Statuses::Named(set) => set.to_string(),
+                    Statuses::Failures => "any failure".into(),
+                    Statuses::Any => "any".into(),
+                },
+                output: rule.pattern.map(|index| self.patterns[index].clone()),
+                verdict: rule.verdict,
+                origin: rule.origin.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether `statuses` names `status`.
+    fn names(&self, statuses: Statuses, status: u8) -> bool {
+        match statuses {
+            Statuses::Named(set) => set.contains(status),
+            Statuses::Failures => !self.success.contains(status),
+            Statuses::Any => true,
+        }
+    }
+
+    fn push_given(
+        &mut self,
+        flag: &'static str,
+        spec: &RuleSpec,
+        verdict: Verdict,
+        unnamed: Statuses,
+    ) -> Result<(), RuleError> {
+        let pattern = match &spec.output {
+            Some(output) => {
+                Some(self.pattern(output.clone(), || format!("{flag} '{}'", spec.text))?)
+            }
+            None => None,
+        };
+        let statuses = spec.statuses.map_or(unnamed, Statuses::Named);
+        let origin = Origin::Given {
+            flag,
+            text: spec.text.clone(),
+        };
+        self.push(statuses, pattern, verdict, origin);
+        Ok(())
+    }
+
+    fn push_preset(&mut self, preset: &'static Preset) -> Result<(), RuleError> {
+        let origin = |meaning| Origin::Preset {
+            preset: preset.name,
+            meaning,
+        };
+        self.push(
+            Statuses::Named(single(TIMED_OUT)),
+            None,
+            Verdict::Retry,
+            origin("an attempt cut by --timeout"),
+        );
+        for rule in preset.rules {
+            let pattern = match rule.output {
+                Some(regex) => {
+                    let output = OutputPattern {
+                        stream: preset.stream,
+                        regex: regex.to_string(),
+                    };
+                    Some(self.pattern(output, || format!("--preset {}", preset.name))?)
+                }
+                None => None,
+            };
+            let statuses = Statuses::Named(rule.statuses.parse().unwrap_or_default());
+            self.push(statuses, pattern, rule.verdict, origin(rule.meaning));
+        }
+        Ok(())
+    }
+
+    /// Add `output` to the patterns; `whose` names the rule, for the error when there are too
+    /// many.
+    fn pattern(
+        &mut self,
+        output: OutputPattern,
+        whose: impl Fn() -> String,
+    ) -> Result<usize, RuleError> {
+        if self.patterns.len() == MAX_PATTERNS {
+            return Err(RuleError(format!(
+                "{}: a run reads at most {MAX_PATTERNS} output patterns, the preset's included",
+                whose()
+            )));
+        }
+        check_pattern(&output.regex, &whose())
+            .map_err(|PatternError(message)| RuleError(message))?;
+        self.patterns.push(output);
+        Ok(self.patterns.len() - 1)
+    }
+
+    fn push(
+        &mut self,
+        statuses: Statuses,
+        pattern: Option<usize>,
+        verdict: Verdict,
+        origin: Origin,
+    ) {
+        let described = Arc::from(describe(&origin).as_str());
+        self.rules.push(Rule {
+            statuses,
+            pattern,
+            verdict,
+            origin,
+            described,
+        });
+    }
+}
+
+/// A rule's origin in words, as messages name the rule.
+fn describe(origin: &Origin) -> String {
+    match origin {
+        Origin::Given { flag, text } => format!("{flag} {text}"),
+        Origin::Preset { preset, meaning } => format!("--preset {preset}: {meaning}"),
+        Origin::Guard(meaning) | Origin::Default(meaning) => meaning.to_string(),
+    }
+}
+
+/// The set of `status` alone.
+fn single(status: u8) -> StatusSet {
+    StatusSet::from_iter([status])
+}
+
+/// The success statuses: those of the statuses-only `--success-on` rules, or 0.
+fn success_statuses(specs: &[RuleSpec]) -> StatusSet {
+    let named: Vec<StatusSet> = specs
+        .iter()
+        .filter(|spec| spec.output.is_none())
+        .filter_map(|spec| spec.statuses)
+        .collect();
+    match named.is_empty() {
+        true => single(0),
+        false => named
+            .iter()
+            .fold(StatusSet::default(), |all, set| all.union(set)),
+    }
+}
+
+/// Refuse a statuses-only `--stop-on` or `--retry-on` rule that names a success status: a status
+/// cannot be success and failure (with a pattern, a success status may fail by its output).
+fn check_overlaps(user: &UserRules, success: StatusSet) -> Result<(), RuleError> {
+    let failures = [("--stop-on", &user.stop), ("--retry-on", &user.retry)];
+    for (flag, specs) in failures {
+        for spec in specs.iter().filter(|spec| spec.output.is_none()) {
+            let Some(statuses) = spec.statuses else {
+                continue;
+            };
+            if let Some(status) = success.first_shared(&statuses) {
+                return Err(RuleError(format!(
+                    "{flag} {} names status {status}, a success status (--success-on: {success}); \
+                     a status cannot be success and failure, unless its output decides: add a \
+                     pattern, e.g. {flag} {status},stdout:REGEX",
+                    spec.text
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

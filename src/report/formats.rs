@@ -1,0 +1,113 @@
+//! `--report [FORMAT:]FILE`: which of the files a run writes when it ends each value asks for,
+//! by the prefix that names its format or else by the file's name: a JSON summary (`json:`,
+//! `*.json` and any other name), GitLab's dotenv lines (`dotenv:`, `*.env`), or Prometheus
+//! gauges for node_exporter's textfile collector (`prom:`, `*.prom`, the only names that
+//! collector reads).
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// What a report holds, and how it is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReportFormat {
+    /// The run's JSON summary.
+    Json,
+    /// `RETRY_RUN_NAME=value` lines.
+    Dotenv,
+    /// Gauges in Prometheus's text format.
+    Prometheus,
+}
+
+impl ReportFormat {
+    /// A file name for a report of this format, for an example in a message.
+    pub(crate) fn example_file(self) -> &'static str {
+        match self {
+            ReportFormat::Json => "retry-report.json",
+            ReportFormat::Dotenv => "retry.env",
+            ReportFormat::Prometheus => "retry.prom",
+        }
+    }
+}
+
+/// One `--report` value: a file, and its format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ReportSpec {
+    /// What it holds.
+    pub(crate) format: ReportFormat,
+    /// Where it goes.
+    pub(crate) path: PathBuf,
+}
+
+/// The prefixes that name a format, and the endings that imply one.
+const PREFIXES: [(&str, ReportFormat); 3] = [
+    ("json:", ReportFormat::Json),
+    ("dotenv:", ReportFormat::Dotenv),
+    ("prom:", ReportFormat::Prometheus),
+];
+const ENDINGS: [(&str, ReportFormat); 3] = [
+    (".json", ReportFormat::Json),
+    (".env", ReportFormat::Dotenv),
+    (".prom", ReportFormat::Prometheus),
+];
+
+impl FromStr for ReportSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let prefixed = PREFIXES
+            .iter()
+            .find_map(|&(prefix, format)| text.strip_prefix(prefix).map(|path| (format, path)));
+        let (format, path) = prefixed.unwrap_or_else(|| {
+            let ending = ENDINGS.iter().find(|(ending, _)| text.ends_with(ending));
+            (
+                ending.map_or(ReportFormat::Json, |&(_, format)| format),
+                text,
+            )
+        });
+        if path.is_empty() {
+            return Err("no FILE after the format; expected e.g. json:report.json".into());
+        }
+        if format == ReportFormat::Prometheus && !path.ends_with(".prom") {
+            return Err(format!(
+                "node_exporter's textfile collector reads only files whose names end in .prom; \
+                 give such a name, e.g. prom:/var/lib/prometheus/node-exporter/{}.prom",
+                path.rsplit('/').next().unwrap_or("backup")
+            ));
+        }
+        Ok(ReportSpec {
+            format,
+            path: PathBuf::from(path),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format(text: &str) -> ReportFormat {
+        text.parse::<ReportSpec>().unwrap().format
+    }
+
+    #[test]
+    fn a_prefix_names_the_format_or_else_the_name_implies_it() {
+        assert_eq!(format("report.json"), ReportFormat::Json);
+        assert_eq!(format("report.out"), ReportFormat::Json);
+        assert_eq!(format("build.env"), ReportFormat::Dotenv);
+        assert_eq!(
+            format("/var/lib/node-exporter/backup.prom"),
+            ReportFormat::Prometheus
+        );
+        assert_eq!(format("dotenv:retry.txt"), ReportFormat::Dotenv);
+        assert_eq!(format("json:run.env"), ReportFormat::Json);
+        let spec: ReportSpec = "prom:m.prom".parse().unwrap();
+        assert_eq!(spec.path, PathBuf::from("m.prom"));
+    }
+
+    #[test]
+    fn metrics_need_a_name_node_exporter_reads_and_every_format_a_file() {
+        let err = "prom:metrics.txt".parse::<ReportSpec>().unwrap_err();
+        assert!(err.contains("end in .prom"), "{err}");
+        assert!("json:".parse::<ReportSpec>().is_err());
+    }
+}

@@ -32,6 +32,8 @@ fn an_endless_kill_after_means_never() {
     retry([
         "--kill-after",
         "300000000000y",
+        "-n",
+        "1",
         "-t",
         "100ms",
         "sleep",
@@ -72,7 +74,9 @@ fn max_time_bounds_the_whole_run() {
 
 #[test]
 fn the_timeout_signal_reaches_a_command_that_traps_it() {
-    let trap = r#"trap 'echo "got INT"; exit 7' INT; sleep 30 & wait"#;
+    // The shell's background sleep ignores SIGINT, as a non-interactive shell's jobs do: the trap
+    // ends it, so that the group is clear at once rather than at --kill-after.
+    let trap = r#"trap 'echo "got INT"; kill $!; exit 7' INT; sleep 30 & wait"#;
     let run = retry(["-n", "1", "--timeout", "300ms", "--timeout-signal", "INT"])
         .args(["--", "sh", "-c", trap])
         .run();

@@ -58,10 +58,7 @@ fn zsh_offers(line: &str) -> Vec<String> {
     let run = program("zsh")
         .args([
             "-f",
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/integration/support/capture.zsh"
-            ),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/capture.zsh"),
         ])
         .args([concat!(env!("CARGO_MANIFEST_DIR"), "/completions"), line])
         .env("HOME", scratch.path(""))

@@ -1,5 +1,6 @@
 //! Integration tests: the real `retry` binary against real child processes, shells, terminals and
-//! redis-servers. Each module holds the tests of one subject; `support` holds what they share.
+//! redis-servers. Each module holds the tests of one subject; `support` holds what they share
+//! with the presets' target (`tests/presets/`), which tries the tool on the programs it knows.
 
 /// The composite GitHub Action, on a simulated runner.
 mod action;
@@ -22,8 +23,6 @@ mod links;
 mod output;
 /// `--plan`: the schedule a run would follow, without running it.
 mod plan;
-/// `--preset`: each preset against the real program and faulty servers of the tests' own.
-mod presets;
 /// An attempt's whole process group ends with it.
 mod process_groups;
 /// The recipes of the README and its guides, run against the real programs they wrap.
@@ -45,6 +44,7 @@ mod starts;
 /// What each attempt reads on stdin, replayed or not.
 mod stdin;
 /// What the tests share: the harness, a terminal, a redis-server.
+#[path = "../support/mod.rs"]
 mod support;
 /// The attempt owns the terminal and the keys typed there.
 mod terminal;

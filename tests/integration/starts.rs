@@ -16,10 +16,7 @@ fn no_fork() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let source = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/integration/support/fault/no_fork.c"
-            );
+            let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/fault/no_fork.c");
             let program = Path::new(env!("CARGO_TARGET_TMPDIR")).join("retry-no-fork");
             let built = Command::new("cc")
                 .arg("-o")

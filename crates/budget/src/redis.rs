@@ -438,7 +438,7 @@ fn stored(fields: &[String]) -> Option<Stored> {
 }
 
 #[cfg(test)]
-#[path = "../../../tests/integration/support/redis_server.rs"]
+#[path = "../../../tests/support/redis_server.rs"]
 #[allow(dead_code)] // Shared with the integration tests, which use all of it.
 mod redis_server;
 

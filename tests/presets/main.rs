@@ -1,11 +1,16 @@
-//! `--preset`: each preset against the real program it is for, called as scripts call it, and
-//! real faulty servers of the tests' own on loopback. Each preset has a table: the scenario, the
-//! status the real program ended with, and whether the run must retry it or stop at once; the
-//! suite asserts every row, in both directions. Here are the table's tools and what holds for
-//! every preset; each program's table is in a file of its own.
+//! `--preset`: each preset against the real program it is for (curl, wget, git and its daemon,
+//! apt-get, pip, npm, psql and a PostgreSQL server, rsync, ssh and sshd), called as scripts call
+//! it, and real faulty servers of the tests' own on loopback: a test target of its own, since it
+//! needs those programs installed (`scripts/test` installs them) and the other targets do not.
+//! Each preset has a table: the scenario, the status the real program ended with, and whether the
+//! run must retry it or stop at once; the suite asserts every row, in both directions. Here are
+//! the table's tools and what holds for every preset; each program's table is in a file of its
+//! own.
 
 /// apt-get against a local mirror, with a held dpkg lock.
 mod apt;
+/// An HTTP server whose faults the path chooses.
+mod faulty_http;
 /// git over git daemon and over HTTP, with connections cut mid-pack.
 mod git;
 /// curl and wget against an HTTP server of the tests' own.
@@ -22,6 +27,11 @@ mod postgres;
 mod rsync;
 /// ssh against an sshd.
 mod ssh;
+/// The harness and the servers this target shares with the integration tests, of which it uses
+/// a part.
+#[path = "../support/mod.rs"]
+#[allow(dead_code)]
+mod support;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -30,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::support::faulty_http::FaultyHttp;
+use crate::faulty_http::FaultyHttp;
 use crate::support::harness::{
     Invocation, Run, Scratch, binary, cannot_run, is_root, program, retry, server_port, wait_for,
 };

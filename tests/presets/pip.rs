@@ -10,7 +10,7 @@ use std::process::Command;
 use super::{
     Retried, Stopped, UntrustedTls, assert_table, needed, refusing_port, row, static_files, works,
 };
-use crate::support::faulty_http::FaultyHttp;
+use crate::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
 

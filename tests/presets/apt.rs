@@ -9,7 +9,7 @@ use std::process::Command;
 use super::{
     Retried, Server, Stopped, UntrustedTls, assert_table, needed, row, static_files, works,
 };
-use crate::support::faulty_http::FaultyHttp;
+use crate::faulty_http::FaultyHttp;
 use crate::support::harness::server_port;
 use crate::support::harness::{Scratch, wait_for};
 

@@ -11,7 +11,7 @@ use super::{
     Retried, Server, Stopped, UntrustedTls, assert_table, cutting_proxy, needed, refusing_port,
     row, works,
 };
-use crate::support::faulty_http::FaultyHttp;
+use crate::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
 

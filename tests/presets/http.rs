@@ -5,7 +5,7 @@ use super::{
     Retried, Stopped, UntrustedTls, assert_table, needed, refusing_port, row, under_preset,
     unresolvable_url,
 };
-use crate::support::faulty_http::FaultyHttp;
+use crate::faulty_http::FaultyHttp;
 use crate::support::harness::Scratch;
 
 #[test]

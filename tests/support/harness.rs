@@ -705,10 +705,7 @@ pub(crate) fn fault_injector() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let source = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/integration/support/fault/inject.c"
-            );
+            let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/fault/inject.c");
             let library = Path::new(env!("CARGO_TARGET_TMPDIR")).join("retry-inject.so");
             let built = Command::new("cc")
                 .args(["-shared", "-fPIC", "-o"])

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Retried, Server, Stopped, assert_table, needed, refusing_port, row, works};
-use crate::support::faulty_http::reset;
+use crate::faulty_http::reset;
 use crate::support::harness::Scratch;
 use crate::support::harness::server_port;
 

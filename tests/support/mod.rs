@@ -1,0 +1,9 @@
+//! What the test targets share: running the binary with a time limit (`harness`), a terminal of
+//! their own (`pty`), and a real redis-server on a private address (`redis_server`, whose
+//! certificates serve the presets' TLS servers too).
+
+pub(crate) mod harness;
+pub(crate) mod pty;
+// Its TLS server is for the `tls` build's tests.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) mod redis_server;

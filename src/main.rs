@@ -1,5 +1,7 @@
 //! The `retry` binary: parse the command line, run, and turn the outcome into an exit status.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::OsString;
 use std::io;
 use std::process::ExitCode;

@@ -2,6 +2,8 @@
 //! redis-servers. Each module holds the tests of one subject; `support` holds what they share
 //! with the presets' target (`tests/presets/`), which tries the tool on the programs it knows.
 
+#![forbid(unsafe_code)]
+
 /// The composite GitHub Action, on a simulated runner.
 mod action;
 /// The retry budget, in a file and in a Redis store.

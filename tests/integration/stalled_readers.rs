@@ -4,7 +4,6 @@
 
 use std::fs::File;
 use std::io::{PipeReader, PipeWriter, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use crate::support::harness::{Scratch, retry, wait_for};
@@ -15,11 +14,9 @@ fn stalled_pipe() -> (PipeReader, PipeWriter) {
 }
 
 /// How many bytes wait in the pipe whose read end is `reader`.
-fn waiting(reader: &impl AsRawFd) -> usize {
-    let mut count: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int through the pointer, which outlives the call.
-    unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut count) };
-    usize::try_from(count).unwrap_or(0)
+fn waiting(reader: &PipeReader) -> usize {
+    let count = rustix::io::ioctl_fionread(reader).expect("FIONREAD on a pipe");
+    usize::try_from(count).unwrap_or(usize::MAX)
 }
 
 #[test]

@@ -7,6 +7,8 @@
 //! the table's tools and what holds for every preset; each program's table is in a file of its
 //! own.
 
+#![forbid(unsafe_code)]
+
 /// apt-get against a local mirror, with a held dpkg lock.
 mod apt;
 /// An HTTP server whose faults the path chooses.

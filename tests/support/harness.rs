@@ -10,12 +10,14 @@
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
 
 /// How long any run of the binary may take before the test fails.
 pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
@@ -24,18 +26,59 @@ pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
 pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The signals a run starts with at their default action.
-const DEFAULTED: [i32; 10] = [
-    libc::SIGINT,
-    libc::SIGQUIT,
-    libc::SIGTERM,
-    libc::SIGHUP,
-    libc::SIGUSR1,
-    libc::SIGUSR2,
-    libc::SIGALRM,
-    libc::SIGWINCH,
-    libc::SIGPIPE,
-    libc::SIGCHLD,
+const DEFAULTED: [Signal; 11] = [
+    Signal::SIGINT,
+    Signal::SIGQUIT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+    Signal::SIGALRM,
+    Signal::SIGWINCH,
+    Signal::SIGPIPE,
+    Signal::SIGCHLD,
+    Signal::SIGTSTP,
 ];
+
+/// coreutils' `env`, by its path: a run may be given a `PATH` that does not lead to it.
+const ENV: &str = "/usr/bin/env";
+
+/// The arguments of coreutils' `env` that start the program after them with the [`DEFAULTED`]
+/// signals at their default action but those in `ignored`, which it ignores: `env` sets them and
+/// then executes the program in its own place (the same process), so the tests need no `unsafe`.
+pub(crate) fn dispositions(ignored: &[i32]) -> Vec<String> {
+    let names = |signals: &mut dyn Iterator<Item = Signal>| {
+        signals.map(Signal::as_str).collect::<Vec<_>>().join(",")
+    };
+    let ignored: Vec<Signal> = ignored
+        .iter()
+        .map(|&n| Signal::try_from(n).unwrap())
+        .collect();
+    let defaulted = names(&mut DEFAULTED.into_iter().filter(|s| !ignored.contains(s)));
+    let mut arguments = vec![format!("--default-signal={defaulted}")];
+    if !ignored.is_empty() {
+        arguments.push(format!(
+            "--ignore-signal={}",
+            names(&mut ignored.into_iter())
+        ));
+    }
+    arguments.push("--".into());
+    arguments
+}
+
+/// Fail the test at once, naming what to install, when `program` is nowhere on the PATH.
+pub(crate) fn require_installed(program: &str) {
+    let found = match program.contains('/') {
+        true => Path::new(program).exists(),
+        false => std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+        }),
+    };
+    if !found {
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        panic!("{}", cannot_run(program, &missing));
+    }
+}
 
 /// The binary under test: the one cargo built, or the one `RETRY_TEST_BINARY` names (a
 /// packaged build, or an older one to see a new test fail against it).
@@ -366,6 +409,25 @@ impl Invocation {
         self.spawn().finish()
     }
 
+    /// The command as set up, started through `env` with the [`dispositions`] it needs.
+    fn with_dispositions(&self) -> Command {
+        let program = self.command.get_program();
+        require_installed(&program.to_string_lossy());
+        let mut command = Command::new(ENV);
+        command.args(dispositions(&self.ignored)).arg(program);
+        command.args(self.command.get_args());
+        for (name, value) in self.command.get_envs() {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        if let Some(dir) = self.command.get_current_dir() {
+            command.current_dir(dir);
+        }
+        command
+    }
+
     /// Start the run and return at once.
     pub(crate) fn spawn(mut self) -> Running {
         let (stdin, bytes) = match std::mem::replace(&mut self.stdin, Input::Nothing) {
@@ -375,25 +437,11 @@ impl Invocation {
         };
         let stdout = self.stdout.take().unwrap_or_else(Stdio::piped);
         let stderr = self.stderr.take().unwrap_or_else(Stdio::piped);
-        self.command.stdin(stdin).stdout(stdout).stderr(stderr);
-        let ignored = self.ignored.clone();
-        // SAFETY: `signal` is async-signal-safe, and the closure allocates nothing.
-        unsafe {
-            self.command.pre_exec(move || {
-                for signal in DEFAULTED {
-                    let disposition = match ignored.contains(&signal) {
-                        true => libc::SIG_IGN,
-                        false => libc::SIG_DFL,
-                    };
-                    libc::signal(signal, disposition);
-                }
-                Ok(())
-            });
-        }
-        let mut child = self
-            .command
+        let mut command = self.with_dispositions();
+        command.stdin(stdin).stdout(stdout).stderr(stderr);
+        let mut child = command
             .spawn()
-            .unwrap_or_else(|err| panic!("{}", cannot_run(&self.argv[0], &err)));
+            .unwrap_or_else(|err| panic!("{}", cannot_run(ENV, &err)));
         if let Some(bytes) = bytes {
             let mut pipe = child.stdin.take().expect("piped stdin");
             // A writer thread, so that input larger than a pipe cannot block the test.

@@ -4,11 +4,12 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::support::harness::{PATIENCE, TIME_LIMIT, wait_at_most};
+use crate::support::harness::{
+    PATIENCE, TIME_LIMIT, binary, dispositions, require_installed, wait_at_most,
+};
 use std::time::{Duration, Instant};
 
 /// The tool running on the slave side of a pseudo-terminal; the test holds the master side.
@@ -21,47 +22,40 @@ pub(crate) struct Session {
 impl Session {
     /// Start the tool with `args` as the session leader of a new terminal.
     pub(crate) fn start(args: &[&str]) -> Session {
-        let mut command = Command::new(crate::support::harness::binary());
-        command.args(args);
-        Session::start_command(command)
+        Session::start_command(&binary(), args, &[])
     }
 
     /// Start an interactive bash, with job control, as the session leader of a new terminal;
     /// `$RETRY` names the tool, and the prompt is `$ `.
     pub(crate) fn shell() -> Session {
-        let mut command = Command::new("bash");
-        command
-            .args(["--norc", "--noprofile", "-i"])
-            .env("PS1", "$ ")
-            .env("RETRY", crate::support::harness::binary());
-        let session = Session::start_command(command);
+        let arguments = ["--norc", "--noprofile", "-i"];
+        let session =
+            Session::start_command("bash", &arguments, &[("PS1", "$ "), ("RETRY", &binary())]);
         session.expect("$ ");
         session
     }
 
-    fn start_command(mut command: Command) -> Session {
+    /// Start `program` with `args` and the variables `vars` as the leader of a new session whose
+    /// controlling terminal is a new pseudo-terminal: util-linux's `setsid --ctty` makes its
+    /// stdin, the slave, that terminal, and `env` gives the session the signal dispositions a
+    /// person's would start with.
+    fn start_command(program: &str, args: &[&str], vars: &[(&str, &str)]) -> Session {
+        require_installed("setsid");
+        let mut command = Command::new("setsid");
+        command
+            .args(["--ctty", "env"])
+            .args(dispositions(&[]))
+            .arg(program)
+            .args(args);
+        command.envs(vars.iter().copied());
         let pty = nix::pty::openpty(None, None).expect("open a pseudo-terminal");
         let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("duplicate the slave"));
         command
             .stdin(stdio(&pty.slave))
             .stdout(stdio(&pty.slave))
             .stderr(stdio(&pty.slave));
-        // SAFETY: setsid, ioctl and signal are async-signal-safe, and nothing is allocated.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // A terminal's session starts with the signals a person's would have.
-                for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGCHLD] {
-                    libc::signal(signal, libc::SIG_DFL);
-                }
-                Ok(())
-            });
-        }
-        let program = command.get_program().to_string_lossy().into_owned();
         let child = command.spawn().unwrap_or_else(|err| {
-            panic!("{}", crate::support::harness::cannot_run(&program, &err))
+            panic!("{}", crate::support::harness::cannot_run("setsid", &err))
         });
         drop(pty.slave);
         let master = File::from(pty.master);

@@ -16,6 +16,8 @@ SIM = os.environ["RETRY_SIM_BIN"]
 # The release archive's build of the tool, and the peers (see bench/run.sh).
 RELEASE = os.environ["RETRY_RELEASE"]
 FLOOR, MINFRIN, ATTEMPT = os.environ["SPAWN_FLOOR"], os.environ["PEER_MINFRIN"], os.environ["PEER_ATTEMPT"]
+# bench/starts.c, built by bench/run.sh.
+STARTS = os.environ["STARTS_BIN"]
 
 
 def sh(command):
@@ -73,24 +75,26 @@ def inclusive_instructions(command):
 # Where a run's instructions go, by the functions that own each part (inclusive figures; a part
 # whose function a build does not have counts 0).
 PHASES = [
-    ("std's start-up (the main thread's stack bounds)", [r"pthread_getattr_np"]),
+    ("std's start-up (the main thread's stack bounds)", [r"pthread_getattr_np"], []),
     ("building the clap definition, and dropping it", [r"Cli as clap_builder::derive::Args>::augment_args$",
-                                                       r"^core::ptr::drop_in_place<clap_builder::builder::command::Command>$"]),
-    ("parsing the command line", [r"^clap_builder::builder::command::Command::_do_parse$",
-                                  r"Cli as clap_builder::derive::FromArgMatches>::from_arg_matches_mut$"]),
-    ("the attempt: starting it, waiting for it, clearing its group", [r"ProcessRunner as retry_exec::retry_loop::Attempts>::run$"]),
+                                                       r"^core::ptr::drop_in_place<clap_builder::builder::command::Command>$"], []),
+    # Cli::parse_args builds the definition, parses, takes the values out and drops it all.
+    ("parsing the command line, and taking the values out", [r"^retry_exec::cli::Cli::parse_args$"],
+     ["building the clap definition, and dropping it"]),
+    ("the attempt: starting it, waiting for it, clearing its group", [r"ProcessRunner as retry_policy::run::ports::Attempts>::run$"], []),
 ]
 
 
 def phases(command):
-    """The run's instructions split into loading, the PHASES, and the rest of main."""
+    """The run's instructions split into loading, the PHASES, and the rest of main: each phase the
+    inclusive figures of the functions its patterns name, less the phases it names that run inside."""
     figures = inclusive_instructions(command)
     total = figures["PROGRAM TOTALS"] if "PROGRAM TOTALS" in figures else max(figures.values())
     main = next(value for name, value in figures.items() if name == "main")
     parts = [("loading and relocating the binary, before `main`", total - main)]
-    for label, patterns in PHASES:
-        parts.append((label, sum(max((v for n, v in figures.items() if re.search(p, n)), default=0)
-                                 for p in patterns)))
+    for label, patterns, inside in PHASES:
+        own = sum(max((v for n, v in figures.items() if re.search(p, n)), default=0) for p in patterns)
+        parts.append((label, own - sum(v for name, v in parts if name in inside)))
     parts.append(("the rest: configuration, the run, the exit", main - sum(v for _, v in parts[1:])))
     return total, parts
 
@@ -231,6 +235,27 @@ def per_attempt(out):
               "4,000 attempts.)\n\n")
 
 
+def process_starts(out):
+    """bench/starts.c: each way to start a process, from a parent as large as the tool and larger."""
+    sizes, count, rounds = [4, 256], 2000, 5
+    means = {}
+    for mib in sizes:
+        runs = [dict(line.split() for line in sh(f"{STARTS} {mib} {count}").splitlines()) for _ in range(rounds)]
+        means[mib] = {way: statistics.median(float(run[way]) for run in runs) for way in runs[0]}
+    out.write("## Starting a process\n\n"
+              f"`bench/starts.c`: {count:,} starts and waits of `/bin/true` each way, from a parent whose memory is "
+              "as large as the tool's (4 MiB) and larger, in 4 KiB pages, every one written; the mean per start, the median of "
+              f"{rounds} runs. `clone` is the split `src/sys/spawn/clone.rs` makes (`CLONE_VM | CLONE_VFORK`); glibc's "
+              "`posix_spawn` is built on the same call.\n\n")
+    out.write("| way | " + " | ".join(f"parent of {mib} MiB" for mib in sizes) + " |\n|---|"
+              + "---|" * len(sizes) + "\n")
+    for way in means[sizes[0]]:
+        out.write(f"| `{way}` | " + " | ".join(f"{means[mib][way]:.0f} µs" for mib in sizes) + " |\n")
+    clone, spawn = means[sizes[-1]]["clone"], means[sizes[-1]]["posix_spawn"]
+    out.write(f"\nGoal: the tool's split costs no more than `posix_spawn` (within 10%): "
+              f"**{'met' if clone <= spawn * 1.1 else 'not met'}** ({clone / spawn:.2f}x at {sizes[-1]} MiB).\n\n")
+
+
 def budget_cost(out):
     """A run that takes a token from the budget, in a file and in Redis, against one without."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -311,6 +336,7 @@ def main():
                   f"**{'met' if rss_retry <= rss_timeout + 1024 else 'not met'}** ({rss_retry - rss_timeout:+} KiB).\n\n")
     where_instructions_go(out)
     per_attempt(out)
+    process_starts(out)
     budget_cost(out)
 
     out.write("## Wait accuracy\n\n`retry --log-format json --jitter none --base W --cap W -n N+1 false`: lateness "

@@ -29,6 +29,8 @@ export RETRY_RELEASE="$PWD/target/x86_64-unknown-linux-musl/release/retry"
 
 cc -O2 -static -o "$peers/spawn" bench/spawn.c
 export SPAWN_FLOOR="$PWD/$peers/spawn"
+cc -O2 -o "$peers/starts" bench/starts.c
+export STARTS_BIN="$PWD/$peers/starts"
 unpack_debian_retry "$peers"
 [ -x "$peers/attempt/bin/attempt" ] || cargo install --quiet --locked attempt-cli --root "$peers/attempt"
 export PEER_ATTEMPT="$PWD/$peers/attempt/bin/attempt"

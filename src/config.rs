@@ -849,12 +849,23 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_lists_every_key_the_report_records() {
+    fn the_report_records_every_option_and_the_reference_the_rest() {
         let recorded = config(&["true"]).unwrap().recorded;
         let mut keys =
             crate::reference::object_keys(&serde_json::to_value(&recorded).unwrap(), &["in_force"]);
         keys.dedup();
-        assert_eq!(keys, crate::reference::row_keys("options"));
+        let command = <Cli as clap::CommandFactory>::command();
+        let options = command
+            .get_arguments()
+            .filter(|arg| !arg.is_positional())
+            .filter_map(|arg| arg.get_long())
+            .filter(|long| !matches!(*long, "help" | "version"))
+            .map(|long| long.replace('-', "_"));
+        let mut expected = crate::reference::row_keys("options");
+        expected.extend(options);
+        expected.sort();
+        expected.dedup();
+        assert_eq!(keys, expected);
     }
 
     #[test]

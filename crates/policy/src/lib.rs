@@ -27,5 +27,6 @@ pub mod rules;
 pub mod run;
 pub mod seed;
 pub mod signal;
+pub mod target;
 pub mod termination;
 pub mod verdict;

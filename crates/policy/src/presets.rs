@@ -48,6 +48,25 @@ pub struct Preset {
     /// A pattern that reads a `Retry-After` header where the program shows it (on the stream it
     /// writes its messages on), as `--retry-after-output` takes it.
     pub retry_after: Option<&'static str>,
+    /// How the program's arguments name the service it talks to.
+    pub finds: Finder,
+}
+
+/// How a preset's program names the service it talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finder {
+    /// A URL among the arguments (curl, wget, pip's `--index-url`, npm's `--registry`).
+    Url,
+    /// A URL, or `[user@]host:path` as scp writes it (git).
+    GitRemote,
+    /// `rsync://[user@]host`, `[user@]host::module` or `[user@]host:path`.
+    Rsync,
+    /// ssh's destination: the first argument that is not an option or an option's value.
+    SshDestination,
+    /// `-h HOST` or `--host=HOST`, a `postgresql://` URL, or `host=` in a connection string.
+    Postgres,
+    /// Nothing in the arguments names it (apt-get reads its mirrors from its own files).
+    Nothing,
 }
 
 /// A `Retry-After` header as curl shows it (`-v`: `< Retry-After: 2`) and wget (`-S`).
@@ -130,6 +149,7 @@ pub const PRESETS: [Preset; 10] = [
         otherwise: Stop,
         sources: "curl(1) EXIT CODES and --retry; libcurl-errors(3)",
         retry_after: Some(RETRY_AFTER_SHOWN),
+        finds: Finder::Url,
     },
     Preset {
         name: "wget",
@@ -165,6 +185,7 @@ pub const PRESETS: [Preset; 10] = [
         otherwise: Stop,
         sources: "wget(1) EXIT STATUS",
         retry_after: Some(RETRY_AFTER_SHOWN),
+        finds: Finder::Url,
     },
     Preset {
         name: "git",
@@ -207,6 +228,7 @@ pub const PRESETS: [Preset; 10] = [
         sources: "git(1) and git-clone(1), git-fetch(1): status 128 and the messages of its \
                   transports (http, git://, ssh)",
         retry_after: None,
+        finds: Finder::GitRemote,
     },
     Preset {
         name: "rsync",
@@ -236,6 +258,7 @@ pub const PRESETS: [Preset; 10] = [
         otherwise: Stop,
         sources: "rsync(1) EXIT VALUES, rsyncd.conf(5) max connections",
         retry_after: None,
+        finds: Finder::Rsync,
     },
     Preset {
         name: "ssh",
@@ -271,6 +294,7 @@ pub const PRESETS: [Preset; 10] = [
         sources: "ssh(1) EXIT STATUS (255 for its own errors, else the remote command's) and \
                   its messages",
         retry_after: None,
+        finds: Finder::SshDestination,
     },
     Preset {
         name: "psql",
@@ -301,6 +325,7 @@ pub const PRESETS: [Preset; 10] = [
         otherwise: Stop,
         sources: "psql(1) EXIT STATUS, and PostgreSQL's connection messages",
         retry_after: None,
+        finds: Finder::Postgres,
     },
     Preset {
         name: "pg_isready",
@@ -315,6 +340,7 @@ pub const PRESETS: [Preset; 10] = [
         otherwise: Stop,
         sources: "pg_isready(1) EXIT STATUS",
         retry_after: None,
+        finds: Finder::Postgres,
     },
     Preset {
         name: "apt-get",
@@ -364,6 +390,7 @@ pub const PRESETS: [Preset; 10] = [
         sources: "apt-get(8) DIAGNOSTICS (100 for an error) and apt's messages; apt-get \
                   update's status 0 after a failed fetch",
         retry_after: None,
+        finds: Finder::Nothing,
     },
     Preset {
         name: "pip",
@@ -415,6 +442,7 @@ pub const PRESETS: [Preset; 10] = [
         sources: "pip's messages (pip ends an error with 1, and with 2 when an exception escapes \
                   it): pip install, download and wheel, their index and network errors",
         retry_after: None,
+        finds: Finder::Url,
     },
     Preset {
         name: "npm",
@@ -436,6 +464,7 @@ pub const PRESETS: [Preset; 10] = [
                   that does not exist (ENOTFOUND), a certificate it cannot verify, and the other \
                   codes of npm-registry-fetch",
         retry_after: None,
+        finds: Finder::Url,
     },
 ];
 

@@ -61,12 +61,16 @@ impl fmt::Display for Seed {
     }
 }
 
-/// The seed for `command` on the host `host`: FNV-1a over the host and each word, each followed
-/// by a zero byte (so word boundaries count), finished with SplitMix64.
+/// The seed for `command` on the host `host`: the [`words_hash`] of the host and each word.
 fn host_seed(host: &[u8], command: &[OsString]) -> u64 {
+    words_hash(std::iter::once(host).chain(command.iter().map(|word| word.as_bytes())))
+}
+
+/// A hash of `words` that no Rust release changes: FNV-1a over each word followed by a zero
+/// byte (so word boundaries count), finished with SplitMix64.
+pub fn words_hash<'a>(words: impl Iterator<Item = &'a [u8]>) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let words = std::iter::once(host).chain(command.iter().map(|word| word.as_bytes()));
     let hash = words.fold(OFFSET, |hash, word| {
         word.iter().chain(&[0]).fold(hash, |hash, &byte| {
             (hash ^ u64::from(byte)).wrapping_mul(PRIME)

@@ -18,6 +18,12 @@ RELEASE = os.environ["RETRY_RELEASE"]
 FLOOR, MINFRIN, ATTEMPT = os.environ["SPAWN_FLOOR"], os.environ["PEER_MINFRIN"], os.environ["PEER_ATTEMPT"]
 # bench/starts.c, built by bench/run.sh.
 STARTS = os.environ["STARTS_BIN"]
+# The measured runs keep this machine's default retry budgets apart from the home of whoever runs
+# the bench. Those that retry hundreds of times in a second, which the default budget is there
+# to stop, turn it off; what the budget itself costs has a section of its own.
+STATE = tempfile.mkdtemp(prefix="retry-bench-state-")
+os.environ["XDG_STATE_HOME"] = STATE
+OFF = "--budget off"
 
 
 def sh(command):
@@ -117,7 +123,8 @@ def events(stderr):
 def wait_lateness(wait, count):
     """How late attempts start after a scheduled wait, in ms, from the tool's own JSON events."""
     run = subprocess.run(
-        [RETRY, "--log-format", "json", "--jitter", "none", "--base", wait, "--cap", wait, "-n", str(count + 1), "false"],
+        [RETRY, *OFF.split(), "--log-format", "json", "--jitter", "none", "--base", wait, "--cap", wait,
+         "-n", str(count + 1), "false"],
         capture_output=True, text=True,
     )
     starts = {e["attempt"]: e["offset_ms"] for e in events(run.stderr) if e["event"] == "attempt_start"}
@@ -192,9 +199,9 @@ def per_attempt_instructions(command):
 def per_attempt(out):
     """What each attempt costs, against a shell loop and the peers, and memory over many."""
     loop = "sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/false; i=$((i+1)); done'"
-    ours = f"{RETRY} -q -n {{n}} --base 0s -- false"
+    ours = f"{RETRY} -q {OFF} -n {{n}} --base 0s -- false"
     peers = [
-        ("this tool: `retry -q -n 1000 --base 0s -- false`", ours),
+        ("this tool: `retry -q --budget off -n 1000 --base 0s -- false`", ours),
         ("attempt-cli: `attempt fixed -a 1000 -w 0 -- false`", f"{ATTEMPT} fixed -a {{n}} -w 0 -- false"),
         ("minfrin: `retry -t 999 -d 0 -- false`", f"{MINFRIN} -t {{retries}} -d 0 -- false"),
     ]
@@ -223,11 +230,11 @@ def per_attempt(out):
               f"**{'met' if ours_ins <= 3 * minfrin_ins else 'not met'}** ({ours_ins / minfrin_ins:.1f}x).\n\n")
 
     out.write("Peak resident memory of the tool (GNU `time -f %M`) after 100 and after 30,000 attempts of "
-              "`retry -q --base 0s -n N -- false`:\n\n| run | 100 attempts | 30,000 attempts | growth |\n|---|---|---|---|\n")
+              "`retry -q --budget off --base 0s -n N -- false`:\n\n| run | 100 attempts | 30,000 attempts | growth |\n|---|---|---|---|\n")
     growths = []
     with tempfile.TemporaryDirectory() as scratch:
         for label, extra in [("without a report", ""), (f"with `--report`", f"--report {scratch}/report.json")]:
-            few, many = (peak_rss_kib(f"{RETRY} -q --base 0s -n {n} {extra} -- false") for n in (100, 30000))
+            few, many = (peak_rss_kib(f"{RETRY} -q {OFF} --base 0s -n {n} {extra} -- false") for n in (100, 30000))
             growths.append(many - few)
             out.write(f"| {label} | {few} KiB | {many} KiB | {many - few:+} KiB |\n")
     out.write(f"\nGoal: within 1 MiB: **{'met' if max(growths) <= 1024 else 'not met'}**. "
@@ -254,6 +261,42 @@ def process_starts(out):
     clone, spawn = means[sizes[-1]]["clone"], means[sizes[-1]]["posix_spawn"]
     out.write(f"\nGoal: the tool's split costs no more than `posix_spawn` (within 10%): "
               f"**{'met' if clone <= spawn * 1.1 else 'not met'}** ({clone / spawn:.2f}x at {sizes[-1]} MiB).\n\n")
+
+
+def default_budget_cost(out):
+    """The default budget against `--budget off`: on a run that succeeds (nothing to spend) and on
+    a run with one retry (one update of its file), each from a fresh state."""
+    state = os.path.join(STATE, "retry")
+    fresh = f"rm -rf {state}"
+    rows = [
+        ("a first attempt that succeeds", f"{RETRY} -- true", f"{RETRY} {OFF} -- true"),
+        ("one retry", f"{RETRY} -n 2 --base 0s -- false", f"{RETRY} {OFF} -n 2 --base 0s -- false"),
+    ]
+    figures = []
+    for label, budgeted, off in rows:
+        rounds = []
+        for _ in range(5):
+            with tempfile.NamedTemporaryFile(suffix=".json") as exported:
+                subprocess.run(["hyperfine", "-N", "-i", "--warmup", "20", "--runs", "200", "--prepare", fresh,
+                                "--export-json", exported.name, budgeted, off], check=True, capture_output=True)
+                means = [r["mean"] * 1000 for r in json.load(open(exported.name))["results"]]
+                rounds.append(means[0] / means[1])
+        counted = []
+        for command in (budgeted, off):
+            sh(fresh)
+            counted.append(instructions(command))
+        figures.append((label, statistics.median(rounds), *counted))
+    out.write("## The default budget's cost\n\n"
+              "What the budget a run spends from when it names none costs, against the same run with "
+              "`--budget off`, each from a fresh state: wall time as the median of five paired ratios "
+              "(`hyperfine -N --runs 200`, the two commands in one run), instructions by callgrind.\n\n"
+              "| run | wall time vs `--budget off` | instructions | with `--budget off` |\n|---|---|---|---|\n")
+    for label, ratio, budgeted, off in figures:
+        out.write(f"| {label} | {ratio:.3f}x | {budgeted:,} | {off:,} |\n")
+    (_, success_ratio, success_ins, success_off), _ = figures
+    out.write(f"\nGoal: nothing spent while nothing fails: "
+              f"**{'met' if success_ins - success_off < 5000 and success_ratio < 1.02 else 'not met'}** "
+              f"({success_ins - success_off:+,} instructions, {success_ratio:.3f}x).\n\n")
 
 
 def budget_cost(out):
@@ -337,9 +380,10 @@ def main():
     where_instructions_go(out)
     per_attempt(out)
     process_starts(out)
+    default_budget_cost(out)
     budget_cost(out)
 
-    out.write("## Wait accuracy\n\n`retry --log-format json --jitter none --base W --cap W -n N+1 false`: lateness "
+    out.write("## Wait accuracy\n\n`retry --budget off --log-format json --jitter none --base W --cap W -n N+1 false`: lateness "
               "of each attempt's start after its scheduled wait, from the tool's own events.\n\n")
     out.write("| wait | waits measured | median lateness | p99 lateness |\n|---|---|---|---|\n")
     medians = []

@@ -47,7 +47,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'text, or json: one object a line')
             [CompletionResult]::new('--ci', '--ci', [CompletionResultType]::ParameterName, 'auto, none, github, gitlab, buildkite or azure')
             [CompletionResult]::new('--splay', '--splay', [CompletionResultType]::ParameterName, 'A random wait below DURATION before the first attempt')
-            [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'Share the retry budget NAME')
+            [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'Share the retry budget NAME, or ''off''')
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the waits and the rules; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Say nothing of the tool''s own')

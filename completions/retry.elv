@@ -44,7 +44,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --log-format 'text, or json: one object a line'
             cand --ci 'auto, none, github, gitlab, buildkite or azure'
             cand --splay 'A random wait below DURATION before the first attempt'
-            cand --budget 'Share the retry budget NAME'
+            cand --budget 'Share the retry budget NAME, or ''off'''
             cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand --plan 'Print the waits and the rules; run nothing'
             cand -q 'Say nothing of the tool''s own'

@@ -90,7 +90,7 @@ complete -c retry -n __retry_own -l job -x -d 'The job\'s name, for metrics and 
 complete -c retry -n __retry_own -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'text, or json: one object a line'
 complete -c retry -n __retry_own -l ci -x -a '(printf "%s\t%s\n" "auto" "The system whose variable is set (GITHUB_ACTIONS, GITLAB_CI, ...)" "none" "None: speak as to a terminal" "github" "GitHub Actions: `::group::`, `::warning::`, `\$GITHUB_OUTPUT`, `\$GITHUB_STEP_SUMMARY`" "gitlab" "GitLab CI/CD: `section_start` and `section_end` lines" "buildkite" "Buildkite: `---` headers, `^^^ +++` to open a failing one" "azure" "Azure Pipelines: `##[group]`, `##vso[task.logissue]`, `##vso[task.setvariable]`")' -d 'auto, none, github, gitlab, buildkite or azure'
 complete -c retry -n __retry_own -l splay -x -d 'A random wait below DURATION before the first attempt'
-complete -c retry -n __retry_own -l budget -x -d 'Share the retry budget NAME'
+complete -c retry -n __retry_own -l budget -x -d 'Share the retry budget NAME, or \'off\''
 complete -c retry -n __retry_own -l budget-store -x -d 'Where budgets live: file, file:DIR, or redis://HOST'
 complete -c retry -n __retry_own -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n __retry_own -s V -l version -d 'Print version'

@@ -15,7 +15,7 @@ use clap::error::{ContextKind, ContextValue};
 use retry_budget::model::Rate;
 use retry_budget::show::ShowRequest;
 use retry_budget::store::StoreSettings;
-use retry_budget::{BudgetName, Ratio};
+use retry_budget::{BudgetChoice, BudgetName, Ratio};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{Jitter, parse_multiplier};
 use retry_policy::choice::Choice;
@@ -355,13 +355,16 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) splay: Option<Duration>,
 
-    /// Share the retry budget NAME
+    /// Share the retry budget NAME, or 'off'
     ///
     /// Take a token from the retry budget NAME for each retry, shared with every other run that
     /// names it (e.g. the API host they call), on the terms its store keeps (retry budget set
-    /// NAME --rate 10/1m; 10/1m unless set).
+    /// NAME --rate 10/1m; 10/1m unless set). Without one, each retry takes a token from this
+    /// machine's default budget for the command's target (the host a preset finds in its
+    /// arguments, else the command line): 20 a 5m, none waiting past --cap, and nothing spent
+    /// while nothing fails. 'off': no budget at all [default: $RETRY_BUDGET].
     #[arg(long, value_name = "NAME", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget: Option<BudgetName>,
+    pub(crate) budget: Option<BudgetChoice>,
 
     /// Where budgets live: file, file:DIR, or redis://HOST
     ///
@@ -373,7 +376,7 @@ pub struct Cli {
     /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line. An address
     /// with a password is refused here, where every user can read it (ps): give it in
     /// RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE", requires = "budget", hide_short_help = true, help_heading = FLEET)]
+    #[arg(long, value_name = "STORE", hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_store: Option<String>,
 
     /// Instead of running a command, look at a budget or set its terms.
@@ -904,9 +907,8 @@ mod tests {
         assert!(!line.contains('\n'));
         assert!(line.contains("--frobnicate"), "{line}");
         assert_eq!(
-            error_for(&["--budget-store", "file", "true"]),
-            "the following required arguments were not provided: --budget <NAME> (see 'retry \
-             --help')"
+            error_for(&["budget", "show"]),
+            "the following required arguments were not provided: <NAME> (see 'retry --help')"
         );
         let line = error_for(&["budget"]);
         assert!(line.contains("requires a subcommand"), "{line}");

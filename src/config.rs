@@ -17,8 +17,10 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use retry_budget::BudgetSettings;
-use retry_budget::store::StoreSettings;
+use retry_budget::default_budget::DefaultBudget;
+use retry_budget::model::DEFAULT_BUDGET_TERMS;
+use retry_budget::store::{StoreSettings, default_budgets_dir};
+use retry_budget::{BudgetChoice, BudgetSettings, RunBudget};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
 use retry_policy::choice::Choice;
@@ -30,6 +32,7 @@ use retry_policy::printable::printable;
 use retry_policy::rules::{RuleError, RuleList, UserRules};
 use retry_policy::run::Rules;
 use retry_policy::seed::{Seed, split_mix};
+use retry_policy::target::Target;
 use serde::Serialize;
 
 use crate::cli::Cli;
@@ -63,7 +66,7 @@ pub(crate) struct Config {
     /// The jitter's seed: given, derived from the host, or drawn.
     seed: u64,
     splay: Option<Duration>,
-    budget: Option<BudgetSettings>,
+    budget: RunBudget,
     log: LogSettings,
     max_time: Option<Duration>,
     process: ProcessOptions,
@@ -112,9 +115,26 @@ pub(crate) struct InForce {
     pub(crate) max_attempts: AttemptLimit,
     pub(crate) seed: u64,
     pub(crate) preset: Option<&'static str>,
+    pub(crate) budget: BudgetInForce,
     pub(crate) budget_store: Option<String>,
     pub(crate) nested: Nested,
     pub(crate) max_requested_wait_ms: f64,
+}
+
+/// The budget a run spends from, as the report records it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum BudgetInForce {
+    /// `--budget NAME` or `RETRY_BUDGET=NAME`.
+    Named { name: String },
+    /// This machine's default budget for the command's target, in the file `name`.
+    Default {
+        target: String,
+        name: String,
+        terms: String,
+    },
+    /// None, as `by` turned it off.
+    Off { by: &'static str },
 }
 
 /// A combination of flags that cannot make a run; the message says which and why.
@@ -168,18 +188,11 @@ impl Config {
                 ),
             )?;
         }
-        let budget = match &cli.budget {
-            None => None,
-            Some(name) => Some(BudgetSettings {
-                name: name.clone(),
-                store: StoreSettings::resolve(cli.budget_store.as_deref(), &env, "--budget")
-                    .map_err(ConfigError)?,
-            }),
-        };
         let max_requested_wait = max_requested_wait(&env)?;
         let nested = nested(&env)?;
         let program = cli.command.first().and_then(|program| program.to_str());
         let preset = cli.preset.and_then(|choice| choice.resolve(program));
+        let budget = run_budget(&cli, &env, preset, backoff.cap())?;
         let user = UserRules {
             success: cli.success_on.clone(),
             stop: cli.stop_on.clone(),
@@ -209,7 +222,7 @@ impl Config {
             "--hold all writes the held output under headers for a person to read (cron's \
              mail), and cannot keep stderr JSON; leave out --log-format json or --hold all",
         )?;
-        let job = job_name(&cli, budget.as_ref())?;
+        let job = job_name(&cli, &budget)?;
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
@@ -249,9 +262,11 @@ impl Config {
                 max_attempts: limit,
                 seed,
                 preset: preset.map(|preset| preset.name),
-                budget_store: budget
-                    .as_ref()
-                    .map(|budget| budget.store.location.to_string()),
+                budget: budget_in_force(&budget),
+                budget_store: match &budget {
+                    RunBudget::Named(settings) => Some(settings.store.location.to_string()),
+                    _ => None,
+                },
                 nested,
                 max_requested_wait_ms: to_millis(max_requested_wait),
             },
@@ -317,7 +332,7 @@ impl Config {
             seed: self.seed,
             splay: self.splay.unwrap_or_default(),
             max_time: self.max_time,
-            budget: self.budget.as_ref().map(BudgetSettings::describe),
+            budget: self.budget.describe(),
             max_requested_wait: self.max_requested_wait,
             rules: &self.rules,
             preset: match self.preset {
@@ -464,14 +479,80 @@ impl Config {
         &self.recorded.command
     }
 
-    /// The `--budget`, if the run shares one.
-    pub(crate) fn budget(&self) -> Option<&BudgetSettings> {
-        self.budget.as_ref()
+    /// The budget the run spends from.
+    pub(crate) fn budget(&self) -> &RunBudget {
+        &self.budget
+    }
+}
+
+/// The budget a run spends from: the one `--budget` names, else the one `RETRY_BUDGET` names
+/// (either may say `off`), else this machine's default one for the command's target, which
+/// waits for a token no longer than `cap`.
+fn run_budget(
+    cli: &Cli,
+    env: &impl Fn(&str) -> Option<OsString>,
+    preset: Option<&'static Preset>,
+    cap: Duration,
+) -> Result<RunBudget, ConfigError> {
+    let variable = environment::BUDGET.name;
+    let from_environment = match env(variable).filter(|value| !value.is_empty()) {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .unwrap_or("\u{fffd}")
+                .parse::<BudgetChoice>()
+                .map_err(|why| {
+                    ConfigError(format!("{variable} '{}': {why}", value.to_string_lossy()))
+                })?,
+        ),
+    };
+    let (choice, by) = match (&cli.budget, from_environment) {
+        (Some(choice), _) => (Some(choice.clone()), "--budget off"),
+        (None, choice) => (choice, "RETRY_BUDGET=off"),
+    };
+    let budget = match choice {
+        Some(BudgetChoice::Off) => RunBudget::Off(by),
+        Some(BudgetChoice::Named(name)) => RunBudget::Named(BudgetSettings {
+            name,
+            store: StoreSettings::resolve(cli.budget_store.as_deref(), env, "--budget")
+                .map_err(ConfigError)?,
+        }),
+        None => {
+            let program = cli.command.first().and_then(|program| program.to_str());
+            let finder = preset.or_else(|| program.and_then(Preset::for_program));
+            RunBudget::Default(DefaultBudget {
+                target: Target::of(finder, &cli.command),
+                dir: default_budgets_dir(env),
+                longest_wait: cap,
+            })
+        }
+    };
+    refuse(
+        cli.budget_store.is_some() && !matches!(budget, RunBudget::Named(_)),
+        "--budget-store says where a named budget lives: give --budget NAME (or RETRY_BUDGET=NAME) \
+         too, or leave --budget-store out",
+    )?;
+    Ok(budget)
+}
+
+/// The budget in force, as the report records it.
+fn budget_in_force(budget: &RunBudget) -> BudgetInForce {
+    match budget {
+        RunBudget::Named(settings) => BudgetInForce::Named {
+            name: settings.name.as_str().to_string(),
+        },
+        RunBudget::Default(budget) => BudgetInForce::Default {
+            target: budget.target.to_string(),
+            name: budget.name().as_str().to_string(),
+            terms: DEFAULT_BUDGET_TERMS.describe(),
+        },
+        RunBudget::Off(by) => BudgetInForce::Off { by },
     }
 }
 
 /// The job's name (`--job`): given, else the budget's name, else the command's program name.
-fn job_name(cli: &Cli, budget: Option<&BudgetSettings>) -> Result<String, ConfigError> {
+fn job_name(cli: &Cli, budget: &RunBudget) -> Result<String, ConfigError> {
     let program = || {
         cli.command.first().map(|program| {
             Path::new(program)
@@ -483,10 +564,12 @@ fn job_name(cli: &Cli, budget: Option<&BudgetSettings>) -> Result<String, Config
     };
     let job = match &cli.job {
         Some(job) => job.clone(),
-        None => budget
-            .map(|budget| budget.name.as_str().to_string())
-            .or_else(program)
-            .unwrap_or_default(),
+        None => match budget {
+            RunBudget::Named(settings) => Some(settings.name.as_str().to_string()),
+            _ => None,
+        }
+        .or_else(program)
+        .unwrap_or_default(),
     };
     refuse(
         cli.job.is_some() && job.trim().is_empty(),
@@ -573,7 +656,6 @@ fn command_line(cli: &Cli) -> Result<CommandLine, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
     use retry_budget::store::Location;
 
     fn resolve(args: &[&str], env: &[(&str, &str)]) -> Result<Config, ConfigError> {
@@ -709,21 +791,77 @@ mod tests {
         assert_eq!(config.plan().splay, Duration::from_secs(60));
     }
 
+    /// The settings of a named budget.
+    fn named(budget: RunBudget) -> BudgetSettings {
+        match budget {
+            RunBudget::Named(settings) => settings,
+            other => panic!("not a named budget: {other:?}"),
+        }
+    }
+
     #[test]
-    fn a_budget_store_needs_a_budget_and_resolves_a_directory() {
-        let cli = Cli::try_parse_from(["retry", "--budget-store", "file", "true"]);
-        assert!(cli.is_err(), "--budget-store without --budget");
+    fn a_budget_store_needs_a_named_budget_and_resolves_a_directory() {
+        let err = config(&["--budget-store", "file", "true"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("--budget-store says where a named budget")
+        );
+        let err = config(&["--budget", "off", "--budget-store", "file", "true"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("--budget-store says where a named budget")
+        );
         let config = config(&["--budget", "api", "--budget-store", "file:/tmp/b", "true"]);
-        let budget = config.unwrap().budget.unwrap();
+        let budget = named(config.unwrap().budget);
         assert_eq!(budget.name.as_str(), "api");
         assert_eq!(budget.store.location, Location::File("/tmp/b".into()));
+    }
+
+    #[test]
+    fn without_a_named_budget_a_run_spends_from_the_default_one_for_its_target() {
+        let home = [("HOME", "/h")];
+        let run = |args: &[&str], env: &[(&str, &str)]| resolve(args, env).unwrap().budget;
+        let RunBudget::Default(budget) = run(&["curl", "https://api.example.com/x"], &home) else {
+            panic!("no default budget");
+        };
+        assert_eq!(budget.target.to_string(), "api.example.com");
+        assert_eq!(
+            budget.dir,
+            Some(PathBuf::from("/h/.local/state/retry/default-budgets"))
+        );
+        assert_eq!(budget.longest_wait, Duration::from_secs(60), "the --cap");
+        let RunBudget::Default(budget) = run(&["--cap", "5s", "make"], &[]) else {
+            panic!("no default budget");
+        };
+        assert_eq!(
+            (budget.dir, budget.longest_wait),
+            (None, Duration::from_secs(5))
+        );
+        assert_eq!(
+            run(&["--budget", "off", "true"], &home),
+            RunBudget::Off("--budget off")
+        );
+        let off = [("RETRY_BUDGET", "off")];
+        assert_eq!(run(&["true"], &off), RunBudget::Off("RETRY_BUDGET=off"));
+        let api = [("RETRY_BUDGET", "api"), ("HOME", "/h")];
+        assert_eq!(named(run(&["true"], &api)).name.as_str(), "api");
+        let off_at_home = [("RETRY_BUDGET", "off"), ("HOME", "/h")];
+        assert_eq!(
+            named(run(&["--budget", "other", "true"], &off_at_home))
+                .name
+                .as_str(),
+            "other",
+            "the flag wins"
+        );
+        let err = resolve(&["true"], &[("RETRY_BUDGET", "a/b")]).unwrap_err();
+        assert!(err.to_string().starts_with("RETRY_BUDGET 'a/b': "), "{err}");
     }
 
     #[test]
     fn the_budget_directory_comes_from_the_environment() {
         let dir = |env: &[(&str, &str)]| {
             resolve(&["--budget", "api", "true"], env).map(|config| {
-                match config.budget.unwrap().store.location {
+                match named(config.budget).store.location {
                     Location::File(dir) => dir,
                     other => panic!("{other:?}"),
                 }
@@ -751,7 +889,7 @@ mod tests {
             let mut all = vec!["--budget", "api"];
             all.extend_from_slice(args);
             all.push("true");
-            resolve(&all, env).map(|config| config.budget.unwrap().store.location.to_string())
+            resolve(&all, env).map(|config| named(config.budget).store.location.to_string())
         };
         let home = ("HOME", "/h");
         let variable = ("RETRY_BUDGET_STORE", "redis://app:s3cret@cache:6379");
@@ -791,13 +929,17 @@ mod tests {
     fn the_budget_and_its_store_reach_the_plan_and_the_report() {
         let env = [("RETRY_BUDGET_STORE", "redis://app:s3cret@cache?fail=closed")];
         let config = resolve(&["--budget", "api", "true"], &env).unwrap();
-        assert_eq!(
-            config.plan().budget.unwrap(),
-            "api, on the terms its store keeps (retry budget show api), in \
-             redis://app:***@cache (fail=closed)"
+        assert!(
+            config.plan().budget.starts_with(
+                "api, on the terms its store keeps (retry budget show api), in \
+                 redis://app:***@cache (fail=closed)"
+            ),
+            "{}",
+            config.plan().budget
         );
         let recorded = serde_json::to_value(&config.recorded).unwrap();
         assert_eq!(recorded["budget"], "api");
+        assert_eq!(recorded["in_force"]["budget"]["kind"], "named");
         assert_eq!(
             recorded["in_force"]["budget_store"],
             "redis://app:***@cache"
@@ -850,9 +992,22 @@ mod tests {
 
     #[test]
     fn the_report_records_every_option_and_the_reference_the_rest() {
-        let recorded = config(&["true"]).unwrap().recorded;
-        let mut keys =
-            crate::reference::object_keys(&serde_json::to_value(&recorded).unwrap(), &["in_force"]);
+        let mut keys = Vec::new();
+        // Each kind of budget in force has keys of its own.
+        for args in [
+            &["true"][..],
+            &["--budget", "off", "true"],
+            &["--budget", "api", "true"],
+        ] {
+            let recorded = resolve(args, &[("HOME", "/h")]).unwrap().recorded;
+            let recorded = serde_json::to_value(&recorded).unwrap();
+            keys.extend(crate::reference::object_keys(&recorded, &["in_force"]));
+            keys.extend(crate::reference::object_keys(
+                &recorded["in_force"]["budget"],
+                &[],
+            ));
+        }
+        keys.sort();
         keys.dedup();
         let command = <Cli as clap::CommandFactory>::command();
         let options = command
@@ -911,7 +1066,7 @@ mod tests {
         assert!(plain.hands_over_terminal());
         assert!(!plain.replay_stdin());
         assert!(plain.reports().0.is_empty());
-        assert!(plain.budget().is_none());
+        assert!(matches!(plain.budget(), RunBudget::Default(_)));
         assert_eq!((plain.job(), plain.job_given()), ("true", None));
 
         let every = config(&[
@@ -944,11 +1099,11 @@ mod tests {
             (every.job(), every.job_given()),
             ("nightly", Some("nightly"))
         );
-        let named = config(&["--budget", "api", "true"]).unwrap();
-        assert_eq!(named.job(), "api", "the budget names the job");
+        let api = config(&["--budget", "api", "true"]).unwrap();
+        assert_eq!(api.job(), "api", "the budget names the job");
 
         let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
-        let location = &shared.unwrap().budget.unwrap().store.location;
+        let location = &named(shared.unwrap().budget).store.location;
         assert!(matches!(location, Location::Shared { .. }), "{location:?}");
     }
 

@@ -87,6 +87,13 @@ pub(crate) const BUDGET_STORE: Variable = Variable {
     meaning: "the --budget-store when none is given; COMMAND never sees it",
 };
 
+/// The budget every run spends from, when `--budget` names none.
+pub(crate) const BUDGET: Variable = Variable {
+    name: "RETRY_BUDGET",
+    meaning: "the --budget when none is given: a budget's NAME, or 'off' for none at all (not \
+              even this machine's default one)",
+};
+
 /// An outer run's `RETRY_DEPTH`, which tells a run that it is nested.
 pub(crate) const OUTER_DEPTH: Variable = Variable {
     name: DEPTH.name,
@@ -159,7 +166,8 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 12] = [
+pub(crate) const READ: [Variable; 13] = [
+    BUDGET,
     BUDGET_STORE,
     NESTED,
     MAX_REQUESTED_WAIT,

@@ -141,7 +141,7 @@ fn run_command(
     let mut files = EndFiles::prepare(config)?;
     let launcher = Launcher::new(command.program(), command.args())
         .with_context(|| format!("cannot prepare to start {command}"))?;
-    let budget = config.budget().map(|budget| budget.prepare());
+    let budget = config.budget().prepare();
     let terminal = match config.hands_over_terminal() {
         true => Terminal::if_in_foreground(),
         false => None,

@@ -44,8 +44,8 @@ pub(crate) struct PlanRequest<'a> {
     pub(crate) splay: Duration,
     /// `--max-time`: no attempt starts at or after it.
     pub(crate) max_time: Option<Duration>,
-    /// `--budget`, as the header names it (its name and rate), if one is shared.
-    pub(crate) budget: Option<String>,
+    /// The budget the run spends from, and what it may do to the waits, in words.
+    pub(crate) budget: String,
     /// `RETRY_MAX_REQUESTED_WAIT`: how long a command's requested wait may make a wait.
     pub(crate) max_requested_wait: Duration,
     /// The rules that decide what each attempt's end means.
@@ -264,12 +264,7 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             "the attempts' own run time counts toward --max-time too, so the run may stop sooner"
         )?;
     }
-    if request.budget.is_some() {
-        writeln!(
-            out,
-            "the retry budget may make waits longer when its tokens run out"
-        )?;
-    }
+    writeln!(out, "retry budget: {}", request.budget)?;
     writeln!(
         out,
         "waits the command asks for (RETRY_AFTER_FILE, --retry-after-output) may be longer, up \
@@ -398,9 +393,6 @@ fn describe(request: &PlanRequest) -> String {
     if let Some(max_time) = request.max_time {
         text += &format!(", max-time {}", format_duration(max_time));
     }
-    if let Some(budget) = &request.budget {
-        text += &format!(", budget {budget}");
-    }
     text
 }
 
@@ -450,7 +442,7 @@ struct PlanTotal {
     max_time_ms: Option<f64>,
     cut_by_max_time: bool,
     total_wait: Option<TotalWaitJson>,
-    budget: Option<String>,
+    budget: String,
     max_requested_wait_ms: f64,
 }
 
@@ -529,7 +521,7 @@ mod tests {
             seed: 11,
             splay: Duration::ZERO,
             max_time: None,
-            budget: None,
+            budget: "none (--budget off)".into(),
             max_requested_wait: Duration::from_secs(900),
             rules: defaults(),
             preset: None,
@@ -545,13 +537,13 @@ mod tests {
     #[test]
     fn the_header_names_what_shapes_the_plan() {
         let mut planned = request("3", 100, 1000, Jitter::None);
-        planned.budget = Some("api at 10/1m".into());
-        let header = text(&planned).lines().next().unwrap().to_string();
+        planned.budget = "api at 10/1m".into();
+        let shown = text(&planned);
         assert_eq!(
-            header,
-            "plan for 3 attempts: jitter none, base 100ms, cap 1s, multiplier 2, budget api at \
-             10/1m"
+            shown.lines().next().unwrap(),
+            "plan for 3 attempts: jitter none, base 100ms, cap 1s, multiplier 2"
         );
+        assert!(shown.contains("retry budget: api at 10/1m\n"), "{shown}");
         let decorrelated = text(&request("3", 100, 1000, Jitter::Decorrelated));
         assert!(!decorrelated.lines().next().unwrap().contains("multiplier"));
     }
@@ -590,7 +582,7 @@ mod tests {
             seed: 0,
             splay: Duration::ZERO,
             max_time: None,
-            budget: None,
+            budget: "none (--budget off)".into(),
             max_requested_wait: Duration::from_secs(900),
             rules: defaults(),
             preset: None,

@@ -194,10 +194,9 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
             "retry: giving up after {attempts}: the command asked not to be retried; the last \
              {last}{exits}"
         ),
-        Reason::Budget => format!(
-            "retry: giving up after {attempts}: the retry budget has no token for another in time; \
-             the last {last}{exits}"
-        ),
+        Reason::Budget(refusal) => {
+            format!("retry: giving up after {attempts}: {refusal}; the last {last}{exits}")
+        }
         Reason::BudgetUnavailable => format!(
             "retry: giving up after {attempts}: the retry budget cannot be used, and its \
              store's fail=closed allows no retry without it; the last {last}{exits}"

@@ -423,7 +423,7 @@ fn the_fleet_recipes_plan_as_described() {
         let planned = recipe.replacen("retry ", "\"$RETRY\" --plan ", 1);
         let run = shell(&planned).run();
         run.expect_code(0)
-            .expect_stdout_contains("budget inventory-api, on the terms its store keeps")
+            .expect_stdout_contains("retry budget: inventory-api, on the terms its store keeps")
             .expect_stdout_contains("0s to 10m");
     }
 }

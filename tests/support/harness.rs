@@ -428,6 +428,22 @@ impl Invocation {
         command
     }
 
+    /// A state directory of the run's own (`XDG_STATE_HOME`), unless the test gives it one or a
+    /// home: every run keeps its default retry budgets apart from every other test's, and from
+    /// the home of whoever runs the tests.
+    fn own_state(&self, command: &mut Command) -> Option<tempfile::TempDir> {
+        let given = self
+            .command
+            .get_envs()
+            .any(|(name, _)| name == "XDG_STATE_HOME" || name == "HOME");
+        if given {
+            return None;
+        }
+        let state = tempfile::tempdir().expect("a state directory for the run");
+        command.env("XDG_STATE_HOME", state.path());
+        Some(state)
+    }
+
     /// Start the run and return at once.
     pub(crate) fn spawn(mut self) -> Running {
         let (stdin, bytes) = match std::mem::replace(&mut self.stdin, Input::Nothing) {
@@ -438,6 +454,7 @@ impl Invocation {
         let stdout = self.stdout.take().unwrap_or_else(Stdio::piped);
         let stderr = self.stderr.take().unwrap_or_else(Stdio::piped);
         let mut command = self.with_dispositions();
+        let state = self.own_state(&mut command);
         command.stdin(stdin).stdout(stdout).stderr(stderr);
         let mut child = command
             .spawn()
@@ -457,6 +474,7 @@ impl Invocation {
             stdout,
             stderr,
             started: Instant::now(),
+            _state: state,
         }
     }
 }
@@ -468,6 +486,8 @@ pub(crate) struct Running {
     stdout: std::sync::mpsc::Receiver<Vec<u8>>,
     stderr: StderrLines,
     started: Instant,
+    /// The run's own state directory, if the harness gave it one; gone with the run.
+    _state: Option<tempfile::TempDir>,
 }
 
 impl Running {

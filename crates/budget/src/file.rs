@@ -221,6 +221,8 @@ pub struct FileBudget<'a, W> {
     watch: &'a W,
     /// What a file that cannot be used means: a retry without the budget, or none.
     on_failure: OnFailure,
+    /// The terms of a file that holds none.
+    unset: Terms,
     /// Warnings go out once per run; the first one tells the story.
     warned: bool,
 }
@@ -255,7 +257,16 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
             file,
             watch,
             on_failure,
+            unset: DEFAULT_TERMS,
             warned: false,
+        }
+    }
+
+    /// The budget, with `terms` where its file holds none (rather than [`DEFAULT_TERMS`]).
+    pub fn with_unset_terms(self, terms: Terms) -> Self {
+        FileBudget {
+            unset: terms,
+            ..self
         }
     }
 
@@ -292,7 +303,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         warn: &mut dyn FnMut(String),
     ) -> Result<(Option<BucketState>, Terms), Trouble> {
         Ok(match classify(record) {
-            Content::Empty => (None, DEFAULT_TERMS),
+            Content::Empty => (None, self.unset),
             Content::Own(state, terms) if terms.is_plausible(&state, now) => (Some(state), terms),
             Content::Own(_, terms) => (
                 self.reset("it holds values no run could have stored", warn),
@@ -307,7 +318,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
                     "its content was damaged ({kept}); its terms are the defaults until retry \
                      budget set gives them again"
                 );
-                (self.reset(&why, warn), DEFAULT_TERMS)
+                (self.reset(&why, warn), self.unset)
             }
             Content::Foreign => {
                 return Err(Trouble::Failed(

@@ -12,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod default_budget;
 pub mod file;
 pub mod model;
 pub mod named_files;
@@ -35,6 +36,7 @@ use std::time::Duration;
 
 pub use model::Rate;
 
+use default_budget::{DefaultBudget, DefaultFileBudget};
 use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
@@ -71,18 +73,64 @@ impl BudgetSettings {
     /// why, for the run to warn of it and go on as the store's `fail` says.
     pub fn prepare(&self) -> Prepared {
         let on_failure = self.store.on_failure;
+        let name = self.name.clone();
         Prepared(match &self.store.location {
             Location::File(dir) => match BudgetFile::check(dir, &self.name) {
-                Ok(file) => Checked::File { file, on_failure },
+                Ok(file) => Checked::File {
+                    file,
+                    on_failure,
+                    name,
+                },
                 Err(file::Refused(why)) => Checked::Unusable { why, on_failure },
             },
             Location::Shared { address, fallback } => Checked::Shared {
                 address: address.clone(),
                 on_failure,
                 dir: fallback.clone(),
-                name: self.name.clone(),
+                name,
             },
         })
+    }
+}
+
+/// The budget a run spends from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunBudget {
+    /// The one `--budget` (or `RETRY_BUDGET`) names.
+    Named(BudgetSettings),
+    /// None named: this machine's default budget for the command's target.
+    Default(DefaultBudget),
+    /// None at all: `--budget off`, or `RETRY_BUDGET=off`, as the words say.
+    Off(&'static str),
+}
+
+impl RunBudget {
+    /// The budget as the plan names it, and what it may do to the waits.
+    pub fn describe(&self) -> String {
+        match self {
+            RunBudget::Named(settings) => format!(
+                "{}; its tokens running out may make waits longer",
+                settings.describe()
+            ),
+            RunBudget::Default(budget) => format!(
+                "this machine's default one for {}: {}; a wait for its token is at most --cap \
+                 ({})",
+                budget.target,
+                model::DEFAULT_BUDGET_TERMS.describe(),
+                default_budget::TURN_OFF
+            ),
+            RunBudget::Off(how) => format!("none ({how})"),
+        }
+    }
+
+    /// The budget, checked where it must be before the run (a named one's file); none when it
+    /// is off.
+    pub fn prepare(&self) -> Option<Prepared> {
+        match self {
+            RunBudget::Named(settings) => Some(settings.prepare()),
+            RunBudget::Default(budget) => Some(Prepared(Checked::Default(budget.clone()))),
+            RunBudget::Off(_) => None,
+        }
     }
 }
 
@@ -124,7 +172,10 @@ enum Checked {
     File {
         file: BudgetFile,
         on_failure: OnFailure,
+        name: BudgetName,
     },
+    /// This machine's default budget, checked when a retry first needs it.
+    Default(DefaultBudget),
     /// One that cannot be used, and why: the run goes on as `on_failure` says.
     Unusable { why: String, on_failure: OnFailure },
     /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
@@ -141,10 +192,12 @@ pub struct Budget<'a, W: Waiter>(Opened<'a, W>);
 
 /// A budget, open where it is kept.
 enum Opened<'a, W: Waiter> {
-    /// On this machine.
-    File(FileBudget<'a, W>),
+    /// On this machine, named.
+    File(FileBudget<'a, W>, BudgetName),
+    /// This machine's default budget.
+    Default(DefaultFileBudget<'a, W>),
     /// On a store a fleet shares.
-    Shared(Box<SharedBudget<'a, W>>),
+    Shared(Box<SharedBudget<'a, W>>, BudgetName),
     /// None to be had, which the run was warned of: each retry is as the store's `fail` says.
     Unusable(OnFailure),
 }
@@ -161,9 +214,12 @@ impl Prepared {
     /// The budget, its waits awake to `watch`'s signals.
     pub fn open<W: Waiter>(self, watch: &W) -> Budget<'_, W> {
         Budget(match self.0 {
-            Checked::File { file, on_failure } => {
-                Opened::File(FileBudget::new(file, on_failure, watch))
-            }
+            Checked::File {
+                file,
+                on_failure,
+                name,
+            } => Opened::File(FileBudget::new(file, on_failure, watch), name),
+            Checked::Default(budget) => Opened::Default(budget.open(watch)),
             Checked::Unusable { on_failure, .. } => Opened::Unusable(on_failure),
             Checked::Shared {
                 address,
@@ -172,8 +228,8 @@ impl Prepared {
                 name,
             } => {
                 let store = RedisStore::new(address, &name, watch);
-                let budget = SharedBudget::new(store, on_failure, dir, name, watch);
-                Opened::Shared(Box::new(budget))
+                let budget = SharedBudget::new(store, on_failure, dir, name.clone(), watch);
+                Opened::Shared(Box::new(budget), name)
             }
         })
     }
@@ -181,26 +237,45 @@ impl Prepared {
 
 impl<W: Waiter> RetryBudget for Budget<'_, W> {
     fn start_first_attempt(&mut self, latest: Option<Duration>) {
-        if let Opened::Shared(budget) = &mut self.0 {
+        if let Opened::Shared(budget, _) = &mut self.0 {
             budget.start_first_attempt(latest);
         }
     }
 
     fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
         match &mut self.0 {
-            Opened::File(budget) => budget.first_attempt(latest, warn),
-            Opened::Shared(budget) => budget.first_attempt(latest, warn),
+            Opened::File(budget, _) => budget.first_attempt(latest, warn),
+            Opened::Default(budget) => budget.first_attempt(latest, warn),
+            Opened::Shared(budget, _) => budget.first_attempt(latest, warn),
             Opened::Unusable(_) => Counted::Done,
         }
     }
 
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
         match &mut self.0 {
-            Opened::File(budget) => budget.reserve(latest, warn),
-            Opened::Shared(budget) => budget.reserve(latest, warn),
+            Opened::File(budget, _) => budget.reserve(latest, warn),
+            Opened::Default(budget) => budget.reserve(latest, warn),
+            Opened::Shared(budget, _) => budget.reserve(latest, warn),
             Opened::Unusable(on_failure) => on_failure.reservation(),
         }
     }
+
+    fn refusal(&self) -> String {
+        match &self.0 {
+            Opened::Default(budget) => budget.refusal(),
+            Opened::File(_, name) => named_refusal(name),
+            Opened::Shared(_, name) => named_refusal(name),
+            Opened::Unusable(_) => "the retry budget cannot be used".into(),
+        }
+    }
+}
+
+/// A named budget's refusal, in words.
+fn named_refusal(name: &BudgetName) -> String {
+    format!(
+        "the retry budget {} has no token for another in time",
+        name.as_str()
+    )
 }
 
 /// `retry budget set --ratio R`: tokens earned per first attempt, more than 0 and at most 1.
@@ -241,6 +316,31 @@ impl FromStr for BudgetName {
             return Err(EXPECTED.into());
         }
         Ok(BudgetName(text.to_string()))
+    }
+}
+
+/// `--budget` (or `RETRY_BUDGET`): a budget's name, or `off` for none at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BudgetChoice {
+    /// No budget, not even the default one.
+    Off,
+    /// The budget of this name.
+    Named(BudgetName),
+}
+
+impl FromStr for BudgetChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "off" => Ok(BudgetChoice::Off),
+            name => name
+                .parse()
+                .map(BudgetChoice::Named)
+                .map_err(|err: String| {
+                    format!("{err}; or 'off' for no budget, not even this machine's default one")
+                }),
+        }
     }
 }
 

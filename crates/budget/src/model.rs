@@ -52,6 +52,20 @@ pub const DEFAULT_TERMS: Terms = Terms {
     window: Duration::from_secs(60),
 };
 
+/// The terms of the budget on this machine that a run spends from when it names none, one for
+/// each target: 20 retries, regained over 5 minutes, none earned (so that a run whose first
+/// attempt succeeds touches no state). Five runs that fail together make all their attempts,
+/// and a job that fails every minute keeps retrying; a fleet's retries are bounded
+/// (docs/defaults.md says how these were chosen).
+pub const DEFAULT_BUDGET_TERMS: Terms = Terms {
+    rate: Rate {
+        tokens: 20,
+        period: Duration::from_secs(300),
+    },
+    ratio: None,
+    window: Duration::from_secs(60),
+};
+
 /// The longest period or window a budget's terms may give: a century. Longer is damage in a
 /// store, and refused by `retry budget set`.
 pub const LONGEST_TERM: Duration = Duration::from_secs(100 * 31_557_600);
@@ -324,6 +338,36 @@ mod tests {
             retries: 0,
             refusals: 0,
         }
+    }
+
+    /// Whether every one of `retries` (each at its moment, in seconds) gets a token at once
+    /// from the default budget, which waits for none past a minute's cap.
+    fn all_granted_at_once(retries: impl Iterator<Item = f64>) -> bool {
+        let mut state = None;
+        retries.into_iter().all(|at| {
+            let now = (at * SECOND as f64) as u64;
+            let (answer, next) =
+                DEFAULT_BUDGET_TERMS.reserve(state, now, Some(Duration::from_secs(60)));
+            state = Some(next);
+            answer == Reservation::Granted(Duration::ZERO)
+        })
+    }
+
+    #[test]
+    fn a_person_never_notices_the_default_budget() {
+        // Five runs that fail together, each retrying four times within 15 seconds.
+        let together = (0..5).flat_map(|_| [1.0, 3.0, 7.0, 15.0]);
+        assert!(all_granted_at_once(together));
+        // A cron job that fails every minute, for a week, its four retries each time.
+        let every_minute = (0..7 * 24 * 60).flat_map(|minute| {
+            let start = f64::from(minute) * 60.0;
+            [start + 1.0, start + 3.0, start + 7.0, start + 15.0]
+        });
+        assert!(all_granted_at_once(every_minute));
+        // A sixth run that fails with the five is not granted all of its retries at once.
+        assert!(!all_granted_at_once(
+            (0..6).flat_map(|_| [1.0, 3.0, 7.0, 15.0])
+        ));
     }
 
     #[test]

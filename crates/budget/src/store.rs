@@ -109,11 +109,21 @@ impl StoreSettings {
 /// The default directory of the file store: `$XDG_STATE_HOME/retry/budgets` (an absolute one, as
 /// the spec says), or `$HOME/.local/state/retry/budgets`.
 fn default_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let state_home = env("XDG_STATE_HOME")
+    Some(state_home(env)?.join("retry/budgets"))
+}
+
+/// Where this machine's default budgets are kept, apart from the named ones:
+/// `$XDG_STATE_HOME/retry/default-budgets`, or `$HOME/.local/state/retry/default-budgets`.
+pub fn default_budgets_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    Some(state_home(env)?.join("retry/default-budgets"))
+}
+
+/// `$XDG_STATE_HOME` (an absolute one, as the spec says), or `$HOME/.local/state`.
+fn state_home(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    env("XDG_STATE_HOME")
         .filter(|dir| Path::new(dir).is_absolute())
         .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))?;
-    Some(state_home.join("retry/budgets"))
+        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))
 }
 
 /// `file`, or the shared store's address with its password hidden.

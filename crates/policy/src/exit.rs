@@ -174,7 +174,7 @@ mod tests {
             (end(Reason::Exhausted, Some(7)), 7),
             (end(Reason::Exhausted, Some(0)), 1),
             (end(Reason::Deadline, Some(124)), 124),
-            (end(Reason::Budget, Some(137)), 137),
+            (end(Reason::Budget(String::new()), Some(137)), 137),
             (end(Reason::OutputLost("x".into()), Some(0)), 125),
             (
                 end(

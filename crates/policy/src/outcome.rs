@@ -129,8 +129,8 @@ pub enum Reason {
     /// The tool received this signal at this moment of the run, and stops.
     Interrupted(Signal, Moment),
     /// The retry budget has no token for another attempt in time (before `--max-time`, within
-    /// its debt bound).
-    Budget,
+    /// its debt bound); the budget's words for it.
+    Budget(String),
     /// The retry budget cannot be used (its store failed, its file cannot be trusted), and
     /// A store given `fail=closed` makes that no token.
     BudgetUnavailable,
@@ -214,7 +214,7 @@ impl Reason {
             Reason::SpawnFailed(..) => "spawn_failed",
             Reason::Deadline | Reason::WaitPastDeadline(_) | Reason::WokeLate(_) => "deadline",
             Reason::Interrupted(..) => "interrupted",
-            Reason::Budget | Reason::BudgetUnavailable => "budget",
+            Reason::Budget(_) | Reason::BudgetUnavailable => "budget",
             Reason::OutputLost(_) => "output_lost",
             Reason::StopRequested => "stop_requested",
         }

@@ -1,5 +1,8 @@
-//! The retry budget (`--budget`), in a file on one host and in a Redis store a fleet shares.
+//! The retry budget (`--budget`), in a file on one host and in a Redis store a fleet shares, and
+//! the default budget a run spends from when it names none.
 
+/// The default budget: never noticed, free while nothing fails, never in the way.
+mod default_budget;
 /// The file store: sharing on one host, and state that is damaged, foreign or locked.
 mod file_store;
 /// The Redis store against real servers: sharing, the ratio, faults, TLS and `budget show`.

@@ -360,7 +360,7 @@ fn schedule_retry(
         return Next::Stop(Reason::WaitPastDeadline(Shortfall { wait, cause, left }));
     }
     match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
-        Reservation::Refused => Next::Stop(Reason::Budget),
+        Reservation::Refused => Next::Stop(Reason::Budget(budget.refusal())),
         Reservation::Unavailable => Next::Stop(Reason::BudgetUnavailable),
         Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
         Reservation::Granted(delay) if delay > wait => Next::Retry {

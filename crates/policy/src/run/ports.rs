@@ -204,6 +204,10 @@ pub trait RetryBudget {
     fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted;
     /// Take a token for a retry that must start within `latest`.
     fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation;
+    /// Why a refused retry was refused, in words that follow "giving up after N attempts: ".
+    fn refusal(&self) -> String {
+        "the retry budget has no token for another in time".into()
+    }
 }
 
 /// No budget: every retry may go at once.
@@ -225,6 +229,13 @@ impl<B: RetryBudget> RetryBudget for Option<B> {
         match self {
             Some(budget) => budget.reserve(latest, warn),
             None => Reservation::Granted(Duration::ZERO),
+        }
+    }
+
+    fn refusal(&self) -> String {
+        match self {
+            Some(budget) => budget.refusal(),
+            None => String::new(),
         }
     }
 }

@@ -868,7 +868,14 @@ fn the_budget_lengthens_a_wait_or_stops_the_run() {
         ..ScriptedBudget::default()
     };
     let out = run_budgeted(&rules, exits(&[1, 1]), Vec::new(), None, budget);
-    assert_eq!(summary(&out), (1, 2, Reason::Budget));
+    assert_eq!(
+        summary(&out),
+        (
+            1,
+            2,
+            Reason::Budget("the retry budget has no token for another in time".into())
+        )
+    );
     assert_eq!(out.budget.first_attempts, 1, "only the first attempt earns");
     assert_eq!(
         out.budget.counts_started, 1,

@@ -1,0 +1,137 @@
+//! The budget on this machine that a run spends from when it names none: one for each target
+//! (the host a preset finds in the command, else the command line; `retry_policy::target`), in a
+//! directory of its own beside the named budgets', on [`DEFAULT_BUDGET_TERMS`] unless `retry
+//! budget set` gave its file others.
+//!
+//! It costs nothing until a retry needs a token: no directory is made, no file opened, and no
+//! first attempt counted (its terms earn nothing). A retry costs one update of its file, as a
+//! named budget's does. It never stops a run but by having no token: a state it cannot keep (no
+//! home, a directory or file it does not trust, a full disk) is said once, and the run retries as
+//! if it had no budget. And it never makes a wait longer than the run's `--cap`: a token further
+//! ahead is refused, so that a person sees a refusal that names the way to turn the budget off
+//! rather than a wait that seems to hang.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use retry_policy::duration::format_duration;
+use retry_policy::run::{Counted, Reservation, RetryBudget};
+use retry_policy::target::Target;
+
+use crate::BudgetName;
+use crate::file::{BudgetFile, FileBudget, Refused};
+use crate::model::DEFAULT_BUDGET_TERMS;
+use crate::store::OnFailure;
+use crate::waiter::Waiter;
+
+/// How a person turns the default budget off, for a run or for an environment.
+pub const TURN_OFF: &str = "--budget off, or RETRY_BUDGET=off, turns it off";
+
+/// The default budget of a run: its target, where it is kept, and its longest wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefaultBudget {
+    /// What the run's retries are aimed at.
+    pub target: Target,
+    /// Where the default budgets are kept; none without a home to keep them in.
+    pub dir: Option<PathBuf>,
+    /// The longest a retry waits for a token: the run's `--cap`.
+    pub longest_wait: Duration,
+}
+
+impl DefaultBudget {
+    /// The budget in words: "the default retry budget for example.com on this machine (20/5m)".
+    pub fn describe(&self) -> String {
+        format!(
+            "the default retry budget for {} on this machine ({})",
+            self.target,
+            DEFAULT_BUDGET_TERMS.describe()
+        )
+    }
+
+    /// The name of its file.
+    pub fn name(&self) -> BudgetName {
+        self.target
+            .file_name()
+            .parse()
+            .expect("a target's file name is a budget name")
+    }
+
+    /// The budget, opened at its first retry, its waits awake to `watch`'s signals.
+    pub fn open<W: Waiter>(self, watch: &W) -> DefaultFileBudget<'_, W> {
+        DefaultFileBudget {
+            budget: self,
+            watch,
+            file: Lazy::Unopened,
+        }
+    }
+}
+
+/// The default budget of a run, as it goes.
+pub struct DefaultFileBudget<'a, W: Waiter> {
+    budget: DefaultBudget,
+    watch: &'a W,
+    file: Lazy<'a, W>,
+}
+
+/// The default budget's file, opened at the first retry.
+enum Lazy<'a, W: Waiter> {
+    Unopened,
+    Open(FileBudget<'a, W>),
+    /// It cannot be kept; the run was told once.
+    Unusable,
+}
+
+impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
+    /// The file, opened (and its directory made) on first use; none, after one warning, when it
+    /// cannot be.
+    fn file(&mut self, warn: &mut dyn FnMut(String)) -> Option<&mut FileBudget<'a, W>> {
+        if let Lazy::Unopened = self.file {
+            let checked = match &self.budget.dir {
+                Some(dir) => BudgetFile::check(dir, &self.budget.name()),
+                None => Err(Refused(
+                    "neither XDG_STATE_HOME nor HOME names a directory to keep it in".into(),
+                )),
+            };
+            self.file = match checked {
+                Ok(file) => Lazy::Open(
+                    FileBudget::new(file, OnFailure::Open, self.watch)
+                        .with_unset_terms(DEFAULT_BUDGET_TERMS),
+                ),
+                Err(Refused(why)) => {
+                    warn(format!(
+                        "{} cannot be kept: {why}; going on without it",
+                        self.budget.describe()
+                    ));
+                    Lazy::Unusable
+                }
+            };
+        }
+        match &mut self.file {
+            Lazy::Open(file) => Some(file),
+            _ => None,
+        }
+    }
+}
+
+impl<W: Waiter> RetryBudget for DefaultFileBudget<'_, W> {
+    fn first_attempt(&mut self, _: Option<Duration>, _: &mut dyn FnMut(String)) -> Counted {
+        Counted::Done
+    }
+
+    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+        let longest = self.budget.longest_wait;
+        let latest = Some(latest.map_or(longest, |latest| latest.min(longest)));
+        match self.file(warn) {
+            Some(file) => file.reserve(latest, warn),
+            None => Reservation::Granted(Duration::ZERO),
+        }
+    }
+
+    fn refusal(&self) -> String {
+        format!(
+            "{} has no token for another in time (it waits at most --cap, {}); {TURN_OFF}",
+            self.budget.describe(),
+            format_duration(self.budget.longest_wait)
+        )
+    }
+}

@@ -1,0 +1,259 @@
+//! The budget a run spends from when it names none: one on this machine for each target, that a
+//! person never notices, that costs nothing while nothing fails, that never stops a run for a
+//! state it cannot keep, and that says how to turn it off when it refuses a retry.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use retry_policy::target::Target;
+
+use crate::support::harness::{Invocation, Run, Scratch, binary, program, retry, shell};
+
+/// A run of `false` with `-n N`, no wait and `flags`, keeping its default budgets in `state`.
+fn failing(state: &Path, attempts: &str, flags: &[&str]) -> Invocation {
+    retry([
+        "--log-format",
+        "json",
+        "-n",
+        attempts,
+        "--base",
+        "0s",
+        "--cap",
+        "1s",
+    ])
+    .env("XDG_STATE_HOME", state)
+    .args(flags)
+    .args(["--", "false"])
+}
+
+/// How many attempts the run made, and why it ended.
+fn ending(run: &Run) -> (u64, String) {
+    let done = run.event("done");
+    let reason = done["reason"].as_str().unwrap().to_string();
+    (done["attempts"].as_u64().unwrap(), reason)
+}
+
+#[test]
+fn a_run_that_fails_four_times_and_then_succeeds_makes_all_five_attempts() {
+    let scratch = Scratch::new();
+    let script = "echo x >> \"$COUNTER\"; [ \"$(wc -l < \"$COUNTER\")\" -ge 5 ]";
+    let run = retry(["--log-format", "json", "--base", "1ms", "--cap", "10ms"])
+        .env("COUNTER", scratch.path("count"))
+        .args(["--", "sh", "-c", script])
+        .run();
+    run.expect_code(0);
+    assert_eq!(ending(&run), (5, "success".into()), "{run}");
+}
+
+#[test]
+fn five_runs_that_fail_together_each_make_all_their_attempts() {
+    let scratch = Scratch::new();
+    let script = "for run in 1 2 3 4 5; do \
+                    \"$RETRY\" --log-format json -n 5 --base 10ms --cap 100ms -- false \
+                      2> \"$OUT/$run\" & \
+                  done; wait";
+    shell(script)
+        .env("OUT", scratch.path(""))
+        .env("XDG_STATE_HOME", scratch.path("state"))
+        .run()
+        .expect_code(0);
+    for run in 1..=5 {
+        let log = scratch.read(&run.to_string());
+        let done = log.lines().last().unwrap_or_default();
+        assert!(
+            done.contains("\"attempts\":5") && done.contains("\"reason\":\"exhausted\""),
+            "run {run} did not make its five attempts:\n{log}"
+        );
+    }
+}
+
+#[test]
+fn a_run_whose_first_attempt_succeeds_touches_no_state() {
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    // strace logs every call that names a file or takes a lock, in the tool's own process and
+    // its children's; the budget's would name the state directory.
+    let traced = |command: &str| {
+        let trace = scratch.path(&format!("{command}.trace"));
+        let traced = [&binary(), "-q", "-n", "3", "--base", "0s", "--", command];
+        program("strace")
+            .args(["-f", "-e", "trace=%file,flock", "-o"])
+            .args([&trace])
+            .args(traced)
+            .env("XDG_STATE_HOME", &state)
+            .run();
+        std::fs::read_to_string(&trace).expect("strace's log")
+    };
+    let succeeded = traced("true");
+    assert!(!succeeded.contains("retry/default-budgets"), "{succeeded}");
+    assert!(!succeeded.contains("flock("), "{succeeded}");
+    assert!(!state.exists(), "the state directory was made");
+    // The same trace sees the budget when a retry needs it: one update under the lock each.
+    let failed = traced("false");
+    assert!(failed.contains("retry/default-budgets"), "{failed}");
+    assert_eq!(
+        failed.matches("LOCK_EX").count(),
+        2,
+        "two retries\n{failed}"
+    );
+}
+
+#[test]
+fn a_state_it_cannot_keep_never_denies_a_retry_and_is_said_once() {
+    let scratch = Scratch::new();
+    let not_a_directory = scratch.path("file");
+    std::fs::write(&not_a_directory, "").unwrap();
+    let open_to_all = scratch.path("open");
+    std::fs::create_dir_all(open_to_all.join("retry/default-budgets")).unwrap();
+    let mode = std::fs::Permissions::from_mode(0o777);
+    std::fs::set_permissions(open_to_all.join("retry/default-budgets"), mode).unwrap();
+    // The file `false`'s retries spend from, as the tool names it.
+    let name = Target::of(None, &[OsString::from("false")]).file_name();
+    let (damaged, foreign) = (scratch.path("damaged"), scratch.path("foreign"));
+    for (dir, content) in [
+        (&damaged, "retry-budget-v3 garbage\n"),
+        (&foreign, "#!/bin/sh\n"),
+    ] {
+        std::fs::create_dir_all(dir.join("retry/default-budgets")).unwrap();
+        std::fs::write(dir.join("retry/default-budgets").join(&name), content).unwrap();
+    }
+    let cases = [
+        ("no home", None, "neither XDG_STATE_HOME nor HOME"),
+        (
+            "a file where the directory goes",
+            Some(&not_a_directory),
+            "cannot be kept",
+        ),
+        (
+            "a directory every user may write",
+            Some(&open_to_all),
+            "any user could",
+        ),
+        ("a damaged state", Some(&damaged), "damaged"),
+        (
+            "a file that is not a budget's",
+            Some(&foreign),
+            "not a retry budget state",
+        ),
+    ];
+    for (case, state, said) in cases {
+        let run = retry([
+            "--log-format",
+            "json",
+            "-n",
+            "3",
+            "--base",
+            "0s",
+            "--",
+            "false",
+        ]);
+        let run = match state {
+            Some(state) => run.env("XDG_STATE_HOME", state),
+            None => run.env_remove("XDG_STATE_HOME").env_remove("HOME"),
+        }
+        .run();
+        run.expect_code(1);
+        assert_eq!(ending(&run), (3, "exhausted".into()), "{case}\n{run}");
+        let warnings = run.events_named("warning");
+        assert_eq!(warnings.len(), 1, "{case}: said once\n{run}");
+        let message = warnings[0]["message"].as_str().unwrap();
+        assert!(message.contains(said), "{case}: {message}");
+    }
+}
+
+#[test]
+fn a_refusal_says_how_to_turn_the_budget_off_and_off_turns_it_off() {
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    let report = scratch.path("report.json");
+    let run = failing(&state, "30", &["--report", report.to_str().unwrap()]).run();
+    run.expect_code(1);
+    assert_eq!(
+        ending(&run),
+        (21, "budget".into()),
+        "20 retries, then none\n{run}"
+    );
+    let text = retry(["-n", "3", "--base", "0s", "--cap", "1s", "--", "false"])
+        .env("XDG_STATE_HOME", &state)
+        .run();
+    text.expect_code(1).expect_stderr(
+        "giving up after 1 attempt: the default retry budget for this command line on this \
+         machine (20/5m) has no token for another in time (it waits at most --cap, 1s); \
+         --budget off, or RETRY_BUDGET=off, turns it off; the last failed with exit status 1",
+    );
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(recorded["reason"], "budget");
+    let budget = &recorded["options"]["in_force"]["budget"];
+    assert_eq!(budget["kind"], "default", "{recorded}");
+    assert_eq!(budget["terms"], "20/5m", "{recorded}");
+
+    let off = failing(&state, "30", &["--budget", "off"]).run();
+    assert_eq!(ending(&off), (30, "exhausted".into()), "{off}");
+    let off = failing(&state, "30", &[]).env("RETRY_BUDGET", "off").run();
+    assert_eq!(ending(&off), (30, "exhausted".into()), "{off}");
+}
+
+#[test]
+fn each_target_has_a_budget_of_its_own() {
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    // Nothing listens on port 1: curl fails at once (7), and the preset's finder names the host.
+    let curl = |url: &str| {
+        retry([
+            "--log-format",
+            "json",
+            "-n",
+            "30",
+            "--base",
+            "0s",
+            "--cap",
+            "1s",
+        ])
+        .env("XDG_STATE_HOME", &state)
+        .args(["--", "curl", "-s", url])
+        .run()
+    };
+    assert_eq!(ending(&curl("http://127.0.0.1:1/a")), (21, "budget".into()));
+    assert_eq!(
+        ending(&curl("http://127.0.0.1:1/b?c")).1,
+        "budget",
+        "another path on the same host:port spends from the same budget"
+    );
+    assert_eq!(
+        ending(&curl("http://localhost:1/")),
+        (21, "budget".into()),
+        "another host has a budget of its own"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(state.join("retry/default-budgets"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("host-127.0.0.1_1-"), "{names:?}");
+    assert!(names[1].starts_with("host-localhost_1-"), "{names:?}");
+}
+
+#[test]
+fn the_plan_names_the_default_budget_its_target_and_its_terms() {
+    retry([
+        "--plan",
+        "--",
+        "curl",
+        "-fsS",
+        "https://api.example.com/health",
+    ])
+    .run()
+    .expect_code(0)
+    .expect_stdout_contains(
+        "retry budget: this machine's default one for api.example.com: 20/5m; a wait for \
+             its token is at most --cap (--budget off, or RETRY_BUDGET=off, turns it off)",
+    );
+    retry(["--plan", "--budget", "off", "--", "true"])
+        .run()
+        .expect_code(0)
+        .expect_stdout_contains("retry budget: none (--budget off)");
+}

@@ -65,21 +65,24 @@ def configurations(budget_dir):
         ("none", "curl alone", curl("-m", str(TIMEOUT)), ("none", [])),
         ("resend", "retry --base 0s -n 5 (the paper's client)",
          tool + ["--base", "0s", "-n", "5", "--"] + curl(), ("resend", [])),
-        ("defaults", "retry (its defaults)", tool + ["--"] + curl(), ("defaults", [])),
+        ("defaults", "retry (its defaults: the default budget, 20/5m on this machine)",
+         tool + ["--"] + curl(), ("defaults", ["--hosts", "1"])),
+        ("budget-off", "retry --budget off (the defaults without their budget)",
+         tool + ["--budget", "off", "--"] + curl(), ("budget-off", [])),
         ("budget-file", "retry --budget live (file store, 10/1m)",
          tool + ["--budget", "live", "--budget-store", f"file:{budget_dir}", "--"] + curl(), None),
         ("ratio-redis", "retry --budget live, its terms 10/1m and a ratio of 0.1, shared on redis",
          tool + ratio + ["--budget-store", f"redis://127.0.0.1:{REDIS_PORT}", "--"] + curl(),
          ("ratio-shared", ["--hosts", "1"])),
         ("curl-retry", "curl --retry 4 -m 3", curl("-m", str(TIMEOUT), "--retry", "4"),
-         ("defaults", ["--jitter", "none", "--cap", "8s"])),
+         ("budget-off", ["--jitter", "none", "--cap", "8s"])),
         ("debian-retry", "Debian's retry -t 5 (5 attempts, 10 s apart)",
          [DEBIAN_RETRY, "-t", "5", "--"] + curl("-m", str(TIMEOUT)),
-         ("defaults", ["--jitter", "none", "--base", "10s", "--cap", "10s"])),
+         ("budget-off", ["--jitter", "none", "--base", "10s", "--cap", "10s"])),
         ("shell-loop", "for i in 1..5: curl && break; sleep 1",
          ["sh", "-c", "for i in 1 2 3 4 5; do \"$@\" && exit 0; sleep 1; done; exit 1", "sh"]
          + curl("-m", str(TIMEOUT)),
-         ("defaults", ["--jitter", "none", "--base", "1s", "--cap", "1s"])),
+         ("budget-off", ["--jitter", "none", "--base", "1s", "--cap", "1s"])),
     ]
 
 
@@ -227,8 +230,13 @@ def run_one(name, argv, cgroup, budget_dir):
             subprocess.run([RETRY, "budget", "set", "live", "--rate", "10/1m", "--ratio", "0.1",
                             "--budget-store", store], check=True)
         wait_for_port(PORT, server)
-        for path in os.listdir(budget_dir):
-            os.unlink(os.path.join(budget_dir, path))
+        # Every configuration starts with full budgets: the named ones', and this machine's
+        # default ones (the clients' XDG_STATE_HOME, set in main).
+        defaults = os.path.join(os.environ["XDG_STATE_HOME"], "retry", "default-budgets")
+        for directory in (budget_dir, defaults):
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            for path in os.listdir(directory):
+                os.unlink(os.path.join(directory, path))
         start = time.time() + 1
         seconds = WARMUP + TRIGGER_SECONDS + OBSERVE
         driver = subprocess.Popen(["taskset", "-c", CLIENT_CPU, sys.executable, __file__,
@@ -361,6 +369,9 @@ def main():
         sys.exit(f"bench/metastable: no configuration {', '.join(sorted(only - set(names)))}; "
                  f"there are {', '.join(names)}")
     os.makedirs(budget_dir, exist_ok=True)
+    # The clients' state: this machine's default budgets, as every client run of a
+    # configuration shares them, apart from the home of whoever runs the bench.
+    os.environ["XDG_STATE_HOME"] = os.path.join(OUT, "state")
     cgroup = Cgroup()
     try:
         runs = run_all(only, cgroup, budget_dir)

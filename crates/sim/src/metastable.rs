@@ -17,10 +17,15 @@
 //! the recovery time is from the trigger's end to that second.
 //!
 //! The policies: `none`; `resend`, the artifact's client (up to 4 resends, at once); `defaults`,
-//! this tool's (`--max-attempts`, `--base`, `--cap`, `--jitter`); and `ratio-per-host` and
-//! `ratio-shared`, the defaults with `--budget-ratio`, one budget per client host or one for the
-//! fleet, each retry asking the budget as a run does (waiting for a reserved token, or giving up
-//! when refused).
+//! this tool's (`--max-attempts`, `--base`, `--cap`, `--jitter`, and the budget on each client
+//! host that a run spends from when it names none); `budget-off`, the same with `--budget off`;
+//! and `ratio-per-host` and `ratio-shared`, the defaults with a budget whose terms earn a ratio,
+//! one per client host or one for the fleet. Each retry asks its budget as a run does (waiting
+//! for a reserved token, or giving up when refused).
+//!
+//! A budget's tokens count real attempts, and the model's attempts stand for real ones at the
+//! ratio of [`SIMULATED_CAPACITY`] to the real capacity: [`scaled`] terms keep a budget's share
+//! of the load as it was.
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -28,7 +33,7 @@ use rand::{RngExt, SeedableRng};
 use crate::queue::EventQueue;
 use crate::slots::Slots;
 use crate::trials::{run_parallel, trial_seed};
-use retry_budget::model::{BucketState, Terms};
+use retry_budget::model::{BucketState, Rate, Terms};
 use retry_policy::backoff::{Backoff, Schedule};
 use retry_policy::run::Reservation;
 
@@ -52,8 +57,10 @@ pub(crate) enum Policy {
     None,
     /// At once, up to `--resends` times: the artifact's client.
     Resend,
-    /// This tool's waits and attempt limit.
+    /// This tool's defaults: its waits and attempt limit, and the default budget on each host.
     Defaults,
+    /// This tool's waits and attempt limit, with `--budget off`.
+    BudgetOff,
     /// This tool's, with a ratio budget per client host.
     RatioPerHost,
     /// This tool's, with one ratio budget for the fleet.
@@ -65,7 +72,7 @@ impl Policy {
         self == Policy::RatioShared
     }
 
-    fn has_a_budget(self) -> bool {
+    fn earns(self) -> bool {
         matches!(self, Policy::RatioPerHost | Policy::RatioShared)
     }
 }
@@ -94,7 +101,12 @@ pub(crate) struct Clients {
     /// This tool's most attempts per request.
     pub(crate) max_attempts: u32,
     pub(crate) backoff: Backoff,
+    /// The ratio policies' budget terms.
     pub(crate) terms: Terms,
+    /// The terms of the budget a run spends from when it names none.
+    pub(crate) default_terms: Terms,
+    /// The real server's capacity, in attempts a second, which the budgets' tokens count in.
+    pub(crate) capacity: f64,
     /// The client hosts the requests are spread over, in turn.
     pub(crate) hosts: u32,
 }
@@ -269,6 +281,9 @@ struct Run<'a> {
     requests: Slots<Request>,
     /// This tool's budgets: one per host, or one shared.
     budgets: Vec<Option<BucketState>>,
+    /// The ratio policies' terms and the default budget's, [`scaled`] to the model.
+    terms: Terms,
+    default_terms: Terms,
     counts: Counts,
     /// Successes and attempts sent, each second.
     successes: Vec<u32>,
@@ -306,6 +321,11 @@ impl<'a> Run<'a> {
             },
             requests: Slots::default(),
             budgets: vec![None; budgets],
+            terms: scaled(experiment.clients.terms, experiment.clients.capacity),
+            default_terms: scaled(
+                experiment.clients.default_terms,
+                experiment.clients.capacity,
+            ),
             counts: Counts::default(),
             successes: vec![0; seconds],
             sent: vec![0; seconds],
@@ -339,8 +359,8 @@ impl<'a> Run<'a> {
     fn arrive(&mut self, now: f64) {
         let host = (self.counts.requests % u64::from(self.clients.hosts)) as u32;
         self.counts.requests += 1;
-        if self.policy.has_a_budget() {
-            let terms = self.clients.terms;
+        if self.policy.earns() {
+            let terms = self.terms;
             let state = self.budget_of(host);
             *state = Some(terms.first_attempt(*state, micros(now)));
         }
@@ -387,15 +407,20 @@ impl<'a> Run<'a> {
         match self.policy {
             Policy::None => None,
             Policy::Resend => (attempts <= clients.resends).then_some(0.0),
-            Policy::Defaults => (attempts < clients.max_attempts).then(|| self.backoff(request)),
-            Policy::RatioPerHost | Policy::RatioShared => {
+            Policy::BudgetOff => (attempts < clients.max_attempts).then(|| self.backoff(request)),
+            Policy::Defaults | Policy::RatioPerHost | Policy::RatioShared => {
                 if attempts >= clients.max_attempts {
                     return None;
                 }
                 let wait = self.backoff(request);
+                // The default budget makes no wait longer than the cap, as a run's does.
+                let (terms, latest) = match self.policy {
+                    Policy::Defaults => (self.default_terms, Some(clients.backoff.cap())),
+                    _ => (self.terms, None),
+                };
                 let host = self.requests[request].host;
                 let state = self.budget_of(host);
-                let (reservation, next) = clients.terms.reserve(*state, micros(now), None);
+                let (reservation, next) = terms.reserve(*state, micros(now), latest);
                 *state = Some(next);
                 match reservation {
                     Reservation::Granted(delay) => Some(wait.max(delay.as_secs_f64())),
@@ -470,6 +495,21 @@ fn recovery(goodput: &[f64], trigger_end: f64, end: f64) -> Option<f64> {
     (last - good_from >= SETTLED).then(|| (good_from as f64 - trigger_end).max(0.0))
 }
 
+/// `terms` for the model, whose attempts stand for real ones at the ratio of
+/// [`SIMULATED_CAPACITY`] to `real_capacity` (attempts a second): the rate's tokens scaled so,
+/// their period stretched where fewer than one would be left, so that the rate stays exact.
+pub(crate) fn scaled(terms: Terms, real_capacity: f64) -> Terms {
+    let tokens = f64::from(terms.rate.tokens) * SIMULATED_CAPACITY / real_capacity;
+    let whole = tokens.round().clamp(1.0, f64::from(u32::MAX));
+    Terms {
+        rate: Rate {
+            tokens: whole as u32,
+            period: terms.rate.period.mul_f64(whole / tokens),
+        },
+        ..terms
+    }
+}
+
 /// `seconds` in whole microseconds, the budget's unit.
 fn micros(seconds: f64) -> u64 {
     (seconds * 1e6) as u64
@@ -478,6 +518,7 @@ fn micros(seconds: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use retry_budget::model::DEFAULT_BUDGET_TERMS;
     use retry_policy::backoff::Jitter;
     use std::time::Duration;
 
@@ -499,12 +540,17 @@ mod tests {
                 ratio: Some(0.1),
                 window: Duration::from_secs(60),
             },
+            default_terms: DEFAULT_BUDGET_TERMS,
+            capacity: CAPACITY,
             hosts: 20,
         }
     }
 
+    /// The default capacity, in requests a second.
+    const CAPACITY: f64 = 35_000.0;
+
     /// A request every 75µs, and every 100µs, against the default capacity.
-    const LOADS: [f64; 2] = [13_333.3 / 35_000.0, 10_000.0 / 35_000.0];
+    const LOADS: [f64; 2] = [13_333.3 / CAPACITY, 10_000.0 / CAPACITY];
 
     fn experiment(policies: &[Policy]) -> Experiment {
         Experiment {
@@ -554,13 +600,27 @@ mod tests {
     }
 
     #[test]
-    fn backoff_alone_does_not_save_the_service_and_a_shared_ratio_budget_does() {
-        let policies = [Policy::Defaults, Policy::RatioShared];
+    fn backoff_alone_does_not_save_the_service_and_a_budget_does() {
+        let policies = [Policy::BudgetOff, Policy::Defaults, Policy::RatioShared];
         let tool = experiment(&policies);
-        let late = tool.simulate(Policy::Defaults, trigger(0.2, 10.0), LOADS[0], 1);
+        let late = tool.simulate(Policy::BudgetOff, trigger(0.2, 10.0), LOADS[0], 1);
         assert!(late.recovery.unwrap() > 3.0, "{:?}", late.recovery);
-        let defaults = tool.simulate(Policy::Defaults, trigger(0.1, 10.0), LOADS[0], 1);
-        assert!(!defaults.recovered(), "{:?}", defaults.recovery);
+        let off = tool.simulate(Policy::BudgetOff, trigger(0.1, 10.0), LOADS[0], 1);
+        assert!(!off.recovered(), "{:?}", off.recovery);
+        // The defaults, with the default budget on each host, recover from every trigger of the
+        // sweep (`retry-sim metastable`'s own lists).
+        for load in LOADS {
+            for capacity in [0.3, 0.225, 0.2, 0.1] {
+                for seconds in [5.0, 9.0, 10.0, 20.0] {
+                    let run = tool.simulate(Policy::Defaults, trigger(capacity, seconds), load, 1);
+                    assert!(
+                        run.recovered(),
+                        "{load} {capacity} {seconds}: {:?}",
+                        run.goodput
+                    );
+                }
+            }
+        }
         for (capacity, seconds) in [(0.2, 10.0), (0.1, 20.0), (0.0, 30.0)] {
             let shared =
                 tool.simulate(Policy::RatioShared, trigger(capacity, seconds), LOADS[0], 1);
@@ -576,6 +636,47 @@ mod tests {
                 shared.attempts_per_request
             );
         }
+    }
+
+    #[test]
+    fn default_budgets_on_a_few_machines_save_a_small_service_and_on_many_do_not() {
+        // The live bench's scale: 10 requests a second against a service of 26.3 a second.
+        let capacity = 26.3;
+        let mut live = experiment(&[Policy::Defaults]);
+        live.loads = vec![10.0 / capacity];
+        live.clients.capacity = capacity;
+        let run = |live: &Experiment| {
+            live.simulate(Policy::Defaults, trigger(0.2, 20.0), live.loads[0], 1)
+        };
+        live.clients.hosts = 1;
+        let one = run(&live).recovery;
+        assert!(
+            one.is_some_and(|seconds| seconds < 10.0),
+            "one machine's clients: {one:?}"
+        );
+        live.clients.hosts = 50;
+        let many = run(&live).recovery;
+        assert!(
+            many.is_none(),
+            "fifty machines' bursts of 20 retries each: {many:?}"
+        );
+    }
+
+    #[test]
+    fn scaled_terms_keep_the_rate() {
+        let terms = |rate: &str| Terms {
+            rate: rate.parse().unwrap(),
+            ratio: None,
+            window: Duration::from_secs(60),
+        };
+        let per_second =
+            |terms: Terms| f64::from(terms.rate.tokens) / terms.rate.period.as_secs_f64();
+        let live = scaled(terms("20/5m"), 26.3);
+        assert_eq!(live.rate.tokens, 1521);
+        assert!((per_second(live) - 20.0 / 300.0 * 2000.0 / 26.3).abs() < 1e-6);
+        let artifact = scaled(terms("20/5m"), 35_000.0);
+        assert_eq!(artifact.rate.tokens, 1, "never less than a token");
+        assert!((per_second(artifact) - 20.0 / 300.0 * 2000.0 / 35_000.0).abs() < 1e-9);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::{Experiment as Simulation, Settings, contention, load};
 use crate::examples;
 use retry_budget::Ratio;
 use retry_budget::model::Rate;
-use retry_budget::model::Terms;
+use retry_budget::model::{DEFAULT_BUDGET_TERMS, Terms};
 use retry_policy::backoff::{Backoff, DEFAULT_MULTIPLIER, Jitter, parse_multiplier};
 use retry_policy::choice::Choice;
 use retry_policy::duration::parse_duration;
@@ -70,9 +70,12 @@ A run has recovered when goodput is back to 90% of the requests from some second
 trigger to the end of --observe, at least its last 10s.
 
 The policies: none; resend, the artifact's client (4 resends at once); defaults, this tool's \
-(--max-attempts 5, --base 1s, --cap 60s, full jitter); ratio-per-host and ratio-shared, the \
-defaults with --budget-ratio 0.1, one budget per client host (--hosts) or one for the fleet. \
-The table marks each run with the seconds it took to recover, or down.";
+(--max-attempts 5, --base 1s, --cap 60s, full jitter, and the default budget of 20 retries a 5m \
+on each client host, --hosts); budget-off, the same without the budget; ratio-per-host and \
+ratio-shared, the defaults with a budget that earns --budget-ratio 0.1, one per client host or \
+one for the fleet. A budget's tokens count real attempts: they are scaled to the model's \
+(which runs at 2000 attempts a second) by the --capacity. The table marks each run with the \
+seconds it took to recover, or down.";
 
 /// `retry-sim`: the contention experiment, unless a subcommand names one.
 #[derive(clap::Parser, Debug)]
@@ -111,12 +114,12 @@ pub(crate) enum Experiment {
 /// The options of the metastable experiment.
 #[derive(clap::Args, Debug)]
 pub(crate) struct MetastableArgs {
-    /// Compare these policies (a comma-separated list of none, resend, defaults, ratio-per-host and ratio-shared).
+    /// Compare these policies (a comma-separated list of none, resend, defaults, budget-off, ratio-per-host and ratio-shared).
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "resend,defaults,ratio-per-host,ratio-shared",
+        default_value = "resend,defaults,budget-off,ratio-per-host,ratio-shared",
         hide_possible_values = true
     )]
     pub(crate) policies: Vec<metastable::Policy>,
@@ -261,15 +264,15 @@ pub(crate) struct LoadArgs {
 /// The terms of the simulated budget, as a run's.
 #[derive(clap::Args, Debug)]
 pub(crate) struct BudgetArgs {
-    /// The budget's --budget-rate: at most N tokens, N more every DURATION.
+    /// The budget's rate, as retry budget set --rate gives it: at most N tokens, N more every DURATION.
     #[arg(long, value_name = "N/DURATION", default_value = "10/1m")]
     pub(crate) budget_rate: Rate,
 
-    /// The budget's --budget-ratio: tokens earned per first try.
+    /// The budget's ratio, as retry budget set --ratio gives it: tokens earned per first try.
     #[arg(long, value_name = "R", default_value = "0.1")]
     pub(crate) budget_ratio: Ratio,
 
-    /// The budget's --budget-window: how long earned tokens last.
+    /// The budget's window, as retry budget set --window gives it: how long earned tokens last.
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub(crate) budget_window: Duration,
 }
@@ -760,6 +763,8 @@ impl MetastableArgs {
                     max_attempts: self.max_attempts,
                     backoff,
                     terms,
+                    default_terms: DEFAULT_BUDGET_TERMS,
+                    capacity: self.capacity.0,
                     hosts: self.hosts,
                 },
                 observe: self.observe.as_secs_f64(),

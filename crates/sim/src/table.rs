@@ -198,8 +198,8 @@ pub(crate) fn metastable(
     let terms = &clients.terms;
     let mut text = format!(
         "open-loop requests, {}s time limit, trigger from {}s, observed {}s after it; resend: {} \
-         at once; defaults: {} attempts, {} jitter from {}; ratio: {} per request, {} over {}, \
-         {} hosts\n",
+         at once; defaults: {} attempts, {} jitter from {}, a budget of {} on each host; ratio: \
+         {} per request, {} over {}; {} hosts\n",
         clients.timeout,
         metastable::BEFORE,
         experiment.observe,
@@ -207,6 +207,7 @@ pub(crate) fn metastable(
         clients.max_attempts,
         clients.backoff.jitter().name(),
         format_duration(clients.backoff.base()),
+        clients.default_terms.rate,
         terms.ratio.unwrap_or(0.0),
         terms.rate,
         format_duration(terms.window),

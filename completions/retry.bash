@@ -74,9 +74,13 @@ _retry_budget_set() {
         --rate) :; return ;;
         --ratio) :; return ;;
         --window) :; return ;;
+        --breaker) :; return ;;
+        --breaker-share) :; return ;;
+        --breaker-hosts) :; return ;;
+        --cool-down) :; return ;;
         --budget-store) :; return ;;
     esac
-    COMPREPLY=($(compgen -W '--rate --ratio --window --budget-store -h --help' -- "$cur"))
+    COMPREPLY=($(compgen -W '--rate --ratio --window --breaker --breaker-share --breaker-hosts --cool-down --budget-store -h --help' -- "$cur"))
 }
 
 complete -F _retry retry

@@ -12,6 +12,7 @@ use std::time::Duration;
 use clap::Parser;
 use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue};
+use retry_budget::breaker::GiveUps;
 use retry_budget::model::Rate;
 use retry_budget::show::ShowRequest;
 use retry_budget::store::StoreSettings;
@@ -622,6 +623,33 @@ pub(crate) struct BudgetSetArgs {
     /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, default_value = "1m")]
     pub(crate) window: Duration,
+
+    /// A breaker: once N runs sharing the budget gave up within DURATION, runs make no attempt
+    /// (they exit 75) until a cool-down is over, when one run's attempt decides (e.g. 5/1m)
+    /// [default: none].
+    #[arg(long, value_name = "N/DURATION", allow_hyphen_values = true)]
+    pub(crate) breaker: Option<GiveUps>,
+
+    /// The breaker opens only when the runs that gave up are at least this share of the runs
+    /// that ended in its window (more than 0, at most 1).
+    #[arg(
+        long,
+        value_name = "R",
+        requires = "breaker",
+        allow_hyphen_values = true,
+        default_value = "0.5"
+    )]
+    pub(crate) breaker_share: Ratio,
+
+    /// On a shared store, the breaker opens only when the runs that gave up came from at least
+    /// this many hosts (1 to 16), so that one broken host cannot stop a fleet.
+    #[arg(long, value_name = "N", requires = "breaker", value_parser = clap::value_parser!(u32).range(1..=16), default_value = "2")]
+    pub(crate) breaker_hosts: u32,
+
+    /// How long the breaker stays open the first time; each re-opening doubles it, up to 32
+    /// times (e.g. 30s, 5m).
+    #[arg(long, value_name = "DURATION", requires = "breaker", value_parser = parse_duration, allow_hyphen_values = true, default_value = "30s")]
+    pub(crate) cool_down: Duration,
 
     /// Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default:
     /// $RETRY_BUDGET_STORE, or file].

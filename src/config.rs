@@ -31,7 +31,7 @@ use retry_policy::presets::Preset;
 use retry_policy::printable::printable;
 use retry_policy::rules::{RuleError, RuleList, UserRules};
 use retry_policy::run::Rules;
-use retry_policy::seed::{Seed, split_mix};
+use retry_policy::seed::{Seed, split_mix, words_hash};
 use retry_policy::target::Target;
 use serde::Serialize;
 
@@ -240,7 +240,7 @@ impl Config {
             }
             _ => GitHubFiles::default(),
         };
-        let seed = Seed::resolve(cli.seed, &cli.command, host_name, random_seed);
+        let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
         let limit = layer.limit(nested, cli.max_attempts);
         let process = ProcessOptions {
             timeout,
@@ -517,6 +517,7 @@ fn run_budget(
             name,
             store: StoreSettings::resolve(cli.budget_store.as_deref(), env, "--budget")
                 .map_err(ConfigError)?,
+            host: words_hash(std::iter::once(host_name(env).as_slice())),
         }),
         None => {
             let program = cli.command.first().and_then(|program| program.to_str());
@@ -613,11 +614,15 @@ fn nested(env: &impl Fn(&str) -> Option<OsString>) -> Result<Nested, ConfigError
     })
 }
 
-/// This machine's host name, or empty if it has none (for `--seed host`).
-fn host_name() -> Vec<u8> {
-    nix::unistd::gethostname()
-        .map(|name| name.as_bytes().to_vec())
-        .unwrap_or_default()
+/// The name this machine goes by, for `--seed host` and a shared budget's breaker:
+/// `RETRY_HOST`, else its host name (empty if it has none).
+fn host_name(env: &impl Fn(&str) -> Option<OsString>) -> Vec<u8> {
+    match env(environment::HOST.name).filter(|name| !name.is_empty()) {
+        Some(name) => name.as_bytes().to_vec(),
+        None => nix::unistd::gethostname()
+            .map(|name| name.as_bytes().to_vec())
+            .unwrap_or_default(),
+    }
 }
 
 /// A seed from the operating system's entropy, or from the clock if that is unavailable.

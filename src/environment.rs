@@ -94,6 +94,13 @@ pub(crate) const BUDGET: Variable = Variable {
               even this machine's default one)",
 };
 
+/// The name this machine goes by.
+pub(crate) const HOST: Variable = Variable {
+    name: "RETRY_HOST",
+    meaning: "the name this machine goes by, for --seed host and for the hosts a shared \
+              budget's breaker counts [default: its host name]",
+};
+
 /// An outer run's `RETRY_DEPTH`, which tells a run that it is nested.
 pub(crate) const OUTER_DEPTH: Variable = Variable {
     name: DEPTH.name,
@@ -166,9 +173,10 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 13] = [
+pub(crate) const READ: [Variable; 14] = [
     BUDGET,
     BUDGET_STORE,
+    HOST,
     NESTED,
     MAX_REQUESTED_WAIT,
     OUTER_DEPTH,

@@ -44,6 +44,7 @@ pub fn arguments(data: &[u8]) {
                 rate: set.rate,
                 ratio: set.ratio.map(|ratio| ratio.0),
                 window: set.window,
+                breaker: None,
             };
             match terms.check() {
                 Ok(()) => budget(&terms, data, None),

@@ -41,6 +41,7 @@ use crate::signals::startup::{self, Inherited};
 use crate::spill::HoldError;
 use crate::sys::spawn::Launcher;
 use retry_budget::Prepared;
+use retry_budget::breaker::BreakerTerms;
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
 use retry_budget::store::StoreSettings;
@@ -127,6 +128,13 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
         rate: options.rate,
         ratio: options.ratio.map(|ratio| ratio.0),
         window: options.window,
+        breaker: options.breaker.map(|give_ups| BreakerTerms {
+            give_ups: give_ups.count,
+            window: give_ups.window,
+            share: options.breaker_share.0,
+            hosts: options.breaker_hosts,
+            cool_down: options.cool_down,
+        }),
     };
     retry_budget::set_terms(&options.name, &store, terms, &Threads).map_err(anyhow::Error::msg)?;
     Ok(Exit::Success)

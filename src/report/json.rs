@@ -67,6 +67,8 @@ pub(crate) enum JsonEvent<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         signal: Option<Name>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        open_for_ms: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         report_error: Option<&'a str>,
     },
 }
@@ -118,6 +120,10 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 Reason::Interrupted(signal, _) => Some(signal.name()),
                 _ => None,
             },
+            open_for_ms: match end.reason {
+                Reason::BreakerOpen { left, .. } => Some(to_millis(left)),
+                _ => None,
+            },
             report_error: end.report_error.as_deref(),
         }],
         Event::Failed(message) => vec![
@@ -129,6 +135,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 elapsed_ms: 0.0,
                 error: Some(message),
                 signal: None,
+                open_for_ms: None,
                 report_error: None,
             },
         ],
@@ -203,6 +210,14 @@ mod tests {
             reason: Reason::OutputLost("no room".into()),
             ..end.clone()
         };
+        let kept_out = RunEnd {
+            attempts: 0,
+            reason: Reason::BreakerOpen {
+                breaker: "the breaker".into(),
+                left: Duration::from_secs(30),
+            },
+            ..end.clone()
+        };
         let stopped = AttemptOutcome {
             requested: Some(Requested::Stop),
             next: Next::Stop(Reason::StopRequested),
@@ -224,6 +239,7 @@ mod tests {
             }),
             Event::Done(end),
             Event::Done(lost),
+            Event::Done(kept_out),
             Event::Failed("no such flag".into()),
         ]
     }

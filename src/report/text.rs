@@ -25,6 +25,7 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
                 let when = match cause {
                     WaitCause::Budget => ", when the retry budget has a token",
                     WaitCause::Requested => ", as the command asked",
+                    WaitCause::Shared => ", as a run sharing the retry budget was asked",
                     _ => "",
                 };
                 let wait = format_duration(*wait);
@@ -95,6 +96,9 @@ fn needed_wait(shortfall: &Shortfall) -> String {
     match shortfall.cause {
         WaitCause::Requested => format!("the wait the command asked for, {wait},"),
         WaitCause::Budget => format!("the wait for a budget token, {wait},"),
+        WaitCause::Shared => {
+            format!("the wait a run sharing the retry budget was asked for, {wait},")
+        }
         WaitCause::Backoff | WaitCause::Splay => format!("the next wait, {wait},"),
     }
 }
@@ -153,6 +157,11 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
     };
     Some(match &end.reason {
         Reason::Success => return None,
+        Reason::BreakerOpen { breaker, left } => format!(
+            "retry: no attempt: {breaker} is open for another {}, after the runs before gave \
+             up; try again later (status {status})",
+            format_duration(*left)
+        ),
         Reason::SpawnFailed(_, error) => format!("retry: {error}"),
         Reason::OutputLost(error) => format!(
             "retry: {error}; stopping after {attempts}, as retry cannot vouch for the output"

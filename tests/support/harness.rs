@@ -143,6 +143,11 @@ impl Run {
 
     /// Assert the exit code.
     #[track_caller]
+    /// The exit status, if the run exited (rather than died of a signal).
+    pub(crate) fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
     pub(crate) fn expect_code(&self, code: i32) -> &Self {
         assert_eq!(
             self.output.status.code(),

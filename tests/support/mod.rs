@@ -1,8 +1,11 @@
 //! What the test targets share: running the binary with a time limit (`harness`), a terminal of
-//! their own (`pty`), and a real redis-server on a private address (`redis_server`, whose
-//! certificates serve the presets' TLS servers too).
+//! their own (`pty`), a real redis-server on a private address (`redis_server`, whose
+//! certificates serve the presets' TLS servers too), and a small HTTP service (`http_service`).
 
 pub(crate) mod harness;
+// Only the integration tests serve HTTP this way; the presets' tests have a faultier server.
+#[allow(dead_code)]
+pub(crate) mod http_service;
 pub(crate) mod pty;
 // Its TLS server is for the `tls` build's tests.
 #[cfg_attr(not(feature = "tls"), allow(dead_code))]

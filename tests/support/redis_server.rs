@@ -19,13 +19,14 @@ use std::time::{Duration, Instant};
 const STARTUP: Duration = Duration::from_secs(10);
 
 /// The ACL rule docs/budget.md gives for the store's user, tested here to be enough.
-pub(crate) const STORE_ACL: [&str; 8] = [
+pub(crate) const STORE_ACL: [&str; 9] = [
     "~retry:budget:*",
     "-@all",
     "+evalsha",
     "+script|load",
     "+hmget",
     "+hset",
+    "+hdel",
     "+pexpire",
     "+time",
 ];

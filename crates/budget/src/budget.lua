@@ -1,19 +1,28 @@
--- The retry budget's arithmetic (crates/budget/src/model.rs), step for step, on a Redis server,
--- so that a fleet's decisions are atomic and on the server's clock. A test feeds the same steps
--- to this script and to the model, and compares every answer.
+-- The retry budget's arithmetic (crates/budget/src/model.rs) and its breaker's
+-- (crates/budget/src/breaker.rs), step for step, on a Redis server, so that a fleet's decisions
+-- are atomic and on the server's clock. A test feeds the same steps to this script and to the
+-- model, and compares every answer.
 --
--- KEYS[1]  the budget's state, a hash that expires once the bucket is idle and full
+-- KEYS[1]  the budget's state, a hash that expires once the bucket is idle and full and the
+--          breaker has nothing to remember
 -- KEYS[2]  the budget's terms, a hash that `retry budget set` writes and nothing expires
--- ARGV     operation ('first', 'reserve', 'show' or 'set'); capacity, period (us), ratio (or
---          ''), window (us): the default terms, used while KEYS[2] holds none, or the terms to
---          keep for 'set'; latest (us, or '' for none); max debt (periods); the longest period
---          or window a term may give (us); now (us, or '' for the server's clock, which the tool
---          always uses)
--- Returns  {verdict, delay (us), damaged, period (us)} for 'reserve' ('granted' or 'refused');
---          {'counted', '0', damaged, period} for 'first'; {'set', '0', '0', period} for 'set';
---          for 'show', the stored state's fields and the kept terms' (empty where there are
---          none), and the time. `damaged` is 1 when a stored state or term was not one a run
---          could store, and was started over from.
+-- ARGV     operation ('admit', 'reserve', 'record', 'show' or 'set'); capacity, period (us),
+--          ratio (or ''), window (us): the default terms, used while KEYS[2] holds none, or the
+--          terms to keep for 'set'; latest (us, or '' for none); max debt (periods); the longest
+--          period or window a term may give (us); now (us, or '' for the server's clock, which
+--          the tool always uses); the breaker's terms to keep for 'set' ('' for none); the
+--          probe's lease (us) for 'admit'; for 'record', the host (a hash, in hexadecimal), how
+--          the run ended ('succeeded' or 'gave_up') and whether it was the probe ('1' or '0');
+--          the most hosts a breaker remembers; the longest cool-down, in first ones; for
+--          'reserve', the wait the run's command asked for (us, or '' for none), which holds
+--          every run's retries until it is over; the longest such hold (us)
+-- Returns  {'counted', '0', damaged, period (us), admission ('closed', 'probe' or 'open'), left
+--          (us), breaker ('1' or '0')} for 'admit'; {verdict, delay (us), damaged, period} for
+--          'reserve' ('granted', 'held' when a requested wait is the longer, or 'refused'); {'recorded', '0', damaged, period} for 'record';
+--          {'set', '0', '0', period} for 'set'; for 'show', the stored state's fields, the kept
+--          terms', the breaker's terms and state (empty where there are none), and the time.
+--          `damaged` is 1 when a stored state or term was not one a run could store, and was
+--          started over from.
 
 local key, terms_key = KEYS[1], KEYS[2]
 local operation = ARGV[1]
@@ -25,31 +34,117 @@ local latest = tonumber(ARGV[6])
 local max_debt = tonumber(ARGV[7])
 local longest = tonumber(ARGV[8])
 local now = tonumber(ARGV[9])
+local max_hosts = tonumber(ARGV[15])
+local longest_cool_down = tonumber(ARGV[16])
+local asked = tonumber(ARGV[17])
+local longest_hold = tonumber(ARGV[18])
 if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
+local function words(text)
+  local found = {}
+  for word in string.gmatch(text or '', '%S+') do
+    found[#found + 1] = word
+  end
+  return found
+end
+
+local function whole(text, most)
+  local value = tonumber(text)
+  if value and value == value and value >= 0 and value <= most and value == math.floor(value) then
+    return value
+  end
+  return nil
+end
+
+-- The breaker's terms as `BreakerTerms::stored` writes them, if `set` could have kept them.
+local function breaker_terms(text)
+  local w = words(text)
+  if #w ~= 5 then return nil end
+  local terms = {give_ups = whole(w[1], 4294967295), window = tonumber(w[2]),
+    share = tonumber(w[3]), hosts = whole(w[4], max_hosts), cool_down = tonumber(w[5])}
+  if terms.give_ups and terms.give_ups >= 1 and terms.window and terms.window > 0
+    and terms.window <= longest and terms.share and terms.share > 0 and terms.share <= 1
+    and terms.hosts and terms.hosts >= 1 and terms.cool_down and terms.cool_down > 0
+    and terms.cool_down <= longest then
+    return terms
+  end
+  return nil
+end
+
+-- The breaker's state as `BreakerState::stored` writes it, if a run could have stored it.
+local function breaker_state(text)
+  local w = words(text)
+  if #w ~= 9 then return nil end
+  local count, time = 4294967295, 9223372036854775807
+  local state = {started = whole(w[1], time), runs = whole(w[2], count),
+    give_ups = whole(w[3], count), earlier_runs = whole(w[4], count),
+    earlier_give_ups = whole(w[5], count), open_until = whole(w[6], time),
+    openings = whole(w[7], count), probe_until = whole(w[8], time), hosts = {}}
+  for _, name in ipairs({'started', 'runs', 'give_ups', 'earlier_runs', 'earlier_give_ups',
+    'open_until', 'openings', 'probe_until'}) do
+    if not state[name] then return nil end
+  end
+  if w[9] ~= '-' then
+    for entry in string.gmatch(w[9], '[^,]+') do
+      local host, at = string.match(entry, '^(%x+):(%d+)$')
+      if not host then return nil end
+      table.insert(state.hosts, {host, tonumber(at)})
+    end
+  end
+  if #state.hosts > max_hosts then return nil end
+  return state
+end
+
+local function fresh_breaker()
+  return {started = 0, runs = 0, give_ups = 0, earlier_runs = 0, earlier_give_ups = 0,
+    open_until = 0, openings = 0, probe_until = 0, hosts = {}}
+end
+
+local function stored_breaker(state)
+  local hosts = {}
+  for _, entry in ipairs(state.hosts) do
+    table.insert(hosts, entry[1] .. ':' .. string.format('%d', entry[2]))
+  end
+  local listed = '-'
+  if #hosts > 0 then listed = table.concat(hosts, ',') end
+  return string.format('%d %d %d %d %d %d %d %d %s', state.started, state.runs, state.give_ups,
+    state.earlier_runs, state.earlier_give_ups, state.open_until, state.openings,
+    state.probe_until, listed)
+end
+
 local term_names = {'capacity', 'period', 'ratio', 'window'}
-local kept = redis.call('HMGET', terms_key, unpack(term_names))
-local names = {'tokens', 'earned', 'at', 'first', 'retries', 'refusals'}
-local stored = redis.call('HMGET', key, unpack(names))
+local kept = redis.call('HMGET', terms_key, 'capacity', 'period', 'ratio', 'window', 'breaker')
+local names = {'tokens', 'earned', 'at', 'first', 'retries', 'refusals', 'not_before'}
+local stored = redis.call('HMGET', key, 'tokens', 'earned', 'at', 'first', 'retries',
+  'refusals', 'not_before', 'breaker')
 if operation == 'show' then
+  local shown = {}
   for index = 1, #names do
-    stored[index] = stored[index] or ''
+    shown[index] = stored[index] or ''
   end
   for index = 1, #term_names do
-    table.insert(stored, kept[index] or '')
+    table.insert(shown, kept[index] or '')
   end
-  table.insert(stored, string.format('%d', now))
-  return stored
+  table.insert(shown, kept[5] or '')
+  table.insert(shown, stored[8] or '')
+  table.insert(shown, string.format('%d', now))
+  return shown
 end
 
 local damaged = 0
+local breaker = nil
 if operation == 'set' then
   redis.call('HSET', terms_key, 'capacity', string.format('%d', capacity),
     'period', string.format('%.17g', period), 'ratio', ARGV[4],
     'window', string.format('%.17g', window))
+  if ARGV[10] == '' then
+    redis.call('HDEL', terms_key, 'breaker')
+  else
+    redis.call('HSET', terms_key, 'breaker', ARGV[10])
+  end
 elseif kept[1] or kept[2] or kept[3] or kept[4] then
   local c, p, w = tonumber(kept[1]), tonumber(kept[2]), tonumber(kept[4])
   local r = tonumber(kept[3] or '')
@@ -59,6 +154,10 @@ elseif kept[1] or kept[2] or kept[3] or kept[4] then
     and (no_ratio or (r and r > 0 and r <= 1)) then
     capacity, period, window = c, p, w
     ratio = r or 0
+    if kept[5] then
+      breaker = breaker_terms(kept[5])
+      if not breaker then damaged = 1 end
+    end
   else
     damaged = 1
   end
@@ -67,6 +166,9 @@ end
 local tokens, earned, at = tonumber(stored[1]), tonumber(stored[2]), tonumber(stored[3])
 local first = tonumber(stored[4]) or 0
 local retries, refusals = tonumber(stored[5]) or 0, tonumber(stored[6]) or 0
+-- A state kept before requested waits were shared has none.
+local not_before = 0
+if stored[7] then not_before = whole(stored[7], 9223372036854775807) or -1 end
 if operation == 'set' then
   -- The state carried over to the new terms, as the model's `adopt` does.
   if tokens and tokens == tokens then
@@ -80,6 +182,7 @@ local plausible = tokens and earned and at
   and tokens == tokens and tokens <= capacity and tokens >= -capacity * max_debt
   and earned == earned and earned >= 0 and earned <= 1e12
   and at >= 0 and at <= now + period
+  and not_before >= 0 and not_before <= now + longest_hold + period
 if plausible then
   local elapsed = now - at
   if elapsed < 0 then elapsed = 0 end
@@ -88,38 +191,140 @@ if plausible then
   if now > at then at = now end
 else
   if tokens or earned or at then damaged = 1 end
-  tokens, earned, at, first, retries, refusals = capacity, 0, now, 0, 0, 0
+  tokens, earned, at, first, retries, refusals, not_before = capacity, 0, now, 0, 0, 0, 0
 end
 
-local verdict, delay = 'counted', 0
-if operation == 'first' then
-  earned = earned + ratio
-  first = first + 1
-elseif earned >= 1 then
-  earned = earned - 1
-  retries = retries + 1
-  verdict = 'granted'
+-- The breaker's state, when the budget has a breaker: a damaged one starts over.
+local state = nil
+if breaker then
+  if stored[8] then
+    state = breaker_state(stored[8])
+    if not state then damaged = 1 end
+  end
+  state = state or fresh_breaker()
+end
+
+local function cool_down_after(openings)
+  local factor = math.min(2 ^ math.min(openings, 62), longest_cool_down)
+  return math.floor(breaker.cool_down * factor)
+end
+
+-- The model's `BreakerTerms::record`, for a run that ended at `now`.
+local function record(host, ended, probe)
+  if probe and state.probe_until ~= 0 then
+    if ended == 'succeeded' then
+      state = fresh_breaker()
+    else
+      state.openings = state.openings + 1
+      state.open_until = now + cool_down_after(state.openings)
+      state.probe_until = 0
+    end
+    return
+  end
+  local width = math.floor(breaker.window)
+  local elapsed = math.max(now - state.started, 0)
+  if state.started == 0 or elapsed >= 2 * width then
+    state.started, state.runs, state.give_ups = now, 0, 0
+    state.earlier_runs, state.earlier_give_ups = 0, 0
+  elseif elapsed >= width then
+    state.earlier_runs, state.earlier_give_ups = state.runs, state.give_ups
+    state.started, state.runs, state.give_ups = state.started + width, 0, 0
+  end
+  state.runs = state.runs + 1
+  if ended == 'gave_up' then
+    state.give_ups = state.give_ups + 1
+    for index = #state.hosts, 1, -1 do
+      if state.hosts[index][1] == host then table.remove(state.hosts, index) end
+    end
+    table.insert(state.hosts, {host, now})
+    if #state.hosts > max_hosts then
+      local oldest = 1
+      for index = 2, #state.hosts do
+        if state.hosts[index][2] < state.hosts[oldest][2] then oldest = index end
+      end
+      table.remove(state.hosts, oldest)
+    end
+  end
+  if state.open_until == 0 then
+    local inside = 1 - math.min(math.max(now - state.started, 0) / breaker.window, 1)
+    local runs = state.runs + state.earlier_runs * inside
+    local give_ups = state.give_ups + state.earlier_give_ups * inside
+    local since = math.max(now - math.floor(breaker.window), 0)
+    local hosts = 0
+    for _, entry in ipairs(state.hosts) do
+      if entry[2] >= since then hosts = hosts + 1 end
+    end
+    if give_ups >= breaker.give_ups and give_ups >= breaker.share * runs
+      and hosts >= breaker.hosts then
+      state.open_until = now + cool_down_after(0)
+      state.openings = 0
+    end
+  end
+end
+
+local reply
+if operation == 'admit' then
+  local admission, left = 'closed', 0
+  if state and state.open_until ~= 0 then
+    if now < state.open_until then
+      admission, left = 'open', state.open_until - now
+    elseif now < state.probe_until then
+      admission, left = 'open', state.probe_until - now
+    else
+      admission = 'probe'
+      state.probe_until = math.max(now + math.floor(tonumber(ARGV[11])), now + 1)
+    end
+  end
+  -- A run the breaker keeps from starting makes no first attempt to count.
+  if admission ~= 'open' then
+    earned = earned + ratio
+    first = first + 1
+  end
+  local has = '0'
+  if breaker then has = '1' end
+  reply = {'counted', '0', tostring(damaged), string.format('%.17g', period), admission,
+    string.format('%d', left), has}
+elseif operation == 'record' then
+  if state then record(ARGV[12], ARGV[13], ARGV[14] == '1') end
+  reply = {'recorded', '0', tostring(damaged), string.format('%.17g', period)}
 else
-  local left = tokens - 1
-  local debt = math.max(-left / capacity, 0)
-  delay = period * debt
-  if debt > max_debt or (latest and delay >= latest) then
+  -- The model's `Terms::reserve`: a requested wait holds every run sharing the budget.
+  if asked then not_before = math.max(not_before, now + asked) end
+  local held = math.max(not_before - now, 0)
+  local verdict, delay, debt = 'granted', 0, 0
+  local from_earned = earned >= 1
+  if not from_earned then
+    debt = math.max(-(tokens - 1) / capacity, 0)
+    delay = period * debt
+  end
+  if debt > max_debt or (latest and math.max(delay, held) >= latest) then
     refusals = refusals + 1
     verdict = 'refused'
   else
-    tokens = left
+    if from_earned then earned = earned - 1 else tokens = tokens - 1 end
     retries = retries + 1
-    verdict = 'granted'
+    if held > delay then verdict, delay = 'held', held end
   end
+  reply = {verdict, string.format('%.17g', delay), tostring(damaged),
+    string.format('%.17g', period)}
 end
 
 redis.call('HSET', key,
   'tokens', string.format('%.17g', tokens), 'earned', string.format('%.17g', earned),
   'at', string.format('%d', at), 'first', string.format('%d', first),
-  'retries', string.format('%d', retries), 'refusals', string.format('%d', refusals))
--- Idle and full, the state goes: a missing one is a full bucket.
+  'retries', string.format('%d', retries), 'refusals', string.format('%d', refusals),
+  'not_before', string.format('%d', not_before))
+-- Idle and full, the state goes: a missing one is a full bucket. A breaker's state stays while
+-- its windows, its cool-down or its probe may still count.
 local full_in = math.max(capacity - tokens, 0) / capacity * period
+local keep = math.max(full_in, 10 * window, not_before - now)
+if state then
+  redis.call('HSET', key, 'breaker', stored_breaker(state))
+  keep = math.max(keep, 2 * breaker.window, state.open_until - now, state.probe_until - now)
+else
+  redis.call('HDEL', key, 'breaker')
+end
 -- (At most some thirty thousand years: PEXPIRE refuses what overflows.)
-local ttl = math.min(math.ceil(math.max(full_in, 10 * window) / 1000) + 1000, 1e15)
+local ttl = math.min(math.ceil(keep / 1000) + 1000, 1e15)
 redis.call('PEXPIRE', key, string.format('%d', ttl))
-return {verdict, string.format('%.17g', delay), tostring(damaged), string.format('%.17g', period)}
+return reply

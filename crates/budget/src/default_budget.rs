@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use retry_policy::duration::format_duration;
-use retry_policy::run::{Counted, Reservation, RetryBudget};
+use retry_policy::run::{Reservation, RetryBudget};
 use retry_policy::target::Target;
 
 use crate::BudgetName;
@@ -114,15 +114,16 @@ impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
 }
 
 impl<W: Waiter> RetryBudget for DefaultFileBudget<'_, W> {
-    fn first_attempt(&mut self, _: Option<Duration>, _: &mut dyn FnMut(String)) -> Counted {
-        Counted::Done
-    }
-
-    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+    fn reserve(
+        &mut self,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Reservation {
         let longest = self.budget.longest_wait;
         let latest = Some(latest.map_or(longest, |latest| latest.min(longest)));
         match self.file(warn) {
-            Some(file) => file.reserve(latest, warn),
+            Some(file) => file.reserve(latest, asked, warn),
             None => Reservation::Granted(Duration::ZERO),
         }
     }

@@ -36,15 +36,21 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
+use super::breaker::{BreakerState, BreakerTerms, PROBE_LEASE};
 use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
-use super::{BudgetName, Counted, Reservation, RetryBudget};
+use super::{BudgetName, Reservation, RetryBudget};
 use crate::named_files;
 use crate::waiter::{Waited, Waiter};
+use retry_policy::outcome::Ended;
+use retry_policy::run::Admission;
 use retry_policy::signal::Signal;
 
 /// The first word of every state file, naming its format.
-const FORMAT: &str = "retry-budget-v3";
+const FORMAT: &str = "retry-budget-v4";
+
+/// The format before the breaker, still read: its budget has none.
+const FORMAT_V3: &str = "retry-budget-v3";
 
 /// The format that kept the terms of the run that last wrote it, read as the budget's terms.
 const FORMAT_V2: &str = "retry-budget-v2";
@@ -57,7 +63,10 @@ const OWN_PREFIX: &str = "retry-budget-";
 
 /// The size of a state record, padded with spaces: well within one page, so that a write of it
 /// is all or nothing.
-const RECORD: usize = 256;
+const RECORD: usize = 512;
+
+/// The size of the records before the breaker.
+const OLD_RECORD: usize = 256;
 
 /// The longest wait for another run's lock before retrying without the budget. A healthy run
 /// holds it for microseconds, so a second means something is wrong with the holder.
@@ -223,6 +232,8 @@ pub struct FileBudget<'a, W> {
     on_failure: OnFailure,
     /// The terms of a file that holds none.
     unset: Terms,
+    /// Whether the budget had a breaker when the run was admitted, so that its end is counted.
+    breaker: bool,
     /// Warnings go out once per run; the first one tells the story.
     warned: bool,
 }
@@ -258,6 +269,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
             watch,
             on_failure,
             unset: DEFAULT_TERMS,
+            breaker: false,
             warned: false,
         }
     }
@@ -278,15 +290,16 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         latest: Option<Duration>,
         terms: Option<Terms>,
         warn: &mut dyn FnMut(String),
-        change: impl FnOnce(&Terms, Option<BucketState>, u64) -> (T, BucketState),
+        change: impl FnOnce(&Terms, Option<BucketState>, &mut BreakerState, u64) -> (T, BucketState),
     ) -> Result<T, Trouble> {
         let file = self.lock(latest)?;
         let record = read_record(&file)?;
         let now = now_micros();
-        let (state, held) = self.read(&record, now, warn)?;
+        let (state, held, mut breaker) = self.read(&record, now, warn)?;
         let terms = terms.unwrap_or(held);
-        let (answer, next) = change(&terms, state.map(|state| terms.adopt(state)), now);
-        file.write_all_at(&record_of(next, &terms), 0)?;
+        let state = state.map(|state| terms.adopt(state));
+        let (answer, next) = change(&terms, state, &mut breaker, now);
+        file.write_all_at(&record_of(next, &terms, &breaker), 0)?;
         // Whatever stood beyond a record (a damaged state's rest) goes.
         file.set_len(RECORD as u64)?;
         Ok(answer)
@@ -301,13 +314,16 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         record: &[u8],
         now: u64,
         warn: &mut dyn FnMut(String),
-    ) -> Result<(Option<BucketState>, Terms), Trouble> {
+    ) -> Result<(Option<BucketState>, Terms, BreakerState), Trouble> {
         Ok(match classify(record) {
-            Content::Empty => (None, self.unset),
-            Content::Own(state, terms) if terms.is_plausible(&state, now) => (Some(state), terms),
-            Content::Own(_, terms) => (
+            Content::Empty => (None, self.unset, BreakerState::default()),
+            Content::Own(kept) if kept.terms.is_plausible(&kept.state, now) => {
+                (Some(kept.state), kept.terms, kept.breaker)
+            }
+            Content::Own(kept) => (
                 self.reset("it holds values no run could have stored", warn),
-                terms,
+                kept.terms,
+                BreakerState::default(),
             ),
             Content::Damaged => {
                 let kept = match self.set_aside(record) {
@@ -318,7 +334,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
                     "its content was damaged ({kept}); its terms are the defaults until retry \
                      budget set gives them again"
                 );
-                (self.reset(&why, warn), self.unset)
+                (self.reset(&why, warn), self.unset, BreakerState::default())
             }
             Content::Foreign => {
                 return Err(Trouble::Failed(
@@ -392,23 +408,45 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
 }
 
 impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
-    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
-        let counted = self.update(latest, None, warn, |terms, state, now| {
-            ((), terms.first_attempt(state, now))
+    fn admit(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Admission {
+        let lease = latest.map_or(PROBE_LEASE, |latest| latest.min(PROBE_LEASE));
+        let admitted = self.update(latest, None, warn, |terms, state, breaker, now| {
+            let admission = match terms.breaker {
+                Some(terms) => {
+                    let (admission, next) = terms.admit(std::mem::take(breaker), now, lease);
+                    *breaker = next;
+                    admission
+                }
+                None => Admission::Closed,
+            };
+            // A run the breaker keeps from starting makes no first attempt to count.
+            let counted = match admission {
+                Admission::Open(_) => terms.advance(state, now),
+                _ => terms.first_attempt(state, now),
+            };
+            ((admission, terms.breaker.is_some()), counted)
         });
-        match counted {
-            Ok(()) => Counted::Done,
-            Err(Trouble::Interrupted(signal)) => Counted::Interrupted(signal),
+        match admitted {
+            Ok((admission, breaker)) => {
+                self.breaker = breaker;
+                admission
+            }
+            Err(Trouble::Interrupted(signal)) => Admission::Interrupted(signal),
             Err(Trouble::Failed(why)) => {
                 self.warn(&format!("{why}; {}", self.on_failure.consequence()), warn);
-                Counted::Done
+                Admission::Closed
             }
         }
     }
 
-    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
-        let reserved = self.update(latest, None, warn, |terms, state, now| {
-            terms.reserve(state, now, latest)
+    fn reserve(
+        &mut self,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Reservation {
+        let reserved = self.update(latest, None, warn, |terms, state, _, now| {
+            terms.reserve(state, now, latest, asked)
         });
         match reserved {
             Ok(reservation) => reservation,
@@ -416,6 +454,33 @@ impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
             Err(Trouble::Failed(why)) => {
                 self.warn(&format!("{why}; {}", self.on_failure.consequence()), warn);
                 self.on_failure.reservation()
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        ended: Ended,
+        admission: Admission,
+        latest: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Option<retry_policy::signal::Signal> {
+        if !self.breaker {
+            return None;
+        }
+        let probe = admission == Admission::Probe;
+        let recorded = self.update(latest, None, warn, |terms, state, breaker, now| {
+            if let Some(terms) = terms.breaker {
+                *breaker = terms.record(std::mem::take(breaker), now, 0, ended, probe, false);
+            }
+            ((), terms.advance(state, now))
+        });
+        match recorded {
+            Ok(()) => None,
+            Err(Trouble::Interrupted(signal)) => Some(signal),
+            Err(Trouble::Failed(why)) => {
+                self.warn(&format!("{why}; its breaker did not count this run"), warn);
+                None
             }
         }
     }
@@ -438,7 +503,7 @@ pub fn set_terms<W: Waiter>(
         None,
         Some(terms),
         &mut |warning| warnings.push(warning),
-        |terms, state, now| ((), terms.advance(state, now)),
+        |terms, state, _, now| ((), terms.advance(state, now)),
     );
     match set {
         Ok(()) => Ok(()),
@@ -450,10 +515,10 @@ pub fn set_terms<W: Waiter>(
     }
 }
 
-/// The state of the budget `name` in `dir`, and its terms (the defaults where it holds none),
-/// for `retry budget show`: read without the lock, creating and changing nothing; none when
-/// there is no state yet (a full bucket on the default terms).
-pub fn peek(dir: &Path, name: &BudgetName) -> Result<Option<(BucketState, Terms)>, Refused> {
+/// The state of the budget `name` in `dir`, its terms and its breaker's state, for `retry
+/// budget show`: read without the lock, creating and changing nothing; none when there is no
+/// state yet (a full bucket on the default terms).
+pub fn peek(dir: &Path, name: &BudgetName) -> Result<Option<Kept>, Refused> {
     let path = dir.join(name.as_str());
     let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
     let opened = named_files::open(&path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
@@ -495,13 +560,24 @@ fn open_checked(path: &Path, identity: (u64, u64)) -> io::Result<File> {
 #[derive(Debug, PartialEq, Eq)]
 struct Foreign;
 
+/// What a state file of this store's keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kept {
+    /// The bucket.
+    pub state: BucketState,
+    /// The budget's terms.
+    pub terms: Terms,
+    /// Its breaker's state (the default when it has no breaker).
+    pub breaker: BreakerState,
+}
+
 /// What the start of a state file holds.
 #[derive(Debug, PartialEq)]
 enum Content {
     /// Nothing: a new budget.
     Empty,
-    /// A state of this store's, and the budget's terms.
-    Own(BucketState, Terms),
+    /// A state of this store's, with the budget's terms.
+    Own(Box<Kept>),
     /// A state of this store's that a crash or a bad disk damaged: its own prefix (whole or cut
     /// short), only zeros (what a file system leaves of data that never reached the disk), or
     /// exactly a record's size of something else.
@@ -515,27 +591,35 @@ fn classify(record: &[u8]) -> Content {
     if record.is_empty() {
         return Content::Empty;
     }
-    if let Ok((state, terms)) = parse(record) {
-        return Content::Own(state, terms);
+    if let Ok(kept) = parse(record) {
+        return Content::Own(Box::new(kept));
     }
     let own = OWN_PREFIX.as_bytes();
     let damaged = record.starts_with(own)
         || own.starts_with(record)
         || record.iter().all(|&byte| byte == 0)
-        || record.len() == RECORD;
+        || record.len() == RECORD
+        || record.len() == OLD_RECORD;
     match damaged {
         true => Content::Damaged,
         false => Content::Foreign,
     }
 }
 
-/// A state record, padded with spaces: `retry-budget-v3 TOKENS EARNED MICROS FIRST RETRIES
-/// REFUSALS CAPACITY PERIOD RATIO WINDOW` (the budget's terms last, periods in microseconds,
-/// `-` for no ratio); or the older `retry-budget-v2`, whose terms (no ratio) were the last
-/// run's, or `retry-budget-v1 TOKENS NANOS`, on the default terms.
-fn parse(record: &[u8]) -> Result<(BucketState, Terms), Foreign> {
+/// A state record, padded with spaces: `retry-budget-v4 TOKENS EARNED MICROS FIRST RETRIES
+/// REFUSALS NOT_BEFORE CAPACITY PERIOD RATIO WINDOW | BREAKER | BREAKER_STATE` (the budget's terms
+/// after the counters, periods in microseconds, `-` for no ratio; the breaker's terms or `-`, and
+/// its state, as `breaker` writes them); or the older `retry-budget-v3`, the same without the breaker,
+/// `retry-budget-v2`, whose terms (no ratio) were the last run's, or `retry-budget-v1 TOKENS
+/// NANOS`, on the default terms.
+fn parse(record: &[u8]) -> Result<Kept, Foreign> {
     let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
-    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut parts = text.split(" | ");
+    let words: Vec<&str> = parts
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
     let number = |index: usize| words.get(index).and_then(|word| word.parse::<f64>().ok());
     let count = |index: usize| words.get(index).and_then(|word| word.parse::<u64>().ok());
     let state = || {
@@ -546,16 +630,43 @@ fn parse(record: &[u8]) -> Result<(BucketState, Terms), Foreign> {
             first_attempts: count(4).ok_or(Foreign)?,
             retries: count(5).ok_or(Foreign)?,
             refusals: count(6).ok_or(Foreign)?,
+            not_before: 0,
         })
     };
+    let kept = |state, terms| Kept {
+        state,
+        terms,
+        breaker: BreakerState::default(),
+    };
     match (words.first(), words.len()) {
-        (Some(&FORMAT), 11) => {
+        (Some(&FORMAT), 12) => {
+            let not_before = count(7).ok_or(Foreign)?;
+            let mut terms =
+                Terms::stored(words[8], words[9], words[10], words[11]).ok_or(Foreign)?;
+            let (breaker, breaker_state) = (parts.next(), parts.next());
+            terms.breaker = match breaker.map(str::trim) {
+                Some("-") => None,
+                Some(breaker) => Some(BreakerTerms::from_stored(breaker).ok_or(Foreign)?),
+                None => return Err(Foreign),
+            };
+            let breaker =
+                BreakerState::from_stored(breaker_state.ok_or(Foreign)?).ok_or(Foreign)?;
+            Ok(Kept {
+                state: BucketState {
+                    not_before,
+                    ..state()?
+                },
+                terms,
+                breaker,
+            })
+        }
+        (Some(&FORMAT_V3), 11) => {
             let terms = Terms::stored(words[7], words[8], words[9], words[10]).ok_or(Foreign)?;
-            Ok((state()?, terms))
+            Ok(kept(state()?, terms))
         }
         (Some(&FORMAT_V2), 10) => {
             let terms = Terms::stored(words[7], words[8], "-", words[9]).ok_or(Foreign)?;
-            Ok((state()?, terms))
+            Ok(kept(state()?, terms))
         }
         (Some(&FORMAT_V1), 3) => {
             let state = BucketState {
@@ -565,30 +676,41 @@ fn parse(record: &[u8]) -> Result<(BucketState, Terms), Foreign> {
                 first_attempts: 0,
                 retries: 0,
                 refusals: 0,
+                not_before: 0,
             };
-            Ok((state, DEFAULT_TERMS))
+            Ok(kept(state, DEFAULT_TERMS))
         }
         _ => Err(Foreign),
     }
 }
 
-/// The fixed-size record of `state` on `terms`; numbers in exponent notation, which
-/// round-trips and stays short whatever the value.
-fn record_of(state: BucketState, terms: &Terms) -> [u8; RECORD] {
+/// The fixed-size record of `state` on `terms`, with the breaker's state; numbers in exponent
+/// notation, which round-trips and stays short whatever the value. The file store keeps no hosts
+/// (its budget is one machine's).
+fn record_of(state: BucketState, terms: &Terms, breaker: &BreakerState) -> [u8; RECORD] {
     let ratio = terms
         .ratio
         .map_or("-".to_string(), |ratio| format!("{ratio:e}"));
+    let breaker_terms = terms
+        .breaker
+        .map_or("-".to_string(), |breaker| breaker.stored());
+    let breaker = BreakerState {
+        hosts: Vec::new(),
+        ..breaker.clone()
+    };
     let text = format!(
-        "{FORMAT} {:e} {:e} {} {} {} {} {} {:e} {ratio} {:e}",
+        "{FORMAT} {:e} {:e} {} {} {} {} {} {} {:e} {ratio} {:e} | {breaker_terms} | {}",
         state.tokens,
         state.earned,
         state.at,
         state.first_attempts,
         state.retries,
         state.refusals,
+        state.not_before,
         terms.rate.tokens,
         micros(terms.rate.period),
         micros(terms.window),
+        breaker.stored(),
     );
     let mut record = [b' '; RECORD];
     record[..text.len()].copy_from_slice(text.as_bytes());
@@ -717,6 +839,7 @@ mod tests {
                 rate: "1/1h".parse().unwrap(),
                 ratio: None,
                 window: Duration::from_secs(60),
+                breaker: None,
             }
         }
 
@@ -730,7 +853,7 @@ mod tests {
             change(&self.path());
             let mut budget = FileBudget::new(file, OnFailure::Open, &self.watch);
             let warnings = &mut self.warnings;
-            budget.reserve(Some(Duration::from_secs(1)), &mut |warning| {
+            budget.reserve(Some(Duration::from_secs(1)), None, &mut |warning| {
                 warnings.push(warning)
             })
         }
@@ -741,6 +864,7 @@ mod tests {
 
         fn peek(&self) -> Result<Option<(BucketState, Terms)>, Refused> {
             peek(self.dir.path(), &name("api"))
+                .map(|kept| kept.map(|kept| (kept.state, kept.terms)))
         }
     }
 
@@ -789,8 +913,9 @@ mod tests {
             first_attempts: 0,
             retries: 0,
             refusals: 0,
+            not_before: 0,
         };
-        let record = record_of(future, &Store::terms());
+        let record = record_of(future, &Store::terms(), &BreakerState::default());
         let granted = store.reserve_after(|path| std::fs::write(path, record).unwrap());
         assert_eq!(granted, Reservation::Granted(Duration::ZERO));
         let [damaged, implausible] = &store.warnings[..] else {
@@ -864,6 +989,7 @@ mod tests {
                 first_attempts: u64::MAX,
                 retries: u64::MAX,
                 refusals: u64::MAX,
+                not_before: u64::MAX,
             };
             let terms = Terms {
                 rate: crate::Rate {
@@ -872,26 +998,55 @@ mod tests {
                 },
                 ratio: Some(0.1 + 0.2),
                 window: crate::model::LONGEST_TERM,
+                breaker: Some(crate::breaker::BreakerTerms {
+                    give_ups: u32::MAX,
+                    window: crate::model::LONGEST_TERM,
+                    share: 0.1 + 0.2,
+                    hosts: crate::breaker::MAX_HOSTS as u32,
+                    cool_down: crate::model::LONGEST_TERM,
+                }),
             };
-            let record = record_of(state, &terms);
+            let breaker = BreakerState {
+                started: u64::MAX,
+                runs: u32::MAX,
+                give_ups: u32::MAX,
+                earlier_runs: u32::MAX,
+                earlier_give_ups: u32::MAX,
+                open_until: u64::MAX,
+                openings: u32::MAX,
+                probe_until: u64::MAX,
+                hosts: Vec::new(),
+            };
+            let record = record_of(state, &terms, &breaker);
             assert_eq!(record.len(), RECORD);
-            let (back, written) = parse(&record).unwrap();
-            assert_eq!((back, written), (state, terms), "{tokens}");
+            let kept = parse(&record).unwrap();
+            assert_eq!(
+                (kept.state, kept.terms, kept.breaker),
+                (state, terms, breaker),
+                "{tokens}"
+            );
         }
     }
 
     #[test]
     fn parses_its_own_formats_only() {
-        let (state, _) = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
+        let Kept { state, .. } = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
         assert_eq!((state.tokens, state.at), (2.5, 1_000_000));
-        let (state, terms) = parse(b"retry-budget-v2 1e0 5e-1 7 1 2 3 10 6e7 6e7\n").unwrap();
+        let Kept { state, terms, .. } =
+            parse(b"retry-budget-v2 1e0 5e-1 7 1 2 3 10 6e7 6e7\n").unwrap();
         assert_eq!(
             (state.earned, state.at, state.first_attempts, state.refusals),
             (0.5, 7, 1, 3)
         );
         assert_eq!(terms.rate.to_string(), "10/1m");
-        let (_, terms) = parse(b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 1e-1 6e7\n").unwrap();
+        let Kept { terms, .. } =
+            parse(b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 1e-1 6e7\n").unwrap();
         assert_eq!((terms.rate.tokens, terms.ratio), (5, Some(0.1)));
+        let v4 =
+            b"retry-budget-v4 1e0 0e0 7 1 2 3 9 5 6e7 - 6e7 | 5 6e7 5e-1 1 3e7 | 7 1 1 0 0 0 0 0 -";
+        let Kept { terms, breaker, .. } = parse(v4).unwrap();
+        assert_eq!(terms.breaker.map(|breaker| breaker.give_ups), Some(5));
+        assert_eq!((breaker.started, breaker.give_ups), (7, 1));
         for bad in [
             &b""[..],
             b"retry-budget-v1 NaNx 1",

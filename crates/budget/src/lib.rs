@@ -12,8 +12,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod breaker;
 pub mod default_budget;
 pub mod file;
+mod microseconds;
 pub mod model;
 pub mod named_files;
 mod redis;
@@ -41,7 +43,9 @@ use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
 use retry_policy::choice::Choice;
-use retry_policy::run::{Counted, Reservation, RetryBudget};
+use retry_policy::outcome::Ended;
+use retry_policy::run::{Admission, Reservation, RetryBudget};
+use retry_policy::signal::Signal;
 use shared::SharedBudget;
 use store::{Location, OnFailure, RedisAddress, StoreSettings};
 use waiter::Waiter;
@@ -53,6 +57,9 @@ pub struct BudgetSettings {
     pub name: BudgetName,
     /// `--budget-store`: where it is kept, and what a retry does when the store fails.
     pub store: StoreSettings,
+    /// This machine, by a hash of its name (`RETRY_HOST`, else the host name), as a shared
+    /// store's breaker counts the hosts whose runs gave up.
+    pub host: u64,
 }
 
 impl BudgetSettings {
@@ -85,6 +92,7 @@ impl BudgetSettings {
             },
             Location::Shared { address, fallback } => Checked::Shared {
                 address: address.clone(),
+                host: self.host,
                 on_failure,
                 dir: fallback.clone(),
                 name,
@@ -181,6 +189,7 @@ enum Checked {
     /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
     Shared {
         address: RedisAddress,
+        host: u64,
         on_failure: OnFailure,
         dir: Option<PathBuf>,
         name: BudgetName,
@@ -223,12 +232,13 @@ impl Prepared {
             Checked::Unusable { on_failure, .. } => Opened::Unusable(on_failure),
             Checked::Shared {
                 address,
+                host,
                 on_failure,
                 dir,
                 name,
             } => {
                 let store = RedisStore::new(address, &name, watch);
-                let budget = SharedBudget::new(store, on_failure, dir, name.clone(), watch);
+                let budget = SharedBudget::new(store, host, on_failure, dir, name.clone(), watch);
                 Opened::Shared(Box::new(budget), name)
             }
         })
@@ -236,26 +246,49 @@ impl Prepared {
 }
 
 impl<W: Waiter> RetryBudget for Budget<'_, W> {
-    fn start_first_attempt(&mut self, latest: Option<Duration>) {
-        if let Opened::Shared(budget, _) = &mut self.0 {
-            budget.start_first_attempt(latest);
+    fn admit(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Admission {
+        match &mut self.0 {
+            Opened::File(budget, _) => budget.admit(latest, warn),
+            Opened::Default(budget) => budget.admit(latest, warn),
+            Opened::Shared(budget, _) => budget.admit(latest, warn),
+            Opened::Unusable(_) => Admission::Closed,
         }
     }
 
-    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+    fn finish(
+        &mut self,
+        ended: Ended,
+        admission: Admission,
+        latest: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Option<Signal> {
         match &mut self.0 {
-            Opened::File(budget, _) => budget.first_attempt(latest, warn),
-            Opened::Default(budget) => budget.first_attempt(latest, warn),
-            Opened::Shared(budget, _) => budget.first_attempt(latest, warn),
-            Opened::Unusable(_) => Counted::Done,
+            Opened::File(budget, _) => budget.finish(ended, admission, latest, warn),
+            Opened::Default(budget) => budget.finish(ended, admission, latest, warn),
+            Opened::Shared(budget, _) => budget.finish(ended, admission, latest, warn),
+            Opened::Unusable(_) => None,
         }
     }
 
-    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+    fn breaker(&self) -> String {
+        match &self.0 {
+            Opened::File(_, name) | Opened::Shared(_, name) => {
+                format!("the breaker of the retry budget {}", name.as_str())
+            }
+            _ => "the retry budget's breaker".into(),
+        }
+    }
+
+    fn reserve(
+        &mut self,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Reservation {
         match &mut self.0 {
-            Opened::File(budget, _) => budget.reserve(latest, warn),
-            Opened::Default(budget) => budget.reserve(latest, warn),
-            Opened::Shared(budget, _) => budget.reserve(latest, warn),
+            Opened::File(budget, _) => budget.reserve(latest, asked, warn),
+            Opened::Default(budget) => budget.reserve(latest, asked, warn),
+            Opened::Shared(budget, _) => budget.reserve(latest, asked, warn),
             Opened::Unusable(on_failure) => on_failure.reservation(),
         }
     }

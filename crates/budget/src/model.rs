@@ -20,6 +20,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::Reservation;
+use crate::breaker::BreakerTerms;
+pub use crate::microseconds::{LONGEST_TERM, delay_of, micros};
 use retry_policy::duration::parse_duration;
 
 /// `--rate N/DURATION`: at most N tokens, regaining N every DURATION.
@@ -40,6 +42,8 @@ pub struct Terms {
     pub ratio: Option<f64>,
     /// `--window`: the time constant of the earned tokens' decay.
     pub window: Duration,
+    /// `--breaker`: when runs that share the budget stop making attempts, if ever.
+    pub breaker: Option<BreakerTerms>,
 }
 
 /// The terms of a budget nobody has set terms for: 10 tokens a minute, none earned.
@@ -50,6 +54,7 @@ pub const DEFAULT_TERMS: Terms = Terms {
     },
     ratio: None,
     window: Duration::from_secs(60),
+    breaker: None,
 };
 
 /// The terms of the budget on this machine that a run spends from when it names none, one for
@@ -64,11 +69,8 @@ pub const DEFAULT_BUDGET_TERMS: Terms = Terms {
     },
     ratio: None,
     window: Duration::from_secs(60),
+    breaker: None,
 };
-
-/// The longest period or window a budget's terms may give: a century. Longer is damage in a
-/// store, and refused by `retry budget set`.
-pub const LONGEST_TERM: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// A budget's state as stored.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,7 +87,13 @@ pub struct BucketState {
     pub retries: u64,
     /// Retries refused.
     pub refusals: u64,
+    /// No retry before then (microseconds since the Unix epoch; 0 for none): a command of a run
+    /// sharing the budget asked for a wait (a `Retry-After`), which holds for every run.
+    pub not_before: u64,
 }
+
+/// The longest a command's requested wait holds a budget's other runs: a day.
+pub const LONGEST_HOLD: Duration = Duration::from_secs(86_400);
 
 /// The deepest a bucket may go into debt, in periods: a retry whose token lies further ahead is
 /// refused. It bounds every stored value, so that a state below it can only be damage.
@@ -94,15 +102,9 @@ pub const MAX_DEBT_PERIODS: u32 = 100;
 /// The most earned tokens a state may hold: more is damage.
 const MAX_EARNED: f64 = 1e12;
 
-/// A delay of `micros` microseconds; one longer than a Duration holds (a period of centuries
-/// times a debt) is never.
-pub fn delay_of(micros: f64) -> Duration {
-    Duration::try_from_secs_f64(micros / 1e6).unwrap_or(Duration::MAX)
-}
-
-/// `duration` in microseconds, as a float, as the arithmetic uses it.
-pub fn micros(duration: Duration) -> f64 {
-    duration.as_nanos() as f64 / 1000.0
+/// A command's requested wait in whole microseconds, as a budget holds it: a day at most.
+pub fn asked_micros(asked: Duration) -> u64 {
+    micros(asked.min(LONGEST_HOLD)) as u64
 }
 
 impl Rate {
@@ -121,6 +123,7 @@ impl BucketState {
             first_attempts: 0,
             retries: 0,
             refusals: 0,
+            not_before: 0,
         }
     }
 }
@@ -147,7 +150,7 @@ impl Terms {
                 retry_policy::duration::format_duration(self.window)
             ));
         }
-        Ok(())
+        self.breaker.map_or(Ok(()), |breaker| breaker.check())
     }
 
     /// Terms as a store holds them (periods in microseconds), if `retry budget set` could have
@@ -169,6 +172,7 @@ impl Terms {
                 ratio => Some(ratio.parse().ok()?),
             },
             window: span(window)?,
+            breaker: None,
         };
         terms.check().ok().map(|()| terms)
     }
@@ -181,6 +185,9 @@ impl Terms {
                 " plus {ratio} per first attempt over {}",
                 retry_policy::duration::format_duration(self.window)
             );
+        }
+        if let Some(breaker) = self.breaker {
+            text += &format!("; its breaker: {breaker}");
         }
         text
     }
@@ -210,6 +217,8 @@ impl Terms {
             && earned.is_finite()
             && (0.0..=MAX_EARNED).contains(&earned)
             && (state.at as f64) <= now as f64 + micros(self.rate.period)
+            && (state.not_before as f64)
+                <= now as f64 + micros(LONGEST_HOLD) + micros(self.rate.period)
     }
 
     /// `state` (a full bucket when there is none) as of `now`: the rate tokens regained, the
@@ -244,32 +253,46 @@ impl Terms {
     }
 
     /// Take a token at `now` for a retry that must start within `latest`: an earned token at
-    /// once if there is one, else one of the rate bucket's, maybe reserved ahead. Returns the
-    /// answer and the state to store (the refused count too).
+    /// once if there is one, else one of the rate bucket's, maybe reserved ahead. When the run's
+    /// command `asked` for a wait, no run sharing the budget retries before it is over (a day at
+    /// most); a retry is held until then. Returns the answer and the state to store (the refused
+    /// count too).
     pub fn reserve(
         &self,
         state: Option<BucketState>,
         now: u64,
         latest: Option<Duration>,
+        asked: Option<Duration>,
     ) -> (Reservation, BucketState) {
         let mut state = self.advance(state, now);
-        if state.earned >= 1.0 {
-            state.earned -= 1.0;
-            state.retries = state.retries.saturating_add(1);
-            return (Reservation::Granted(Duration::ZERO), state);
+        if let Some(asked) = asked {
+            let until = now.saturating_add(asked_micros(asked));
+            state.not_before = state.not_before.max(until);
         }
+        let held_us = state.not_before.saturating_sub(now) as f64;
+        let earned = state.earned >= 1.0;
         let left = state.tokens - 1.0;
-        let debt_periods = (-left / self.rate.capacity()).max(0.0);
+        let debt_periods = match earned {
+            true => 0.0,
+            false => (-left / self.rate.capacity()).max(0.0),
+        };
         let delay_us = micros(self.rate.period) * debt_periods;
         let refused = debt_periods > f64::from(MAX_DEBT_PERIODS)
-            || latest.is_some_and(|latest| delay_us >= micros(latest));
+            || latest.is_some_and(|latest| delay_us.max(held_us) >= micros(latest));
         if refused {
             state.refusals = state.refusals.saturating_add(1);
             return (Reservation::Refused, state);
         }
-        state.tokens = left;
+        match earned {
+            true => state.earned -= 1.0,
+            false => state.tokens = left,
+        }
         state.retries = state.retries.saturating_add(1);
-        (Reservation::Granted(delay_of(delay_us)), state)
+        let answer = match held_us > delay_us {
+            true => Reservation::Held(delay_of(held_us)),
+            false => Reservation::Granted(delay_of(delay_us)),
+        };
+        (answer, state)
     }
 
     /// How long until `state`'s rate bucket is full again (zero when it is).
@@ -324,6 +347,7 @@ mod tests {
             rate: rate.parse().unwrap(),
             ratio: None,
             window: Duration::from_secs(60),
+            breaker: None,
         }
     }
 
@@ -337,6 +361,7 @@ mod tests {
             first_attempts: 0,
             retries: 0,
             refusals: 0,
+            not_before: 0,
         }
     }
 
@@ -347,7 +372,7 @@ mod tests {
         retries.into_iter().all(|at| {
             let now = (at * SECOND as f64) as u64;
             let (answer, next) =
-                DEFAULT_BUDGET_TERMS.reserve(state, now, Some(Duration::from_secs(60)));
+                DEFAULT_BUDGET_TERMS.reserve(state, now, Some(Duration::from_secs(60)), None);
             state = Some(next);
             answer == Reservation::Granted(Duration::ZERO)
         })
@@ -374,7 +399,7 @@ mod tests {
     fn a_missing_bucket_is_full() {
         let five = terms("5/1h");
         assert_eq!(five.advance(None, 0).tokens, 5.0);
-        let (grant, state) = five.reserve(None, 100 * SECOND, None);
+        let (grant, state) = five.reserve(None, 100 * SECOND, None, None);
         assert_eq!(grant, Reservation::Granted(Duration::ZERO));
         assert_eq!((state.tokens, state.retries), (4.0, 1));
     }
@@ -386,7 +411,7 @@ mod tests {
         let mut state = None;
         let mut delays = Vec::new();
         for _ in 0..7 {
-            let (grant, next) = five.reserve(state, now, None);
+            let (grant, next) = five.reserve(state, now, None, None);
             state = Some(next);
             delays.push(grant);
         }
@@ -398,12 +423,32 @@ mod tests {
     #[test]
     fn refuses_without_reserving_past_the_latest_moment() {
         let one = terms("1/1m");
-        let (_, state) = one.reserve(None, 0, None);
-        let (refused, after) = one.reserve(Some(state), 0, Some(Duration::from_secs(59)));
+        let (_, state) = one.reserve(None, 0, None, None);
+        let (refused, after) = one.reserve(Some(state), 0, Some(Duration::from_secs(59)), None);
         assert_eq!(refused, Reservation::Refused);
         assert_eq!((after.tokens, after.refusals), (state.tokens, 1));
-        let (granted, _) = one.reserve(Some(state), 0, Some(Duration::from_secs(61)));
+        let (granted, _) = one.reserve(Some(state), 0, Some(Duration::from_secs(61)), None);
         assert_eq!(granted, Reservation::Granted(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn a_requested_wait_holds_every_retry_sharing_the_budget_until_it_is_over() {
+        let ten = terms("10/1m");
+        let asked = Some(Duration::from_secs(5));
+        let (held, state) = ten.reserve(None, 0, None, asked);
+        assert_eq!(held, Reservation::Held(Duration::from_secs(5)));
+        // Another run, a second later, that was asked for nothing.
+        let (held, state) = ten.reserve(Some(state), SECOND, None, None);
+        assert_eq!(held, Reservation::Held(Duration::from_secs(4)));
+        let latest = Some(Duration::from_secs(3));
+        let (refused, state) = ten.reserve(Some(state), SECOND, latest, None);
+        assert_eq!(refused, Reservation::Refused);
+        let (granted, state) = ten.reserve(Some(state), 5 * SECOND, None, None);
+        assert_eq!(granted, Reservation::Granted(Duration::ZERO));
+        // A day at most, however long the wait asked for.
+        let year = Some(Duration::from_secs(365 * 86_400));
+        let (held, _) = ten.reserve(Some(state), 5 * SECOND, None, year);
+        assert_eq!(held, Reservation::Held(LONGEST_HOLD));
     }
 
     #[test]
@@ -430,7 +475,7 @@ mod tests {
         }
         let state = state.unwrap();
         assert_eq!((state.earned, state.first_attempts), (2.0, 4));
-        let (grant, after) = earning.reserve(Some(state), 0, None);
+        let (grant, after) = earning.reserve(Some(state), 0, None, None);
         assert_eq!(grant, Reservation::Granted(Duration::ZERO));
         assert_eq!(
             (after.earned, after.tokens),
@@ -458,7 +503,10 @@ mod tests {
         let one = terms("1/1m");
         let now = 1_000_000 * SECOND;
         let deep = state(-f64::from(MAX_DEBT_PERIODS), now);
-        assert_eq!(one.reserve(Some(deep), now, None).0, Reservation::Refused);
+        assert_eq!(
+            one.reserve(Some(deep), now, None, None).0,
+            Reservation::Refused
+        );
         assert!(one.is_plausible(&deep, now));
         let mut absurd = vec![
             state(-1e308, now),
@@ -479,12 +527,12 @@ mod tests {
     #[test]
     fn centuries_long_periods_saturate_instead_of_overflowing() {
         let slow = terms("1/500000000000y");
-        let (_, state) = slow.reserve(None, 0, None);
-        let (_, state) = slow.reserve(Some(state), 0, None);
+        let (_, state) = slow.reserve(None, 0, None, None);
+        let (_, state) = slow.reserve(Some(state), 0, None, None);
         // Two periods of 500000000000 years pass what a Duration holds.
-        let (grant, _) = slow.reserve(Some(state), 0, None);
+        let (grant, _) = slow.reserve(Some(state), 0, None, None);
         assert_eq!(grant, Reservation::Granted(Duration::MAX));
-        let (refused, _) = slow.reserve(Some(state), 0, Some(Duration::from_secs(1)));
+        let (refused, _) = slow.reserve(Some(state), 0, Some(Duration::from_secs(1)), None);
         assert_eq!(refused, Reservation::Refused);
     }
 
@@ -527,13 +575,14 @@ mod tests {
                 rate: Rate { tokens, period: Duration::from_millis(period_ms) },
                 ratio: Some(0.1),
                 window: Duration::from_secs(60),
+                breaker: None,
             };
             let mut state = None;
             let mut now = 0;
             for step in steps {
                 now += step * 1000;
                 prop_assert!(terms.advance(state, now).tokens <= f64::from(tokens));
-                let (grant, next) = terms.reserve(state, now, None);
+                let (grant, next) = terms.reserve(state, now, None, None);
                 prop_assert!(matches!(grant, Reservation::Granted(_)));
                 prop_assert!(terms.is_plausible(&next, now));
                 state = Some(terms.first_attempt(Some(next), now));
@@ -546,11 +595,12 @@ mod tests {
                 rate: Rate { tokens, period: Duration::from_secs(3600) },
                 ratio: None,
                 window: Duration::from_secs(60),
+                breaker: None,
             };
             let mut state = None;
             let mut last = Duration::ZERO;
             for taken in 0..(tokens as usize + extra) {
-                let (Reservation::Granted(delay), next) = terms.reserve(state, 0, None) else {
+                let (Reservation::Granted(delay), next) = terms.reserve(state, 0, None, None) else {
                     return Err(TestCaseError::fail("refused without a limit"));
                 };
                 state = Some(next);

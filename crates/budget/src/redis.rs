@@ -1,10 +1,11 @@
 //! The retry budget on a Redis (or Valkey) server, shared by a whole fleet.
 //!
 //! Two hashes per budget (the braces keep them on one Cluster slot): `retry:budget:{NAME}` holds
-//! the rate tokens, the earned tokens, the time of the last update and the counters of first
-//! attempts, retries and refusals, and expires once the bucket is idle and full;
-//! `retry:budget:{NAME}:terms` holds the terms `retry budget set` gave, which every run uses, and
-//! never expires (without it, the default terms hold). Each decision is one call of `budget.lua`
+//! the rate tokens, the earned tokens, the time of the last update, the counters of first
+//! attempts, retries and refusals, and the breaker's state, and expires once the bucket is idle
+//! and full and the breaker has nothing to remember; `retry:budget:{NAME}:terms` holds the terms
+//! `retry budget set` gave (its breaker's among them), which every run uses, and never expires
+//! (without it, the default terms hold). Each decision is one call of `budget.lua`
 //! (`EVALSHA`, loading the script on `NOSCRIPT`): one round trip, atomic, on the server's clock,
 //! so that the hosts' clocks do not matter.
 //!
@@ -15,18 +16,22 @@
 //! reply is read in bounded memory (`resp`), and each value in it is checked: one no run of
 //! the script could give makes the store count as failing. The server needs Redis 5.0 or later
 //! (or Valkey), and an ACL user needs only `~retry:budget:* -@all +evalsha +script|load +hmget
-//! +hset +pexpire +time`.
+//! +hset +hdel +pexpire +time`.
 
 use std::time::{Duration, Instant};
 
+use super::breaker::{BreakerState, BreakerTerms, LONGEST_COOL_DOWN, MAX_HOSTS};
 use super::model::{
-    BucketState, DEFAULT_TERMS, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, delay_of, micros,
+    BucketState, DEFAULT_TERMS, LONGEST_HOLD, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, asked_micros,
+    delay_of, micros,
 };
 use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
 use crate::waiter::{Waited, Waiter};
+use retry_policy::outcome::Ended;
+use retry_policy::run::Admission;
 use retry_policy::signal::Signal;
 
 /// A budget on a Redis server.
@@ -44,25 +49,21 @@ pub(crate) struct RedisStore<'a, W> {
 /// What a call's thread hands back: the answer, and the connection to keep.
 pub(crate) type CallDone = (Result<Reply, Trouble>, Option<Connection>);
 
-/// A first attempt's count, under way (as the waiter's job `J`) or answered.
-pub(crate) enum Counting<J> {
-    /// On a thread of its own, to be awaited until `until` (`limit` from its start).
-    Started {
-        job: J,
-        until: Option<Instant>,
-        limit: Duration,
-    },
-    /// Answered already.
-    Answered(Result<Reply, Failure>),
-}
-
 /// What a call of the script does.
 #[derive(Clone, Copy)]
 enum Operation<'t> {
-    /// Count a first attempt, earning what the ratio gives.
-    First,
-    /// Take a token for a retry.
-    Reserve,
+    /// Count a first attempt, earning what the ratio gives, and ask the breaker whether it may
+    /// go, a probe holding it for this long.
+    Admit(Duration),
+    /// Take a token for a retry, the run's command having asked for this wait, if it did.
+    Reserve(Option<Duration>),
+    /// Count a run's end on this host (by a hash of its name) for the breaker, as its probe or
+    /// not.
+    Record {
+        host: u64,
+        ended: Ended,
+        probe: bool,
+    },
     /// Return the stored fields and the server's time.
     Show,
     /// Keep these terms for every run.
@@ -87,6 +88,8 @@ pub(crate) struct Stored {
     /// The terms `retry budget set` kept: none for the defaults, and an error for terms no
     /// `set` could have stored.
     pub(crate) terms: Result<Option<Terms>, String>,
+    /// The breaker's state; none when there is none (or it is damaged).
+    pub(crate) breaker: Option<BreakerState>,
     /// The server's time, in microseconds since the Unix epoch.
     pub(crate) now: u64,
 }
@@ -113,19 +116,45 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         &self.address
     }
 
-    /// Count a first attempt, within `latest`.
-    pub(crate) fn first_attempt(&mut self, latest: Option<Duration>) -> Result<(), Failure> {
-        let answer = self.call(Operation::First, latest, None)?;
-        counted(&answer)
+    /// Count a first attempt and ask the breaker whether the run may make it, within `latest`,
+    /// a probe holding the breaker for `lease`; says too whether the budget has a breaker, and
+    /// whether the stored state or terms were damaged.
+    pub(crate) fn admit(
+        &mut self,
+        latest: Option<Duration>,
+        lease: Duration,
+    ) -> Result<(Admission, bool, bool), Failure> {
+        let answer = self.call(Operation::Admit(lease), latest, None)?;
+        strings(&answer)
+            .and_then(|fields| admitted(&fields))
+            .ok_or_else(|| unusable(&answer))
     }
 
-    /// Take a token for a retry that must start within `latest`; says too whether the stored
-    /// state or terms were not what a run stores, and were started over from.
+    /// Count, for the breaker, a run that ended as `ended` on `host`, as the probe or not.
+    pub(crate) fn record(
+        &mut self,
+        latest: Option<Duration>,
+        host: u64,
+        ended: Ended,
+        probe: bool,
+    ) -> Result<(), Failure> {
+        let operation = Operation::Record { host, ended, probe };
+        let answer = self.call(operation, latest, None)?;
+        match strings(&answer).as_deref() {
+            Some([recorded, _, _, _]) if recorded == "recorded" => Ok(()),
+            _ => Err(unusable(&answer)),
+        }
+    }
+
+    /// Take a token for a retry that must start within `latest`, holding every run's retries
+    /// for the wait the command `asked` for; says too whether the stored state or terms were
+    /// not what a run stores, and were started over from.
     pub(crate) fn reserve(
         &mut self,
         latest: Option<Duration>,
+        asked: Option<Duration>,
     ) -> Result<(Reservation, bool), Failure> {
-        let answer = self.call(Operation::Reserve, latest, None)?;
+        let answer = self.call(Operation::Reserve(asked), latest, None)?;
         strings(&answer)
             .and_then(|fields| decide(&fields))
             .ok_or_else(|| unusable(&answer))
@@ -146,43 +175,6 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         strings(&answer)
             .and_then(|fields| stored(&fields))
             .ok_or_else(|| unusable(&answer))
-    }
-
-    /// Start counting a first attempt, within `latest`, on a thread of its own, so that the
-    /// round trip goes on while the attempt runs; [`RedisStore::finish_counting`] takes the
-    /// answer.
-    pub(crate) fn start_counting(
-        &mut self,
-        latest: Option<Duration>,
-    ) -> Counting<W::Job<CallDone>> {
-        let (limit, job) = self.call_job(Operation::First, latest, None);
-        match self.watch.start_job(job) {
-            Ok(job) => Counting::Started {
-                job,
-                until: Instant::now().checked_add(limit),
-                limit,
-            },
-            Err(err) => Counting::Answered(Err(Failure::Failed(format!(
-                "cannot start a thread: {err}"
-            )))),
-        }
-    }
-
-    /// The answer to a count [`RedisStore::start_counting`] started, awake to the run's
-    /// signals.
-    pub(crate) fn finish_counting(
-        &mut self,
-        counting: Counting<W::Job<CallDone>>,
-    ) -> Result<(), Failure> {
-        let answer = match counting {
-            Counting::Answered(answer) => answer?,
-            Counting::Started { job, until, limit } => match self.watch.await_job(job, until) {
-                Waited::Done(done) => self.answer(done, limit)?,
-                Waited::Stopped(signal) => return Err(Failure::Interrupted(signal)),
-                Waited::TimedOut => return Err(no_answer_within(limit)),
-            },
-        };
-        counted(&answer)
     }
 
     /// One call of the script, at the server's time unless `now` (in tests), within `latest`
@@ -252,7 +244,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     }
 
     /// The script's arguments: this budget's two keys, then the operation's arguments: the
-    /// default terms (the terms to keep, to set them), and the bounds.
+    /// default terms (the terms to keep, to set them), the bounds, and what the breaker needs.
     fn arguments(
         &self,
         operation: Operation<'_>,
@@ -261,10 +253,30 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     ) -> Vec<Vec<u8>> {
         let text = |value: Option<String>| value.unwrap_or_default().into_bytes();
         let (name, terms) = match operation {
-            Operation::First => ("first", &DEFAULT_TERMS),
-            Operation::Reserve => ("reserve", &DEFAULT_TERMS),
+            Operation::Admit(_) => ("admit", &DEFAULT_TERMS),
+            Operation::Reserve(_) => ("reserve", &DEFAULT_TERMS),
+            Operation::Record { .. } => ("record", &DEFAULT_TERMS),
             Operation::Show => ("show", &DEFAULT_TERMS),
             Operation::Set(terms) => ("set", terms),
+        };
+        let lease = match operation {
+            Operation::Admit(lease) => Some(micros(lease).to_string()),
+            _ => None,
+        };
+        let (host, ended, probe) = match operation {
+            Operation::Record { host, ended, probe } => (
+                Some(format!("{host:x}")),
+                Some(match ended {
+                    Ended::Succeeded => "succeeded",
+                    Ended::GaveUp => "gave_up",
+                }),
+                Some(if probe { "1" } else { "0" }),
+            ),
+            _ => (None, None, None),
+        };
+        let asked = match operation {
+            Operation::Reserve(Some(asked)) => Some(asked_micros(asked).to_string()),
+            _ => None,
         };
         vec![
             self.key.clone().into_bytes(),
@@ -278,6 +290,15 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             MAX_DEBT_PERIODS.to_string().into_bytes(),
             micros(LONGEST_TERM).to_string().into_bytes(),
             text(now.map(|now| now.to_string())),
+            text(terms.breaker.map(|breaker| breaker.stored())),
+            text(lease),
+            text(host),
+            text(ended.map(str::to_string)),
+            text(probe.map(str::to_string)),
+            MAX_HOSTS.to_string().into_bytes(),
+            LONGEST_COOL_DOWN.to_string().into_bytes(),
+            text(asked),
+            (micros(LONGEST_HOLD) as u64).to_string().into_bytes(),
         ]
     }
 
@@ -298,11 +319,29 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     }
 }
 
-/// Whether `answer` is the script's word that it counted a first attempt.
-fn counted(answer: &Reply) -> Result<(), Failure> {
-    match strings(answer).as_deref() {
-        Some([counted, _, _, _]) if counted == "counted" => Ok(()),
-        _ => Err(unusable(answer)),
+/// The answer to an admission: the breaker's word, whether the budget has a breaker, and
+/// whether the state or terms were damaged; none when a value is not one the script gives.
+fn admitted(answer: &[String]) -> Option<(Admission, bool, bool)> {
+    let [counted, _, damaged, _, admission, left, breaker] = answer else {
+        return None;
+    };
+    (counted == "counted").then_some(())?;
+    let left: f64 = left.parse().ok().filter(|left: &f64| *left >= 0.0)?;
+    let admission = match admission.as_str() {
+        "closed" => Admission::Closed,
+        "probe" => Admission::Probe,
+        "open" => Admission::Open(delay_of(left)),
+        _ => return None,
+    };
+    Some((admission, flag(breaker)?, flag(damaged)?))
+}
+
+/// A `'1'` or `'0'` of the script's.
+fn flag(text: &str) -> Option<bool> {
+    match text {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
     }
 }
 
@@ -366,23 +405,19 @@ fn decide(answer: &[String]) -> Option<(Reservation, bool)> {
         .parse::<f64>()
         .ok()
         .filter(|period| *period > 0.0 && *period <= micros(LONGEST_TERM))?;
-    // The longest delay the arithmetic grants: its debt bound, in periods.
-    let most = period * f64::from(MAX_DEBT_PERIODS + 1);
+    // The longest delay the arithmetic grants: its debt bound, in periods, or a held wait.
+    let most = period * f64::from(MAX_DEBT_PERIODS + 1) + micros(LONGEST_HOLD);
     let delay: f64 = delay
         .parse()
         .ok()
         .filter(|delay: &f64| (0.0..=most).contains(delay))?;
     let reservation = match verdict.as_str() {
         "granted" => Reservation::Granted(delay_of(delay)),
+        "held" => Reservation::Held(delay_of(delay)),
         "refused" => Reservation::Refused,
         _ => return None,
     };
-    let damaged = match damaged.as_str() {
-        "1" => true,
-        "0" => false,
-        _ => return None,
-    };
-    Some((reservation, damaged))
+    Some((reservation, flag(damaged)?))
 }
 
 /// The stored fields, the kept terms and the server's time, as the script's `show` returns them
@@ -395,29 +430,44 @@ fn stored(fields: &[String]) -> Option<Stored> {
         first,
         retries,
         refusals,
+        not_before,
         capacity,
         period,
         ratio,
         window,
+        breaker_terms,
+        breaker,
         now,
     ] = fields
     else {
         return None;
     };
     let now = now.parse().ok()?;
+    let damaged = || "its terms are not ones retry budget set stores".to_string();
     let terms = match [capacity, period, ratio, window]
         .iter()
         .all(|term| term.is_empty())
     {
         true => Ok(None),
         false => Terms::stored(capacity, period, ratio, window)
-            .map(Some)
-            .ok_or_else(|| "its terms are not ones retry budget set stores".to_string()),
+            .ok_or_else(damaged)
+            .and_then(|terms| match breaker_terms.is_empty() {
+                true => Ok(terms),
+                false => BreakerTerms::from_stored(breaker_terms)
+                    .map(|breaker| Terms {
+                        breaker: Some(breaker),
+                        ..terms
+                    })
+                    .ok_or_else(damaged),
+            })
+            .map(Some),
     };
+    let breaker = BreakerState::from_stored(breaker);
     if tokens.is_empty() {
         return Some(Stored {
             written: None,
             terms,
+            breaker,
             now,
         });
     }
@@ -429,10 +479,16 @@ fn stored(fields: &[String]) -> Option<Stored> {
         first_attempts: first.parse().ok()?,
         retries: retries.parse().ok()?,
         refusals: refusals.parse().ok()?,
+        // A state kept before requested waits were shared has none.
+        not_before: match not_before.is_empty() {
+            true => 0,
+            false => not_before.parse().ok()?,
+        },
     };
     Some(Stored {
         written: Some(state),
         terms,
+        breaker,
         now,
     })
 }
@@ -502,11 +558,13 @@ mod tests {
                 model.first_attempts,
                 model.retries,
                 model.refusals,
+                model.not_before,
             ) == (
                 stored.at,
                 stored.first_attempts,
                 stored.retries,
                 stored.refusals,
+                stored.not_before,
             )
     }
 
@@ -518,6 +576,13 @@ mod tests {
             },
             ratio: rng.random_bool(0.7).then(|| rng.random_range(0.01..=1.0)),
             window: Duration::from_micros(rng.random_range(1_000..600_000_000)),
+            breaker: rng.random_bool(0.8).then(|| BreakerTerms {
+                give_ups: rng.random_range(1..=6),
+                window: Duration::from_micros(rng.random_range(1_000..100_000_000)),
+                share: rng.random_range(0.05..=1.0),
+                hosts: rng.random_range(1..=3),
+                cool_down: Duration::from_micros(rng.random_range(1_000..100_000_000)),
+            }),
         }
     }
 
@@ -532,6 +597,9 @@ mod tests {
             let mut store = store(&server, &format!("model-{seed}"));
             store.set_terms(&terms).unwrap();
             let mut model: Option<BucketState> = None;
+            let mut breaker = BreakerState::default();
+            // Whether the last admission made a probe, whose end comes next.
+            let mut probing = false;
             let mut now: u64 = 1_800_000_000_000_000;
             let period = micros(terms.rate.period) as u64;
             for step in 0..400 {
@@ -549,28 +617,84 @@ mod tests {
                     model = None;
                 }
                 let flag = if damaged { "1" } else { "0" };
-                if rng.random_bool(0.4) {
-                    model = Some(terms.first_attempt(model, now));
-                    let answer = store.call(Operation::First, None, Some(now)).unwrap();
-                    let answer = strings(&answer).unwrap();
-                    assert_eq!(answer[..3], ["counted", "0", flag], "{context}");
-                } else {
-                    let latest = rng
-                        .random_bool(0.5)
-                        .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
-                    let (expected, next) = terms.reserve(model, now, latest);
-                    model = Some(next);
-                    let answer = store.call(Operation::Reserve, latest, Some(now)).unwrap();
-                    let (reservation, script_damaged) = decide(&strings(&answer).unwrap()).unwrap();
-                    assert_eq!(script_damaged, damaged, "{context}");
-                    match (expected, reservation) {
-                        (Reservation::Granted(a), Reservation::Granted(b)) => {
-                            assert!(
-                                a.abs_diff(b) <= Duration::from_micros(1),
-                                "{context}: {a:?} {b:?}"
-                            )
+                match rng.random_range(0..10) {
+                    0..=2 => {
+                        let lease = Duration::from_micros(rng.random_range(1..3 * period));
+                        let expected = match terms.breaker {
+                            Some(breaker_terms) => {
+                                let (admission, next) =
+                                    breaker_terms.admit(breaker.clone(), now, lease);
+                                breaker = next;
+                                admission
+                            }
+                            None => Admission::Closed,
+                        };
+                        probing = expected == Admission::Probe;
+                        model = Some(match expected {
+                            Admission::Open(_) => terms.advance(model, now),
+                            _ => terms.first_attempt(model, now),
+                        });
+                        let answer = store
+                            .call(Operation::Admit(lease), None, Some(now))
+                            .unwrap();
+                        let (admission, has, damaged_flag) =
+                            admitted(&strings(&answer).unwrap()).unwrap();
+                        assert_eq!(damaged_flag, damaged, "{context}");
+                        assert_eq!(has, terms.breaker.is_some(), "{context}");
+                        match (expected, admission) {
+                            (Admission::Open(a), Admission::Open(b)) => {
+                                assert!(a.abs_diff(b) <= Duration::from_micros(1), "{context}")
+                            }
+                            (a, b) => assert_eq!(a, b, "{context}"),
                         }
-                        (a, b) => assert_eq!(a, b, "{context}"),
+                    }
+                    3..=5 => {
+                        let host = rng.random_range(1..=4u64) * 0x9e37_79b9;
+                        let ended = match rng.random_bool(0.6) {
+                            true => Ended::GaveUp,
+                            false => Ended::Succeeded,
+                        };
+                        let probe = probing || rng.random_bool(0.2);
+                        if let Some(breaker_terms) = terms.breaker {
+                            breaker = breaker_terms.record(
+                                breaker.clone(),
+                                now,
+                                host,
+                                ended,
+                                probe,
+                                true,
+                            );
+                        }
+                        model = Some(terms.advance(model, now));
+                        let operation = Operation::Record { host, ended, probe };
+                        let answer = store.call(operation, None, Some(now)).unwrap();
+                        let answer = strings(&answer).unwrap();
+                        assert_eq!(answer[..3], ["recorded", "0", flag], "{context}");
+                    }
+                    _ => {
+                        let latest = rng
+                            .random_bool(0.5)
+                            .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
+                        let asked = rng
+                            .random_bool(0.2)
+                            .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
+                        let (expected, next) = terms.reserve(model, now, latest, asked);
+                        model = Some(next);
+                        let operation = Operation::Reserve(asked);
+                        let answer = store.call(operation, latest, Some(now)).unwrap();
+                        let (reservation, script_damaged) =
+                            decide(&strings(&answer).unwrap()).unwrap();
+                        assert_eq!(script_damaged, damaged, "{context}");
+                        match (expected, reservation) {
+                            (Reservation::Granted(a), Reservation::Granted(b))
+                            | (Reservation::Held(a), Reservation::Held(b)) => {
+                                assert!(
+                                    a.abs_diff(b) <= Duration::from_micros(1),
+                                    "{context}: {a:?} {b:?}"
+                                )
+                            }
+                            (a, b) => assert_eq!(a, b, "{context}"),
+                        }
                     }
                 }
                 let shown = store.show().unwrap();
@@ -580,6 +704,9 @@ mod tests {
                     "{context}: {stored:?}"
                 );
                 assert_eq!(shown.terms.unwrap().unwrap().rate, terms.rate, "{context}");
+                if terms.breaker.is_some() {
+                    assert_eq!(shown.breaker.as_ref(), Some(&breaker), "{context}");
+                }
             }
         }
     }
@@ -594,9 +721,10 @@ mod tests {
             rate: "2/1s".parse().unwrap(),
             ratio: None,
             window: Duration::from_secs(1),
+            breaker: None,
         };
         store.set_terms(&terms).unwrap();
-        store.reserve(None).unwrap();
+        store.reserve(None, None).unwrap();
         let Reply::Integer(ttl) = direct(&server)
             .call(&[b"PTTL", store.key().as_bytes()])
             .unwrap()
@@ -624,7 +752,7 @@ mod tests {
         // The defaults: ten tokens at once.
         for _ in 0..10 {
             assert_eq!(
-                first.reserve(None).unwrap().0,
+                first.reserve(None, None).unwrap().0,
                 Reservation::Granted(Duration::ZERO)
             );
         }
@@ -634,7 +762,9 @@ mod tests {
         };
         second.set_terms(&one_a_minute).unwrap();
         // Carried over: the bucket was empty, and stays so, on the new capacity.
-        let (granted, _) = first.reserve(Some(Duration::from_secs(3600))).unwrap();
+        let (granted, _) = first
+            .reserve(Some(Duration::from_secs(3600)), None)
+            .unwrap();
         assert!(
             matches!(granted, Reservation::Granted(wait) if wait > Duration::from_secs(50)),
             "{granted:?}"
@@ -656,7 +786,7 @@ mod tests {
                 b"1",
             ])
             .unwrap();
-        let (granted, damaged) = store.reserve(None).unwrap();
+        let (granted, damaged) = store.reserve(None, None).unwrap();
         assert_eq!(
             (granted, damaged),
             (Reservation::Granted(Duration::ZERO), true)
@@ -673,6 +803,7 @@ mod tests {
             rate: "5/1m".parse().unwrap(),
             ratio: None,
             window: Duration::from_secs(60),
+            breaker: None,
         };
         store.set_terms(&terms).unwrap();
         for (field, value) in [
@@ -681,7 +812,7 @@ mod tests {
             ("at", "-5"),
             ("earned", "inf"),
         ] {
-            store.reserve(None).unwrap();
+            store.reserve(None, None).unwrap();
             connection
                 .call(&[
                     b"HSET",
@@ -690,7 +821,7 @@ mod tests {
                     value.as_bytes(),
                 ])
                 .unwrap();
-            let (reservation, damaged) = store.reserve(None).unwrap();
+            let (reservation, damaged) = store.reserve(None, None).unwrap();
             assert_eq!(
                 (reservation, damaged),
                 (Reservation::Granted(Duration::ZERO), true),

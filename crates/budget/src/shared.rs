@@ -4,24 +4,31 @@
 //! default) the run warns once and goes on with the file store on this machine, on the terms
 //! that file holds (set there with `retry budget set --budget-store file`, else the defaults);
 //! with `fail=closed`, a retry that the store cannot pay for is refused (the run gives up with
-//! reason `budget`). Either way a first attempt is never delayed or failed by the store: it is counted
-//! after it ran, and a failure to count it only warns.
+//! reason `budget`). Either way a first attempt is delayed by one call at most (the one that
+//! counts it and asks the breaker), and never failed by the store: a store that cannot be reached
+//! has no breaker, and a failure to count only warns.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::breaker::PROBE_LEASE;
 use super::file::{BudgetFile, FileBudget};
-use super::redis::{CallDone, Counting, Failure, RedisStore};
+use super::redis::{Failure, RedisStore};
 use super::store::OnFailure;
-use super::{BudgetName, Counted, Reservation, RetryBudget};
+use super::{BudgetName, Reservation, RetryBudget};
 use crate::waiter::Waiter;
+use retry_policy::outcome::Ended;
+use retry_policy::run::Admission;
+use retry_policy::signal::Signal;
 
 /// A budget on a shared store, with the way back to this machine's file.
 pub(crate) struct SharedBudget<'a, W: Waiter> {
     /// The store, until it first fails.
     store: Option<RedisStore<'a, W>>,
-    /// The first attempt's count, started before the attempt.
-    counting: Option<Counting<W::Job<CallDone>>>,
+    /// This machine, by a hash of its name, as the breaker counts hosts.
+    host: u64,
+    /// Whether the budget had a breaker when the run was admitted.
+    breaker: bool,
     on_failure: OnFailure,
     fallback: Fallback<'a, W>,
 }
@@ -44,6 +51,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
     /// A budget on `store`, falling back as `on_failure` says to the file store in `dir`.
     pub(crate) fn new(
         store: RedisStore<'a, W>,
+        host: u64,
         on_failure: OnFailure,
         dir: Option<PathBuf>,
         name: BudgetName,
@@ -51,7 +59,8 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
     ) -> Self {
         SharedBudget {
             store: Some(store),
-            counting: None,
+            host,
+            breaker: false,
             on_failure,
             fallback: Fallback::NotYet { dir, name, watch },
         }
@@ -98,47 +107,76 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
 }
 
 impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
-    fn start_first_attempt(&mut self, latest: Option<Duration>) {
+    fn admit(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Admission {
         if latest.is_some_and(|latest| latest.is_zero()) {
-            return;
+            // No time left to ask in; nothing failed.
+            return Admission::Closed;
         }
         if let Some(store) = &mut self.store {
-            self.counting = Some(store.start_counting(latest));
-        }
-    }
-
-    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
-        let started = self.counting.take();
-        if started.is_none() && latest.is_some_and(|latest| latest.is_zero()) {
-            // No time left to count it in; nothing failed.
-            return Counted::Done;
-        }
-        if let Some(store) = &mut self.store {
-            let counted = match started {
-                Some(counting) => store.finish_counting(counting),
-                None => store.first_attempt(latest),
-            };
-            match counted {
-                Ok(()) => return Counted::Done,
-                Err(Failure::Interrupted(signal)) => return Counted::Interrupted(signal),
+            let lease = latest.map_or(PROBE_LEASE, |latest| latest.min(PROBE_LEASE));
+            match store.admit(latest, lease) {
+                Ok((admission, breaker, damaged)) => {
+                    if damaged {
+                        warn(format!(
+                            "retry budget store {}: the state or terms held values no run could \
+                             have stored; it started again from them anew",
+                            store.address()
+                        ));
+                    }
+                    self.breaker = breaker;
+                    return admission;
+                }
+                Err(Failure::Interrupted(signal)) => return Admission::Interrupted(signal),
                 Err(Failure::Failed(why)) => self.give_up_store(&why, warn),
             }
         }
         if self.on_failure == OnFailure::Closed {
-            return Counted::Done;
+            return Admission::Closed;
         }
         match self.fallback(warn) {
-            Some(file) => file.first_attempt(latest, warn),
-            None => Counted::Done,
+            Some(file) => file.admit(latest, warn),
+            None => Admission::Closed,
         }
     }
 
-    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
+    fn finish(
+        &mut self,
+        ended: Ended,
+        admission: Admission,
+        latest: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Option<Signal> {
+        if let Some(store) = &mut self.store {
+            if !self.breaker {
+                return None;
+            }
+            let probe = admission == Admission::Probe;
+            return match store.record(latest, self.host, ended, probe) {
+                Ok(()) => None,
+                Err(Failure::Interrupted(signal)) => Some(signal),
+                Err(Failure::Failed(why)) => {
+                    self.give_up_store(&why, warn);
+                    None
+                }
+            };
+        }
+        match &mut self.fallback {
+            Fallback::File(file) => file.finish(ended, admission, latest, warn),
+            _ => None,
+        }
+    }
+
+    fn reserve(
+        &mut self,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Reservation {
         if latest.is_some_and(|latest| latest.is_zero()) {
             return Reservation::Refused;
         }
         if let Some(store) = &mut self.store {
-            match store.reserve(latest) {
+            match store.reserve(latest, asked) {
                 Ok((reservation, damaged)) => {
                     if damaged {
                         warn(format!(
@@ -156,7 +194,7 @@ impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
         match self.on_failure {
             OnFailure::Closed => Reservation::Unavailable,
             OnFailure::Open => match self.fallback(warn) {
-                Some(file) => file.reserve(latest, warn),
+                Some(file) => file.reserve(latest, asked, warn),
                 None => Reservation::Granted(Duration::ZERO),
             },
         }

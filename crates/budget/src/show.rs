@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::BudgetName;
+use super::breaker::{BreakerState, BreakerTerms};
 use super::file;
 use super::model::{BucketState, DEFAULT_TERMS, Terms};
 use super::redis::{Failure, RedisStore};
@@ -45,6 +46,31 @@ struct Shown {
     terms: ShownTerms,
     /// None when the store has no state: a full bucket.
     state: Option<ShownState>,
+    /// The breaker now, when the budget has one.
+    breaker: Option<ShownBreaker>,
+}
+
+/// A breaker's terms.
+#[derive(Debug, Serialize)]
+struct ShownBreakerTerms {
+    give_ups: u32,
+    window_ms: f64,
+    share: f64,
+    hosts: u32,
+    cool_down_ms: f64,
+}
+
+/// A breaker now.
+#[derive(Debug, Serialize)]
+struct ShownBreaker {
+    /// `closed`; `open`; `half_open` (its cool-down over, the next run is its probe); or
+    /// `probing` (a probe's attempt is out, and decides).
+    state: &'static str,
+    /// How long it stays open, or the probe holds it, yet; null when closed.
+    open_for_ms: Option<f64>,
+    /// Runs that ended, and that gave up, in its current window.
+    runs: u32,
+    give_ups: u32,
 }
 
 /// The budget's terms: those `retry budget set` kept, or the defaults.
@@ -56,6 +82,8 @@ struct ShownTerms {
     window_ms: f64,
     /// Whether `retry budget set` gave them (else they are the defaults).
     set: bool,
+    /// When runs stop making attempts, if ever.
+    breaker: Option<ShownBreakerTerms>,
 }
 
 /// The state as of now, on the budget's terms.
@@ -67,6 +95,8 @@ struct ShownState {
     first_attempts: u64,
     retries: u64,
     refusals: u64,
+    /// How long every run's retries are still held for a wait a command asked for (0: none).
+    held_for_ms: f64,
     changed_ms_ago: f64,
 }
 
@@ -100,15 +130,15 @@ pub fn print(
 /// The budget's state now, from its store.
 fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
     let name = &request.name;
-    let (location, written, terms, now) = match &request.location {
+    let (location, written, terms, breaker, now) = match &request.location {
         Location::File(dir) => {
             let written = file::peek(dir, name).map_err(|refused| refused.to_string())?;
             let path = dir.join(name.as_str()).display().to_string();
-            let (state, terms) = match written {
-                Some((state, terms)) => (Some(state), Some(terms)),
-                None => (None, None),
+            let (state, terms, breaker) = match written {
+                Some(kept) => (Some(kept.state), Some(kept.terms), Some(kept.breaker)),
+                None => (None, None, None),
             };
-            (path, state, terms, file::now_micros())
+            (path, state, terms, breaker, file::now_micros())
         }
         Location::Shared { address, .. } => {
             let mut store = RedisStore::new(address.clone(), name, watch);
@@ -125,7 +155,8 @@ fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
                 })
             })?;
             let terms = stored.terms.map_err(cannot)?;
-            (store.key().to_string(), stored.written, terms, stored.now)
+            let key = store.key().to_string();
+            (key, stored.written, terms, stored.breaker, stored.now)
         }
     };
     let set = terms.is_some() && terms != Some(DEFAULT_TERMS);
@@ -140,9 +171,39 @@ fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
             ratio: terms.ratio,
             window_ms: to_millis(terms.window),
             set,
+            breaker: terms.breaker.map(shown_breaker_terms),
         },
         state: written.map(|state| shown_state(state, &terms, now)),
+        breaker: terms
+            .breaker
+            .map(|_| shown_breaker(&breaker.unwrap_or_default(), now)),
     })
+}
+
+fn shown_breaker_terms(terms: BreakerTerms) -> ShownBreakerTerms {
+    ShownBreakerTerms {
+        give_ups: terms.give_ups,
+        window_ms: to_millis(terms.window),
+        share: terms.share,
+        hosts: terms.hosts,
+        cool_down_ms: to_millis(terms.cool_down),
+    }
+}
+
+/// The breaker's `state` as of `now`.
+fn shown_breaker(state: &BreakerState, now: u64) -> ShownBreaker {
+    let open_for = state.open_for(now);
+    ShownBreaker {
+        state: match (state.open_until, open_for) {
+            (0, _) => "closed",
+            (_, Some(_)) if state.probe_until > now => "probing",
+            (_, Some(_)) => "open",
+            (_, None) => "half_open",
+        },
+        open_for_ms: open_for.map(to_millis),
+        runs: state.runs,
+        give_ups: state.give_ups,
+    }
 }
 
 /// `state` as of `now`, advanced on `terms`.
@@ -155,6 +216,7 @@ fn shown_state(state: BucketState, terms: &Terms, now: u64) -> ShownState {
         first_attempts: current.first_attempts,
         retries: current.retries,
         refusals: current.refusals,
+        held_for_ms: current.not_before.saturating_sub(now) as f64 / 1000.0,
         changed_ms_ago: now.saturating_sub(state.at) as f64 / 1000.0,
     }
 }
@@ -208,10 +270,49 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
     writeln!(out, "  first attempts  {}", state.first_attempts)?;
     writeln!(out, "  retries         {}", state.retries)?;
     writeln!(out, "  refused         {}", state.refusals)?;
+    if state.held_for_ms > 0.0 {
+        writeln!(
+            out,
+            "  held            no retry for another {}, as a command asked",
+            millis(state.held_for_ms)
+        )?;
+    }
     writeln!(
         out,
         "  last changed    {} ago",
         millis(state.changed_ms_ago)
+    )?;
+    write_breaker(out, shown)
+}
+
+/// The breaker's lines, when the budget has one.
+fn write_breaker(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
+    let (Some(terms), Some(breaker)) = (&shown.terms.breaker, &shown.breaker) else {
+        return Ok(());
+    };
+    let millis = |ms: f64| format_duration(std::time::Duration::from_secs_f64(ms / 1000.0));
+    writeln!(
+        out,
+        "  breaker         open after {} give-ups in {} that are {} of the runs (from {} \
+         host(s), on a shared store); cool-down {}, doubling",
+        terms.give_ups,
+        millis(terms.window_ms),
+        terms.share,
+        terms.hosts,
+        millis(terms.cool_down_ms)
+    )?;
+    let now = match (breaker.state, breaker.open_for_ms) {
+        ("open", Some(ms)) => format!("open for another {}", millis(ms)),
+        ("probing", Some(ms)) => {
+            format!("probing: one run's attempt decides, within {}", millis(ms))
+        }
+        ("half_open", _) => "half open: the next run is its probe".into(),
+        _ => "closed".into(),
+    };
+    writeln!(
+        out,
+        "  breaker now     {now}; {} of {} runs gave up in its window",
+        breaker.give_ups, breaker.runs
     )
 }
 
@@ -229,6 +330,7 @@ mod tests {
             first_attempts: 40,
             retries: 9,
             refusals: 1,
+            not_before: 0,
         }
     }
 
@@ -238,6 +340,7 @@ mod tests {
             rate: rate.parse().unwrap(),
             ratio: None,
             window: std::time::Duration::from_secs(60),
+            breaker: None,
         }
     }
 
@@ -253,23 +356,35 @@ mod tests {
                 ratio: None,
                 window_ms: 60_000.0,
                 set: true,
+                breaker: None,
             },
             state,
+            breaker: None,
         }
     }
 
     #[test]
     fn the_reference_lists_every_key() {
-        let shown = shown(Some(shown_state(
+        let mut shown = shown(Some(shown_state(
             state(1.5, 0.5),
             &terms("5/1m"),
             2_000_000,
         )));
+        let breaker = BreakerTerms {
+            give_ups: 5,
+            window: std::time::Duration::from_secs(60),
+            share: 0.5,
+            hosts: 2,
+            cool_down: std::time::Duration::from_secs(30),
+        };
+        shown.terms.breaker = Some(shown_breaker_terms(breaker));
+        shown.breaker = Some(shown_breaker(&BreakerState::default(), 0));
         let value = serde_json::to_value(&shown).unwrap();
-        assert_eq!(
-            object_keys(&value, &["terms", "state"]),
-            row_keys("budget show")
-        );
+        let mut keys = object_keys(&value, &["terms", "state", "breaker"]);
+        keys.extend(object_keys(&value["terms"]["breaker"], &[]));
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys, row_keys("budget show"));
     }
 
     #[test]

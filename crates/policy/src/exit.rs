@@ -21,6 +21,8 @@ pub enum Exit {
     GaveUpAfterZero,
     /// The run gave up after an attempt that a time limit ended.
     TimedOut,
+    /// The budget's breaker was open: no attempt was made (sysexits' `EX_TEMPFAIL`).
+    BreakerOpen,
     /// The tool itself failed.
     ToolFailed,
     /// The command was found but could not be executed.
@@ -34,10 +36,11 @@ pub enum Exit {
 }
 
 /// Every variant, with an example value, in the order of the table.
-const VARIANTS: [Exit; 9] = [
+const VARIANTS: [Exit; 10] = [
     Exit::Success,
     Exit::GaveUp(2),
     Exit::GaveUpAfterZero,
+    Exit::BreakerOpen,
     Exit::TimedOut,
     Exit::ToolFailed,
     Exit::CannotExecute,
@@ -54,6 +57,7 @@ impl Exit {
             Reason::Interrupted(signal, _) => return Exit::Stopped(*signal),
             Reason::SpawnFailed(failure, _) => Exit::from(*failure),
             Reason::OutputLost(_) => Exit::ToolFailed,
+            Reason::BreakerOpen { .. } => Exit::BreakerOpen,
             // No attempt ran: `--max-time` passed during `--splay`.
             Reason::WokeLate(_) if end.last.is_none() => Exit::TimedOut,
             _ => Exit::after_giving_up(end.last.map_or(0, Termination::status)),
@@ -82,6 +86,7 @@ impl Exit {
             Exit::Success => 0,
             Exit::GaveUp(status) => status,
             Exit::GaveUpAfterZero => 1,
+            Exit::BreakerOpen => 75,
             Exit::TimedOut => TIMED_OUT,
             Exit::ToolFailed => 125,
             Exit::CannotExecute => 126,
@@ -102,6 +107,11 @@ impl Exit {
                 "1",
                 "giving up after an attempt whose status 0 counted as a failure (--success-on \
                  without 0): a run that gives up never exits 0",
+            ),
+            Exit::BreakerOpen => (
+                "75",
+                "no attempt: the budget's breaker was open (sysexits' EX_TEMPFAIL, try again \
+                 later)",
             ),
             Exit::TimedOut => (
                 "124",
@@ -178,6 +188,16 @@ mod tests {
             (end(Reason::OutputLost("x".into()), Some(0)), 125),
             (
                 end(
+                    Reason::BreakerOpen {
+                        breaker: String::new(),
+                        left: std::time::Duration::from_secs(1),
+                    },
+                    None,
+                ),
+                75,
+            ),
+            (
+                end(
                     Reason::SpawnFailed(SpawnFailure::NotFound, "x".into()),
                     Some(127),
                 ),
@@ -222,8 +242,8 @@ mod tests {
         let statuses: Vec<&str> = table().iter().map(|(status, _)| *status).collect();
         assert_eq!(
             statuses,
-            ["0", "N", "1", "124", "125", "126", "127", "128+N"]
+            ["0", "N", "1", "75", "124", "125", "126", "127", "128+N"]
         );
-        assert!(table()[7].1.contains("or retry was stopped by signal N"));
+        assert!(table()[8].1.contains("or retry was stopped by signal N"));
     }
 }

@@ -94,6 +94,9 @@ pub enum WaitCause {
     Budget,
     /// The command asked for a wait longer than the backoff's.
     Requested,
+    /// A run sharing the budget was asked to wait (a `Retry-After`), and that holds for this
+    /// one too.
+    Shared,
 }
 
 /// A wait the time left before the deadline could not hold.
@@ -138,6 +141,22 @@ pub enum Reason {
     OutputLost(String),
     /// The command asked not to be retried (`stop` in `RETRY_AFTER_FILE` or its output).
     StopRequested,
+    /// The budget's breaker was open: no attempt was made.
+    BreakerOpen {
+        /// The breaker, in words.
+        breaker: String,
+        /// How long it stays open yet.
+        left: Duration,
+    },
+}
+
+/// How a run ended, as a budget's breaker counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// It succeeded.
+    Succeeded,
+    /// It gave up.
+    GaveUp,
 }
 
 /// A shell line run at a moment of the run: `--on-retry` or `--on-give-up`; in JSON, its name
@@ -202,7 +221,31 @@ impl HookEnd {
 impl Reason {
     /// Whether the run gave up: it ended neither in success nor by a signal.
     pub fn gives_up(&self) -> bool {
-        !matches!(self, Reason::Success | Reason::Interrupted(..))
+        !matches!(
+            self,
+            Reason::Success | Reason::Interrupted(..) | Reason::BreakerOpen { .. }
+        )
+    }
+
+    /// How the run ended, as a budget's breaker counts it: none for a run that a signal
+    /// stopped, that could not start its command or keep its output, that the command asked to
+    /// stop, or that the breaker kept from starting.
+    pub fn ended(&self) -> Option<Ended> {
+        match self {
+            Reason::Success => Some(Ended::Succeeded),
+            Reason::Exhausted
+            | Reason::NotRetryable(_)
+            | Reason::Deadline
+            | Reason::WaitPastDeadline(_)
+            | Reason::WokeLate(_)
+            | Reason::Budget(_)
+            | Reason::BudgetUnavailable => Some(Ended::GaveUp),
+            Reason::SpawnFailed(..)
+            | Reason::Interrupted(..)
+            | Reason::OutputLost(_)
+            | Reason::StopRequested
+            | Reason::BreakerOpen { .. } => None,
+        }
     }
 
     /// The stable name used in JSON.
@@ -217,6 +260,7 @@ impl Reason {
             Reason::Budget(_) | Reason::BudgetUnavailable => "budget",
             Reason::OutputLost(_) => "output_lost",
             Reason::StopRequested => "stop_requested",
+            Reason::BreakerOpen { .. } => "breaker_open",
         }
     }
 

@@ -374,7 +374,7 @@ impl<'a> Run<'a> {
         let state = self.budget_of(client);
         // A retry that may not wait: only a token that is there now will do.
         let at_once = Some(std::time::Duration::from_micros(1));
-        let (reservation, next) = terms.reserve(*state, micros(now), at_once);
+        let (reservation, next) = terms.reserve(*state, micros(now), at_once, None);
         *state = Some(next);
         reservation == Reservation::Granted(std::time::Duration::ZERO)
     }
@@ -440,6 +440,7 @@ mod tests {
                     rate: "10/1m".parse().unwrap(),
                     ratio: Some(0.1),
                     window: Duration::from_secs(60),
+                    breaker: None,
                 },
                 shared: false,
             },

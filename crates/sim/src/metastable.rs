@@ -420,7 +420,7 @@ impl<'a> Run<'a> {
                 };
                 let host = self.requests[request].host;
                 let state = self.budget_of(host);
-                let (reservation, next) = terms.reserve(*state, micros(now), latest);
+                let (reservation, next) = terms.reserve(*state, micros(now), latest, None);
                 *state = Some(next);
                 match reservation {
                     Reservation::Granted(delay) => Some(wait.max(delay.as_secs_f64())),
@@ -539,6 +539,7 @@ mod tests {
                 rate: "10/1m".parse().unwrap(),
                 ratio: Some(0.1),
                 window: Duration::from_secs(60),
+                breaker: None,
             },
             default_terms: DEFAULT_BUDGET_TERMS,
             capacity: CAPACITY,
@@ -668,6 +669,7 @@ mod tests {
             rate: rate.parse().unwrap(),
             ratio: None,
             window: Duration::from_secs(60),
+            breaker: None,
         };
         let per_second =
             |terms: Terms| f64::from(terms.rate.tokens) / terms.rate.period.as_secs_f64();

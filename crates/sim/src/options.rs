@@ -287,6 +287,7 @@ impl BudgetArgs {
             rate: self.budget_rate,
             ratio: Some(self.budget_ratio.0),
             window: self.budget_window,
+            breaker: None,
         })
     }
 }

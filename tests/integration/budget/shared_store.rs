@@ -324,7 +324,7 @@ fn killed_mid_run(server: &mut RedisServer, on_failure: &str) -> Vec<Run> {
         assert!(
             std::fs::read_to_string(fallback(&scratch.path("budgets")).join("api"))
                 .unwrap()
-                .starts_with("retry-budget-v3"),
+                .starts_with("retry-budget-v4"),
             "the runs fell back to the file store"
         );
     }

@@ -21,7 +21,7 @@ use crate::termination::{Termination, TimeLimit};
 use crate::verdict::Verdict;
 
 pub use ports::{
-    AttemptOutput, AttemptReport, Attempts, Clock, Counted, HookCall, Hooks, Parts, Release,
+    Admission, AttemptOutput, AttemptReport, Attempts, Clock, HookCall, Hooks, Parts, Release,
     Released, Reservation, RetryBudget, SpawnError, Waits,
 };
 
@@ -67,8 +67,33 @@ where
 {
     let start = parts.clock.now();
     let deadline = rules.max_time.and_then(|max| start.checked_add(max));
-    let (last_attempt, last, mut reason) =
-        attempt_until_the_end(rules, &mut parts, start, deadline);
+    let (admission, (last_attempt, last, mut reason)) =
+        match before_the_first(rules, &mut parts, deadline) {
+            Ok(Admission::Probe) => {
+                // The breaker's probe makes one attempt, whose end decides for every run.
+                let probe = Rules {
+                    limit: AttemptLimit::AtMost(std::num::NonZeroU64::MIN),
+                    ..rules.clone()
+                };
+                (
+                    Admission::Probe,
+                    attempt_until_the_end(&probe, &mut parts, start, deadline),
+                )
+            }
+            Ok(admission) => (
+                admission,
+                attempt_until_the_end(rules, &mut parts, start, deadline),
+            ),
+            Err(reason) => (Admission::Closed, (None, None, reason)),
+        };
+    if let Some(ended) = reason.ended() {
+        let room = deadline.map(|deadline| deadline.saturating_duration_since(parts.clock.now()));
+        let sink = &mut *parts.sink;
+        let warn = &mut |message| sink.emit(&Event::Warning(message));
+        if let Some(signal) = parts.budget.finish(ended, admission, room, warn) {
+            reason = Reason::Interrupted(signal, Moment::Budget);
+        }
+    }
     let attempts = last_attempt.map_or(0, |numbering| numbering.attempt);
     if reason.gives_up() {
         let status = match &reason {
@@ -111,6 +136,47 @@ fn run_hook(
     end.interrupted_by
 }
 
+/// What comes before the first attempt: `--splay`'s wait, then the budget's word on whether the
+/// run may start (its breaker); why the run ends before it, if it does.
+fn before_the_first<W, A, C, B, R, H, S>(
+    rules: &Rules,
+    parts: &mut Parts<'_, W, A, C, B, R, H, S>,
+    deadline: Option<Instant>,
+) -> Result<Admission, Reason>
+where
+    C: Clock,
+    B: RetryBudget,
+    S: EventSink,
+{
+    let (clock, budget, sink) = (&mut *parts.clock, &mut *parts.budget, &mut *parts.sink);
+    if !rules.splay.is_zero() {
+        sink.emit(&Event::Splay(rules.splay));
+        if let Some(signal) = clock.sleep(rules.splay) {
+            return Err(Reason::Interrupted(signal, Moment::Splay));
+        }
+        if let Some(reason) = woke_late(clock, deadline) {
+            return Err(reason);
+        }
+    }
+    let room = deadline.map(|deadline| deadline.saturating_duration_since(clock.now()));
+    match budget.admit(room, &mut |message| sink.emit(&Event::Warning(message))) {
+        Admission::Open(left) => Err(Reason::BreakerOpen {
+            breaker: budget.breaker(),
+            left,
+        }),
+        Admission::Interrupted(signal) => Err(Reason::Interrupted(signal, Moment::Budget)),
+        Admission::Probe => {
+            sink.emit(&Event::Warning(format!(
+                "{} is half open: this run is its probe, and makes one attempt, whose end \
+                 closes it or opens it again",
+                budget.breaker()
+            )));
+            Ok(Admission::Probe)
+        }
+        Admission::Closed => Ok(Admission::Closed),
+    }
+}
+
 /// The attempts, and the waits and retry hooks between them, from `start` up to the end of the
 /// run, which `deadline` (from --max-time) bounds.
 fn attempt_until_the_end<W, A, C, B, R, H, S>(
@@ -131,15 +197,6 @@ where
     let (waits, attempts, clock) = (&mut *parts.waits, &mut *parts.attempts, &mut *parts.clock);
     let (budget, release) = (&mut *parts.budget, &mut *parts.release);
     let (hooks, sink) = (&mut *parts.hooks, &mut *parts.sink);
-    if !rules.splay.is_zero() {
-        sink.emit(&Event::Splay(rules.splay));
-        if let Some(signal) = clock.sleep(rules.splay) {
-            return (None, None, Reason::Interrupted(signal, Moment::Splay));
-        }
-        if let Some(reason) = woke_late(clock, deadline) {
-            return (None, None, reason);
-        }
-    }
     let (mut attempt, mut since_reset) = (0, 0);
     loop {
         attempt += 1;
@@ -155,11 +212,6 @@ where
             at: clock.now().saturating_duration_since(start),
         });
         let began = clock.now();
-        if attempt == 1 {
-            // Its count goes on while it runs, where the budget can.
-            let room = deadline.map(|deadline| deadline.saturating_duration_since(began));
-            budget.start_first_attempt(room);
-        }
         let mut report = match attempts.run(numbering, deadline) {
             Ok(report) => report,
             Err(err) => {
@@ -171,15 +223,6 @@ where
             }
         };
         let duration = clock.now().saturating_duration_since(began);
-        // Counted (or the count started before it, answered) after it ran, so that a budget never
-        // delays a first attempt.
-        let counted = match attempt == 1 && report.interrupted_by.is_none() {
-            true => {
-                let room = deadline.map(|deadline| deadline.saturating_duration_since(clock.now()));
-                budget.first_attempt(room, &mut |message| sink.emit(&Event::Warning(message)))
-            }
-            false => Counted::Done,
-        };
         warn_about_leftovers(sink, attempt, &report);
         let requested = report
             .requested
@@ -193,15 +236,9 @@ where
             since_reset = 0;
             waits.start_over();
         }
-        let next = match (
-            stop_reason(rules, since_reset, &mut report, &decision),
-            counted,
-        ) {
-            (_, Counted::Interrupted(signal)) => {
-                Next::Stop(Reason::Interrupted(signal, Moment::Budget))
-            }
-            (Some(reason), Counted::Done) => Next::Stop(reason),
-            (None, Counted::Done) => match requested_wait(attempt, requested, problems, sink) {
+        let next = match stop_reason(rules, since_reset, &mut report, &decision) {
+            Some(reason) => Next::Stop(reason),
+            None => match requested_wait(attempt, requested, problems, sink) {
                 Ok(least) => schedule_retry(waits, budget, sink, clock.now(), deadline, least),
                 Err(reason) => Next::Stop(reason),
             },
@@ -359,7 +396,10 @@ fn schedule_retry(
     {
         return Next::Stop(Reason::WaitPastDeadline(Shortfall { wait, cause, left }));
     }
-    match budget.reserve(room, &mut |message| sink.emit(&Event::Warning(message))) {
+    // A wait the command asked for holds for every run that shares the budget.
+    let asked = (!requested.is_zero()).then_some(requested);
+    let warn = &mut |message| sink.emit(&Event::Warning(message));
+    match budget.reserve(room, asked, warn) {
         Reservation::Refused => Next::Stop(Reason::Budget(budget.refusal())),
         Reservation::Unavailable => Next::Stop(Reason::BudgetUnavailable),
         Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
@@ -367,7 +407,11 @@ fn schedule_retry(
             wait: delay,
             cause: WaitCause::Budget,
         },
-        Reservation::Granted(_) => Next::Retry { wait, cause },
+        Reservation::Held(delay) if delay > wait => Next::Retry {
+            wait: delay,
+            cause: WaitCause::Shared,
+        },
+        Reservation::Granted(_) | Reservation::Held(_) => Next::Retry { wait, cause },
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::attempts::Numbering;
 use crate::backoff::Schedule;
 use crate::matching::OutputMatch;
-use crate::outcome::{AttemptOutcome, Hook, HookEnd, SpawnFailure};
+use crate::outcome::{AttemptOutcome, Ended, Hook, HookEnd, SpawnFailure};
 use crate::requested::Requested;
 use crate::signal::Signal;
 use crate::termination::Termination;
@@ -175,6 +175,9 @@ pub struct Parts<'a, W, A, C, B, R, H, S> {
 pub enum Reservation {
     /// The retry may go after this delay (zero when a token is there).
     Granted(Duration),
+    /// The retry may go, but not for this long: a run sharing the budget was asked to wait
+    /// (a `Retry-After`), and its wait holds for every run.
+    Held(Duration),
     /// No token would be there within the time allowed.
     Refused,
     /// The budget cannot be used (its store fails, its file cannot be trusted), and its terms
@@ -184,11 +187,16 @@ pub enum Reservation {
     Interrupted(Signal),
 }
 
-/// Whether a first attempt was counted: a signal that ends the run may arrive meanwhile.
+/// Whether a run may make its first attempt, as its budget's breaker says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Counted {
-    /// Counted, or not for a reason the budget has already warned about.
-    Done,
+pub enum Admission {
+    /// It may: the breaker is closed, or the budget has none.
+    Closed,
+    /// It may make one attempt, as the breaker's probe: its end closes the breaker or opens it
+    /// again.
+    Probe,
+    /// It may not: the breaker is open (or another run probes) for this long yet.
+    Open(Duration),
     /// A signal that ends the run arrived while the budget was being consulted.
     Interrupted(Signal),
 }
@@ -196,45 +204,83 @@ pub enum Counted {
 /// Where retry tokens come from. `latest` bounds every call: the time left before `--max-time`
 /// (no limit when `None`); what the user should know about the budget goes to `warn`.
 pub trait RetryBudget {
-    /// The run's first attempt is about to start: a budget whose count takes a round trip may
-    /// start it now, to go on while the attempt runs.
-    fn start_first_attempt(&mut self, _latest: Option<Duration>) {}
-    /// Count the run's first attempt, which earns tokens with a ratio (or take the answer to
-    /// the count `start_first_attempt` started).
-    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted;
-    /// Take a token for a retry that must start within `latest`.
-    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation;
+    /// Before the first attempt: count it (where the budget earns from first attempts) and ask
+    /// its breaker whether the run may make it. One call at most, bounded by `latest` and the
+    /// store's own time limit; a budget that cannot answer lets the run go.
+    fn admit(&mut self, _latest: Option<Duration>, _warn: &mut dyn FnMut(String)) -> Admission {
+        Admission::Closed
+    }
+    /// Take a token for a retry that must start within `latest`; when the command `asked` for a
+    /// wait, every run sharing the budget holds its retries until it is over.
+    fn reserve(
+        &mut self,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Reservation;
+    /// The run ended as `ended`, after `admit` answered `admission`: the breaker counts it.
+    /// Returns the signal that ends the run if one arrived meanwhile.
+    fn finish(
+        &mut self,
+        _ended: Ended,
+        _admission: Admission,
+        _latest: Option<Duration>,
+        _warn: &mut dyn FnMut(String),
+    ) -> Option<Signal> {
+        None
+    }
     /// Why a refused retry was refused, in words that follow "giving up after N attempts: ".
     fn refusal(&self) -> String {
         "the retry budget has no token for another in time".into()
+    }
+    /// The breaker in words, for a run it keeps from starting: "the breaker of ...".
+    fn breaker(&self) -> String {
+        "the retry budget's breaker".into()
     }
 }
 
 /// No budget: every retry may go at once.
 impl<B: RetryBudget> RetryBudget for Option<B> {
-    fn start_first_attempt(&mut self, latest: Option<Duration>) {
-        if let Some(budget) = self {
-            budget.start_first_attempt(latest);
+    fn admit(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Admission {
+        match self {
+            Some(budget) => budget.admit(latest, warn),
+            None => Admission::Closed,
         }
     }
 
-    fn first_attempt(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Counted {
+    fn reserve(
+        &mut self,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Reservation {
         match self {
-            Some(budget) => budget.first_attempt(latest, warn),
-            None => Counted::Done,
-        }
-    }
-
-    fn reserve(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Reservation {
-        match self {
-            Some(budget) => budget.reserve(latest, warn),
+            Some(budget) => budget.reserve(latest, asked, warn),
             None => Reservation::Granted(Duration::ZERO),
         }
+    }
+
+    fn finish(
+        &mut self,
+        ended: Ended,
+        admission: Admission,
+        latest: Option<Duration>,
+        warn: &mut dyn FnMut(String),
+    ) -> Option<Signal> {
+        self.as_mut()
+            .and_then(|budget| budget.finish(ended, admission, latest, warn))
     }
 
     fn refusal(&self) -> String {
         match self {
             Some(budget) => budget.refusal(),
+            None => String::new(),
+        }
+    }
+
+    fn breaker(&self) -> String {
+        match self {
+            Some(budget) => budget.breaker(),
             None => String::new(),
         }
     }

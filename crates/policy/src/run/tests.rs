@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::exit::Exit;
-use crate::outcome::{HookEnd, HookOutcome, SpawnFailure};
+use crate::outcome::{Ended, HookEnd, HookOutcome, SpawnFailure};
 use crate::rules::{RuleList, RuleRef, RuleSpec, UserRules};
 
 /// Fake time, shared by the clock and the attempts; it moves only when slept on or when an
@@ -159,40 +159,51 @@ fn past(wait: u64, cause: WaitCause, left: u64) -> Reason {
     })
 }
 
-/// A budget that answers as scripted (then grants at once), recording what it was asked.
+/// A budget that answers as scripted (then grants at once, and admits), recording what it was
+/// asked.
 #[derive(Default)]
 struct ScriptedBudget {
     answers: Vec<Reservation>,
     asked: Vec<Option<Duration>>,
-    first_attempts: u64,
-    /// The counts started before the first attempt.
-    counts_started: u64,
-    /// A signal that arrives while the first attempt is counted.
-    signal_while_counting: Option<Signal>,
+    /// The waits the command asked for, as each reservation passed them on.
+    waits_asked: Vec<Option<Duration>>,
+    /// What `admit` answers; `Closed` when none is scripted.
+    admission: Option<Admission>,
+    admitted: u64,
+    /// The ends the breaker was told of, with the admission before each.
+    finished: Vec<(Ended, Admission)>,
 }
 
 impl RetryBudget for ScriptedBudget {
-    fn start_first_attempt(&mut self, _latest: Option<Duration>) {
-        self.counts_started += 1;
+    fn admit(&mut self, _latest: Option<Duration>, _warn: &mut dyn FnMut(String)) -> Admission {
+        self.admitted += 1;
+        self.admission.unwrap_or(Admission::Closed)
     }
 
-    fn first_attempt(
+    fn reserve(
         &mut self,
-        _latest: Option<Duration>,
+        latest: Option<Duration>,
+        asked: Option<Duration>,
         _warn: &mut dyn FnMut(String),
-    ) -> Counted {
-        self.first_attempts += 1;
-        self.signal_while_counting
-            .map_or(Counted::Done, Counted::Interrupted)
-    }
-
-    fn reserve(&mut self, latest: Option<Duration>, _warn: &mut dyn FnMut(String)) -> Reservation {
+    ) -> Reservation {
         self.asked.push(latest);
+        self.waits_asked.push(asked);
         if self.answers.is_empty() {
             Reservation::Granted(Duration::ZERO)
         } else {
             self.answers.remove(0)
         }
+    }
+
+    fn finish(
+        &mut self,
+        ended: Ended,
+        admission: Admission,
+        _latest: Option<Duration>,
+        _warn: &mut dyn FnMut(String),
+    ) -> Option<Signal> {
+        self.finished.push((ended, admission));
+        None
     }
 }
 
@@ -636,6 +647,36 @@ fn a_requested_wait_longer_than_the_backoff_sets_the_wait() {
 }
 
 #[test]
+fn a_requested_wait_reaches_the_budget_and_a_shared_one_holds_the_retry() {
+    let wait = |seconds| Some(Requested::Wait(Duration::from_secs(seconds)));
+    let held = Reservation::Held(Duration::from_secs(40));
+    let budget = ScriptedBudget {
+        answers: vec![Reservation::Held(Duration::from_secs(3)), held],
+        ..ScriptedBudget::default()
+    };
+    let script = vec![
+        asking(1, wait(5), &[]),
+        asking(1, None, &[]),
+        asking(0, None, &[]),
+    ];
+    let out = run_budgeted(&rules("5", None), script, Vec::new(), None, budget);
+    assert_eq!(summary(&out), (0, 3, Reason::Success));
+    assert_eq!(
+        out.budget.waits_asked,
+        [Some(Duration::from_secs(5)), None],
+        "the command's own request goes to the budget, for every run that shares it"
+    );
+    assert_eq!(
+        waits_announced(&out),
+        [
+            (Duration::from_secs(5), WaitCause::Requested),
+            (Duration::from_secs(40), WaitCause::Shared)
+        ],
+        "a hold shorter than the wait changes nothing; a longer one is the wait"
+    );
+}
+
+#[test]
 fn a_requested_stop_ends_the_run_with_the_attempts_status() {
     let out = run_script(
         &rules("5", None),
@@ -830,32 +871,83 @@ fn a_hooks_time_counts_against_the_deadline() {
 }
 
 #[test]
-fn a_signal_while_the_first_attempt_is_counted_ends_the_run() {
+fn a_signal_while_the_budget_is_asked_ends_the_run_before_the_first_attempt() {
     let budget = ScriptedBudget {
-        signal_while_counting: Some(Signal::TERM),
+        admission: Some(Admission::Interrupted(Signal::TERM)),
         ..ScriptedBudget::default()
     };
-    let out = run_budgeted(&rules("5", None), exits(&[1]), Vec::new(), None, budget);
+    let out = run_budgeted(&rules("5", None), exits(&[]), Vec::new(), None, budget);
     assert_eq!(
         (out.done.attempts, out.done.reason.clone()),
-        (1, Reason::Interrupted(Signal::TERM, Moment::Budget))
+        (0, Reason::Interrupted(Signal::TERM, Moment::Budget))
     );
-    assert!(out.budget.asked.is_empty(), "no token asked for");
+    assert!(out.budget.finished.is_empty(), "no end to count");
 }
 
 #[test]
-fn an_attempt_interrupted_is_not_counted() {
+fn an_open_breaker_keeps_the_run_from_its_first_attempt() {
+    let budget = ScriptedBudget {
+        admission: Some(Admission::Open(Duration::from_secs(25))),
+        ..ScriptedBudget::default()
+    };
+    let out = run_budgeted(&rules("5", None), exits(&[]), Vec::new(), None, budget);
+    let breaker = "the retry budget's breaker".to_string();
+    let left = Duration::from_secs(25);
+    assert_eq!(
+        summary(&out),
+        (75, 0, Reason::BreakerOpen { breaker, left })
+    );
+    assert_eq!(crate::exit::Exit::of(&out.done).status(), 75);
+    assert!(
+        out.budget.finished.is_empty(),
+        "a run that never started is not counted"
+    );
+}
+
+#[test]
+fn the_probe_makes_one_attempt_and_the_breaker_counts_its_end() {
+    let budget = ScriptedBudget {
+        admission: Some(Admission::Probe),
+        ..ScriptedBudget::default()
+    };
+    let out = run_budgeted(&rules("5", None), exits(&[1]), Vec::new(), None, budget);
+    assert_eq!(summary(&out), (1, 1, Reason::Exhausted));
+    assert_eq!(out.budget.finished, [(Ended::GaveUp, Admission::Probe)]);
+    assert!(out.budget.asked.is_empty(), "no retry, so no token");
+}
+
+#[test]
+fn the_breaker_counts_successes_and_give_ups_but_not_a_run_a_signal_ended() {
+    let out = run_budgeted(
+        &rules("5", None),
+        exits(&[1, 0]),
+        Vec::new(),
+        None,
+        ScriptedBudget::default(),
+    );
+    assert_eq!(out.budget.finished, [(Ended::Succeeded, Admission::Closed)]);
+    assert_eq!(
+        out.budget.admitted, 1,
+        "asked once, before the first attempt"
+    );
+    let out = run_budgeted(
+        &rules("2", None),
+        exits(&[1, 1]),
+        Vec::new(),
+        None,
+        ScriptedBudget::default(),
+    );
+    assert_eq!(out.budget.finished, [(Ended::GaveUp, Admission::Closed)]);
     let mut report = report(Termination::Exited(1)).unwrap();
     report.interrupted_by = Some(Signal::INT);
-    let budget = ScriptedBudget::default();
     let out = run_budgeted(
         &rules("5", None),
         vec![Ok(report)],
         Vec::new(),
         None,
-        budget,
+        ScriptedBudget::default(),
     );
-    assert_eq!(out.budget.first_attempts, 0);
+    assert!(out.budget.finished.is_empty());
 }
 
 #[test]
@@ -876,10 +968,9 @@ fn the_budget_lengthens_a_wait_or_stops_the_run() {
             Reason::Budget("the retry budget has no token for another in time".into())
         )
     );
-    assert_eq!(out.budget.first_attempts, 1, "only the first attempt earns");
     assert_eq!(
-        out.budget.counts_started, 1,
-        "its count starts before it runs"
+        out.budget.admitted, 1,
+        "asked once, before the first attempt"
     );
     assert_eq!(
         waits_announced(&out),

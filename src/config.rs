@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -24,6 +24,7 @@ use retry_budget::{BudgetChoice, BudgetSettings, RunBudget};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
 use retry_policy::choice::Choice;
+use retry_policy::deadline::{self as deadlines, Deadline, DeadlineSource, JobLimit};
 use retry_policy::duration::{format_duration, parse_duration, to_millis};
 use retry_policy::matching::PatternError;
 use retry_policy::nesting::{Layer, Nested};
@@ -68,7 +69,12 @@ pub(crate) struct Config {
     splay: Option<Duration>,
     budget: RunBudget,
     log: LogSettings,
-    max_time: Option<Duration>,
+    /// The run's deadline: the soonest of `--max-time`, an outer run's and the CI job's.
+    deadline: Option<Deadline>,
+    /// The CI job's time limit, when the environment tells one.
+    job_limit: Option<JobLimit>,
+    /// What was wrong with a deadline the environment gave, which the run goes on without.
+    deadline_problems: Vec<String>,
     process: ProcessOptions,
     replay_stdin: bool,
     output: OutputOptions,
@@ -188,6 +194,8 @@ impl Config {
                 ),
             )?;
         }
+        let (outer, job_limit, deadline_problems) = outside_deadlines(&env, SystemTime::now());
+        let deadline = deadlines::soonest(max_time, outer, job_limit);
         let max_requested_wait = max_requested_wait(&env)?;
         let nested = nested(&env)?;
         let program = cli.command.first().and_then(|program| program.to_str());
@@ -282,7 +290,9 @@ impl Config {
             seed,
             splay: cli.splay,
             budget,
-            max_time,
+            deadline,
+            job_limit,
+            deadline_problems,
             process,
             replay_stdin: cli.replay_stdin,
             output,
@@ -331,7 +341,8 @@ impl Config {
             backoff: self.backoff,
             seed: self.seed,
             splay: self.splay.unwrap_or_default(),
-            max_time: self.max_time,
+            max_time: self.max_time(),
+            deadline: self.deadline_described(),
             budget: self.budget.describe(),
             max_requested_wait: self.max_requested_wait,
             rules: &self.rules,
@@ -349,6 +360,7 @@ impl Config {
             .layer
             .warning(self.nested, self.limit)
             .into_iter()
+            .chain(self.deadline_problems.iter().cloned())
             .collect();
         if let PresetInForce::NoneForProgram(program) = &self.preset {
             warnings.push(format!(
@@ -357,7 +369,7 @@ impl Config {
                 printable(program)
             ));
         }
-        if self.max_time.is_some() {
+        if self.deadline.is_some() {
             return warnings;
         }
         let endless = self.limit.count().is_none() || self.reset_after.is_some();
@@ -388,7 +400,7 @@ impl Config {
         Rules {
             limit: self.limit,
             decide: self.rules.clone(),
-            max_time: self.max_time,
+            max_time: self.max_time(),
             reset_after: self.reset_after,
             splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
             max_requested_wait: self.max_requested_wait,
@@ -402,9 +414,21 @@ impl Config {
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
     }
 
-    /// `--max-time`, the limit of the whole run.
+    /// The limit of the whole run, from now: `--max-time`, or a sooner deadline from outside.
     pub(crate) fn max_time(&self) -> Option<Duration> {
-        self.max_time
+        self.deadline.map(|deadline| deadline.left)
+    }
+
+    /// The run's deadline, and where it came from.
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        self.deadline
+    }
+
+    /// Which deadline applies and where it came from, in words, when it is not `--max-time`'s.
+    pub(crate) fn deadline_described(&self) -> Option<String> {
+        self.deadline
+            .filter(|deadline| deadline.source != DeadlineSource::MaxTime)
+            .map(|deadline| deadline.describe(self.job_limit.as_ref()))
     }
 
     /// The process-control options of an attempt (and of a hook).
@@ -597,6 +621,48 @@ fn max_requested_wait(env: &impl Fn(&str) -> Option<OsString>) -> Result<Duratio
             printable(&text)
         ))),
     }
+}
+
+/// The deadlines the environment gives, read through `env` at `now`: the time left until an
+/// outer run's `RETRY_DEADLINE`, and the CI job's time limit (GitLab's, else Buildkite's); and
+/// what was wrong with any value, which is then left out.
+fn outside_deadlines(
+    env: &impl Fn(&str) -> Option<OsString>,
+    now: SystemTime,
+) -> (Option<Duration>, Option<JobLimit>, Vec<String>) {
+    let text = |variable: environment::Variable| {
+        env(variable.name)
+            .filter(|value| !value.is_empty())
+            .map(|value| value.to_string_lossy().into_owned())
+    };
+    let mut problems = Vec::new();
+    let outer = text(environment::OUTER_DEADLINE).and_then(|value| {
+        let read = deadlines::outer_deadline(&value, now)
+            .map_err(|why| format!("{}: {why}", environment::OUTER_DEADLINE.name));
+        kept(read, &mut problems)
+    });
+    let gitlab = match (
+        text(environment::CI_JOB_TIMEOUT),
+        text(environment::CI_JOB_STARTED_AT),
+    ) {
+        (Some(timeout), Some(started)) => kept(
+            deadlines::gitlab_job(&timeout, &started, now),
+            &mut problems,
+        ),
+        _ => None,
+    };
+    let job = match gitlab {
+        Some(job) => Some(job),
+        None => text(environment::BUILDKITE_TIMEOUT)
+            .and_then(|value| kept(deadlines::buildkite_job(&value), &mut problems).flatten()),
+    };
+    (outer, job, problems)
+}
+
+/// The value `read` gave, or none with what was wrong added to `problems`.
+fn kept<T>(read: Result<T, String>, problems: &mut Vec<String>) -> Option<T> {
+    read.map_err(|why| problems.push(format!("{why}; going on without it")))
+        .ok()
 }
 
 /// `RETRY_NESTED`, read through `env`: what a run inside another retry's attempt does.

@@ -2,7 +2,10 @@
 //! those the tool reads; their names, and what they hold, for the code that sets or reads them
 //! and for `--help` and the man page that describe them; and the values an attempt gets.
 
+use std::time::{Duration, SystemTime};
+
 use retry_policy::attempts::{AttemptLimit, Numbering};
+use retry_policy::deadline::exported;
 
 /// One variable of the attempt's environment.
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +46,20 @@ pub(crate) const TOTAL_ATTEMPTS: Variable = Variable {
               multiplied, or 'unlimited'",
 };
 
+/// The run's deadline, for the command to size its own limits by.
+pub(crate) const DEADLINE: Variable = Variable {
+    name: "RETRY_DEADLINE",
+    meaning: "with a deadline (--max-time, an outer retry's, a CI job's): when the run ends, in \
+              Unix milliseconds",
+};
+
+/// The time this attempt has.
+pub(crate) const ATTEMPT_TIMEOUT_MS: Variable = Variable {
+    name: "RETRY_ATTEMPT_TIMEOUT_MS",
+    meaning: "with --timeout or a deadline: the time this attempt has, the smaller of the two, in \
+              whole milliseconds (e.g. for curl --max-time)",
+};
+
 /// How deep among nested retries this attempt runs.
 pub(crate) const DEPTH: Variable = Variable {
     name: "RETRY_DEPTH",
@@ -50,13 +67,15 @@ pub(crate) const DEPTH: Variable = Variable {
 };
 
 /// Every variable, in the order the help lists them.
-pub(crate) const ALL: [Variable; 6] = [
+pub(crate) const ALL: [Variable; 8] = [
     ATTEMPT,
     ATTEMPT_SINCE_RESET,
     MAX_ATTEMPTS,
     TOTAL_ATTEMPTS,
     AFTER_FILE,
     DEPTH,
+    DEADLINE,
+    ATTEMPT_TIMEOUT_MS,
 ];
 
 /// The failed attempt's status, for a hook.
@@ -105,6 +124,32 @@ pub(crate) const HOST: Variable = Variable {
 pub(crate) const OUTER_DEPTH: Variable = Variable {
     name: DEPTH.name,
     meaning: "set: this run is inside another retry's attempt (see RETRY_NESTED)",
+};
+
+/// An outer run's `RETRY_DEADLINE`, which bounds this run too.
+pub(crate) const OUTER_DEADLINE: Variable = Variable {
+    name: DEADLINE.name,
+    meaning: "set by an outer retry: its deadline, this run's too when sooner",
+};
+
+/// GitLab's job time limit.
+pub(crate) const CI_JOB_TIMEOUT: Variable = Variable {
+    name: "CI_JOB_TIMEOUT",
+    meaning: "with CI_JOB_STARTED_AT: GitLab's job time limit, in seconds; the run gives up a \
+              margin before it (a twentieth of it, 5s to 1m)",
+};
+
+/// When GitLab's job started.
+pub(crate) const CI_JOB_STARTED_AT: Variable = Variable {
+    name: "CI_JOB_STARTED_AT",
+    meaning: "when the GitLab job started (RFC 3339), for CI_JOB_TIMEOUT",
+};
+
+/// Buildkite's job time limit.
+pub(crate) const BUILDKITE_TIMEOUT: Variable = Variable {
+    name: "BUILDKITE_TIMEOUT",
+    meaning: "Buildkite's job time limit, in minutes, counted from the run's start; the run \
+              gives up a margin before it",
 };
 
 /// What a run inside another retry's attempt does.
@@ -173,7 +218,7 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 14] = [
+pub(crate) const READ: [Variable; 18] = [
     BUDGET,
     BUDGET_STORE,
     HOST,
@@ -182,6 +227,10 @@ pub(crate) const READ: [Variable; 14] = [
     OUTER_DEPTH,
     OUTER_MAX_ATTEMPTS,
     OUTER_TOTAL_ATTEMPTS,
+    OUTER_DEADLINE,
+    CI_JOB_TIMEOUT,
+    CI_JOB_STARTED_AT,
+    BUILDKITE_TIMEOUT,
     GITHUB_ACTIONS,
     GITLAB_CI,
     BUILDKITE,
@@ -200,6 +249,19 @@ pub(crate) fn of_attempt(numbering: Numbering, total: AttemptLimit) -> [(&'stati
         (TOTAL_ATTEMPTS.name, total.to_string()),
         (DEPTH.name, numbering.depth.to_string()),
     ]
+}
+
+/// The variables of an attempt's time limits, when it has them: the run's deadline `left` from
+/// now, as the Unix time on the wall clock at `now` (`RETRY_DEADLINE`), and the time the attempt
+/// has (`RETRY_ATTEMPT_TIMEOUT_MS`).
+pub(crate) fn of_limits(
+    left: Option<Duration>,
+    attempt: Option<Duration>,
+    now: SystemTime,
+) -> impl Iterator<Item = (&'static str, String)> {
+    let deadline = left.map(|left| (DEADLINE.name, exported(left, now).to_string()));
+    let attempt = attempt.map(|limit| (ATTEMPT_TIMEOUT_MS.name, limit.as_millis().to_string()));
+    deadline.into_iter().chain(attempt)
 }
 
 /// The variables no child of the tool inherits from it: the store's address (its password is

@@ -178,6 +178,10 @@ fn run_command(
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
     }
+    // A deadline from outside the command line is said (in words with -v).
+    if let (Some(deadline), Some(described)) = (config.deadline(), config.deadline_described()) {
+        reporter.emit(&Event::Deadline(deadline, described));
+    }
     if let Some((why, on_failure)) = budget.as_ref().and_then(Prepared::unusable) {
         let message = format!("retry budget: {why}; {}", on_failure.consequence());
         reporter.emit(&Event::Warning(message));

@@ -42,8 +42,10 @@ pub(crate) struct PlanRequest<'a> {
     pub(crate) seed: u64,
     /// The `--splay` bound (zero: none).
     pub(crate) splay: Duration,
-    /// `--max-time`: no attempt starts at or after it.
+    /// `--max-time`, or a sooner deadline: no attempt starts at or after it.
     pub(crate) max_time: Option<Duration>,
+    /// Which deadline applies and where it came from, when it is not `--max-time`'s.
+    pub(crate) deadline: Option<String>,
     /// The budget the run spends from, and what it may do to the waits, in words.
     pub(crate) budget: String,
     /// `RETRY_MAX_REQUESTED_WAIT`: how long a command's requested wait may make a wait.
@@ -257,6 +259,9 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             writeln!(out, "total wait: {}", format_duration(row.elapsed))?
         }
         _ => {}
+    }
+    if let Some(deadline) = &request.deadline {
+        writeln!(out, "deadline: {deadline}")?;
     }
     if request.max_time.is_some() {
         writeln!(
@@ -521,6 +526,7 @@ mod tests {
             seed: 11,
             splay: Duration::ZERO,
             max_time: None,
+            deadline: None,
             budget: "none (--budget off)".into(),
             max_requested_wait: Duration::from_secs(900),
             rules: defaults(),
@@ -582,6 +588,7 @@ mod tests {
             seed: 0,
             splay: Duration::ZERO,
             max_time: None,
+            deadline: None,
             budget: "none (--budget off)".into(),
             max_requested_wait: Duration::from_secs(900),
             rules: defaults(),

@@ -93,12 +93,22 @@ pub(crate) struct ProcessRunner<'a> {
 }
 
 impl ProcessRunner<'_> {
+    /// Start the attempt `numbering` names, its variables telling it the run's `deadline` and
+    /// its own `limit`.
     fn spawn(
         &mut self,
         numbering: Numbering,
         request_file: Option<&RequestFile>,
+        deadline: Option<Instant>,
+        limit: Option<Instant>,
     ) -> Result<Started, SpawnError> {
-        let values = environment::of_attempt(numbering, self.total);
+        let now = Instant::now();
+        let left = |at: Instant| at.saturating_duration_since(now);
+        let limits = environment::of_limits(deadline.map(left), limit.map(left), SystemTime::now());
+        let values: Vec<_> = environment::of_attempt(numbering, self.total)
+            .into_iter()
+            .chain(limits)
+            .collect();
         let request =
             request_file.map(|file| (environment::AFTER_FILE.name, file.path().as_os_str()));
         self.environment.set_attempt(
@@ -239,7 +249,8 @@ impl Attempts for ProcessRunner<'_> {
                 }
                 None => (None, Vec::new()),
             };
-        let mut child = self.spawn(numbering, request_file.as_ref())?;
+        let limit_at = limit.map(|(at, _)| at);
+        let mut child = self.spawn(numbering, request_file.as_ref(), deadline, limit_at)?;
         if let Some(requests) = &mut self.requests {
             requests.make_ahead();
         }

@@ -194,7 +194,11 @@ impl EventSink for ReportWriter {
                 }
             }
             Event::Splay(wait) => self.splay = Some(*wait),
-            Event::Done(_) | Event::Warning(_) | Event::HookEnd(_) | Event::Failed(_) => {}
+            Event::Done(_)
+            | Event::Deadline(..)
+            | Event::Warning(_)
+            | Event::HookEnd(_)
+            | Event::Failed(_) => {}
         }
     }
 }

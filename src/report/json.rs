@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::signals::Signal;
 use crate::signals::signal::{Name, Platform};
 use retry_policy::attempts::AttemptLimit;
+use retry_policy::deadline::DeadlineSource;
 use retry_policy::duration::to_millis;
 use retry_policy::events::Event;
 use retry_policy::exit::Exit;
@@ -45,6 +46,10 @@ pub(crate) enum JsonEvent<'a> {
         before_attempt: u64,
         wait_ms: f64,
         cause: WaitCause,
+    },
+    Deadline {
+        deadline_ms: f64,
+        source: DeadlineSource,
     },
     Warning {
         message: &'a str,
@@ -103,6 +108,10 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             before_attempt: 1,
             wait_ms: to_millis(*wait),
             cause: WaitCause::Splay,
+        }],
+        Event::Deadline(deadline, _) => vec![JsonEvent::Deadline {
+            deadline_ms: to_millis(deadline.left),
+            source: deadline.source,
         }],
         Event::Warning(message) => vec![JsonEvent::Warning { message }],
         Event::HookEnd(end) => vec![JsonEvent::HookEnd {

@@ -42,6 +42,7 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
             "retry: waiting {} (--splay) before the first attempt",
             format_duration(*wait)
         ),
+        Event::Deadline(_, described) if verbose => format!("retry: deadline: {described}"),
         Event::Warning(message) => format!("retry: warning: {message}"),
         Event::HookEnd(end) => match hook_line(end) {
             Some(line) => line,

@@ -13,6 +13,8 @@ mod budget;
 mod ci_and_cron;
 /// The bash, zsh and fish completions, tried in the real shells.
 mod completions;
+/// Deadlines passed on to attempts, and taken from an outer run and a CI job.
+mod deadlines;
 /// The committed man pages and completions are what the generator makes today.
 mod generated_files;
 /// `--on-retry` and `--on-give-up`.

@@ -318,15 +318,20 @@ pub(crate) fn shell(script: &str) -> Invocation {
         .env("RETRY", binary())
 }
 
-/// The variables by which CI systems make themselves known, and GitHub's step files: no run
-/// inherits them from the machine the tests run on, so that the tests hold inside a CI job too.
-const CI_VARIABLES: [&str; 6] = [
+/// The variables by which CI systems make themselves known, GitHub's step files, and the time
+/// limits of a CI job or an outer retry: no run inherits them from the machine the tests run on,
+/// so that the tests hold inside a CI job (or a retry) too.
+const CI_VARIABLES: [&str; 10] = [
     "GITHUB_ACTIONS",
     "GITLAB_CI",
     "BUILDKITE",
     "TF_BUILD",
     "GITHUB_OUTPUT",
     "GITHUB_STEP_SUMMARY",
+    "CI_JOB_TIMEOUT",
+    "CI_JOB_STARTED_AT",
+    "BUILDKITE_TIMEOUT",
+    "RETRY_DEADLINE",
 ];
 
 impl Invocation {

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::attempts::Numbering;
+use crate::deadline::Deadline;
 use crate::outcome::{AttemptOutcome, HookEnd, RunEnd};
 
 /// Something that happened during a run.
@@ -20,6 +21,9 @@ pub enum Event {
     AttemptEnd(AttemptOutcome),
     /// The run waits this long (`--splay`) before the first attempt.
     Splay(Duration),
+    /// Before the first attempt, when the run's deadline came from outside its command line (an
+    /// outer run's, a CI job's): how long it has, from where, and that in words.
+    Deadline(Deadline, String),
     /// Something the user should know that changes nothing in the run.
     Warning(String),
     /// A hook ran (or could not).

@@ -13,6 +13,7 @@ pub mod attempts;
 pub mod backoff;
 pub mod choice;
 pub mod codes;
+pub mod deadline;
 pub mod duration;
 pub mod events;
 pub mod examples;

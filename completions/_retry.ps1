@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Retry what RULE names; may be repeated')
             [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'Never retry what RULE names; may be repeated')
             [CompletionResult]::new('--success-on', '--success-on', [CompletionResultType]::ParameterName, 'Count what RULE names as success [default: 0]')
+            [CompletionResult]::new('--flaky-exit', '--flaky-exit', [CompletionResultType]::ParameterName, 'Exit STATUS after a success that needed retries')
             [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'As a program''s manual says: curl, git, ... or auto')
             [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Time limit of one attempt (status 124)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Time limit of one attempt (status 124)')

@@ -10,7 +10,7 @@ _retry() {
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
-            -n|--max-attempts|--base|--cap|--jitter|--retry-on|--stop-on|--success-on|--preset|-t|--timeout|--max-time|--multiplier|--reset-after|--seed|--retry-after-output|--timeout-signal|--kill-after|--on-retry|--on-give-up|--hold|--report|--job|--log-format|--ci|--splay|--budget|--budget-store) ((i++)) ;;
+            -n|--max-attempts|--base|--cap|--jitter|--retry-on|--stop-on|--success-on|--flaky-exit|--preset|-t|--timeout|--max-time|--multiplier|--reset-after|--seed|--retry-after-output|--timeout-signal|--kill-after|--on-retry|--on-give-up|--hold|--report|--job|--log-format|--ci|--splay|--budget|--budget-store) ((i++)) ;;
             -*) ;;
             budget) if ((i == 1)); then _retry_budget; return; fi
                 _command_offset $i; return ;;
@@ -25,6 +25,7 @@ _retry() {
         --retry-on) :; return ;;
         --stop-on) :; return ;;
         --success-on) :; return ;;
+        --flaky-exit) :; return ;;
         --preset) COMPREPLY=($(compgen -W 'auto curl wget git rsync ssh psql pg_isready apt-get pip npm' -- "$cur")); return ;;
         -t|--timeout) :; return ;;
         --max-time) :; return ;;
@@ -46,7 +47,7 @@ _retry() {
         --budget-store) :; return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --jitter --retry-on --stop-on --success-on --preset -t --timeout --max-time --plan -q --quiet -v --verbose --multiplier --reset-after --seed --retry-after-output --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold --report --job --log-format --ci --splay --budget --budget-store -h --help -V --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --jitter --retry-on --stop-on --success-on --flaky-exit --preset -t --timeout --max-time --plan -q --quiet -v --verbose --multiplier --reset-after --seed --retry-after-output --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold --report --job --log-format --ci --splay --budget --budget-store -h --help -V --version' -- "$cur"))
         return
     fi
     _command_offset $cword

@@ -26,6 +26,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --retry-on 'Retry what RULE names; may be repeated'
             cand --stop-on 'Never retry what RULE names; may be repeated'
             cand --success-on 'Count what RULE names as success [default: 0]'
+            cand --flaky-exit 'Exit STATUS after a success that needed retries'
             cand --preset 'As a program''s manual says: curl, git, ... or auto'
             cand -t 'Time limit of one attempt (status 124)'
             cand --timeout 'Time limit of one attempt (status 124)'

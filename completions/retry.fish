@@ -18,7 +18,7 @@ function __retry_command_tokens
             case --
                 string join \n -- $tokens[(math $i + 1)..-1] $current
                 return 0
-            case '-n' '--max-attempts' '--base' '--cap' '--jitter' '--retry-on' '--stop-on' '--success-on' '--preset' '-t' '--timeout' '--max-time' '--multiplier' '--reset-after' '--seed' '--retry-after-output' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--hold' '--report' '--job' '--log-format' '--ci' '--splay' '--budget' '--budget-store'
+            case '-n' '--max-attempts' '--base' '--cap' '--jitter' '--retry-on' '--stop-on' '--success-on' '--flaky-exit' '--preset' '-t' '--timeout' '--max-time' '--multiplier' '--reset-after' '--seed' '--retry-after-output' '--timeout-signal' '--kill-after' '--on-retry' '--on-give-up' '--hold' '--report' '--job' '--log-format' '--ci' '--splay' '--budget' '--budget-store'
                 set skip_value 1
             case '-*'
             case '*'
@@ -67,6 +67,7 @@ complete -c retry -n __retry_own -l jitter -x -a '(printf "%s\t%s\n" "none" "No 
 complete -c retry -n __retry_own -l retry-on -x -d 'Retry what RULE names; may be repeated'
 complete -c retry -n __retry_own -l stop-on -x -d 'Never retry what RULE names; may be repeated'
 complete -c retry -n __retry_own -l success-on -x -d 'Count what RULE names as success [default: 0]'
+complete -c retry -n __retry_own -l flaky-exit -x -d 'Exit STATUS after a success that needed retries'
 complete -c retry -n __retry_own -l preset -x -a '(printf "%s\t%s\n" "auto" "The preset of the command\'s program, if it has one" "curl" "curl(1) EXIT CODES and --retry; libcurl-errors(3)" "wget" "wget(1) EXIT STATUS" "git" "git(1) and git-clone(1), git-fetch(1): status 128 and the messages of its transports (http, git://, ssh)" "rsync" "rsync(1) EXIT VALUES, rsyncd.conf(5) max connections" "ssh" "ssh(1) EXIT STATUS (255 for its own errors, else the remote command\'s) and its messages" "psql" "psql(1) EXIT STATUS, and PostgreSQL\'s connection messages" "pg_isready" "pg_isready(1) EXIT STATUS" "apt-get" "apt-get(8) DIAGNOSTICS (100 for an error) and apt\'s messages; apt-get update\'s status 0 after a failed fetch" "pip" "pip\'s messages (pip ends an error with 1, and with 2 when an exception escapes it): pip install, download and wheel, their index and network errors" "npm" "npm\'s error codes (npm ends every error with 1): E404, ETARGET, E401, a name that does not exist (ENOTFOUND), a certificate it cannot verify, and the other codes of npm-registry-fetch")' -d 'As a program\'s manual says: curl, git, ... or auto'
 complete -c retry -n __retry_own -s t -l timeout -x -d 'Time limit of one attempt (status 124)'
 complete -c retry -n __retry_own -l max-time -x -d 'Time limit of the whole run'

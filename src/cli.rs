@@ -170,6 +170,15 @@ pub struct Cli {
     #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) success_on: Vec<RuleSpec>,
 
+    /// Exit STATUS after a success that needed retries
+    ///
+    /// Exit with STATUS (1-255) when COMMAND succeeded only after failed attempts, a flaky
+    /// success, as nextest's --flaky-result=fail: a pipeline keeps its retries and still refuses
+    /// flaky merges, e.g. --flaky-exit 3. Default: the success's own 0. The report and the done
+    /// event record a flaky success either way.
+    #[arg(long, value_name = "STATUS", value_parser = clap::value_parser!(u8).range(1..), hide_short_help = true, help_heading = DECIDING)]
+    pub(crate) flaky_exit: Option<u8>,
+
     /// As a program's manual says: curl, git, ... or auto
     ///
     /// Retry what the program's manual calls transient and stop at once at what it calls
@@ -317,9 +326,10 @@ pub struct Cli {
     /// When the run ends, write a report of it to FILE, in the format its prefix names or else
     /// its name's ending: json: (or *.json, and any other name) a JSON summary; dotenv: (or
     /// *.env) RETRY_RUN_... NAME=value lines, as GitLab's dotenv report reads them; prom: (or
-    /// *.prom) the run's gauges for node_exporter's textfile collector, each labelled with --job
-    /// (e.g. retry-report.json, dotenv:build.env, /var/lib/node-exporter/backup.prom). May be
-    /// repeated.
+    /// *.prom) the run's gauges for node_exporter's textfile collector, each labelled with --job;
+    /// junit: (or *.xml) one JUnit test case, failed attempts before a success as Surefire's
+    /// flakyFailure, with the end of each attempt's output (e.g. retry-report.json,
+    /// dotenv:build.env, /var/lib/node-exporter/backup.prom, TEST-retry.xml). May be repeated.
     #[arg(long, value_name = "[FORMAT:]FILE", hide_short_help = true, help_heading = OUTPUT)]
     pub(crate) report: Vec<ReportSpec>,
 

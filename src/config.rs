@@ -45,7 +45,7 @@ use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
 use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
-use crate::report::formats::ReportSpec;
+use crate::report::formats::{ReportFormat, ReportSpec};
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
 
 /// The longest wait a command may ask for, unless `RETRY_MAX_REQUESTED_WAIT` says otherwise.
@@ -80,6 +80,7 @@ pub(crate) struct Config {
     output: OutputOptions,
     hooks: HookLines,
     reset_after: Option<Duration>,
+    flaky_exit: Option<u8>,
     reports: Vec<ReportSpec>,
     /// `--job`, or what names the job by default.
     job: String,
@@ -214,8 +215,13 @@ impl Config {
                 .map(str::to_string),
         );
         let hold = cli.hold.unwrap_or_default();
-        let output = OutputOptions::new(rules.patterns(), &after, hold)
+        let mut output = OutputOptions::new(rules.patterns(), &after, hold)
             .map_err(|PatternError(message)| ConfigError(message))?;
+        // A JUnit report shows each attempt's output: both streams go through the tool.
+        output.keep_tails = cli
+            .report
+            .iter()
+            .any(|spec| spec.format == ReportFormat::Junit);
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
@@ -307,6 +313,7 @@ impl Config {
                 on_give_up: cli.on_give_up,
             },
             reset_after: cli.reset_after,
+            flaky_exit: cli.flaky_exit,
             log: LogSettings {
                 format: cli.log_format,
                 verbosity: match (cli.quiet, cli.verbose) {
@@ -405,6 +412,7 @@ impl Config {
             splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
             max_requested_wait: self.max_requested_wait,
             depth: self.layer.depth(),
+            flaky_exit: self.flaky_exit,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::cli::{
 };
 use crate::config::Config;
 use crate::output::copy::HeldOutput;
+use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
 use crate::plan;
 use crate::process::ProcessRunner;
@@ -31,6 +32,7 @@ use crate::report::ci::log::{CiLog, shown_command};
 use crate::report::ci::outputs::StepOutputs;
 use crate::report::file::ReportWriter;
 use crate::report::formats::{ReportFormat, ReportSpec};
+use crate::report::junit::JunitReport;
 use crate::report::metrics::Metrics;
 use crate::report::reporter::{self, Reporter};
 use crate::report::target::{ReportError, ReportTarget};
@@ -146,7 +148,8 @@ fn run_command(
     command: CommandLine,
     inherited: Inherited,
 ) -> anyhow::Result<Exit> {
-    let mut files = EndFiles::prepare(config)?;
+    let tails = config.output().keep_tails.then(KeptTails::default);
+    let mut files = EndFiles::prepare(config, tails.clone())?;
     let launcher = Launcher::new(command.program(), command.args())
         .with_context(|| format!("cannot prepare to start {command}"))?;
     let budget = config.budget().prepare();
@@ -198,6 +201,7 @@ fn run_command(
         requests: Some(RequestFiles::new()),
         environment: crate::process::environ::inherited(),
         launcher,
+        tails,
     };
     let mut hooks = HookRunner::new(
         config.hooks().clone(),
@@ -257,17 +261,22 @@ struct EndFiles {
     reports: Vec<ReportWriter>,
     outputs: Option<StepOutputs>,
     metrics: Vec<Metrics>,
+    junit: Vec<JunitReport>,
 }
 
 impl EndFiles {
     /// The files `config` asks for, each checked: one that cannot be written fails the run now.
-    fn prepare(config: &Config) -> anyhow::Result<EndFiles> {
+    /// A JUnit report takes each attempt's output from `tails`.
+    fn prepare(config: &Config, tails: Option<KeptTails>) -> anyhow::Result<EndFiles> {
         let target = |spec: &ReportSpec| {
             ReportTarget::check(&spec.path, "--report", spec.format.example_file())
                 .map_err(anyhow::Error::msg)
         };
         let (specs, options) = config.reports();
         let (mut reports, mut dotenv, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
+        let mut junit = Vec::new();
+        let shown = shown_command(config.command_words());
+        let case = config.job_given().unwrap_or(&shown);
         for spec in specs {
             match spec.format {
                 ReportFormat::Json => {
@@ -275,15 +284,20 @@ impl EndFiles {
                 }
                 ReportFormat::Dotenv => dotenv.push(target(spec)?),
                 ReportFormat::Prometheus => metrics.push(Metrics::new(target(spec)?, config.job())),
+                ReportFormat::Junit => junit.push(JunitReport::new(
+                    target(spec)?,
+                    case,
+                    tails.clone().unwrap_or_default(),
+                )),
             }
         }
-        let shown = shown_command(config.command_words());
         let outputs =
-            StepOutputs::new(config.github(), dotenv, shown).map_err(anyhow::Error::msg)?;
+            StepOutputs::new(config.github(), dotenv, shown.clone()).map_err(anyhow::Error::msg)?;
         Ok(EndFiles {
             reports,
             outputs: Some(outputs).filter(StepOutputs::any),
             metrics,
+            junit,
         })
     }
 
@@ -298,6 +312,9 @@ impl EndFiles {
         for metrics in self.metrics {
             written(metrics.write(end, watch, deadline), end);
         }
+        for junit in self.junit {
+            written(junit.write(end, watch, deadline), end);
+        }
     }
 }
 
@@ -309,6 +326,9 @@ impl EventSink for EndFiles {
         self.outputs.emit(event);
         for metrics in &mut self.metrics {
             metrics.emit(event);
+        }
+        for junit in &mut self.junit {
+            junit.emit(event);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! An attempt's piped stdout or stderr, copied on a thread of its own: passed on at once, matched
-//! line by line, or held.
+//! line by line, or held; its end kept for a report that shows it.
 //!
 //! Each chunk is written on as soon as it is read, so bytes keep their order within the stream
 //! and nothing waits for a line to end. The thread watches a second pipe too: when the tool closes
@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
+use crate::output::tail::{Tail, Tails};
 use crate::spill::SpillBuffer;
 use retry_policy::matching::Stream;
 use retry_policy::matching::{LineMatcher, OutputConditions};
@@ -57,6 +58,8 @@ fn duplicate(fd: BorrowedFd<'_>) -> Option<File> {
 pub(crate) struct HeldOutput {
     pub(crate) stdout: Option<SpillBuffer>,
     pub(crate) stderr: Option<SpillBuffer>,
+    /// The end of each stream, when a report shows it.
+    pub(crate) tails: Tails,
 }
 
 impl HeldOutput {
@@ -78,10 +81,22 @@ pub(crate) fn merge(one: CopyOutcome, other: CopyOutcome) -> CopyOutcome {
         held: HeldOutput {
             stdout: one.held.stdout.or(other.held.stdout),
             stderr: one.held.stderr.or(other.held.stderr),
+            tails: Tails {
+                stdout: longer(one.held.tails.stdout, other.held.tails.stdout),
+                stderr: longer(one.held.tails.stderr, other.held.tails.stderr),
+            },
         },
         failure: one.failure.or(other.failure),
         cut_short: one.cut_short || other.cut_short,
         stalled: one.stalled.or(other.stalled),
+    }
+}
+
+/// The one of two tails of a stream that holds anything (only one copy reads each stream).
+fn longer(one: Tail, other: Tail) -> Tail {
+    match one.is_empty() {
+        true => other,
+        false => one,
     }
 }
 
@@ -92,6 +107,8 @@ struct Progress {
     stream: Stream,
     matcher: Option<LineMatcher>,
     hold: Option<SpillBuffer>,
+    /// The stream's end, when a report shows it.
+    tail: Option<Tail>,
     failure: Option<String>,
     /// The stream reached its end.
     ended: bool,
@@ -108,6 +125,9 @@ impl Progress {
     fn take(&mut self, bytes: &[u8]) {
         if let Some(matcher) = &mut self.matcher {
             matcher.feed(bytes);
+        }
+        if let Some(tail) = &mut self.tail {
+            tail.push(bytes);
         }
         if let Some(hold) = &mut self.hold
             && let Err(err) = hold.write_all(bytes)
@@ -132,13 +152,14 @@ pub(crate) struct StreamCopy {
 
 impl StreamCopy {
     /// Start copying `pipe`, the command's `stream`, to `destination`,
-    /// matching lines if `conditions` has patterns; `on_end` is called on the copy's thread once
-    /// it is over.
+    /// matching lines if `conditions` has patterns, keeping its end if `tail`; `on_end` is called
+    /// on the copy's thread once it is over.
     pub(crate) fn start(
         stream: Stream,
         pipe: OwnedFd,
         destination: Destination,
         conditions: Arc<OutputConditions>,
+        tail: bool,
         on_end: impl FnOnce() + Send + 'static,
     ) -> io::Result<StreamCopy> {
         let (pass_on, hold) = match destination {
@@ -150,6 +171,7 @@ impl StreamCopy {
             stream,
             matcher: conditions.any().then(|| LineMatcher::new(conditions)),
             hold,
+            tail: tail.then(Tail::default),
             ..Progress::default()
         }));
         let (stop_read, stop) = nix::unistd::pipe()?;
@@ -184,14 +206,23 @@ impl StreamCopy {
     pub(crate) fn outcome(self) -> CopyOutcome {
         let mut progress = lock(&self.progress);
         let hold = progress.hold.take();
+        let tail = progress.tail.take().unwrap_or_default();
         let held = match progress.stream {
             Stream::Stdout => HeldOutput {
                 stdout: hold,
                 stderr: None,
+                tails: Tails {
+                    stdout: tail,
+                    stderr: Tail::default(),
+                },
             },
             Stream::Stderr => HeldOutput {
                 stdout: None,
                 stderr: hold,
+                tails: Tails {
+                    stdout: Tail::default(),
+                    stderr: tail,
+                },
             },
         };
         CopyOutcome {
@@ -306,6 +337,7 @@ mod tests {
             OwnedFd::from(source),
             Destination::Hold(SpillBuffer::default()),
             conditions(&["^299999$"]),
+            false,
             move || ended.send(()).unwrap(),
         )
         .unwrap();
@@ -329,6 +361,7 @@ mod tests {
             OwnedFd::from(read),
             Destination::PassOn(File::from(OwnedFd::from(passed_on)), "stdout"),
             conditions(&["^important$"]),
+            true,
             move || ended.send(()).unwrap(),
         )
         .unwrap();
@@ -341,6 +374,7 @@ mod tests {
         let outcome = copy.outcome();
         assert_eq!(outcome.matched.matched, 1);
         assert!(outcome.cut_short, "the stream had not ended");
+        assert_eq!(outcome.held.tails.stdout.text(), "important\n");
         drop(write);
     }
 }

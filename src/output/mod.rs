@@ -2,9 +2,11 @@
 //! against, the copies that pass it on or hold it, and the release of held output.
 //!
 //! Only a stream a rule's pattern or `--retry-after-output` reads, stdout with `--hold stdout`,
-//! and both with `--hold all`, is piped through the tool; the others stay attached directly.
+//! both with `--hold all`, and both for a report that shows each attempt's output (`--report
+//! junit:`), is piped through the tool; the others stay attached directly.
 
 pub(crate) mod copy;
+pub(crate) mod tail;
 pub(crate) mod transcript;
 
 use std::sync::Arc;
@@ -22,6 +24,8 @@ pub(crate) struct OutputOptions {
     pub(crate) stderr: Arc<OutputConditions>,
     /// What is held until the attempt is judged.
     pub(crate) hold: Hold,
+    /// Whether the end of both streams is kept, for a report that shows it.
+    pub(crate) keep_tails: bool,
 }
 
 /// `--hold`: what of an attempt's output is held until the attempt is judged.
@@ -69,6 +73,7 @@ impl OutputOptions {
             stdout: on(Stream::Stdout)?,
             stderr: on(Stream::Stderr)?,
             hold,
+            keep_tails: false,
         })
     }
 
@@ -84,11 +89,11 @@ impl OutputOptions {
 
     /// Whether the command's stdout is piped through the tool.
     pub(crate) fn pipes_stdout(&self) -> bool {
-        self.matches_stdout() || self.hold != Hold::Nothing
+        self.matches_stdout() || self.hold != Hold::Nothing || self.keep_tails
     }
 
     /// Whether the command's stderr is piped through the tool.
     pub(crate) fn pipes_stderr(&self) -> bool {
-        self.matches_stderr() || self.hold == Hold::Everything
+        self.matches_stderr() || self.hold == Hold::Everything || self.keep_tails
     }
 }

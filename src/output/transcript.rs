@@ -188,6 +188,7 @@ mod tests {
         HeldOutput {
             stdout: buffer(stdout),
             stderr: buffer(stderr),
+            ..HeldOutput::default()
         }
     }
 

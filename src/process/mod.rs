@@ -26,6 +26,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::environment;
 use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
+use crate::output::tail::KeptTails;
 use crate::output::{Hold, OutputOptions};
 use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
@@ -90,6 +91,8 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) environment: ChildEnvironment,
     /// What starts each attempt's process.
     pub(crate) launcher: Launcher,
+    /// Where each attempt's output tails go, for a report that shows them.
+    pub(crate) tails: Option<KeptTails>,
 }
 
 impl ProcessRunner<'_> {
@@ -161,7 +164,8 @@ impl ProcessRunner<'_> {
             // A stream piped only to be held has no conditions, and is not matched.
             let conditions = Arc::clone(conditions);
             let on_end = move || doorbell.ring();
-            match StreamCopy::start(stream, pipe, destination, conditions, on_end) {
+            let tail = self.tails.is_some();
+            match StreamCopy::start(stream, pipe, destination, conditions, tail, on_end) {
                 Ok(copy) => copies.push(copy),
                 Err(err) => {
                     failure.get_or_insert(format!("cannot read the command's output: {err}"));
@@ -273,6 +277,9 @@ impl Attempts for ProcessRunner<'_> {
         supervision.clear_group();
         let mut output = self.finish_copies(copies, &mut supervision, deadline);
         output.failure = failure.or(output.failure);
+        if let Some(tails) = &self.tails {
+            tails.keep(std::mem::take(&mut output.held.tails));
+        }
         let capture = output
             .matched
             .requested

@@ -54,6 +54,8 @@ struct Report<'a> {
     elapsed_ms: f64,
     /// The run's depth among nested retries: 1 for the outermost.
     depth: u32,
+    /// Whether it succeeded only after failed attempts.
+    flaky: bool,
 }
 
 /// One attempt in the report: every key is always there, `null` when it does not apply.
@@ -171,6 +173,7 @@ impl ReportWriter {
             error: end.reason.error(),
             elapsed_ms: to_millis(end.elapsed),
             depth: self.depth,
+            flaky: end.flaky(),
         };
         let mut text = serde_json::to_vec_pretty(&report).expect("a report serialises");
         text.push(b'\n');
@@ -268,6 +271,7 @@ mod tests {
             reason: Reason::Exhausted,
             elapsed: Duration::ZERO,
             report_error: None,
+            flaky_exit: None,
         };
         let options = serde_json::json!({});
         let attempt = AttemptRecord::default();
@@ -285,6 +289,7 @@ mod tests {
             error: None,
             elapsed_ms: 0.0,
             depth: 1,
+            flaky: false,
         };
         let report = serde_json::to_value(&report).unwrap();
         assert_eq!(

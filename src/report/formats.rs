@@ -1,8 +1,9 @@
 //! `--report [FORMAT:]FILE`: which of the files a run writes when it ends each value asks for,
 //! by the prefix that names its format or else by the file's name: a JSON summary (`json:`,
-//! `*.json` and any other name), GitLab's dotenv lines (`dotenv:`, `*.env`), or Prometheus
+//! `*.json` and any other name), GitLab's dotenv lines (`dotenv:`, `*.env`), Prometheus
 //! gauges for node_exporter's textfile collector (`prom:`, `*.prom`, the only names that
-//! collector reads).
+//! collector reads), or a JUnit XML test case for a CI system's test reports (`junit:`,
+//! `*.xml`).
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -16,6 +17,8 @@ pub(crate) enum ReportFormat {
     Dotenv,
     /// Gauges in Prometheus's text format.
     Prometheus,
+    /// One JUnit test case, flaky attempts and reruns as Surefire writes them.
+    Junit,
 }
 
 impl ReportFormat {
@@ -25,6 +28,7 @@ impl ReportFormat {
             ReportFormat::Json => "retry-report.json",
             ReportFormat::Dotenv => "retry.env",
             ReportFormat::Prometheus => "retry.prom",
+            ReportFormat::Junit => "retry-junit.xml",
         }
     }
 }
@@ -39,15 +43,17 @@ pub(crate) struct ReportSpec {
 }
 
 /// The prefixes that name a format, and the endings that imply one.
-const PREFIXES: [(&str, ReportFormat); 3] = [
+const PREFIXES: [(&str, ReportFormat); 4] = [
     ("json:", ReportFormat::Json),
     ("dotenv:", ReportFormat::Dotenv),
     ("prom:", ReportFormat::Prometheus),
+    ("junit:", ReportFormat::Junit),
 ];
-const ENDINGS: [(&str, ReportFormat); 3] = [
+const ENDINGS: [(&str, ReportFormat); 4] = [
     (".json", ReportFormat::Json),
     (".env", ReportFormat::Dotenv),
     (".prom", ReportFormat::Prometheus),
+    (".xml", ReportFormat::Junit),
 ];
 
 impl FromStr for ReportSpec {
@@ -100,6 +106,8 @@ mod tests {
         );
         assert_eq!(format("dotenv:retry.txt"), ReportFormat::Dotenv);
         assert_eq!(format("json:run.env"), ReportFormat::Json);
+        assert_eq!(format("TEST-retry.xml"), ReportFormat::Junit);
+        assert_eq!(format("junit:report"), ReportFormat::Junit);
         let spec: ReportSpec = "prom:m.prom".parse().unwrap();
         assert_eq!(spec.path, PathBuf::from("m.prom"));
     }

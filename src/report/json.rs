@@ -75,6 +75,9 @@ pub(crate) enum JsonEvent<'a> {
         open_for_ms: Option<f64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         report_error: Option<&'a str>,
+        /// Succeeded only after failed attempts.
+        #[serde(skip_serializing_if = "is_false")]
+        flaky: bool,
     },
 }
 
@@ -134,6 +137,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 _ => None,
             },
             report_error: end.report_error.as_deref(),
+            flaky: end.flaky(),
         }],
         Event::Failed(message) => vec![
             JsonEvent::Error { message },
@@ -146,6 +150,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 signal: None,
                 open_for_ms: None,
                 report_error: None,
+                flaky: false,
             },
         ],
     }
@@ -172,6 +177,7 @@ mod tests {
     use super::*;
     use crate::reference::{object_keys, row_keys};
     use retry_policy::attempts::Numbering;
+    use retry_policy::deadline::Deadline;
     use retry_policy::matching::OutputMatch;
     use retry_policy::outcome::{Hook, HookEnd, HookOutcome, Moment, RunEnd, WaitCause};
     use retry_policy::requested::Requested;
@@ -214,6 +220,7 @@ mod tests {
             reason: Reason::Interrupted(Signal::TERM, Moment::Attempt),
             elapsed: Duration::ZERO,
             report_error: Some("disk full".into()),
+            flaky_exit: None,
         };
         let lost = RunEnd {
             reason: Reason::OutputLost("no room".into()),
@@ -225,6 +232,11 @@ mod tests {
                 breaker: "the breaker".into(),
                 left: Duration::from_secs(30),
             },
+            ..end.clone()
+        };
+        let flaky = RunEnd {
+            attempts: 2,
+            reason: Reason::Success,
             ..end.clone()
         };
         let stopped = AttemptOutcome {
@@ -240,6 +252,13 @@ mod tests {
             Event::AttemptEnd(outcome),
             Event::AttemptEnd(stopped),
             Event::Warning("careful".into()),
+            Event::Deadline(
+                Deadline {
+                    left: Duration::from_secs(5),
+                    source: DeadlineSource::GitlabJob,
+                },
+                "5s, from the GitLab job's time limit".into(),
+            ),
             Event::HookEnd(HookEnd {
                 hook: Hook::OnRetry,
                 outcome: HookOutcome::Ended(Termination::Exited(3)),
@@ -249,6 +268,7 @@ mod tests {
             Event::Done(end),
             Event::Done(lost),
             Event::Done(kept_out),
+            Event::Done(flaky),
             Event::Failed("no such flag".into()),
         ]
     }
@@ -266,7 +286,7 @@ mod tests {
                 keys.dedup();
             }
         }
-        assert_eq!(seen.len(), 7, "{seen:?}");
+        assert_eq!(seen.len(), 8, "{seen:?}");
         for (event, keys) in seen {
             assert_eq!(
                 keys,

@@ -178,6 +178,7 @@ mod tests {
             reason,
             elapsed: Duration::from_millis(2500),
             report_error: None,
+            flaky_exit: None,
         }
     }
 

@@ -6,6 +6,7 @@ pub(crate) mod ci;
 pub(crate) mod file;
 pub(crate) mod formats;
 mod json;
+pub(crate) mod junit;
 pub(crate) mod metrics;
 pub(crate) mod outlet;
 pub(crate) mod reporter;

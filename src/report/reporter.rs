@@ -280,6 +280,7 @@ mod tests {
                 reason: refused,
                 elapsed: Duration::from_millis(1530),
                 report_error: None,
+                flaky_exit: None,
             }),
         ]
     }
@@ -314,6 +315,7 @@ mod tests {
                 reason: Reason::WokeLate(Duration::from_millis(1500)),
                 elapsed: Duration::from_secs(5),
                 report_error: None,
+                flaky_exit: None,
             })
         };
         let text = |event| render(settings(LogFormat::Text, Verbosity::Normal), &[event]);
@@ -390,6 +392,7 @@ mod tests {
                 reason: Reason::Interrupted(Signal::TERM, moment),
                 elapsed: Duration::ZERO,
                 report_error: None,
+                flaky_exit: None,
             };
             render(
                 settings(LogFormat::Text, Verbosity::Normal),
@@ -479,6 +482,7 @@ mod tests {
                 ),
                 elapsed: Duration::ZERO,
                 report_error: None,
+                flaky_exit: None,
             };
             let said = render(quiet, &[Event::Done(not_found)]);
             assert!(said.contains("command not found: x"), "{said}");

@@ -157,7 +157,13 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         _ => String::new(),
     };
     Some(match &end.reason {
-        Reason::Success => return None,
+        Reason::Success => match end.flaky_exit {
+            Some(_) => format!(
+                "retry: succeeded only after {attempts}, a flaky success; retry exits {status} \
+                 (--flaky-exit)"
+            ),
+            None => return None,
+        },
         Reason::BreakerOpen { breaker, left } => format!(
             "retry: no attempt: {breaker} is open for another {}, after the runs before gave \
              up; try again later (status {status})",

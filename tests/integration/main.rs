@@ -15,6 +15,8 @@ mod ci_and_cron;
 mod completions;
 /// Deadlines passed on to attempts, and taken from an outer run and a CI job.
 mod deadlines;
+/// Flaky successes recorded, and `--flaky-exit`.
+mod flakiness;
 /// The committed man pages and completions are what the generator makes today.
 mod generated_files;
 /// `--on-retry` and `--on-give-up`.

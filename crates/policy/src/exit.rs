@@ -15,6 +15,8 @@ use crate::termination::{TIMED_OUT, Termination};
 pub enum Exit {
     /// An attempt succeeded.
     Success,
+    /// An attempt succeeded after failed ones, and `--flaky-exit` asks for this status.
+    Flaky(u8),
     /// The run gave up; the last attempt's own status.
     GaveUp(u8),
     /// The run gave up after an attempt whose status 0 counted as a failure.
@@ -36,8 +38,9 @@ pub enum Exit {
 }
 
 /// Every variant, with an example value, in the order of the table.
-const VARIANTS: [Exit; 10] = [
+const VARIANTS: [Exit; 11] = [
     Exit::Success,
+    Exit::Flaky(3),
     Exit::GaveUp(2),
     Exit::GaveUpAfterZero,
     Exit::BreakerOpen,
@@ -53,7 +56,7 @@ impl Exit {
     /// How a run that ended as `end` ends the tool.
     pub fn of(end: &RunEnd) -> Exit {
         let exit = match &end.reason {
-            Reason::Success => Exit::Success,
+            Reason::Success => end.flaky_exit.map_or(Exit::Success, Exit::Flaky),
             Reason::Interrupted(signal, _) => return Exit::Stopped(*signal),
             Reason::SpawnFailed(failure, _) => Exit::from(*failure),
             Reason::OutputLost(_) => Exit::ToolFailed,
@@ -84,7 +87,7 @@ impl Exit {
     pub fn status(self) -> u8 {
         match self {
             Exit::Success => 0,
-            Exit::GaveUp(status) => status,
+            Exit::Flaky(status) | Exit::GaveUp(status) => status,
             Exit::GaveUpAfterZero => 1,
             Exit::BreakerOpen => 75,
             Exit::TimedOut => TIMED_OUT,
@@ -99,6 +102,10 @@ impl Exit {
     fn row(self) -> (&'static str, &'static str) {
         match self {
             Exit::Success => ("0", "an attempt succeeded (its status is in --success-on)"),
+            Exit::Flaky(_) => (
+                "F",
+                "--flaky-exit F: an attempt succeeded, but only after failed ones",
+            ),
             Exit::GaveUp(_) => (
                 "N",
                 "otherwise: the last attempt's own status N, after giving up",
@@ -174,6 +181,7 @@ mod tests {
             reason,
             elapsed: Duration::ZERO,
             report_error: None,
+            flaky_exit: None,
         }
     }
 
@@ -242,8 +250,25 @@ mod tests {
         let statuses: Vec<&str> = table().iter().map(|(status, _)| *status).collect();
         assert_eq!(
             statuses,
-            ["0", "N", "1", "75", "124", "125", "126", "127", "128+N"]
+            [
+                "0", "F", "N", "1", "75", "124", "125", "126", "127", "128+N"
+            ]
         );
-        assert!(table()[8].1.contains("or retry was stopped by signal N"));
+        assert!(table()[9].1.contains("or retry was stopped by signal N"));
+    }
+
+    #[test]
+    fn a_flaky_success_exits_the_status_asked_for() {
+        let flaky = RunEnd {
+            attempts: 3,
+            flaky_exit: Some(3),
+            ..end(Reason::Success, Some(0))
+        };
+        assert_eq!(Exit::of(&flaky).status(), 3);
+        let failed_report = RunEnd {
+            report_error: Some("disk full".into()),
+            ..flaky
+        };
+        assert_eq!(Exit::of(&failed_report), Exit::ToolFailed);
     }
 }

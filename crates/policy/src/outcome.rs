@@ -320,4 +320,13 @@ pub struct RunEnd {
     pub elapsed: Duration,
     /// Why `--report` could not be written, which makes the tool's own exit 125.
     pub report_error: Option<String>,
+    /// The status `--flaky-exit` asks for, when the run succeeded only after failed attempts.
+    pub flaky_exit: Option<u8>,
+}
+
+impl RunEnd {
+    /// Whether the run succeeded only after failed attempts.
+    pub fn flaky(&self) -> bool {
+        self.reason == Reason::Success && self.attempts > 1
+    }
 }

@@ -161,7 +161,11 @@ impl CiLog {
                     "{} succeeded only after {} attempts; {failure}",
                     self.command, end.attempts
                 );
-                (Level::Warning, message)
+                match end.flaky_exit {
+                    // The pipeline refuses a flaky success: it failed the step.
+                    Some(status) => (Level::Error, format!("{message} (--flaky-exit {status})")),
+                    None => (Level::Warning, message),
+                }
             }
             reason if reason.gives_up() => {
                 let why = text::lines(&Event::Done(end.clone()), false).join("; ");
@@ -209,10 +213,11 @@ impl Level {
     }
 }
 
-/// The run's outcome as later steps read it: attempts, exit_code, outcome (success, failure or
-/// interrupted), reason (as the `done` event's) and elapsed_seconds.
+/// The run's outcome as later steps read it: attempts, exit_code, outcome (success, flaky with
+/// `--flaky-exit`, failure or interrupted), reason (as the `done` event's) and elapsed_seconds.
 pub(crate) fn outcome_values(end: &RunEnd) -> [(&'static str, String); 5] {
     let outcome = match &end.reason {
+        Reason::Success if end.report_error.is_none() && end.flaky_exit.is_some() => "flaky",
         Reason::Success if end.report_error.is_none() => "success",
         Reason::Interrupted(..) => "interrupted",
         _ => "failure",
@@ -324,6 +329,7 @@ mod tests {
             reason,
             elapsed: Duration::from_millis(1500),
             report_error: None,
+            flaky_exit: None,
         })
     }
 

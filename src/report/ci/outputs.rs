@@ -261,6 +261,7 @@ mod tests {
             reason,
             elapsed: Duration::from_millis(2250),
             report_error: None,
+            flaky_exit: None,
         }
     }
 

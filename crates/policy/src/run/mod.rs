@@ -42,6 +42,8 @@ pub struct Rules {
     pub max_requested_wait: Duration,
     /// The run's depth among nested retries, which each attempt is told.
     pub depth: u32,
+    /// `--flaky-exit`: the status of a run that succeeded only after failed attempts.
+    pub flaky_exit: Option<u8>,
 }
 
 /// How the attempts ended: which was the last made (none before the first), how it ended, and
@@ -113,6 +115,7 @@ where
             reason = Reason::Interrupted(signal, Moment::Hook(Hook::OnGiveUp));
         }
     }
+    let flaky = reason == Reason::Success && attempts > 1;
     RunEnd {
         attempts,
         last: last.as_ref().map(|(termination, _)| *termination),
@@ -120,6 +123,7 @@ where
         reason,
         elapsed: parts.clock.now().saturating_duration_since(start),
         report_error: None,
+        flaky_exit: rules.flaky_exit.filter(|_| flaky),
     }
 }
 

@@ -146,6 +146,7 @@ fn rules_of(limit: &str, stop: &[&str], retry: &[&str]) -> Rules {
         splay: Duration::ZERO,
         max_requested_wait: Duration::from_secs(900),
         depth: 1,
+        flaky_exit: None,
     }
 }
 

@@ -452,7 +452,7 @@ def simulators(out):
               f"| **{contention_ms / 1000:.2f} s** ± {contention_sd / 1000:.2f} |\n")
     out.write(f"| load (13 failure rates, 4 policies, 2 trials of 40 s: 104 trials) | `retry-sim load --seed 1` "
               f"| **{load_ms / 1000:.2f} s** ± {load_sd / 1000:.2f} |\n")
-    out.write(f"| metastable (4 policies, 16 triggers, 2 loads, and the picture's runs: 132 runs) | "
+    out.write(f"| metastable (5 policies, 16 triggers, 2 loads, and the picture's runs: 165 runs) | "
               f"`retry-sim metastable --seed 1` | **{metastable_ms / 1000:.2f} s** ± {metastable_sd / 1000:.2f} |\n\n")
     out.write("On one core (`taskset -c 0`), beside the original Python simulators on the same sweeps (measured once "
               "on this machine with CPython 3.11.7, one core; how, in `bench/measure.py`):\n\n"

@@ -57,19 +57,30 @@ def curl(*extra):
     return ["curl", "-fsS", "-o", "/dev/null", *extra, url()]
 
 
+# The terms `retry budget set` keeps for a configuration's named budget, in its store, before
+# its clients start.
+TERMS = {
+    "ratio-redis": ["--rate", "10/1m", "--ratio", "0.1"],
+    "breaker": ["--rate", "20/5m", "--breaker", "5/10s", "--cool-down", "5s"],
+}
+
+
 def configurations(budget_dir):
     """(name, what it is, argv of one request, the simulator's policy and options for it)."""
     tool = [RETRY, "-q", "--timeout", f"{TIMEOUT}s"]
     ratio = ["--budget", "live"]
     return [
         ("none", "curl alone", curl("-m", str(TIMEOUT)), ("none", [])),
-        ("resend", "retry --base 0s -n 5 (the paper's client)",
-         tool + ["--base", "0s", "-n", "5", "--"] + curl(), ("resend", [])),
+        ("resend", "retry --budget off --base 0s -n 5 (the paper's client)",
+         tool + ["--budget", "off", "--base", "0s", "-n", "5", "--"] + curl(), ("resend", [])),
         ("defaults", "retry (its defaults: the default budget, 20/5m on this machine)",
          tool + ["--"] + curl(), ("defaults", ["--hosts", "1"])),
         ("budget-off", "retry --budget off (the defaults without their budget)",
          tool + ["--budget", "off", "--"] + curl(), ("budget-off", [])),
         ("budget-file", "retry --budget live (file store, 10/1m)",
+         tool + ["--budget", "live", "--budget-store", f"file:{budget_dir}", "--"] + curl(), None),
+        ("breaker", "retry --budget live, its terms the default budget's and a breaker "
+         "(5 give-ups in 10 s, a cool-down of 5 s)",
          tool + ["--budget", "live", "--budget-store", f"file:{budget_dir}", "--"] + curl(), None),
         ("ratio-redis", "retry --budget live, its terms 10/1m and a ratio of 0.1, shared on redis",
          tool + ratio + ["--budget-store", f"redis://127.0.0.1:{REDIS_PORT}", "--"] + curl(),
@@ -220,15 +231,11 @@ def run_one(name, argv, cgroup, budget_dir):
     server = subprocess.Popen([SERVER, str(PORT), f"{WORK_MS}", server_log], preexec_fn=in_cgroup)
     redis = None
     try:
-        if "--budget-store" in argv:
+        if any(word.startswith("redis://") for word in argv):
             redis = subprocess.Popen(["taskset", "-c", CLIENT_CPU, "redis-server", "--port",
                                       str(REDIS_PORT), "--bind", "127.0.0.1", "--save", "",
                                       "--appendonly", "no"], stdout=subprocess.DEVNULL)
             wait_for_port(REDIS_PORT, redis)
-            # The budget's terms, once, in the store every client reads them from.
-            store = argv[argv.index("--budget-store") + 1]
-            subprocess.run([RETRY, "budget", "set", "live", "--rate", "10/1m", "--ratio", "0.1",
-                            "--budget-store", store], check=True)
         wait_for_port(PORT, server)
         # Every configuration starts with full budgets: the named ones', and this machine's
         # default ones (the clients' XDG_STATE_HOME, set in main).
@@ -237,6 +244,11 @@ def run_one(name, argv, cgroup, budget_dir):
             os.makedirs(directory, mode=0o700, exist_ok=True)
             for path in os.listdir(directory):
                 os.unlink(os.path.join(directory, path))
+        if name in TERMS:
+            # The budget's terms, once, in the store every client reads them from.
+            store = argv[argv.index("--budget-store") + 1]
+            subprocess.run([RETRY, "budget", "set", "live", *TERMS[name], "--budget-store", store],
+                           check=True)
         start = time.time() + 1
         seconds = WARMUP + TRIGGER_SECONDS + OBSERVE
         driver = subprocess.Popen(["taskset", "-c", CLIENT_CPU, sys.executable, __file__,

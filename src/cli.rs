@@ -404,6 +404,8 @@ impl Cli {
     /// only when `--help` may ask for them, a subcommand's options only when it is used, and
     /// `-h` shows its few options in one list, without the headings: building the interface is
     /// much of what a short run costs.
+    // Out of line, so that the benchmark's callgrind phases (bench/measure.py) can find it.
+    #[inline(never)]
     pub fn parse_args(args: &[OsString]) -> Result<Cli, clap::Error> {
         use clap::{CommandFactory, FromArgMatches};
         let mut command = Cli::command();

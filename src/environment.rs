@@ -258,10 +258,11 @@ pub(crate) fn of_limits(
     left: Option<Duration>,
     attempt: Option<Duration>,
     now: SystemTime,
-) -> impl Iterator<Item = (&'static str, String)> {
-    let deadline = left.map(|left| (DEADLINE.name, exported(left, now).to_string()));
-    let attempt = attempt.map(|limit| (ATTEMPT_TIMEOUT_MS.name, limit.as_millis().to_string()));
-    deadline.into_iter().chain(attempt)
+) -> [Option<(&'static str, String)>; 2] {
+    [
+        left.map(|left| (DEADLINE.name, exported(left, now).to_string())),
+        attempt.map(|limit| (ATTEMPT_TIMEOUT_MS.name, limit.as_millis().to_string())),
+    ]
 }
 
 /// The variables no child of the tool inherits from it: the store's address (its password is

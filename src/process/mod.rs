@@ -105,18 +105,22 @@ impl ProcessRunner<'_> {
         deadline: Option<Instant>,
         limit: Option<Instant>,
     ) -> Result<Started, SpawnError> {
-        let now = Instant::now();
-        let left = |at: Instant| at.saturating_duration_since(now);
-        let limits = environment::of_limits(deadline.map(left), limit.map(left), SystemTime::now());
-        let values: Vec<_> = environment::of_attempt(numbering, self.total)
-            .into_iter()
-            .chain(limits)
-            .collect();
+        // The clocks are read only for an attempt that has a limit to tell of.
+        let limits = match deadline.or(limit) {
+            Some(_) => {
+                let now = Instant::now();
+                let left = |at: Instant| at.saturating_duration_since(now);
+                environment::of_limits(deadline.map(left), limit.map(left), SystemTime::now())
+            }
+            None => [None, None],
+        };
+        let values = environment::of_attempt(numbering, self.total);
         let request =
             request_file.map(|file| (environment::AFTER_FILE.name, file.path().as_os_str()));
         self.environment.set_attempt(
             values
                 .iter()
+                .chain(limits.iter().flatten())
                 .map(|(name, value)| (*name, OsStr::new(value)))
                 .chain(request),
         );

@@ -243,7 +243,10 @@ where
         let next = match stop_reason(rules, since_reset, &mut report, &decision) {
             Some(reason) => Next::Stop(reason),
             None => match requested_wait(attempt, requested, problems, sink) {
-                Ok(least) => schedule_retry(waits, budget, sink, clock.now(), deadline, least),
+                Ok(least) => {
+                    let asked = (least, rules.max_requested_wait);
+                    schedule_retry(waits, budget, sink, clock.now(), deadline, asked)
+                }
                 Err(reason) => Next::Stop(reason),
             },
         };
@@ -379,15 +382,17 @@ fn capped(requested: Requested, most: Duration) -> (Requested, Option<Duration>)
 }
 
 /// The wait before a retry: the backoff's, or the command's `requested` one when that is
-/// longer, or longer still when the budget has no token sooner; or a stop when the wait would
-/// end at or past the deadline. No token is taken for a retry the wait already rules out.
+/// longer, or longer still when the budget has no token sooner or holds the retry for a wait
+/// another run was asked for (no longer than `most`, the longest a request may make a wait:
+/// what a store holds is not trusted further); or a stop when the wait would end at or past the
+/// deadline. No token is taken for a retry the wait already rules out.
 fn schedule_retry(
     waits: &mut impl Waits,
     budget: &mut impl RetryBudget,
     sink: &mut impl EventSink,
     now: Instant,
     deadline: Option<Instant>,
-    requested: Duration,
+    (requested, most): (Duration, Duration),
 ) -> Next {
     let backoff = waits.next_wait();
     let (wait, cause) = match requested > backoff {
@@ -411,8 +416,8 @@ fn schedule_retry(
             wait: delay,
             cause: WaitCause::Budget,
         },
-        Reservation::Held(delay) if delay > wait => Next::Retry {
-            wait: delay,
+        Reservation::Held(delay) if delay.min(most) > wait => Next::Retry {
+            wait: delay.min(most),
             cause: WaitCause::Shared,
         },
         Reservation::Granted(_) | Reservation::Held(_) => Next::Retry { wait, cause },

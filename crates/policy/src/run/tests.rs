@@ -678,6 +678,21 @@ fn a_requested_wait_reaches_the_budget_and_a_shared_one_holds_the_retry() {
 }
 
 #[test]
+fn a_shared_hold_is_no_longer_than_a_request_may_make_a_wait() {
+    let budget = ScriptedBudget {
+        answers: vec![Reservation::Held(Duration::from_secs(86_400))],
+        ..ScriptedBudget::default()
+    };
+    let script = vec![asking(1, None, &[]), asking(0, None, &[])];
+    let out = run_budgeted(&rules("5", None), script, Vec::new(), None, budget);
+    assert_eq!(
+        waits_announced(&out),
+        [(Duration::from_secs(900), WaitCause::Shared)],
+        "a day held by the store is cut to RETRY_MAX_REQUESTED_WAIT"
+    );
+}
+
+#[test]
 fn a_requested_stop_ends_the_run_with_the_attempts_status() {
     let out = run_script(
         &rules("5", None),

@@ -7,8 +7,8 @@
 # ordinary optimized build, glibc, dynamically linked, position-independent) and the release
 # archive's (scripts/dist: musl, static, position-independent, with `tls`); and the peers it
 # compares with: a C program that only spawns and waits (the floor), Debian's `retry` (minfrin's)
-# and attempt-cli. It installs what it measures with (hyperfine, valgrind, GNU time) from
-# Debian's packages when missing, and records the machine and the command beside every figure.
+# and attempt-cli. It installs what it measures with (hyperfine, valgrind, GNU time) and builds
+# with (musl-tools) from Debian's packages when missing, and records the machine and the command beside every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,8 @@ source bench/install.sh
 need hyperfine hyperfine
 need valgrind valgrind
 need redis-server redis-server
+# The release archive's build (scripts/dist) compiles ring's C for musl with musl-gcc.
+need musl-gcc musl-tools
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 
 peers=target/bench-peers

@@ -44,7 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--on-give-up', '--on-give-up', [CompletionResultType]::ParameterName, 'Run SHELL_LINE once when the run gives up')
             [CompletionResult]::new('--hold', '--hold', [CompletionResultType]::ParameterName, 'Hold output until its attempt is judged: stdout or all')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a report to FILE when the run ends; may be repeated')
-            [CompletionResult]::new('--job', '--job', [CompletionResultType]::ParameterName, 'The job''s name, for metrics and CI groups')
+            [CompletionResult]::new('--job', '--job', [CompletionResultType]::ParameterName, 'The job''s name, for its history, metrics and CI groups')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'text, or json: one object a line')
             [CompletionResult]::new('--ci', '--ci', [CompletionResultType]::ParameterName, 'auto, none, github, gitlab, buildkite or azure')
             [CompletionResult]::new('--splay', '--splay', [CompletionResultType]::ParameterName, 'A random wait below DURATION before the first attempt')
@@ -70,6 +70,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a budget''s state now: its terms, its tokens, its counters, and when it will be full')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set a budget''s terms, which every run that shares the budget uses')
+            [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Print a job''s history of runs: clean, flaky and failed, and its pass rate')
             break
         }
         'retry;budget;show' {
@@ -88,6 +89,13 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--breaker-hosts', '--breaker-hosts', [CompletionResultType]::ParameterName, 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16), so that one broken host cannot stop a fleet')
             [CompletionResult]::new('--cool-down', '--cool-down', [CompletionResultType]::ParameterName, 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m)')
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;budget;history' {
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the history lives: the store of the job''s --budget, as runs give it (file, file:DIR, or a redis:// URL) [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print the history as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

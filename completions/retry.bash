@@ -55,10 +55,11 @@ _retry() {
 }
 
 _retry_budget() {
-    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show set' -- "$cur")); return; fi
+    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show set history' -- "$cur")); return; fi
     case ${words[2]} in
         show) _retry_budget_show ;;
         set) _retry_budget_set ;;
+        history) _retry_budget_history ;;
     esac
 }
 
@@ -82,6 +83,14 @@ _retry_budget_set() {
         --budget-store) :; return ;;
     esac
     COMPREPLY=($(compgen -W '--rate --ratio --window --breaker --breaker-share --breaker-hosts --cool-down --budget-store -h --help' -- "$cur"))
+}
+
+_retry_budget_history() {
+    case $prev in
+        --budget-store) :; return ;;
+        --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
+    esac
+    COMPREPLY=($(compgen -W '--budget-store --log-format -h --help' -- "$cur"))
 }
 
 complete -F _retry retry

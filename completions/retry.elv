@@ -41,7 +41,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --on-give-up 'Run SHELL_LINE once when the run gives up'
             cand --hold 'Hold output until its attempt is judged: stdout or all'
             cand --report 'Write a report to FILE when the run ends; may be repeated'
-            cand --job 'The job''s name, for metrics and CI groups'
+            cand --job 'The job''s name, for its history, metrics and CI groups'
             cand --log-format 'text, or json: one object a line'
             cand --ci 'auto, none, github, gitlab, buildkite or azure'
             cand --splay 'A random wait below DURATION before the first attempt'
@@ -66,6 +66,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --help 'Print help'
             cand show 'Print a budget''s state now: its terms, its tokens, its counters, and when it will be full'
             cand set 'Set a budget''s terms, which every run that shares the budget uses'
+            cand history 'Print a job''s history of runs: clean, flaky and failed, and its pass rate'
         }
         &'retry;budget;show'= {
             cand --budget-store 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
@@ -82,6 +83,12 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --breaker-hosts 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16), so that one broken host cannot stop a fleet'
             cand --cool-down 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m)'
             cand --budget-store 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'retry;budget;history'= {
+            cand --budget-store 'Where the history lives: the store of the job''s --budget, as runs give it (file, file:DIR, or a redis:// URL) [default: $RETRY_BUDGET_STORE, or file]'
+            cand --log-format 'Print the history as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -333,11 +333,12 @@ pub struct Cli {
     #[arg(long, value_name = "[FORMAT:]FILE", hide_short_help = true, help_heading = OUTPUT)]
     pub(crate) report: Vec<ReportSpec>,
 
-    /// The job's name, for metrics and CI groups
+    /// The job's name, for its history, metrics and CI groups
     ///
-    /// Name the job: the job label of the prom: report's gauges, and the title of the CI
-    /// system's groups (default: the --budget name, else the command's program name; e.g.
-    /// nightly-backup).
+    /// Name the job: each run so named adds to the job's history in the budget's store (clean,
+    /// flaky or failed; retry budget history NAME shows it), and it is the job label of the
+    /// prom: report's gauges and the title of the CI system's groups (default: no history, and
+    /// the --budget name, else the command's program name, for the rest; e.g. nightly-backup).
     #[arg(long, value_name = "NAME", hide_short_help = true, help_heading = OUTPUT)]
     pub(crate) job: Option<String>,
 
@@ -553,6 +554,38 @@ pub(crate) enum BudgetCommand {
     /// Set a budget's terms, which every run that shares the budget uses.
     #[command(long_about = BUDGET_SET_ABOUT)]
     Set(BudgetSetArgs),
+    /// Print a job's history of runs: clean, flaky and failed, and its pass rate.
+    #[command(long_about = BUDGET_HISTORY_ABOUT)]
+    History(BudgetHistoryArgs),
+}
+
+/// What `retry budget history --help` says it does.
+const BUDGET_HISTORY_ABOUT: &str = "\
+Print the history of the job JOB (a run's --job) from the store its budget uses, changing \
+nothing: how its last 100 runs ended (clean at the first attempt, flaky after failed ones, or \
+failed), in order; the share that passed at the first attempt and in the end, each with its \
+95% Wilson interval; and the runs counted in all. A run named with --job adds to it.";
+
+/// The `retry budget history` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BudgetHistoryArgs {
+    /// The job's name, as runs give it to --job.
+    #[arg(value_name = "JOB")]
+    pub(crate) job: String,
+
+    /// Where the history lives: the store of the job's --budget, as runs give it (file,
+    /// file:DIR, or a redis:// URL) [default: $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
+
+    /// Print the history as text, or as one JSON object (json).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "text",
+        hide_possible_values = true
+    )]
+    pub(crate) log_format: LogFormat,
 }
 
 /// A parser of a [`Choice`]'s names, which the help and the completions offer.

@@ -18,9 +18,10 @@ use std::time::{Duration, SystemTime};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use retry_budget::default_budget::DefaultBudget;
+use retry_budget::job_history;
 use retry_budget::model::DEFAULT_BUDGET_TERMS;
-use retry_budget::store::{StoreSettings, default_budgets_dir};
-use retry_budget::{BudgetChoice, BudgetSettings, RunBudget};
+use retry_budget::store::{Location, StoreSettings, default_budgets_dir};
+use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
 use retry_policy::choice::Choice;
@@ -84,6 +85,11 @@ pub(crate) struct Config {
     reports: Vec<ReportSpec>,
     /// `--job`, or what names the job by default.
     job: String,
+    /// Where a job named with `--job` keeps its history of runs; none for a run with no job
+    /// name, or none it can keep.
+    history: Option<HistoryPlace>,
+    /// Why a named job keeps no history, if it keeps none.
+    history_problem: Option<String>,
     /// Whether `--job` named it.
     job_given: bool,
     /// `--preset`, as it resolved.
@@ -237,6 +243,13 @@ impl Config {
              mail), and cannot keep stderr JSON; leave out --log-format json or --hold all",
         )?;
         let job = job_name(&cli, &budget)?;
+        let (history, history_problem) = match &cli.job {
+            Some(job) => match history_place(job, &cli, &budget, &env) {
+                Ok(place) => (Some(place), None),
+                Err(why) => (None, Some(why)),
+            },
+            None => (None, None),
+        };
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
@@ -324,6 +337,8 @@ impl Config {
             },
             reports: cli.report,
             job,
+            history,
+            history_problem,
             job_given: cli.job.is_some(),
             ci,
             github,
@@ -368,6 +383,7 @@ impl Config {
             .warning(self.nested, self.limit)
             .into_iter()
             .chain(self.deadline_problems.iter().cloned())
+            .chain(self.history_problem.iter().cloned())
             .collect();
         if let PresetInForce::NoneForProgram(program) = &self.preset {
             warnings.push(format!(
@@ -483,6 +499,11 @@ impl Config {
     /// The job's name: `--job`, else the budget's name, else the command's program name.
     pub(crate) fn job(&self) -> &str {
         &self.job
+    }
+
+    /// Where the job keeps its history of runs, if it keeps one.
+    pub(crate) fn history(&self) -> Option<&HistoryPlace> {
+        self.history.as_ref()
     }
 
     /// `--job`, if it was given: the start of each CI group's title.
@@ -609,6 +630,37 @@ fn job_name(cli: &Cli, budget: &RunBudget) -> Result<String, ConfigError> {
         "--job is empty: give the job a name, e.g. --job nightly-backup",
     )?;
     Ok(job)
+}
+
+/// Where a job's history lives: the store the budget uses, and the job's name there.
+#[derive(Clone, Debug)]
+pub(crate) struct HistoryPlace {
+    pub(crate) location: Location,
+    pub(crate) job: BudgetName,
+}
+
+/// Where the job `job` keeps its history: in a named budget's store, else in the store a named
+/// budget would use (`RETRY_BUDGET_STORE`, or this machine's file store); why it keeps none when
+/// that store cannot be named.
+fn history_place(
+    job: &str,
+    cli: &Cli,
+    budget: &RunBudget,
+    env: &impl Fn(&str) -> Option<OsString>,
+) -> Result<HistoryPlace, String> {
+    let name = job_history::history_name(job);
+    let location = match budget {
+        RunBudget::Named(settings) => settings.store.location.clone(),
+        _ => {
+            StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job's history")
+                .map_err(|why| format!("no history of the job's runs is kept: {why}"))?
+                .location
+        }
+    };
+    Ok(HistoryPlace {
+        location,
+        job: name,
+    })
 }
 
 /// `RETRY_MAX_REQUESTED_WAIT`, read through `env`: the longest wait a command may ask for.

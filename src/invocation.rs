@@ -12,9 +12,10 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::cli::{
-    BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, ToolCommand, requested_log_format,
+    BudgetCommand, BudgetHistoryArgs, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, ToolCommand,
+    requested_log_format,
 };
-use crate::config::Config;
+use crate::config::{Config, HistoryPlace};
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
@@ -34,6 +35,7 @@ use crate::report::file::ReportWriter;
 use crate::report::formats::{ReportFormat, ReportSpec};
 use crate::report::junit::JunitReport;
 use crate::report::metrics::Metrics;
+use crate::report::outlet::GRACE;
 use crate::report::reporter::{self, Reporter};
 use crate::report::target::{ReportError, ReportTarget};
 use crate::report::verbosity::LogFormat;
@@ -44,6 +46,9 @@ use crate::spill::HoldError;
 use crate::sys::spawn::Launcher;
 use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
+use retry_budget::history::{Counts, RunKind};
+use retry_budget::history_show;
+use retry_budget::job_history::{self, Recorded};
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
 use retry_budget::store::StoreSettings;
@@ -80,6 +85,7 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
         Some(ToolCommand::Budget(Deferred(budget))) => match budget.command {
             BudgetCommand::Show(options) => show_budget(&options),
             BudgetCommand::Set(options) => set_budget(&options),
+            BudgetCommand::History(options) => show_history(&options),
         },
         None => {
             let config = Config::try_from(cli)?;
@@ -102,20 +108,46 @@ fn show_budget(options: &BudgetShowArgs) -> anyhow::Result<Exit> {
     let request = options
         .request(&|name| std::env::var_os(name))
         .map_err(anyhow::Error::msg)?;
+    print_on_stdout("the budget's state", options.log_format, |format, out| {
+        show::print(&request, format, &Threads, out)
+    })
+}
+
+/// Print `what` on stdout in `format`, as `print` writes it; an error if it could not be read or
+/// written.
+fn print_on_stdout(
+    what: &str,
+    format: LogFormat,
+    print: impl FnOnce(
+        show::Format,
+        &mut io::BufWriter<io::StdoutLock<'static>>,
+    ) -> Result<(), ShowError>,
+) -> anyhow::Result<Exit> {
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let format = match options.log_format {
+    let format = match format {
         LogFormat::Text => show::Format::Text,
         LogFormat::Json => show::Format::Json,
     };
-    show::print(&request, format, &Threads, &mut out).map_err(|err| match err {
+    let cannot_write = || format!("cannot write {what} to stdout");
+    print(format, &mut out).map_err(|err| match err {
         ShowError::Unreadable(why) => anyhow::anyhow!(why),
-        ShowError::Write(err) => {
-            anyhow::Error::from(err).context("cannot write the budget's state to stdout")
-        }
+        ShowError::Write(err) => anyhow::Error::from(err).context(cannot_write()),
     })?;
-    out.flush()
-        .context("cannot write the budget's state to stdout")?;
+    out.flush().with_context(cannot_write)?;
     Ok(Exit::Success)
+}
+
+/// `retry budget history`: print a job's history of runs.
+fn show_history(options: &BudgetHistoryArgs) -> anyhow::Result<Exit> {
+    let store = StoreSettings::resolve(
+        options.budget_store.as_deref(),
+        &|name| std::env::var_os(name),
+        "retry budget history",
+    )
+    .map_err(anyhow::Error::msg)?;
+    print_on_stdout("the job's history", options.log_format, |format, out| {
+        history_show::print(&options.job, &store.location, format, &Threads, out)
+    })
 }
 
 /// `retry budget set`: keep a budget's terms in its store, for every run that shares it.
@@ -227,6 +259,25 @@ fn run_command(
             sink: &mut (&mut reporter, &mut files),
         },
     );
+    if let Some(place) = config.history() {
+        match keep_history(place, &end, &watch, deadline) {
+            Ok(Some(recorded)) => {
+                if let Some(why) = recorded.started_over {
+                    reporter.emit(&Event::Warning(format!(
+                        "job {}: {why}",
+                        place.job.as_str()
+                    )));
+                }
+                files.count_runs(recorded.history.totals);
+            }
+            Ok(None) => {}
+            Err(why) => reporter.emit(&Event::Warning(format!(
+                "cannot keep the history of job {} in {}: {why}; the run is as it was",
+                place.job.as_str(),
+                place.location
+            ))),
+        }
+    }
     files.write(&mut end, &watch, deadline);
     let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(transcript) = transcript {
@@ -242,6 +293,27 @@ fn run_command(
         return Ok(Exit::Stopped(signal));
     }
     Ok(Exit::of(&end))
+}
+
+/// Count the run that ended as `end` in its job's history at `place`, within `deadline`: a
+/// clean, flaky or failed run (none for a run a signal or the breaker stopped, or that never
+/// started).
+fn keep_history(
+    place: &HistoryPlace,
+    end: &RunEnd,
+    watch: &SignalWatch,
+    deadline: Option<Instant>,
+) -> Result<Option<Recorded>, String> {
+    let kind = match &end.reason {
+        Reason::Success if end.attempts > 1 => RunKind::Flaky,
+        Reason::Success => RunKind::Clean,
+        reason if reason.gives_up() && end.last.is_some() => RunKind::Failed,
+        _ => return Ok(None),
+    };
+    // A run its deadline ended still counts: the history gets the grace the end files get.
+    let latest =
+        deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()) + GRACE);
+    job_history::record(&place.location, &place.job, kind, watch, latest).map(Some)
 }
 
 /// Read stdin to its end for `--replay-stdin`.
@@ -299,6 +371,13 @@ impl EndFiles {
             metrics,
             junit,
         })
+    }
+
+    /// The job's runs, as its history counts them, for the metrics.
+    fn count_runs(&mut self, runs: Counts) {
+        for metrics in &mut self.metrics {
+            metrics.count_runs(runs);
+        }
     }
 
     /// Write every file for the run that ended as `end`, making a failure part of how it ended.

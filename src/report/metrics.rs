@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::report::target::{ReportError, ReportTarget};
 use crate::signals::SignalWatch;
+use retry_budget::history::{Counts, RunKind};
 use retry_budget::named_files;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
@@ -36,6 +37,8 @@ pub(crate) struct Metrics {
     job: String,
     /// The waits between attempts and the `--splay`, as they were drawn.
     waited: Duration,
+    /// The job's runs, as its history counts them, when it keeps one.
+    runs: Option<Counts>,
 }
 
 impl Metrics {
@@ -45,7 +48,13 @@ impl Metrics {
             target: target.with_mode(MODE),
             job: label_value(job),
             waited: Duration::ZERO,
+            runs: None,
         }
+    }
+
+    /// Write the job's runs, as its history counts them, as counters too.
+    pub(crate) fn count_runs(&mut self, runs: Counts) {
+        self.runs = Some(runs);
     }
 
     /// Write the metrics of the run that ended as `end`, now.
@@ -110,7 +119,7 @@ impl Metrics {
                 format!("{:.3}", waited.as_secs_f64()),
             ),
         ];
-        gauges
+        let mut text: String = gauges
             .iter()
             .map(|(name, help, value)| {
                 format!(
@@ -118,7 +127,30 @@ impl Metrics {
                     self.job
                 )
             })
-            .collect()
+            .collect();
+        if let Some(runs) = self.runs {
+            text += &self.run_counters(runs);
+        }
+        text
+    }
+
+    /// `retry_job_runs_total`, by how the runs ended, as the job's history counts them.
+    fn run_counters(&self, runs: Counts) -> String {
+        let name = "retry_job_runs_total";
+        let mut text = format!(
+            "# HELP {name} The job's runs by how they ended (clean: at the first attempt; \
+             flaky: after failed attempts; failed: given up), as its history counts them.\n\
+             # TYPE {name} counter\n"
+        );
+        for kind in [RunKind::Clean, RunKind::Flaky, RunKind::Failed] {
+            text += &format!(
+                "{name}{{job=\"{}\",outcome=\"{}\"}} {}\n",
+                self.job,
+                kind.name(),
+                runs.of(kind)
+            );
+        }
+        text
     }
 }
 

@@ -587,11 +587,17 @@ fn needed(program: &str) -> Command {
 fn promtool_accepts_the_metrics() {
     let scratch = Scratch::new();
     let path = scratch.path("job.prom");
-    retry(["-n", "2", "--base", "0s", "--report"])
+    // A named job keeps a history, whose counts are counters beside the gauges.
+    retry(["-n", "2", "--base", "0s", "--job", "nightly", "--report"])
         .args([&path])
         .args(["false"])
         .run()
         .expect_code(1);
+    let text = scratch.read("job.prom");
+    for outcome in ["clean\"} 0", "flaky\"} 0", "failed\"} 1"] {
+        let line = format!("retry_job_runs_total{{job=\"nightly\",outcome=\"{outcome}");
+        assert!(text.contains(&line), "{line}\n{text}");
+    }
     let file = std::fs::File::open(&path).unwrap();
     let checked = needed("promtool")
         .args(["check", "metrics"])

@@ -102,7 +102,10 @@ fn started_ago(seconds: u64) -> String {
 fn in_a_gitlab_job_the_run_ends_a_margin_before_its_time_limit_with_its_report() {
     let scratch = Scratch::new();
     let report = scratch.path("report.json");
+    let state = scratch.path("state");
     let run = retry(["--log-format", "json", "-n", "unlimited", "--base", "200ms"])
+        .args(["--job", "integration"])
+        .env("XDG_STATE_HOME", &state)
         .args(["--report", report.to_str().unwrap()])
         .env("GITLAB_CI", "true")
         .env("CI_JOB_TIMEOUT", "60")
@@ -118,6 +121,12 @@ fn in_a_gitlab_job_the_run_ends_a_margin_before_its_time_limit_with_its_report()
     assert!(done["elapsed_ms"].as_f64().unwrap() < 10_000.0, "{run}");
     let report: serde_json::Value = serde_json::from_str(&scratch.read("report.json")).unwrap();
     assert_eq!(report["reason"], "deadline");
+    // Ended by its deadline, the run still counts in the job's history.
+    let history = retry(["budget", "history", "integration", "--log-format", "json"])
+        .env("XDG_STATE_HOME", &state)
+        .run();
+    history.expect_code(0);
+    assert!(history.stdout().contains("\"sequence\":\"x\""), "{history}");
 }
 
 #[test]

@@ -26,6 +26,45 @@
 
 local key, terms_key = KEYS[1], KEYS[2]
 local operation = ARGV[1]
+
+-- A job's history (crates/budget/src/history.rs), in a hash of its own (KEYS[1], KEYS[2] the
+-- same): 'history' counts a run that ended as ARGV[2] ('c', 'f' or 'x') and keeps the last
+-- ARGV[3] in order; 'history_show' only reads it. A text no run could have written starts over.
+-- Returns {the stored text ('' for none), damaged ('1' or '0')}.
+if operation == 'history' or operation == 'history_show' then
+  local most = tonumber(ARGV[3])
+  local text = redis.call('HMGET', key, 'runs')[1]
+  local c, f, x, recent = string.match(text or '', '^(%d+) (%d+) (%d+) ([cfx%-]+)$')
+  local plausible = c and #c <= 15 and #f <= 15 and #x <= 15 and #recent <= most
+  if plausible and recent ~= '-' then
+    local _, nc = string.gsub(recent, 'c', '')
+    local _, nf = string.gsub(recent, 'f', '')
+    local _, nx = string.gsub(recent, 'x', '')
+    plausible = not string.find(recent, '-', 1, true) and nc <= tonumber(c)
+      and nf <= tonumber(f) and nx <= tonumber(x)
+  end
+  local damaged = '0'
+  if text and not plausible then damaged = '1' end
+  if not plausible then
+    c, f, x, recent = '0', '0', '0', '-'
+    if operation == 'history_show' then text = nil end
+  end
+  if operation == 'history' then
+    local kind = ARGV[2]
+    c, f, x = tonumber(c), tonumber(f), tonumber(x)
+    local most_runs = 999999999999999
+    if kind == 'c' then c = math.min(c + 1, most_runs)
+    elseif kind == 'f' then f = math.min(f + 1, most_runs)
+    else x = math.min(x + 1, most_runs) end
+    if recent == '-' then recent = '' end
+    recent = string.sub(recent .. kind, -most)
+    text = string.format('%d %d %d %s', c, f, x, recent)
+    redis.call('HSET', key, 'runs', text)
+    -- A job nobody ran for a year is forgotten.
+    redis.call('PEXPIRE', key, 366 * 86400 * 1000)
+  end
+  return {text or '', damaged}
+end
 local capacity = tonumber(ARGV[2])
 local period = tonumber(ARGV[3])
 local ratio = tonumber(ARGV[4]) or 0

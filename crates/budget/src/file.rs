@@ -92,44 +92,81 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+/// What a checked file keeps, in the words its refusals use: a file of the same rules holds a
+/// budget's state or a job's history.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Keeps {
+    /// "budget": the directory is "the budget directory".
+    pub(crate) directory: &'static str,
+    /// What a file of the store is: "a retry budget state".
+    pub(crate) state: &'static str,
+    /// What a stranger who could change it could do.
+    pub(crate) harm: &'static str,
+    /// How to choose another file.
+    pub(crate) elsewhere: &'static str,
+    /// How to choose another directory.
+    pub(crate) directory_option: &'static str,
+}
+
+/// A budget's state.
+pub(crate) const BUDGET: Keeps = Keeps {
+    directory: "budget",
+    state: "a retry budget state",
+    harm: "deny every retry",
+    elsewhere: "choose another --budget name or directory (--budget-store file:DIR)",
+    directory_option: "give --budget-store file:DIR",
+};
+
 impl BudgetFile {
     /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
     /// trusted (see the module header), so that a bad budget fails before anything runs.
     pub fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
-        let refused = |what: &Path, err: io::Error| Refused(cannot_use(dir, what, &err));
+        BudgetFile::check_keeping(dir, name, BUDGET)
+    }
+
+    /// The file `name` in `dir`, which keeps what `keeps` says, checked as a budget's is.
+    pub(crate) fn check_keeping(
+        dir: &Path,
+        name: &BudgetName,
+        keeps: Keeps,
+    ) -> Result<Self, Refused> {
+        let refused = |what: &Path, err: io::Error| Refused(cannot_use(dir, what, &err, keeps));
         DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
             .map_err(|err| refused(dir, err))?;
-        let directory = check_directory(dir)?;
+        let directory = check_directory(dir, keeps)?;
         let shared = directory.permissions().mode() & 0o020 != 0;
         let path = dir.join(name.as_str());
         let file = open_state(&path, shared).map_err(|err| refused(&path, err))?;
         let metadata = file.metadata().map_err(|err| refused(&path, err))?;
         if !metadata.file_type().is_file() {
             return Err(Refused(format!(
-                "{} is not a regular file, so not a retry budget state; choose another --budget \
-                 name or directory (--budget-store file:DIR)",
-                path.display()
+                "{} is not a regular file, so not {}; {}",
+                path.display(),
+                keeps.state,
+                keeps.elsewhere
             )));
         }
         let mode = metadata.permissions().mode() & 0o777;
         if mode & 0o002 != 0 {
             return Err(Refused(format!(
-                "{} has mode {mode:04o}: any user could change it and deny every retry; make it \
-                 0600, or 0660 for a group (chmod o-w)",
-                path.display()
+                "{} has mode {mode:04o}: any user could change it and {}; make it 0600, or 0660 \
+                 for a group (chmod o-w)",
+                path.display(),
+                keeps.harm
             )));
         }
         let group_shares = shared && metadata.gid() == directory.gid();
         if metadata.uid() != effective_user() && !group_shares {
             return Err(Refused(format!(
-                "{} belongs to another user (uid {}), who could deny or stall this user's \
-                 retries; remove it, or choose another --budget name or directory (--budget-store \
-                 file:DIR)",
+                "{} belongs to another user (uid {}), who could {} or stall this user's runs; \
+                 remove it, or {}",
                 path.display(),
-                metadata.uid()
+                metadata.uid(),
+                keeps.harm,
+                keeps.elsewhere
             )));
         }
         Ok(BudgetFile {
@@ -144,48 +181,53 @@ fn effective_user() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-/// Why the budget in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.
-fn cannot_use(dir: &Path, what: &Path, err: &io::Error) -> String {
+/// Why the files in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.
+fn cannot_use(dir: &Path, what: &Path, err: &io::Error, keeps: Keeps) -> String {
     format!(
-        "cannot use the budget directory {}: {}: {err}; give --budget-store file:DIR a \
-         directory this user can create and write",
+        "cannot use the {} directory {}: {}: {err}; {} a directory this user can create and \
+         write",
+        keeps.directory,
         dir.display(),
-        what.display()
+        what.display(),
+        keeps.directory_option
     )
 }
 
 /// Refuse a directory that is a link, not a directory, writable by all, or another user's;
 /// returns its metadata.
-fn check_directory(dir: &Path) -> Result<std::fs::Metadata, Refused> {
+fn check_directory(dir: &Path, keeps: Keeps) -> Result<std::fs::Metadata, Refused> {
+    let kind = keeps.directory;
     let metadata =
-        std::fs::symlink_metadata(dir).map_err(|err| Refused(cannot_use(dir, dir, &err)))?;
+        std::fs::symlink_metadata(dir).map_err(|err| Refused(cannot_use(dir, dir, &err, keeps)))?;
     if metadata.file_type().is_symlink() {
         return Err(Refused(format!(
-            "the budget directory {} is a symbolic link: whoever can change the link could redirect the \
-             budget; give the directory it points to",
+            "the {kind} directory {} is a symbolic link: whoever can change the link could \
+             redirect it; give the directory it points to",
             dir.display()
         )));
     }
     if !metadata.is_dir() {
         return Err(Refused(format!(
-            "the budget directory {} is not a directory",
+            "the {kind} directory {} is not a directory",
             dir.display()
         )));
     }
     let mode = metadata.permissions().mode() & 0o7777;
     if mode & 0o002 != 0 {
         return Err(Refused(format!(
-            "the budget directory {} has mode {mode:04o}: any user could replace its budgets and deny \
-             every retry; make it 0700, or 0770 for a group (chmod o-w)",
-            dir.display()
+            "the {kind} directory {} has mode {mode:04o}: any user could replace its files and \
+             {}; make it 0700, or 0770 for a group (chmod o-w)",
+            dir.display(),
+            keeps.harm
         )));
     }
     if metadata.uid() != effective_user() && metadata.uid() != 0 {
         return Err(Refused(format!(
-            "the budget directory {} belongs to another user (uid {}), who could deny or stall this \
-             user's retries; give a directory of this user's own (or root's)",
+            "the {kind} directory {} belongs to another user (uid {}), who could {} or stall \
+             this user's runs; give a directory of this user's own (or root's)",
             dir.display(),
-            metadata.uid()
+            metadata.uid(),
+            keeps.harm
         )));
     }
     Ok(metadata)
@@ -239,7 +281,7 @@ pub struct FileBudget<'a, W> {
 }
 
 /// What stopped an update from using the file.
-enum Trouble {
+pub(crate) enum Trouble {
     /// The file failed, or is no longer the budget's: go on without it.
     Failed(String),
     /// A signal that ends the run arrived while waiting for the lock.
@@ -292,7 +334,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         warn: &mut dyn FnMut(String),
         change: impl FnOnce(&Terms, Option<BucketState>, &mut BreakerState, u64) -> (T, BucketState),
     ) -> Result<T, Trouble> {
-        let file = self.lock(latest)?;
+        let file = self.file.lock(self.watch, latest)?;
         let record = read_record(&file)?;
         let now = now_micros();
         let (state, held, mut breaker) = self.read(&record, now, warn)?;
@@ -363,12 +405,19 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         .and_then(|mut file| io::Write::write_all(&mut file, record))?;
         Ok(copy)
     }
+}
 
-    /// The state file, open and locked: at once if the lock is free, else after waiting for it
-    /// on a thread of its own, for half of `latest` or [`LOCK_PATIENCE`], or until a signal.
-    fn lock(&self, latest: Option<Duration>) -> Result<Flock<File>, Trouble> {
-        let path = self.file.path.clone();
-        let identity = self.file.identity;
+impl BudgetFile {
+    /// The file, open and locked: at once if the lock is free, else after waiting for it on a
+    /// thread of its own (through `watch`), for half of `latest` or [`LOCK_PATIENCE`], or until
+    /// a signal.
+    pub(crate) fn lock<W: Waiter>(
+        &self,
+        watch: &W,
+        latest: Option<Duration>,
+    ) -> Result<Flock<File>, Trouble> {
+        let path = self.path.clone();
+        let identity = self.identity;
         let file = open_checked(&path, identity)?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => return Ok(locked),
@@ -379,7 +428,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         let until = Instant::now().checked_add(patience);
         // The thread opens the file anew: if nobody waits for it any more, the lock it gets
         // goes away with the file when the thread ends.
-        let waited = self.watch.run_job(until, move || {
+        let waited = watch.run_job(until, move || {
             let file = open_checked(&path, identity)?;
             Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| io::Error::from(errno))
         })?;
@@ -392,7 +441,9 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
             ))),
         }
     }
+}
 
+impl<W: Waiter> FileBudget<'_, W> {
     /// Say once that the state was unusable and is starting over from a full bucket.
     fn reset(&mut self, why: &str, warn: &mut dyn FnMut(String)) -> Option<BucketState> {
         self.warn(&format!("{why}; starting again from a full bucket"), warn);

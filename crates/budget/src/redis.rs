@@ -21,6 +21,7 @@
 use std::time::{Duration, Instant};
 
 use super::breaker::{BreakerState, BreakerTerms, LONGEST_COOL_DOWN, MAX_HOSTS};
+use super::history::{History, RECENT_RUNS, RunKind};
 use super::model::{
     BucketState, DEFAULT_TERMS, LONGEST_HOLD, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, asked_micros,
     delay_of, micros,
@@ -66,6 +67,8 @@ enum Operation<'t> {
     },
     /// Return the stored fields and the server's time.
     Show,
+    /// Count a run of a job's history that ended so, or (none) only read the history.
+    History(Option<RunKind>),
     /// Keep these terms for every run.
     Set(&'t Terms),
 }
@@ -95,6 +98,38 @@ pub(crate) struct Stored {
 }
 
 impl<'a, W: Waiter> RedisStore<'a, W> {
+    /// The history of the job `name` on the server at `address`, in a hash of its own that no
+    /// budget's name can make (`retry:budget:history:{NAME}`).
+    pub(crate) fn for_history(address: RedisAddress, job: &BudgetName, watch: &'a W) -> Self {
+        let key = history_key(job);
+        RedisStore {
+            terms_key: key.clone(),
+            key,
+            ..RedisStore::new(address, job, watch)
+        }
+    }
+
+    /// Count a run that ended as `kind` in the job's history (none: only read it); returns the
+    /// history, and whether the stored one was damaged and started over.
+    pub(crate) fn history(
+        &mut self,
+        kind: Option<RunKind>,
+        latest: Option<Duration>,
+    ) -> Result<(Option<History>, bool), Failure> {
+        let answer = self.call(Operation::History(kind), latest, None)?;
+        let fields = strings(&answer).ok_or_else(|| unusable(&answer))?;
+        let [text, damaged] = fields.as_slice() else {
+            return Err(unusable(&answer));
+        };
+        let damaged = flag(damaged).ok_or_else(|| unusable(&answer))?;
+        match text.is_empty() {
+            true => Ok((None, damaged)),
+            false => History::from_stored(text)
+                .map(|history| (Some(history), damaged))
+                .ok_or_else(|| unusable(&answer)),
+        }
+    }
+
     /// The budget `name` on the server at `address`; calls wait with `watch`'s signals in view.
     pub(crate) fn new(address: RedisAddress, name: &BudgetName, watch: &'a W) -> Self {
         RedisStore {
@@ -252,12 +287,26 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         now: Option<u64>,
     ) -> Vec<Vec<u8>> {
         let text = |value: Option<String>| value.unwrap_or_default().into_bytes();
+        if let Operation::History(kind) = operation {
+            let name: &[u8] = match kind {
+                Some(_) => b"history",
+                None => b"history_show",
+            };
+            return vec![
+                self.key.clone().into_bytes(),
+                self.key.clone().into_bytes(),
+                name.to_vec(),
+                text(kind.map(|kind| kind.letter().to_string())),
+                RECENT_RUNS.to_string().into_bytes(),
+            ];
+        }
         let (name, terms) = match operation {
             Operation::Admit(_) => ("admit", &DEFAULT_TERMS),
             Operation::Reserve(_) => ("reserve", &DEFAULT_TERMS),
             Operation::Record { .. } => ("record", &DEFAULT_TERMS),
             Operation::Show => ("show", &DEFAULT_TERMS),
             Operation::Set(terms) => ("set", terms),
+            Operation::History(_) => unreachable!("a history's arguments are made above"),
         };
         let lease = match operation {
             Operation::Admit(lease) => Some(micros(lease).to_string()),
@@ -317,6 +366,11 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             Waited::TimedOut => Err(timed_out()),
         }
     }
+}
+
+/// The Redis key of the history of the job `job`: one no budget's name can make.
+pub(crate) fn history_key(job: &BudgetName) -> String {
+    format!("retry:budget:history:{{{}}}", job.as_str())
 }
 
 /// The answer to an admission: the breaker's word, whether the budget has a breaker, and
@@ -708,6 +762,36 @@ mod tests {
                     assert_eq!(shown.breaker.as_ref(), Some(&breaker), "{context}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_jobs_history_counts_its_runs_and_a_damaged_one_starts_over() {
+        let server = RedisServer::on_socket();
+        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
+            panic!("{} is not a Redis URL", server.url())
+        };
+        let job = "nightly".parse().unwrap();
+        let mut store = RedisStore::for_history(address, &job, &Threads);
+        assert_eq!(store.history(None, None).unwrap(), (None, false));
+        for _ in 0..RECENT_RUNS {
+            store.history(Some(RunKind::Clean), None).unwrap();
+        }
+        store.history(Some(RunKind::Flaky), None).unwrap();
+        let (history, damaged) = store.history(Some(RunKind::Failed), None).unwrap();
+        let history = history.unwrap();
+        assert!(!damaged);
+        assert_eq!(history.totals.runs(), 102);
+        assert_eq!(history.recent().count(), RECENT_RUNS);
+        assert!(history.stored().starts_with("100 1 1 cc") && history.stored().ends_with("cfx"));
+        assert_eq!(store.history(None, None).unwrap().0, Some(history));
+        let mut direct = direct(&server);
+        let key = b"retry:budget:history:{nightly}";
+        for damage in [&b"1 0 0 cc"[..], b"x", b"1 2 3 c-c"] {
+            direct.call(&[b"HSET", key, b"runs", damage]).unwrap();
+            let (history, damaged) = store.history(Some(RunKind::Clean), None).unwrap();
+            assert!(damaged, "{}", String::from_utf8_lossy(damage));
+            assert_eq!(history.unwrap().stored(), "1 0 0 c");
         }
     }
 

@@ -118,9 +118,19 @@ pub fn print(
     out: &mut impl Write,
 ) -> Result<(), ShowError> {
     let shown = read(request, watch).map_err(ShowError::Unreadable)?;
+    write_as(format, out, &shown, write_text)
+}
+
+/// Write `shown` to `out` as one line of JSON, or in words as `text` writes it.
+pub(crate) fn write_as<T: Serialize, W: Write>(
+    format: Format,
+    out: &mut W,
+    shown: &T,
+    text: impl FnOnce(&mut W, &T) -> io::Result<()>,
+) -> Result<(), ShowError> {
     match format {
-        Format::Text => write_text(out, &shown),
-        Format::Json => serde_json::to_writer(&mut *out, &shown)
+        Format::Text => text(out, shown),
+        Format::Json => serde_json::to_writer(&mut *out, shown)
             .map_err(io::Error::from)
             .and_then(|()| writeln!(out)),
     }

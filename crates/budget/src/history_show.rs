@@ -1,0 +1,189 @@
+//! `retry budget history JOB`: a job's history of runs, read from the store without changing
+//! it, as text or as one JSON object: its last runs counted and in order, the pass rate at the
+//! first attempt and after retries, each with its 95 % Wilson interval, and the totals.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::history::{Counts, History, RunKind, wilson};
+use crate::job_history::{self, history_name};
+use crate::show::{Format, ShowError, write_as};
+use crate::store::Location;
+use crate::waiter::Waiter;
+use retry_policy::printable::printable;
+
+/// What `retry budget history` prints: the `budget history` object of the reference.
+#[derive(Debug, Serialize)]
+struct Shown {
+    job: String,
+    /// `file`, or the shared store's address with its password hidden.
+    store: String,
+    /// The history's file, or its Redis key.
+    location: String,
+    /// The last runs, counted, and in order, oldest first (`c` clean, `f` flaky, `x` failed).
+    recent: ShownCounts,
+    sequence: String,
+    /// At the first attempt: clean runs over the last runs.
+    pass_rate: Option<Rate>,
+    /// In the end: clean and flaky runs over the last runs.
+    eventual_pass_rate: Option<Rate>,
+    /// Every run counted.
+    totals: ShownCounts,
+}
+
+#[derive(Debug, Serialize)]
+struct ShownCounts {
+    runs: u64,
+    clean: u64,
+    flaky: u64,
+    failed: u64,
+}
+
+/// A rate, and its 95 % Wilson interval.
+#[derive(Debug, Serialize)]
+struct Rate {
+    rate: f64,
+    low: f64,
+    high: f64,
+}
+
+/// Print the history of the job `job` in the store at `location` to `out`, in `format`.
+pub fn print(
+    job: &str,
+    location: &Location,
+    format: Format,
+    watch: &impl Waiter,
+    out: &mut impl Write,
+) -> Result<(), ShowError> {
+    let history = job_history::read(location, &history_name(job), watch)
+        .map_err(|why| {
+            ShowError::Unreadable(format!("cannot read the history of job {job}: {why}"))
+        })?
+        .unwrap_or_default();
+    write_as(format, out, &shown(job, location, &history), write_text)
+}
+
+fn shown(job: &str, location: &Location, history: &History) -> Shown {
+    let recent = history.recent_counts();
+    let runs = recent.runs();
+    let rate = |passed: u64| {
+        wilson(passed, runs).map(|(low, high)| Rate {
+            rate: passed as f64 / runs as f64,
+            low,
+            high,
+        })
+    };
+    Shown {
+        job: job.to_string(),
+        store: location.to_string(),
+        location: job_history::place(location, &history_name(job)),
+        recent: counted(recent),
+        sequence: history.recent().map(RunKind::letter).collect(),
+        pass_rate: rate(recent.clean),
+        eventual_pass_rate: rate(recent.clean + recent.flaky),
+        totals: counted(history.totals),
+    }
+}
+
+fn counted(counts: Counts) -> ShownCounts {
+    ShownCounts {
+        runs: counts.runs(),
+        clean: counts.clean,
+        flaky: counts.flaky,
+        failed: counts.failed,
+    }
+}
+
+fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
+    let job = printable(&shown.job);
+    let place = match shown.store.as_str() {
+        "file" => printable(&shown.location),
+        store => format!("{store}, key {}", shown.location),
+    };
+    let Some(pass) = &shown.pass_rate else {
+        return writeln!(out, "job {job} in {place}: no runs kept yet");
+    };
+    let recent = &shown.recent;
+    let percent = |rate: &Rate| {
+        format!(
+            "{:.0}% (95% interval {:.0}% to {:.0}%)",
+            100.0 * rate.rate,
+            100.0 * rate.low,
+            100.0 * rate.high
+        )
+    };
+    writeln!(out, "job {job} in {place}:")?;
+    writeln!(
+        out,
+        "  last {} runs      {} clean, {} flaky, {} failed",
+        recent.runs, recent.clean, recent.flaky, recent.failed
+    )?;
+    writeln!(out, "  passed at once    {}", percent(pass))?;
+    if let Some(eventual) = &shown.eventual_pass_rate {
+        writeln!(out, "  passed in the end {}", percent(eventual))?;
+    }
+    writeln!(
+        out,
+        "  in order          {} (c clean, f flaky, x failed)",
+        shown.sequence
+    )?;
+    let totals = &shown.totals;
+    writeln!(
+        out,
+        "  all runs          {} clean, {} flaky, {} failed",
+        totals.clean, totals.flaky, totals.failed
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::{object_keys, row_keys};
+
+    #[test]
+    fn the_reference_lists_every_key() {
+        let mut history = History::default();
+        history.record(RunKind::Clean);
+        let value = serde_json::to_value(shown("j", &Location::File("/s".into()), &history));
+        let value = value.unwrap();
+        let mut keys = object_keys(&value, &["recent", "pass_rate", "totals"]);
+        keys.extend(object_keys(&value["pass_rate"], &[]));
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys, row_keys("budget history"));
+    }
+
+    #[test]
+    fn says_the_rates_and_their_intervals() {
+        let mut history = History::default();
+        for kind in [
+            RunKind::Clean,
+            RunKind::Flaky,
+            RunKind::Clean,
+            RunKind::Failed,
+        ] {
+            history.record(kind);
+        }
+        let location = Location::File("/state".into());
+        let mut out = Vec::new();
+        write_text(&mut out, &shown("nightly", &location, &history)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("last 4 runs      2 clean, 1 flaky, 1 failed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("passed at once    50% (95% interval 15% to 85%)"),
+            "{text}"
+        );
+        assert!(text.contains("passed in the end 75%"), "{text}");
+        assert!(text.contains("in order          cfcx"), "{text}");
+        let mut out = Vec::new();
+        write_text(&mut out, &shown("new", &location, &History::default())).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "job new in /state/.history/new: no runs kept yet\n"
+        );
+    }
+}

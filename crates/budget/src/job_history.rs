@@ -1,0 +1,289 @@
+//! Where a job's history lives, and how a run adds to it: in the store the budget uses, so that
+//! every machine that runs the job adds to the same one. On Redis, a hash of its own that the
+//! budget's script updates in one atomic step; in a file store, one small file per job in the
+//! store directory's `.history` (a name no budget can have), checked, locked and written as a
+//! budget's file is. A history that cannot be kept changes nothing about the run: the caller
+//! says so once.
+
+use std::fs::OpenOptions;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::BudgetName;
+use crate::file::{BudgetFile, Keeps, Trouble};
+use crate::history::{History, RunKind};
+use crate::named_files;
+use crate::redis::{Failure, RedisStore, history_key};
+use crate::store::Location;
+use crate::waiter::Waiter;
+use retry_policy::seed::words_hash;
+
+/// The first word of a history file, naming its format.
+const FORMAT: &str = "retry-history-v1";
+
+/// The size of a history file's record, padded with spaces: well within one page, so that a
+/// write of it is all or nothing.
+const RECORD: usize = 256;
+
+/// The directory of a file store that holds its jobs' histories.
+const DIRECTORY: &str = ".history";
+
+/// A job's history, in the words of a refusal.
+const HISTORY: Keeps = Keeps {
+    directory: "history",
+    state: "a retry job history",
+    harm: "rewrite the job's history",
+    elsewhere: "choose another --job name",
+    directory_option: "give --budget-store file:DIR (or XDG_STATE_HOME)",
+};
+
+/// What a run's history came to: the history with the run counted, and what was wrong with the
+/// one before, if it had to start over.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The history, this run counted.
+    pub history: History,
+    /// Why the history before was not used, if it was not.
+    pub started_over: Option<String>,
+}
+
+/// Count a run of the job `job` that ended as `kind`, in the store at `location`, within
+/// `latest`, waiting with `watch`'s signals in view.
+pub fn record<W: Waiter>(
+    location: &Location,
+    job: &BudgetName,
+    kind: RunKind,
+    watch: &W,
+    latest: Option<Duration>,
+) -> Result<Recorded, String> {
+    match location {
+        Location::File(dir) => record_in_file(&history_dir(dir), job, kind, watch, latest),
+        Location::Shared { address, .. } => {
+            let mut store = RedisStore::for_history(address.clone(), job, watch);
+            let (history, damaged) = store
+                .history(Some(kind), latest)
+                .map_err(|failure| failed(&failure))?;
+            let history = history.ok_or("the store kept no history")?;
+            Ok(Recorded {
+                history,
+                started_over: damaged
+                    .then(|| "the stored history was damaged, and started over".to_string()),
+            })
+        }
+    }
+}
+
+/// The history of the job `job` in the store at `location`, changing nothing; none when there
+/// is none yet.
+pub fn read<W: Waiter>(
+    location: &Location,
+    job: &BudgetName,
+    watch: &W,
+) -> Result<Option<History>, String> {
+    match location {
+        Location::File(dir) => read_file(&history_dir(dir).join(job.as_str())),
+        Location::Shared { address, .. } => {
+            let mut store = RedisStore::for_history(address.clone(), job, watch);
+            match store.history(None, None) {
+                Ok((history, false)) => Ok(history),
+                Ok((_, true)) => {
+                    Err("the stored history is damaged; the next run starts it over".into())
+                }
+                Err(failure) => Err(failed(&failure)),
+            }
+        }
+    }
+}
+
+/// The name a job's history goes by: its `--job` name where that is a name a store can use
+/// (letters, digits, `.`, `_`, `-`), else those of its characters with a hash of the whole, so
+/// that any job name keeps a history of its own.
+pub fn history_name(job: &str) -> BudgetName {
+    if let Ok(name) = job.parse() {
+        return name;
+    }
+    let kept: String = job
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(40)
+        .collect();
+    let hash = words_hash(std::iter::once(job.as_bytes()));
+    format!("job-{}-{hash:016x}", kept.trim_start_matches('.'))
+        .parse()
+        .expect("letters, digits and a hash make a name")
+}
+
+/// Where the history `job` lives at `location`, to show: its file, or its Redis key.
+pub fn place(location: &Location, job: &BudgetName) -> String {
+    match location {
+        Location::File(dir) => history_dir(dir).join(job.as_str()).display().to_string(),
+        Location::Shared { .. } => history_key(job),
+    }
+}
+
+/// Where a file store in `dir` keeps its jobs' histories.
+fn history_dir(dir: &Path) -> PathBuf {
+    dir.join(DIRECTORY)
+}
+
+fn failed(failure: &Failure) -> String {
+    match failure {
+        Failure::Failed(why) => why.clone(),
+        Failure::Interrupted(_) => "a signal that ends the run came first".into(),
+    }
+}
+
+/// Count a run in the history file of `job` in `dir`, under its lock.
+fn record_in_file<W: Waiter>(
+    dir: &Path,
+    job: &BudgetName,
+    kind: RunKind,
+    watch: &W,
+    latest: Option<Duration>,
+) -> Result<Recorded, String> {
+    let file = BudgetFile::check_keeping(dir, job, HISTORY).map_err(|refused| refused.0)?;
+    let locked = file.lock(watch, latest).map_err(|trouble| match trouble {
+        Trouble::Failed(why) => why,
+        Trouble::Interrupted(_) => "a signal that ends the run came first".into(),
+    })?;
+    let record = read_record(&locked).map_err(|err| err.to_string())?;
+    let (mut history, started_over) = match parse(&record)? {
+        Some(history) => (history, None),
+        None if record.iter().all(|byte| *byte == b' ' || *byte == 0) || record.is_empty() => {
+            (History::default(), None)
+        }
+        None => (
+            History::default(),
+            Some("its history was damaged, and started over".to_string()),
+        ),
+    };
+    history.record(kind);
+    locked
+        .write_all_at(&record_of(&history), 0)
+        .and_then(|()| locked.set_len(RECORD as u64))
+        .map_err(|err| err.to_string())?;
+    Ok(Recorded {
+        history,
+        started_over,
+    })
+}
+
+/// The history file at `path`, read without the lock and changing nothing.
+fn read_file(path: &Path) -> Result<Option<History>, String> {
+    let shown = |why: &dyn std::fmt::Display| format!("{}: {why}", path.display());
+    let opened = named_files::open(path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
+    let named_files::Opened { file, metadata } = match opened {
+        Ok(opened) => opened,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(shown(&err)),
+    };
+    if !metadata.is_file() {
+        return Err(shown(&"not a regular file, so not a retry job history"));
+    }
+    let record = read_record(&file).map_err(|err| shown(&err))?;
+    match parse(&record) {
+        Ok(Some(history)) => Ok(Some(history)),
+        Ok(None) if record.is_empty() => Ok(None),
+        Ok(None) => Err(shown(
+            &"its history is damaged; the next run starts it over",
+        )),
+        Err(why) => Err(shown(&why)),
+    }
+}
+
+/// The start of a history file: a record, or what stands in its place.
+fn read_record(file: &std::fs::File) -> io::Result<Vec<u8>> {
+    let mut record = Vec::with_capacity(RECORD);
+    file.take(2 * RECORD as u64).read_to_end(&mut record)?;
+    Ok(record)
+}
+
+/// The history `record` holds: none for an empty or damaged one, and an error for a file that is
+/// not a history at all (which is left alone).
+fn parse(record: &[u8]) -> Result<Option<History>, String> {
+    let text = String::from_utf8_lossy(record);
+    let text = text.trim_end_matches([' ', '\n', '\0']);
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text
+        .strip_prefix(FORMAT)
+        .and_then(|rest| rest.strip_prefix(' '))
+    {
+        Some(stored) => Ok(History::from_stored(stored)),
+        None if text.starts_with("retry-history-") => Ok(None),
+        None => Err("it is not a retry job history, so it is left alone".into()),
+    }
+}
+
+/// `history`'s record: the format, the stored text, spaces to the record's size, a newline.
+fn record_of(history: &History) -> Vec<u8> {
+    let mut record = format!("{FORMAT} {}", history.stored()).into_bytes();
+    record.resize(RECORD - 1, b' ');
+    record.push(b'\n');
+    record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::waiter::Threads;
+
+    fn job(name: &str) -> BudgetName {
+        name.parse().unwrap()
+    }
+
+    #[test]
+    fn any_job_name_names_a_history() {
+        assert_eq!(history_name("nightly-backup").as_str(), "nightly-backup");
+        let spaced = history_name("nightly backup");
+        assert!(
+            spaced.as_str().starts_with("job-nightlybackup-"),
+            "{}",
+            spaced.as_str()
+        );
+        assert_ne!(spaced, history_name("nightly  backup"));
+        assert!(
+            history_name(".hidden/../x")
+                .as_str()
+                .starts_with("job-hidden..x-")
+        );
+    }
+
+    #[test]
+    fn a_history_file_counts_each_run_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        for kind in [
+            RunKind::Clean,
+            RunKind::Flaky,
+            RunKind::Failed,
+            RunKind::Clean,
+        ] {
+            record(&location, &job("nightly"), kind, &Threads, None).unwrap();
+        }
+        let history = read(&location, &job("nightly"), &Threads).unwrap().unwrap();
+        assert_eq!(history.stored(), "2 1 1 cfxc");
+        let path = dir.path().join(".history/nightly");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), RECORD as u64);
+        assert_eq!(read(&location, &job("other"), &Threads).unwrap(), None);
+    }
+
+    #[test]
+    fn a_damaged_history_starts_over_and_a_foreign_file_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap();
+        let path = dir.path().join(".history/a");
+        std::fs::write(&path, "retry-history-v1 9 9 9 zzz").unwrap();
+        let recorded = record(&location, &job("a"), RunKind::Failed, &Threads, None).unwrap();
+        assert!(recorded.started_over.is_some());
+        assert_eq!(recorded.history.stored(), "0 0 1 x");
+        std::fs::write(&path, "all: build\n").unwrap();
+        let refused = record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap_err();
+        assert!(refused.contains("not a retry job history"), "{refused}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "all: build\n");
+    }
+}

@@ -373,7 +373,7 @@ pub struct Cli {
     /// names it (e.g. the API host they call), on the terms its store keeps (retry budget set
     /// NAME --rate 10/1m; 10/1m unless set). Without one, each retry takes a token from this
     /// machine's default budget for the command's target (the host a preset finds in its
-    /// arguments, else the command line): 20 a 5m, none waiting past --cap, and nothing spent
+    /// arguments, else the command line): 20 in 5m, none waiting past --cap, and nothing spent
     /// while nothing fails. 'off': no budget at all [default: $RETRY_BUDGET].
     #[arg(long, value_name = "NAME", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetChoice>,

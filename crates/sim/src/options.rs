@@ -70,7 +70,7 @@ A run has recovered when goodput is back to 90% of the requests from some second
 trigger to the end of --observe, at least its last 10s.
 
 The policies: none; resend, the artifact's client (4 resends at once); defaults, this tool's \
-(--max-attempts 5, --base 1s, --cap 60s, full jitter, and the default budget of 20 retries a 5m \
+(--max-attempts 5, --base 1s, --cap 60s, full jitter, and the default budget of 20 retries in 5m \
 on each client host, --hosts); budget-off, the same without the budget; ratio-per-host and \
 ratio-shared, the defaults with a budget that earns --budget-ratio 0.1, one per client host or \
 one for the fleet. A budget's tokens count real attempts: they are scaled to the model's \

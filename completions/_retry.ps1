@@ -74,8 +74,8 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             break
         }
         'retry;budget;show' {
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print the state as text, or as one JSON object (json)')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -94,8 +94,8 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             break
         }
         'retry;budget;history' {
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the history lives: the store of the job''s --budget, as runs give it (file, file:DIR, or a redis:// URL) [default: $RETRY_BUDGET_STORE, or file]')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print the history as text, or as one JSON object (json)')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

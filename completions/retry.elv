@@ -69,8 +69,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand history 'Print a job''s history of runs: clean, flaky and failed, and its pass rate'
         }
         &'retry;budget;show'= {
-            cand --budget-store 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
-            cand --log-format 'Print the state as text, or as one JSON object (json)'
+            cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --log-format 'Print it as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -87,8 +87,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'retry;budget;history'= {
-            cand --budget-store 'Where the history lives: the store of the job''s --budget, as runs give it (file, file:DIR, or a redis:// URL) [default: $RETRY_BUDGET_STORE, or file]'
-            cand --log-format 'Print the history as text, or as one JSON object (json)'
+            cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --log-format 'Print it as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -573,12 +573,19 @@ pub(crate) struct BudgetHistoryArgs {
     #[arg(value_name = "JOB")]
     pub(crate) job: String,
 
-    /// Where the history lives: the store of the job's --budget, as runs give it (file,
-    /// file:DIR, or a redis:// URL) [default: $RETRY_BUDGET_STORE, or file].
+    #[command(flatten)]
+    pub(crate) reading: Reading,
+}
+
+/// Where `retry budget show` and `retry budget history` read, and how they print.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Reading {
+    /// Where the budget (and a job's history) lives, as runs give it: file, file:DIR, or a
+    /// redis:// URL [default: $RETRY_BUDGET_STORE, or file].
     #[arg(long, value_name = "STORE")]
     pub(crate) budget_store: Option<String>,
 
-    /// Print the history as text, or as one JSON object (json).
+    /// Print it as text, or as one JSON object (json).
     #[arg(
         long,
         value_name = "FORMAT",
@@ -620,19 +627,8 @@ pub(crate) struct BudgetShowArgs {
     #[arg(value_name = "NAME")]
     pub(crate) name: BudgetName,
 
-    /// Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default:
-    /// $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE")]
-    pub(crate) budget_store: Option<String>,
-
-    /// Print the state as text, or as one JSON object (json).
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        default_value = "text",
-        hide_possible_values = true
-    )]
-    pub(crate) log_format: LogFormat,
+    #[command(flatten)]
+    pub(crate) reading: Reading,
 }
 
 impl BudgetShowArgs {
@@ -641,7 +637,11 @@ impl BudgetShowArgs {
         &self,
         env: &impl Fn(&str) -> Option<OsString>,
     ) -> Result<ShowRequest, String> {
-        let store = StoreSettings::resolve(self.budget_store.as_deref(), env, "retry budget show")?;
+        let store = StoreSettings::resolve(
+            self.reading.budget_store.as_deref(),
+            env,
+            "retry budget show",
+        )?;
         Ok(ShowRequest {
             name: self.name.clone(),
             location: store.location,

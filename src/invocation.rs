@@ -48,7 +48,7 @@ use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
 use retry_budget::history::{Counts, RunKind};
 use retry_budget::history_show;
-use retry_budget::job_history::{self, Recorded};
+use retry_budget::job_history::{self, Recorded, Unkept};
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
 use retry_budget::store::StoreSettings;
@@ -108,9 +108,11 @@ fn show_budget(options: &BudgetShowArgs) -> anyhow::Result<Exit> {
     let request = options
         .request(&|name| std::env::var_os(name))
         .map_err(anyhow::Error::msg)?;
-    print_on_stdout("the budget's state", options.log_format, |format, out| {
-        show::print(&request, format, &Threads, out)
-    })
+    print_on_stdout(
+        "the budget's state",
+        options.reading.log_format,
+        |format, out| show::print(&request, format, &Threads, out),
+    )
 }
 
 /// Print `what` on stdout in `format`, as `print` writes it; an error if it could not be read or
@@ -140,14 +142,16 @@ fn print_on_stdout(
 /// `retry budget history`: print a job's history of runs.
 fn show_history(options: &BudgetHistoryArgs) -> anyhow::Result<Exit> {
     let store = StoreSettings::resolve(
-        options.budget_store.as_deref(),
+        options.reading.budget_store.as_deref(),
         &|name| std::env::var_os(name),
         "retry budget history",
     )
     .map_err(anyhow::Error::msg)?;
-    print_on_stdout("the job's history", options.log_format, |format, out| {
-        history_show::print(&options.job, &store.location, format, &Threads, out)
-    })
+    print_on_stdout(
+        "the job's history",
+        options.reading.log_format,
+        |format, out| history_show::print(&options.job, &store.location, format, &Threads, out),
+    )
 }
 
 /// `retry budget set`: keep a budget's terms in its store, for every run that shares it.
@@ -271,11 +275,15 @@ fn run_command(
                 files.count_runs(recorded.history.totals);
             }
             Ok(None) => {}
-            Err(why) => reporter.emit(&Event::Warning(format!(
+            Err(Unkept::Failed(why)) => reporter.emit(&Event::Warning(format!(
                 "cannot keep the history of job {} in {}: {why}; the run is as it was",
                 place.job.as_str(),
                 place.location
             ))),
+            // The run ends by the signal, as it would have a moment later without the history.
+            Err(Unkept::Interrupted(signal)) => {
+                end.reason = Reason::Interrupted(signal, Moment::Budget);
+            }
         }
     }
     files.write(&mut end, &watch, deadline);
@@ -303,7 +311,7 @@ fn keep_history(
     end: &RunEnd,
     watch: &SignalWatch,
     deadline: Option<Instant>,
-) -> Result<Option<Recorded>, String> {
+) -> Result<Option<Recorded>, Unkept> {
     let kind = match &end.reason {
         Reason::Success if end.attempts > 1 => RunKind::Flaky,
         Reason::Success => RunKind::Clean,

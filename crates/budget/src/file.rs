@@ -261,9 +261,40 @@ fn open_state(path: &Path, shared: bool) -> io::Result<File> {
 
 /// The start of a file just opened: a record, or what stands in its place.
 fn read_record(file: &File) -> io::Result<Vec<u8>> {
-    let mut record = Vec::with_capacity(4 * RECORD);
-    file.take(4 * RECORD as u64).read_to_end(&mut record)?;
-    Ok(record)
+    read_start(file, 4 * RECORD)
+}
+
+/// At most the first `most` bytes of `file`: bounded whatever stands there.
+pub(crate) fn read_start(file: &File, most: usize) -> io::Result<Vec<u8>> {
+    let mut start = Vec::with_capacity(most);
+    file.take(most as u64).read_to_end(&mut start)?;
+    Ok(start)
+}
+
+/// The start of the file at `path` (at most `most` bytes), read without the lock, never through
+/// a link and never blocking; none when there is no file. `keeps` names what it should be, for
+/// the refusal of anything but a regular file.
+pub(crate) fn peek_start(
+    path: &Path,
+    most: usize,
+    keeps: Keeps,
+) -> Result<Option<Vec<u8>>, Refused> {
+    let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
+    let opened = named_files::open(path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
+    let named_files::Opened { file, metadata } = match opened {
+        Ok(opened) => opened,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(refused(&err)),
+    };
+    if !metadata.is_file() {
+        return Err(refused(&format!(
+            "not a regular file, so not {}",
+            keeps.state
+        )));
+    }
+    read_start(&file, most)
+        .map(Some)
+        .map_err(|err| refused(&err))
 }
 
 /// A budget whose state lives in a file, consulted with the run's signals in view.
@@ -572,16 +603,9 @@ pub fn set_terms<W: Waiter>(
 pub fn peek(dir: &Path, name: &BudgetName) -> Result<Option<Kept>, Refused> {
     let path = dir.join(name.as_str());
     let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
-    let opened = named_files::open(&path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
-    let named_files::Opened { file, metadata } = match opened {
-        Ok(opened) => opened,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(refused(&err)),
+    let Some(record) = peek_start(&path, 4 * RECORD, BUDGET)? else {
+        return Ok(None);
     };
-    if !metadata.is_file() {
-        return Err(refused(&"not a regular file, so not a retry budget state"));
-    }
-    let record = read_record(&file).map_err(|err| refused(&err))?;
     match (classify(&record), parse(&record)) {
         (_, Ok(written)) => Ok(Some(written)),
         (Content::Empty, _) => Ok(None),

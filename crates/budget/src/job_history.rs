@@ -5,20 +5,18 @@
 //! budget's file is. A history that cannot be kept changes nothing about the run: the caller
 //! says so once.
 
-use std::fs::OpenOptions;
-use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::BudgetName;
-use crate::file::{BudgetFile, Keeps, Trouble};
+use crate::file::{self, BudgetFile, Keeps, Trouble};
 use crate::history::{History, RunKind};
-use crate::named_files;
 use crate::redis::{Failure, RedisStore, history_key};
 use crate::store::Location;
 use crate::waiter::Waiter;
 use retry_policy::seed::words_hash;
+use retry_policy::signal::Signal;
 
 /// The first word of a history file, naming its format.
 const FORMAT: &str = "retry-history-v1";
@@ -39,6 +37,33 @@ const HISTORY: Keeps = Keeps {
     directory_option: "give --budget-store file:DIR (or XDG_STATE_HOME)",
 };
 
+/// Why a run's history was not kept.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unkept {
+    /// The store failed, or is not a history's; the message says why.
+    Failed(String),
+    /// A signal that ends the run arrived while the store was waited for: the run ends by it.
+    Interrupted(Signal),
+}
+
+impl From<Failure> for Unkept {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Failed(why) => Unkept::Failed(why),
+            Failure::Interrupted(signal) => Unkept::Interrupted(signal),
+        }
+    }
+}
+
+impl From<Trouble> for Unkept {
+    fn from(trouble: Trouble) -> Self {
+        match trouble {
+            Trouble::Failed(why) => Unkept::Failed(why),
+            Trouble::Interrupted(signal) => Unkept::Interrupted(signal),
+        }
+    }
+}
+
 /// What a run's history came to: the history with the run counted, and what was wrong with the
 /// one before, if it had to start over.
 #[derive(Debug)]
@@ -57,15 +82,14 @@ pub fn record<W: Waiter>(
     kind: RunKind,
     watch: &W,
     latest: Option<Duration>,
-) -> Result<Recorded, String> {
+) -> Result<Recorded, Unkept> {
     match location {
         Location::File(dir) => record_in_file(&history_dir(dir), job, kind, watch, latest),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_history(address.clone(), job, watch);
-            let (history, damaged) = store
-                .history(Some(kind), latest)
-                .map_err(|failure| failed(&failure))?;
-            let history = history.ok_or("the store kept no history")?;
+            let (history, damaged) = store.history(Some(kind), latest)?;
+            let history =
+                history.ok_or_else(|| Unkept::Failed("the store kept no history".into()))?;
             Ok(Recorded {
                 history,
                 started_over: damaged
@@ -88,10 +112,9 @@ pub fn read<W: Waiter>(
             let mut store = RedisStore::for_history(address.clone(), job, watch);
             match store.history(None, None) {
                 Ok((history, false)) => Ok(history),
-                Ok((_, true)) => {
-                    Err("the stored history is damaged; the next run starts it over".into())
-                }
-                Err(failure) => Err(failed(&failure)),
+                Ok((_, true)) => Err(DAMAGED.into()),
+                Err(Failure::Failed(why)) => Err(why),
+                Err(Failure::Interrupted(_)) => Err("interrupted".into()),
             }
         }
     }
@@ -128,11 +151,18 @@ fn history_dir(dir: &Path) -> PathBuf {
     dir.join(DIRECTORY)
 }
 
-fn failed(failure: &Failure) -> String {
-    match failure {
-        Failure::Failed(why) => why.clone(),
-        Failure::Interrupted(_) => "a signal that ends the run came first".into(),
-    }
+/// What a shown history that cannot be used says.
+const DAMAGED: &str = "the stored history is damaged; the next run starts it over";
+
+/// What a history file's record holds.
+#[derive(Debug, PartialEq, Eq)]
+enum Content {
+    /// Nothing yet: a new file.
+    Empty,
+    /// A history.
+    Own(History),
+    /// A history file's, but nothing a run could have written.
+    Damaged,
 }
 
 /// Count a run in the history file of `job` in `dir`, under its lock.
@@ -142,19 +172,15 @@ fn record_in_file<W: Waiter>(
     kind: RunKind,
     watch: &W,
     latest: Option<Duration>,
-) -> Result<Recorded, String> {
-    let file = BudgetFile::check_keeping(dir, job, HISTORY).map_err(|refused| refused.0)?;
-    let locked = file.lock(watch, latest).map_err(|trouble| match trouble {
-        Trouble::Failed(why) => why,
-        Trouble::Interrupted(_) => "a signal that ends the run came first".into(),
-    })?;
-    let record = read_record(&locked).map_err(|err| err.to_string())?;
-    let (mut history, started_over) = match parse(&record)? {
-        Some(history) => (history, None),
-        None if record.iter().all(|byte| *byte == b' ' || *byte == 0) || record.is_empty() => {
-            (History::default(), None)
-        }
-        None => (
+) -> Result<Recorded, Unkept> {
+    let file = BudgetFile::check_keeping(dir, job, HISTORY)
+        .map_err(|refused| Unkept::Failed(refused.0))?;
+    let locked = file.lock(watch, latest)?;
+    let record = file::read_start(&locked, 2 * RECORD).map_err(Trouble::from)?;
+    let (mut history, started_over) = match parse(&record).map_err(Unkept::Failed)? {
+        Content::Own(history) => (history, None),
+        Content::Empty => (History::default(), None),
+        Content::Damaged => (
             History::default(),
             Some("its history was damaged, and started over".to_string()),
         ),
@@ -163,7 +189,7 @@ fn record_in_file<W: Waiter>(
     locked
         .write_all_at(&record_of(&history), 0)
         .and_then(|()| locked.set_len(RECORD as u64))
-        .map_err(|err| err.to_string())?;
+        .map_err(Trouble::from)?;
     Ok(Recorded {
         history,
         started_over,
@@ -172,48 +198,31 @@ fn record_in_file<W: Waiter>(
 
 /// The history file at `path`, read without the lock and changing nothing.
 fn read_file(path: &Path) -> Result<Option<History>, String> {
-    let shown = |why: &dyn std::fmt::Display| format!("{}: {why}", path.display());
-    let opened = named_files::open(path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
-    let named_files::Opened { file, metadata } = match opened {
-        Ok(opened) => opened,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(shown(&err)),
+    let Some(record) = file::peek_start(path, 2 * RECORD, HISTORY).map_err(|refused| refused.0)?
+    else {
+        return Ok(None);
     };
-    if !metadata.is_file() {
-        return Err(shown(&"not a regular file, so not a retry job history"));
-    }
-    let record = read_record(&file).map_err(|err| shown(&err))?;
-    match parse(&record) {
-        Ok(Some(history)) => Ok(Some(history)),
-        Ok(None) if record.is_empty() => Ok(None),
-        Ok(None) => Err(shown(
-            &"its history is damaged; the next run starts it over",
-        )),
-        Err(why) => Err(shown(&why)),
+    let shown = |why: &str| format!("{}: {why}", path.display());
+    match parse(&record).map_err(|why| shown(&why))? {
+        Content::Own(history) => Ok(Some(history)),
+        Content::Empty => Ok(None),
+        Content::Damaged => Err(shown(DAMAGED)),
     }
 }
 
-/// The start of a history file: a record, or what stands in its place.
-fn read_record(file: &std::fs::File) -> io::Result<Vec<u8>> {
-    let mut record = Vec::with_capacity(RECORD);
-    file.take(2 * RECORD as u64).read_to_end(&mut record)?;
-    Ok(record)
-}
-
-/// The history `record` holds: none for an empty or damaged one, and an error for a file that is
-/// not a history at all (which is left alone).
-fn parse(record: &[u8]) -> Result<Option<History>, String> {
+/// What `record` holds; an error for a file that is not a history at all (left alone).
+fn parse(record: &[u8]) -> Result<Content, String> {
     let text = String::from_utf8_lossy(record);
     let text = text.trim_end_matches([' ', '\n', '\0']);
     if text.is_empty() {
-        return Ok(None);
+        return Ok(Content::Empty);
     }
     match text
         .strip_prefix(FORMAT)
         .and_then(|rest| rest.strip_prefix(' '))
     {
-        Some(stored) => Ok(History::from_stored(stored)),
-        None if text.starts_with("retry-history-") => Ok(None),
+        Some(stored) => Ok(History::from_stored(stored).map_or(Content::Damaged, Content::Own)),
+        None if text.starts_with("retry-history-") => Ok(Content::Damaged),
         None => Err("it is not a retry job history, so it is left alone".into()),
     }
 }
@@ -271,6 +280,39 @@ mod tests {
         assert_eq!(read(&location, &job("other"), &Threads).unwrap(), None);
     }
 
+    /// A waiter whose every wait a SIGTERM ends.
+    struct Stopping;
+
+    impl Waiter for Stopping {
+        type Job<T: Send + 'static> = ();
+
+        fn start_job<T: Send + 'static>(
+            &self,
+            _job: impl FnOnce() -> T + Send + 'static,
+        ) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        fn await_job<T: Send + 'static>(
+            &self,
+            _job: (),
+            _until: Option<std::time::Instant>,
+        ) -> crate::waiter::Waited<T> {
+            crate::waiter::Waited::Stopped(Signal::TERM)
+        }
+    }
+
+    #[test]
+    fn a_signal_while_the_lock_is_waited_for_is_the_runs_not_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap();
+        let held = std::fs::File::open(dir.path().join(".history/a")).unwrap();
+        let _lock = nix::fcntl::Flock::lock(held, nix::fcntl::FlockArg::LockExclusive).unwrap();
+        let stopped = record(&location, &job("a"), RunKind::Clean, &Stopping, None);
+        assert_eq!(stopped.unwrap_err(), Unkept::Interrupted(Signal::TERM));
+    }
+
     #[test]
     fn a_damaged_history_starts_over_and_a_foreign_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
@@ -283,7 +325,10 @@ mod tests {
         assert_eq!(recorded.history.stored(), "0 0 1 x");
         std::fs::write(&path, "all: build\n").unwrap();
         let refused = record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap_err();
-        assert!(refused.contains("not a retry job history"), "{refused}");
+        let Unkept::Failed(why) = refused else {
+            panic!("no signal came")
+        };
+        assert!(why.contains("not a retry job history"), "{why}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "all: build\n");
     }
 }

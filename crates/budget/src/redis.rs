@@ -287,26 +287,23 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         now: Option<u64>,
     ) -> Vec<Vec<u8>> {
         let text = |value: Option<String>| value.unwrap_or_default().into_bytes();
-        if let Operation::History(kind) = operation {
-            let name: &[u8] = match kind {
-                Some(_) => b"history",
-                None => b"history_show",
-            };
-            return vec![
-                self.key.clone().into_bytes(),
-                self.key.clone().into_bytes(),
-                name.to_vec(),
-                text(kind.map(|kind| kind.letter().to_string())),
-                RECENT_RUNS.to_string().into_bytes(),
-            ];
-        }
         let (name, terms) = match operation {
             Operation::Admit(_) => ("admit", &DEFAULT_TERMS),
             Operation::Reserve(_) => ("reserve", &DEFAULT_TERMS),
             Operation::Record { .. } => ("record", &DEFAULT_TERMS),
             Operation::Show => ("show", &DEFAULT_TERMS),
             Operation::Set(terms) => ("set", terms),
-            Operation::History(_) => unreachable!("a history's arguments are made above"),
+            // A history's hash is both keys; its operation takes the run's letter and the length.
+            Operation::History(kind) => {
+                let name = kind.map_or("history_show", |_| "history");
+                return vec![
+                    self.key.clone().into_bytes(),
+                    self.key.clone().into_bytes(),
+                    name.as_bytes().to_vec(),
+                    text(kind.map(|kind| kind.letter().to_string())),
+                    RECENT_RUNS.to_string().into_bytes(),
+                ];
+            }
         };
         let lease = match operation {
             Operation::Admit(lease) => Some(micros(lease).to_string()),

@@ -6,8 +6,9 @@
 //! it, messages are dropped and counted, and once the writer catches up it says how many. When
 //! the run is over, [`Outlet::finish`] waits for the queue to empty: a signal that ends the run
 //! ends the wait, and past the run's deadline (or once a signal has ended the run) so does a
-//! reader that has not taken a line for [`STALLED`]. A writer that is merely slow to be
-//! scheduled on a busy machine is waited for, so that no line is lost to the load.
+//! reader that has not taken a line for [`STALLED`] and leaves no room to write. A writer that
+//! is merely slow to be scheduled on a busy machine (its line in hand, the destination
+//! writable) is waited for, so that no line is lost to the load.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -15,6 +16,8 @@ use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use crate::signals::reaper;
 use crate::signals::{Doorbell, Signal, SignalWatch, Wake};
@@ -39,6 +42,9 @@ pub(crate) struct Outlet {
     shared: Arc<Shared>,
     writer: Writer,
     notice: Notice,
+    /// The writer thread's destination, to ask whether it has room: a writer busy that long
+    /// with room to write is starved of the processor, not held by its reader.
+    probe: Option<File>,
 }
 
 /// Who writes the lines.
@@ -101,6 +107,7 @@ impl Outlet {
             }),
             writer,
             notice,
+            probe: None,
         }
     }
 
@@ -138,17 +145,19 @@ impl Outlet {
             let notice = self.notice;
             std::thread::Builder::new().spawn(move || write_queued(&shared, &mut theirs, notice))
         });
-        if started.is_err() {
-            let lines = {
-                let mut queue = lock(&self.shared);
-                queue.bytes = 0;
-                std::mem::take(&mut queue.lines)
-            };
-            for line in lines {
-                let _ = destination.write_all(&line);
-            }
-            self.writer = Writer::Direct(Some(destination));
+        if started.is_ok() {
+            self.probe = Some(destination);
+            return;
         }
+        let lines = {
+            let mut queue = lock(&self.shared);
+            queue.bytes = 0;
+            std::mem::take(&mut queue.lines)
+        };
+        for line in lines {
+            let _ = destination.write_all(&line);
+        }
+        self.writer = Writer::Direct(Some(destination));
     }
 
     /// Wait until everything queued is written. A signal that ends the run ends the wait and is
@@ -165,7 +174,7 @@ impl Outlet {
             let now = Instant::now();
             let over = interrupted || deadline.is_some_and(|deadline| now >= deadline);
             let queue = lock(&self.shared);
-            if queue.is_empty() || (over && queue.is_stalled()) {
+            if queue.is_empty() || (over && queue.is_stalled() && !self.has_room()) {
                 return None;
             }
             drop(queue);
@@ -182,6 +191,21 @@ impl Outlet {
                 Wake::Stop(_) | Wake::Timeout | Wake::PassOn(_) => {}
             }
         }
+    }
+}
+
+impl Outlet {
+    /// Whether the writer's destination would take bytes now (a pipe or terminal with room, any
+    /// regular file); when it cannot tell, no.
+    fn has_room(&self) -> bool {
+        let Some(probe) = &self.probe else {
+            return false;
+        };
+        let mut fds = [PollFd::new(probe.as_fd(), PollFlags::POLLOUT)];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
+            && fds[0]
+                .revents()
+                .is_some_and(|events| events.contains(PollFlags::POLLOUT))
     }
 }
 

@@ -9,6 +9,13 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use retry_exec::{Cli, Exit};
 
+/// The static musl build (the release archive's) allocates with dlmalloc (`sys::allocator`
+/// says why); the default build keeps glibc's allocator.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: retry_exec::sys::allocator::Allocator =
+    retry_exec::sys::allocator::Allocator::new();
+
 fn main() -> ExitCode {
     let inherited = retry_exec::prepare();
     let args: Vec<OsString> = std::env::args_os().collect();

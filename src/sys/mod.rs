@@ -3,11 +3,13 @@
 //! takes the child's steps before `exec`; `environ` is the environment table the child executes
 //! with, borrowed by every start that uses it; `signals` queries and sets dispositions, restores
 //! a child's mask and takes signals with Linux's `sigtimedwait`; `descriptors` duplicates a
-//! descriptor known only by its number. Everything else in the `retry` binary is compiled with
+//! descriptor known only by its number; `allocator` is the static musl build's heap. Everything else in the `retry` binary is compiled with
 //! `deny(unsafe_code)`, and every other crate of the workspace with `forbid(unsafe_code)`; the
 //! safe calls nix has (pipes, masks, process groups, the terminal, `kill`) are used as nix gives
 //! them, here too.
 
+#[cfg(target_env = "musl")]
+pub mod allocator;
 pub(crate) mod descriptors;
 pub mod environ;
 pub(crate) mod signals;

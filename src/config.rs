@@ -166,7 +166,7 @@ impl TryFrom<Cli> for Config {
     type Error = ConfigError;
 
     fn try_from(cli: Cli) -> Result<Self, ConfigError> {
-        Config::resolve(cli, |name| std::env::var_os(name))
+        Config::resolve(cli, environment::own)
     }
 }
 

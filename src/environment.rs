@@ -2,10 +2,22 @@
 //! those the tool reads; their names, and what they hold, for the code that sets or reads them
 //! and for `--help` and the man page that describe them; and the values an attempt gets.
 
+use std::ffi::{OsStr, OsString};
 use std::time::{Duration, SystemTime};
 
 use retry_policy::attempts::{AttemptLimit, Numbering};
 use retry_policy::deadline::exported;
+
+use crate::sys::environ::Value;
+
+/// The tool's own value of the variable `name`: how the run reads its environment (each part is
+/// given this, so that its tests can give another).
+pub(crate) fn own(name: &str) -> Option<OsString> {
+    crate::sys::environ::own_value(name).map(OsStr::to_owned)
+}
+
+/// What the name of every variable the tool sets or withholds starts with.
+pub(crate) const PREFIX: &str = "RETRY_";
 
 /// One variable of the attempt's environment.
 #[derive(Clone, Copy, Debug)]
@@ -241,14 +253,28 @@ pub(crate) const READ: [Variable; 18] = [
 
 /// The values of the variables an attempt (and a hook after it) gets, but `RETRY_AFTER_FILE`:
 /// the attempt `numbering` names, of a run whose layers together may make `total` attempts.
-pub(crate) fn of_attempt(numbering: Numbering, total: AttemptLimit) -> [(&'static str, String); 5] {
+pub(crate) fn of_attempt(
+    numbering: Numbering,
+    total: AttemptLimit,
+) -> [(&'static str, Value<'static>); 5] {
     [
-        (ATTEMPT.name, numbering.attempt.to_string()),
-        (ATTEMPT_SINCE_RESET.name, numbering.since_reset.to_string()),
-        (MAX_ATTEMPTS.name, numbering.limit.to_string()),
-        (TOTAL_ATTEMPTS.name, total.to_string()),
-        (DEPTH.name, numbering.depth.to_string()),
+        (ATTEMPT.name, Value::Number(numbering.attempt.into())),
+        (
+            ATTEMPT_SINCE_RESET.name,
+            Value::Number(numbering.since_reset.into()),
+        ),
+        (MAX_ATTEMPTS.name, limit(numbering.limit)),
+        (TOTAL_ATTEMPTS.name, limit(total)),
+        (DEPTH.name, Value::Number(numbering.depth.into())),
     ]
+}
+
+/// An attempt limit as its variable holds it: the number, or `unlimited`.
+fn limit(limit: AttemptLimit) -> Value<'static> {
+    match limit {
+        AttemptLimit::AtMost(most) => Value::Number(most.get().into()),
+        AttemptLimit::Unlimited => Value::Text(OsStr::new("unlimited")),
+    }
 }
 
 /// The variables of an attempt's time limits, when it has them: the run's deadline `left` from
@@ -258,10 +284,10 @@ pub(crate) fn of_limits(
     left: Option<Duration>,
     attempt: Option<Duration>,
     now: SystemTime,
-) -> [Option<(&'static str, String)>; 2] {
+) -> [Option<(&'static str, Value<'static>)>; 2] {
     [
-        left.map(|left| (DEADLINE.name, exported(left, now).to_string())),
-        attempt.map(|limit| (ATTEMPT_TIMEOUT_MS.name, limit.as_millis().to_string())),
+        left.map(|left| (DEADLINE.name, Value::Number(exported(left, now)))),
+        attempt.map(|limit| (ATTEMPT_TIMEOUT_MS.name, Value::Number(limit.as_millis()))),
     ]
 }
 

@@ -16,6 +16,7 @@ use crate::cli::{
     requested_log_format,
 };
 use crate::config::{Config, HistoryPlace};
+use crate::environment;
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
@@ -106,7 +107,7 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
 /// `retry budget show`: print a budget's state on stdout.
 fn show_budget(options: &BudgetShowArgs) -> anyhow::Result<Exit> {
     let request = options
-        .request(&|name| std::env::var_os(name))
+        .request(&environment::own)
         .map_err(anyhow::Error::msg)?;
     print_on_stdout(
         "the budget's state",
@@ -143,7 +144,7 @@ fn print_on_stdout(
 fn show_history(options: &BudgetHistoryArgs) -> anyhow::Result<Exit> {
     let store = StoreSettings::resolve(
         options.reading.budget_store.as_deref(),
-        &|name| std::env::var_os(name),
+        &environment::own,
         "retry budget history",
     )
     .map_err(anyhow::Error::msg)?;
@@ -158,7 +159,7 @@ fn show_history(options: &BudgetHistoryArgs) -> anyhow::Result<Exit> {
 fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
     let store = StoreSettings::resolve(
         options.budget_store.as_deref(),
-        &|name| std::env::var_os(name),
+        &environment::own,
         "retry budget set",
     )
     .map_err(anyhow::Error::msg)?;

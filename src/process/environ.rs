@@ -4,28 +4,32 @@
 //!
 //! Given variables on its `Command`, std copies the tool's whole environment into a map and out
 //! again for every spawn (most of an attempt's cost, in instructions, when this was measured);
-//! this way an attempt costs the few strings that change, and the tool's own environment is
-//! never touched.
+//! this way an attempt costs the few strings that change, and the inherited variables are the
+//! process's own strings, neither copied nor touched.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::environment::{self, Variable};
-use crate::sys::environ::ChildEnvironment;
+use crate::sys::environ::{self, ChildEnvironment};
 
 /// The tool's environment as its children inherit it: without `WITHHELD`, and without the
 /// attempt's variables an outer run set, which each attempt's values replace.
 pub(crate) fn inherited() -> ChildEnvironment {
-    let inherited = std::env::vars_os()
+    let inherited = environ::own_variables()
         .filter(|(name, _)| !is_replaced(name))
-        .filter_map(|(name, value)| assignment(&name, &value))
+        .map(|(_, entry)| entry)
         .collect();
     ChildEnvironment::new(inherited)
 }
 
 /// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt
-/// or per hook.
+/// or per hook. All of those are named with the tool's prefix, so that most of an environment is
+/// passed by one comparison.
 fn is_replaced(name: &OsStr) -> bool {
+    if !name.as_bytes().starts_with(environment::PREFIX.as_bytes()) {
+        return false;
+    }
     let named = |variable: &Variable| name == variable.name;
     [
         &environment::WITHHELD[..],
@@ -34,17 +38,6 @@ fn is_replaced(name: &OsStr) -> bool {
     ]
     .into_iter()
     .any(|variables| variables.iter().any(named))
-}
-
-/// `name=value` as a C string; none for a value with a NUL, which no environment can hold.
-fn assignment(name: &OsStr, value: &OsStr) -> Option<CString> {
-    let (name, value) = (name.as_bytes(), value.as_bytes());
-    let mut bytes = Vec::with_capacity(name.len() + value.len() + 2);
-    bytes.extend_from_slice(name);
-    bytes.push(b'=');
-    bytes.extend_from_slice(value);
-    bytes.push(0);
-    CString::from_vec_with_nul(bytes).ok()
 }
 
 #[cfg(test)]
@@ -64,6 +57,11 @@ mod tests {
     fn the_tools_own_values_of_replaced_variables_are_left_out() {
         let variables = environment::WITHHELD.iter().chain(&environment::ALL);
         for variable in variables.chain(&environment::HOOK) {
+            assert!(
+                variable.name.starts_with(environment::PREFIX),
+                "{}",
+                variable.name
+            );
             assert!(is_replaced(OsStr::new(variable.name)), "{}", variable.name);
         }
         assert!(!is_replaced(OsStr::new("PATH")));
@@ -71,14 +69,5 @@ mod tests {
         environment.set_attempt([]);
         // Whatever the test runner's environment holds, none of the tool's own goes on.
         assert_eq!(replaced_entries(&environment), Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_value_with_a_nul_is_left_out() {
-        assert_eq!(assignment(OsStr::new("A"), OsStr::new("b\0c")), None);
-        assert_eq!(
-            assignment(OsStr::new("A"), OsStr::new("b")),
-            Some(CString::new("A=b").unwrap())
-        );
     }
 }

@@ -21,7 +21,7 @@ use crate::environment;
 use crate::process::command_line::CommandLine;
 use crate::process::terminal::Terminal;
 use crate::signals::SignalWatch;
-use crate::sys::environ::ChildEnvironment;
+use crate::sys::environ::{ChildEnvironment, Value};
 use crate::sys::spawn::{ChildStdio, Launcher, Setup};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::exit::Exit;
@@ -160,22 +160,22 @@ impl HookRunner<'_> {
         let attempt = call
             .numbering
             .map(|numbering| environment::of_attempt(numbering, self.total));
-        let status = call.status.to_string();
-        let next_wait = call.next_wait.map(|wait| whole_millis(wait).to_string());
-        let values = attempt
-            .iter()
-            .flatten()
-            .map(|(name, value)| (*name, value.as_str()))
-            .chain([(environment::STATUS.name, status.as_str())])
-            .chain(
-                next_wait
-                    .as_deref()
-                    .map(|wait| (environment::NEXT_WAIT_MS.name, wait)),
+        let next_wait = call.next_wait.map(|wait| {
+            (
+                environment::NEXT_WAIT_MS.name,
+                Value::Number(whole_millis(wait)),
             )
-            .chain(call.reason.map(|reason| (environment::REASON.name, reason)));
-        prepared
-            .environment
-            .set_attempt(values.map(|(name, value)| (name, OsStr::new(value))));
+        });
+        let reason = call
+            .reason
+            .map(|reason| (environment::REASON.name, Value::Text(OsStr::new(reason))));
+        let values = attempt
+            .into_iter()
+            .flatten()
+            .chain([(environment::STATUS.name, Value::Number(call.status.into()))])
+            .chain(next_wait)
+            .chain(reason);
+        prepared.environment.set_attempt(values);
         let launcher = match call.hook {
             Hook::OnRetry => prepared.on_retry.as_mut(),
             Hook::OnGiveUp => prepared.on_give_up.as_mut(),

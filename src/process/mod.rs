@@ -35,7 +35,7 @@ use crate::process::terminal::Terminal;
 use crate::report::outlet::GRACE;
 use crate::signals::{Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
-use crate::sys::environ::ChildEnvironment;
+use crate::sys::environ::{ChildEnvironment, Value};
 use crate::sys::spawn::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 use retry_policy::attempts::{AttemptLimit, Numbering};
 use retry_policy::matching::Stream;
@@ -115,13 +115,16 @@ impl ProcessRunner<'_> {
             None => [None, None],
         };
         let values = environment::of_attempt(numbering, self.total);
-        let request =
-            request_file.map(|file| (environment::AFTER_FILE.name, file.path().as_os_str()));
+        let request = request_file.map(|file| {
+            (
+                environment::AFTER_FILE.name,
+                Value::Text(file.path().as_os_str()),
+            )
+        });
         self.environment.set_attempt(
             values
-                .iter()
-                .chain(limits.iter().flatten())
-                .map(|(name, value)| (*name, OsStr::new(value)))
+                .into_iter()
+                .chain(limits.into_iter().flatten())
                 .chain(request),
         );
         let piped = |piped: bool| match piped {

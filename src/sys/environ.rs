@@ -1,21 +1,21 @@
 //! The environment table a child executes with: `NAME=value` C strings and the null-terminated
 //! array of pointers to them that `execve` and its kin take. The strings the run inherits are
-//! made once; the attempt's, whose values alone change from one attempt to the next, are
-//! rewritten in place, so that an attempt allocates nothing once the first has made room.
+//! the process's own, read from its `environ` and never copied (see [`own_variables`]); the
+//! attempt's, whose values alone change from one attempt to the next, are rewritten in place, so
+//! that an attempt allocates nothing once the first has made room.
 //!
 //! The table is handed to a start as an [`Environ`], which borrows it: the pointers cannot
 //! dangle, because changing or dropping the table while a start holds its `Environ` does not
 //! compile:
 //!
 //! ```compile_fail,E0502
-//! use std::ffi::OsStr;
-//! use retry_exec::sys::environ::ChildEnvironment;
+//! use retry_exec::sys::environ::{ChildEnvironment, Value};
 //!
 //! let mut table = ChildEnvironment::new(Vec::new());
-//! table.set_attempt([("RETRY_ATTEMPT", OsStr::new("1"))]);
+//! table.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
 //! let environ = table.environ();
 //! // The next attempt's values, while the start still holds the table: refused.
-//! table.set_attempt([("RETRY_ATTEMPT", OsStr::new("2"))]);
+//! table.set_attempt([("RETRY_ATTEMPT", Value::Number(2))]);
 //! environ.pointer();
 //! ```
 //!
@@ -32,25 +32,155 @@
 //! borrow alone):
 //!
 //! ```
-//! use std::ffi::OsStr;
-//! use retry_exec::sys::environ::ChildEnvironment;
+//! use retry_exec::sys::environ::{ChildEnvironment, Value};
 //!
 //! let mut table = ChildEnvironment::new(Vec::new());
-//! table.set_attempt([("RETRY_ATTEMPT", OsStr::new("1"))]);
+//! table.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
 //! let environ = table.environ();
 //! assert!(!environ.pointer().is_null());
-//! table.set_attempt([("RETRY_ATTEMPT", OsStr::new("2"))]);
+//! table.set_attempt([("RETRY_ATTEMPT", Value::Number(2))]);
 //! drop(table);
 //! ```
 
-use std::ffi::{CString, OsStr, c_char};
+use std::ffi::{CStr, OsStr, c_char};
 use std::os::unix::ffi::OsStrExt;
+
+/// The process's own environment, as its `NAME=value` strings (an entry without a `=` after its
+/// first byte, which names no variable, is left out, as std leaves it out), with each one's name.
+///
+/// Borrowed for the life of the process: the C runtime sets `environ` up before `main`, and
+/// nothing in this process changes it after. Changing it takes std's `set_var` or
+/// `remove_var`, which are `unsafe`, or libc's `setenv` and kin; no code of the tool calls any
+/// of them (every crate but this module forbids `unsafe`, and this module calls none).
+pub fn own_variables() -> impl Iterator<Item = (&'static OsStr, OwnEntry)> {
+    own_entries().filter_map(|entry| Some((entry.name()?, entry)))
+}
+
+/// The process's own value of the variable `name`, as `std::env::var_os` finds it (the first
+/// entry of that name), borrowed rather than copied.
+pub fn own_value(name: &str) -> Option<&'static OsStr> {
+    let name = name.as_bytes();
+    if name.is_empty() || name.contains(&0) {
+        return None;
+    }
+    let entry = own_entries().find(|entry| entry.is_named(name))?;
+    Some(OsStr::from_bytes(
+        &entry.to_c_str().to_bytes()[name.len() + 1..],
+    ))
+}
+
+/// One `NAME=value` string of the process's own environment (see [`own_variables`]), where the
+/// process keeps it: read only as far as it is asked, because values can be long (`LS_COLORS`,
+/// a CI system's) and a child needs only the pointer.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnEntry(*const c_char);
+
+impl OwnEntry {
+    /// The variable's name: the bytes before the first `=` after the first byte; none when
+    /// there is no such `=`.
+    fn name(self) -> Option<&'static OsStr> {
+        let at = |index: usize| {
+            // SAFETY: the entry is a NUL-terminated string that lives as long as the process
+            // (`own_variables`), and it is read one byte at a time up to its NUL at most.
+            unsafe { *self.0.add(index) }.cast_unsigned()
+        };
+        if at(0) == 0 {
+            return None;
+        }
+        let mut length = 1;
+        loop {
+            match at(length) {
+                0 => return None,
+                b'=' => break,
+                _ => length += 1,
+            }
+        }
+        // SAFETY: the `length` bytes read above, none of them the NUL.
+        let name = unsafe { std::slice::from_raw_parts(self.0.cast::<u8>(), length) };
+        Some(OsStr::from_bytes(name))
+    }
+
+    /// Whether the entry sets the variable `name` (not empty, no NUL), read as libc's `getenv`
+    /// reads it: only as far as it differs.
+    fn is_named(self, name: &[u8]) -> bool {
+        // SAFETY: the entry is a NUL-terminated string (`own_variables`), and the bytes read are
+        // at most `name`'s length and one more: each one read is not the NUL, which differs from
+        // every byte of `name`, so the string goes on past it.
+        let at = |index: usize| unsafe { *self.0.add(index) }.cast_unsigned();
+        name.iter()
+            .enumerate()
+            .all(|(index, &byte)| at(index) == byte)
+            && at(name.len()) == b'='
+    }
+
+    /// The whole `NAME=value` string.
+    pub fn to_c_str(self) -> &'static CStr {
+        // SAFETY: a NUL-terminated string that lives as long as the process (`own_variables`).
+        unsafe { CStr::from_ptr(self.0) }
+    }
+}
+
+impl From<&'static CStr> for OwnEntry {
+    fn from(entry: &'static CStr) -> Self {
+        OwnEntry(entry.as_ptr())
+    }
+}
+
+/// The entries of the process's `environ`, each its `NAME=value` string.
+fn own_entries() -> impl Iterator<Item = OwnEntry> {
+    let mut next = process_environ();
+    std::iter::from_fn(move || {
+        if next.is_null() {
+            return None;
+        }
+        // SAFETY: `next` points into the null-terminated array of `environ` (above), which stays
+        // as it is for the life of the process; it is advanced only past an entry that is not
+        // the terminating null.
+        let entry = unsafe { *next };
+        if entry.is_null() {
+            return None;
+        }
+        // SAFETY: as above; `entry` is one of the array's entries, so not its end.
+        next = unsafe { next.add(1) };
+        Some(OwnEntry(entry))
+    })
+}
+
+/// The first entry of the process's `environ`.
+fn process_environ() -> *const *const c_char {
+    #[cfg(target_vendor = "apple")]
+    {
+        // SAFETY: `_NSGetEnviron` returns the address of the process's `environ`, which a
+        // program (as against a library) may read.
+        unsafe { (*libc::_NSGetEnviron()).cast_const().cast() }
+    }
+    #[cfg(not(target_vendor = "apple"))]
+    {
+        unsafe extern "C" {
+            // libc's declares it for glibc only; musl's and the BSDs' C libraries define it too.
+            static environ: *const *const c_char;
+        }
+        // SAFETY: the C runtime sets `environ` before `main`, and nothing writes it after
+        // (`own_variables`).
+        unsafe { environ }
+    }
+}
+
+/// The value of one of the attempt's variables, written straight into the child's table.
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    /// A whole number, in decimal: written without formatting machinery or a string of its own,
+    /// because every attempt has five of them.
+    Number(u128),
+    /// Bytes as they are: a path, a word.
+    Text(&'a OsStr),
+}
 
 /// What a child gets as its environment.
 #[derive(Debug)]
 pub struct ChildEnvironment {
-    /// The variables every child inherits, as `NAME=value`.
-    inherited: Vec<CString>,
+    /// The variables every child inherits, as `NAME=value`: the process's own strings.
+    inherited: Vec<OwnEntry>,
     /// The attempt's own variables, as `NAME=value` and a NUL, rewritten in place.
     attempt: Vec<Vec<u8>>,
     /// `inherited` then `attempt`, then a null: what the child's `environ` becomes.
@@ -64,7 +194,7 @@ pub struct Environ<'a>(&'a ChildEnvironment);
 
 impl ChildEnvironment {
     /// A table of `inherited` and, until [`ChildEnvironment::set_attempt`], nothing else.
-    pub fn new(inherited: Vec<CString>) -> Self {
+    pub fn new(inherited: Vec<OwnEntry>) -> Self {
         let mut environment = ChildEnvironment {
             inherited,
             attempt: Vec::new(),
@@ -76,12 +206,15 @@ impl ChildEnvironment {
 
     /// Give the next child the attempt's variables `values`, in place of the last attempt's; a
     /// value with a NUL, which no environment can hold, is left out.
-    pub fn set_attempt<'a>(&mut self, values: impl IntoIterator<Item = (&'a str, &'a OsStr)>) {
+    pub fn set_attempt<'a>(&mut self, values: impl IntoIterator<Item = (&'a str, Value<'a>)>) {
         let mut count = 0;
+        let mut digits = itoa::Buffer::new();
         for (name, value) in values {
-            if value.as_bytes().contains(&0) {
-                continue;
-            }
+            let value = match value {
+                Value::Number(number) => digits.format(number).as_bytes(),
+                Value::Text(text) if text.as_bytes().contains(&0) => continue,
+                Value::Text(text) => text.as_bytes(),
+            };
             if count == self.attempt.len() {
                 self.attempt.push(Vec::new());
             }
@@ -89,14 +222,14 @@ impl ChildEnvironment {
             entry.clear();
             entry.extend_from_slice(name.as_bytes());
             entry.push(b'=');
-            entry.extend_from_slice(value.as_bytes());
+            entry.extend_from_slice(value);
             entry.push(0);
             count += 1;
         }
         self.attempt.truncate(count);
         self.pointers.clear();
         self.pointers
-            .extend(self.inherited.iter().map(|entry| entry.as_ptr()));
+            .extend(self.inherited.iter().map(|entry| entry.0));
         self.pointers.extend(
             self.attempt
                 .iter()
@@ -116,7 +249,7 @@ impl ChildEnvironment {
         let attempt = self.attempt.iter().map(|entry| &entry[..entry.len() - 1]);
         self.inherited
             .iter()
-            .map(|entry| entry.as_bytes())
+            .map(|entry| entry.to_c_str().to_bytes())
             .chain(attempt)
             .map(|entry| String::from_utf8_lossy(entry).into_owned())
             .collect()
@@ -137,11 +270,8 @@ impl<'a> Environ<'a> {
             .attempt
             .iter()
             .filter_map(|entry| std::ffi::CStr::from_bytes_with_nul(entry).ok());
-        self.0
-            .inherited
-            .iter()
-            .map(CString::as_c_str)
-            .chain(attempt)
+        let inherited = self.0.inherited.iter().map(|entry| entry.to_c_str());
+        inherited.chain(attempt)
     }
 }
 
@@ -151,19 +281,44 @@ mod tests {
 
     #[test]
     fn each_attempt_replaces_the_last_ones_values() {
-        let mut environment = ChildEnvironment::new(vec![CString::new("PATH=/bin").unwrap()]);
-        environment.set_attempt([("RETRY_ATTEMPT", OsStr::new("1"))]);
+        let mut environment = ChildEnvironment::new(vec![c"PATH=/bin".into()]);
+        environment.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
         environment.set_attempt([
-            ("RETRY_ATTEMPT", OsStr::new("2")),
-            ("RETRY_DEPTH", OsStr::new("1")),
+            ("RETRY_ATTEMPT", Value::Number(2)),
+            ("RETRY_DEPTH", Value::Text(OsStr::new("1"))),
+            ("RETRY_DEADLINE", Value::Number(u128::from(u64::MAX) + 1)),
         ]);
         assert_eq!(
             environment.entries(),
-            ["PATH=/bin", "RETRY_ATTEMPT=2", "RETRY_DEPTH=1"]
+            [
+                "PATH=/bin",
+                "RETRY_ATTEMPT=2",
+                "RETRY_DEPTH=1",
+                "RETRY_DEADLINE=18446744073709551616"
+            ]
         );
-        assert_eq!(environment.pointers.len(), 4);
-        assert!(environment.pointers[3].is_null());
-        environment.set_attempt([("RETRY_AFTER_FILE", OsStr::new("a\0b"))]);
+        assert_eq!(environment.pointers.len(), 5);
+        assert!(environment.pointers[4].is_null());
+        environment.set_attempt([("RETRY_AFTER_FILE", Value::Text(OsStr::new("a\0b")))]);
         assert_eq!(environment.entries(), ["PATH=/bin"]);
+    }
+
+    #[test]
+    fn the_processs_own_variables_are_those_std_reads() {
+        let own: Vec<_> = own_variables()
+            .map(|(name, entry)| {
+                let value = &entry.to_c_str().to_bytes()[name.len() + 1..];
+                (name.to_owned(), OsStr::from_bytes(value).to_owned())
+            })
+            .collect();
+        let std: Vec<_> = std::env::vars_os().collect();
+        assert!(!own.is_empty());
+        assert_eq!(own, std);
+        for (name, value) in std {
+            let name = name.to_str().unwrap();
+            assert_eq!(own_value(name), std::env::var_os(name).as_deref(), "{name}");
+            assert_eq!(own_value(name), Some(value.as_os_str()), "{name}");
+        }
+        assert_eq!(own_value("RETRY_NO_SUCH_VARIABLE_IS_SET"), None);
     }
 }

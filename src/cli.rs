@@ -236,7 +236,8 @@ pub struct Cli {
     #[arg(skip)]
     pub(crate) multiplier_given: bool,
 
-    /// Every option as given or by its default, for the report (see [`given_options`]).
+    /// Every option as given or by its default, for the report (see [`given_options`]); empty
+    /// when no report is asked for.
     #[arg(skip)]
     pub(crate) given: BTreeMap<String, serde_json::Value>,
 
@@ -418,7 +419,10 @@ impl Cli {
         let mut matches = command.try_get_matches_from_mut(args)?;
         let multiplier_given =
             matches.value_source("multiplier") == Some(clap::parser::ValueSource::CommandLine);
-        let given = given_options(&command, &matches);
+        let given = match matches.contains_id("report") {
+            true => given_options(&command, &matches),
+            false => BTreeMap::new(),
+        };
         let mut cli =
             Cli::from_arg_matches_mut(&mut matches).map_err(|err| err.format(&mut command))?;
         cli.multiplier_given = multiplier_given;

@@ -172,7 +172,7 @@ impl TryFrom<Cli> for Config {
 
 impl Config {
     /// Resolve `cli`, reading the environment through `env`.
-    fn resolve(cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+    fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
         refuse(
             cli.reset_after == Some(Duration::ZERO),
             "--reset-after (0s) must be more than 0s, or every failure would start the count \
@@ -279,7 +279,7 @@ impl Config {
             },
         };
         let recorded = OptionsRecord {
-            given: cli.given.clone(),
+            given: std::mem::take(&mut cli.given),
             command: cli
                 .command
                 .iter()
@@ -1059,7 +1059,8 @@ mod tests {
     #[test]
     fn the_budget_and_its_store_reach_the_plan_and_the_report() {
         let env = [("RETRY_BUDGET_STORE", "redis://app:s3cret@cache?fail=closed")];
-        let config = resolve(&["--budget", "api", "true"], &env).unwrap();
+        let args = ["--budget", "api", "--report", "r.json", "true"];
+        let config = resolve(&args, &env).unwrap();
         assert!(
             config.plan().budget.starts_with(
                 "api, on the terms its store keeps (retry budget show api), in \
@@ -1087,6 +1088,8 @@ mod tests {
     #[test]
     fn the_report_records_every_option_as_given_or_by_default() {
         let recorded = config(&[
+            "--report",
+            "r.json",
             "--seed",
             "9",
             "-n",
@@ -1110,6 +1113,9 @@ mod tests {
         assert_eq!(json["foreground"], false);
         assert_eq!(json["timeout"], serde_json::Value::Null);
         assert_eq!(json["command"], serde_json::json!(["a", "b"]));
+        // Only a report reads them, so only a run that asks for one records them.
+        let unreported = config(&["--seed", "9", "a"]).unwrap().recorded;
+        assert_eq!(serde_json::to_value(&unreported).unwrap().get("seed"), None);
         let options: Vec<String> = crate::cli::full_command()
             .get_arguments()
             .filter_map(|arg| arg.get_long())
@@ -1126,9 +1132,9 @@ mod tests {
         let mut keys = Vec::new();
         // Each kind of budget in force has keys of its own.
         for args in [
-            &["true"][..],
-            &["--budget", "off", "true"],
-            &["--budget", "api", "true"],
+            &["--report", "r.json", "true"][..],
+            &["--report", "r.json", "--budget", "off", "true"],
+            &["--report", "r.json", "--budget", "api", "true"],
         ] {
             let recorded = resolve(args, &[("HOME", "/h")]).unwrap().recorded;
             let recorded = serde_json::to_value(&recorded).unwrap();

@@ -9,6 +9,9 @@
 # compares with: a C program that only spawns and waits (the floor), Debian's `retry` (minfrin's)
 # and attempt-cli. It installs what it measures with (hyperfine, valgrind, GNU time) and builds
 # with (musl-tools) from Debian's packages when missing, and records the machine and the command beside every figure.
+# Two tables are quoted from files kept in git, because they take long to make: what each change
+# of a series did (bench/steps.sh writes bench/steps.md) and the live metastable experiment
+# (bench/metastable/run writes bench/metastable/results.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -82,7 +82,7 @@ impl OwnEntry {
         let at = |index: usize| {
             // SAFETY: the entry is a NUL-terminated string that lives as long as the process
             // (`own_variables`), and it is read one byte at a time up to its NUL at most.
-            unsafe { *self.0.add(index) }.cast_unsigned()
+            unsafe { *self.0.cast::<u8>().add(index) }
         };
         if at(0) == 0 {
             return None;
@@ -106,7 +106,7 @@ impl OwnEntry {
         // SAFETY: the entry is a NUL-terminated string (`own_variables`), and the bytes read are
         // at most `name`'s length and one more: each one read is not the NUL, which differs from
         // every byte of `name`, so the string goes on past it.
-        let at = |index: usize| unsafe { *self.0.add(index) }.cast_unsigned();
+        let at = |index: usize| unsafe { *self.0.cast::<u8>().add(index) };
         name.iter()
             .enumerate()
             .all(|(index, &byte)| at(index) == byte)

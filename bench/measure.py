@@ -362,6 +362,7 @@ def main():
         ("a static C program that spawns and waits: the floor (`bench/spawn.c`)", f"{FLOOR} true"),
         ("**`retry -- true`, default build** (`cargo install --path .`: glibc, dynamic, PIE)", f"{RETRY} -- true"),
         ("**`retry -- true`, release archive** (`scripts/dist`: musl, static PIE, `tls`)", f"{RELEASE} -- true"),
+        ("`retry --version`, release archive: loading, std and clap, and no attempt", f"{RELEASE} --version"),
         ("minfrin `retry true` (Debian's `retry`)", f"{MINFRIN} true"),
         ("attempt-cli `attempt true`", f"{ATTEMPT} true"),
     ]

@@ -32,6 +32,7 @@ use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
 use crate::report::ci::log::{CiLog, shown_command};
 use crate::report::ci::outputs::StepOutputs;
+use crate::report::end_file::EndFile;
 use crate::report::file::ReportWriter;
 use crate::report::formats::{ReportFormat, ReportSpec};
 use crate::report::junit::JunitReport;
@@ -337,13 +338,9 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
 
 /// What a run writes when it ends, besides its messages: the `--report` files and the CI
 /// system's step outputs; each a [`ReportTarget`], so each checked (and opened, where it can
-/// be) before the first attempt, and each taking the run's events.
-struct EndFiles {
-    reports: Vec<ReportWriter>,
-    outputs: Option<StepOutputs>,
-    metrics: Vec<Metrics>,
-    junit: Vec<JunitReport>,
-}
+/// be) before the first attempt, and each taking the run's events. They are written in this
+/// order: the JSON reports, the step outputs, the metrics, the JUnit reports.
+struct EndFiles(Vec<Box<dyn EndFile>>);
 
 impl EndFiles {
     /// The files `config` asks for, each checked: one that cannot be written fails the run now.
@@ -361,62 +358,49 @@ impl EndFiles {
         for spec in specs {
             match spec.format {
                 ReportFormat::Json => {
-                    reports.push(ReportWriter::new(target(spec)?, options, config.depth()));
+                    let writer = ReportWriter::new(target(spec)?, options, config.depth());
+                    reports.push(Box::new(writer) as Box<dyn EndFile>);
                 }
                 ReportFormat::Dotenv => dotenv.push(target(spec)?),
-                ReportFormat::Prometheus => metrics.push(Metrics::new(target(spec)?, config.job())),
-                ReportFormat::Junit => junit.push(JunitReport::new(
+                ReportFormat::Prometheus => {
+                    metrics.push(Box::new(Metrics::new(target(spec)?, config.job())) as _);
+                }
+                ReportFormat::Junit => junit.push(Box::new(JunitReport::new(
                     target(spec)?,
                     case,
                     tails.clone().unwrap_or_default(),
-                )),
+                )) as _),
             }
         }
         let outputs =
             StepOutputs::new(config.github(), dotenv, shown.clone()).map_err(anyhow::Error::msg)?;
-        Ok(EndFiles {
-            reports,
-            outputs: Some(outputs).filter(StepOutputs::any),
-            metrics,
-            junit,
-        })
+        if outputs.any() {
+            reports.push(Box::new(outputs));
+        }
+        Ok(EndFiles(
+            reports.into_iter().chain(metrics).chain(junit).collect(),
+        ))
     }
 
-    /// The job's runs, as its history counts them, for the metrics.
+    /// The job's runs, as its history counts them, for the files that show them.
     fn count_runs(&mut self, runs: Counts) {
-        for metrics in &mut self.metrics {
-            metrics.count_runs(runs);
+        for file in &mut self.0 {
+            file.count_runs(runs);
         }
     }
 
     /// Write every file for the run that ended as `end`, making a failure part of how it ended.
     fn write(self, end: &mut RunEnd, watch: &SignalWatch, deadline: Option<Instant>) {
-        for report in self.reports {
-            written(report.write(end, watch, deadline), end);
-        }
-        if let Some(outputs) = self.outputs {
-            written(outputs.write(end, watch, deadline), end);
-        }
-        for metrics in self.metrics {
-            written(metrics.write(end, watch, deadline), end);
-        }
-        for junit in self.junit {
-            written(junit.write(end, watch, deadline), end);
+        for file in self.0 {
+            written(file.write(end, watch, deadline), end);
         }
     }
 }
 
 impl EventSink for EndFiles {
     fn emit(&mut self, event: &Event) {
-        for report in &mut self.reports {
-            report.emit(event);
-        }
-        self.outputs.emit(event);
-        for metrics in &mut self.metrics {
-            metrics.emit(event);
-        }
-        for junit in &mut self.junit {
-            junit.emit(event);
+        for file in &mut self.0 {
+            file.emit(event);
         }
     }
 }

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::first_and_last::FirstAndLast;
+use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::signals::signal::{Name, Platform};
 use crate::signals::{Signal, SignalWatch};
@@ -137,11 +138,11 @@ impl ReportWriter {
             attempts: KeptAttempts::default(),
         }
     }
+}
 
-    /// Write the report of the run that ended as `end`, its reader's pace allowing until
-    /// `deadline` (the run's), and awake to the signals that end a run.
-    pub(crate) fn write(
-        mut self,
+impl EndFile for ReportWriter {
+    fn write(
+        mut self: Box<Self>,
         end: &RunEnd,
         watch: &SignalWatch,
         deadline: Option<Instant>,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::first_and_last::FirstAndLast;
 use crate::output::tail::{KeptTails, Tails};
+use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::report::text;
 use crate::signals::SignalWatch;
@@ -52,18 +53,6 @@ impl JunitReport {
             tails,
             attempts: FirstAndLast::new(KEPT_AT_EACH_END),
         }
-    }
-
-    /// Write the file for the run that ended as `end`, its reader's pace allowing until
-    /// `deadline`, and awake to the signals that end a run.
-    pub(crate) fn write(
-        self,
-        end: &RunEnd,
-        watch: &SignalWatch,
-        deadline: Option<Instant>,
-    ) -> Result<(), ReportError> {
-        let text = self.document(end);
-        self.target.write(text.into_bytes(), watch, deadline)
     }
 
     /// The whole file.
@@ -169,6 +158,18 @@ fn output_elements(indent: &str, tails: &Tails) -> String {
         }
     }
     xml
+}
+
+impl EndFile for JunitReport {
+    fn write(
+        self: Box<Self>,
+        end: &RunEnd,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+    ) -> Result<(), ReportError> {
+        let text = self.document(end);
+        self.target.write(text.into_bytes(), watch, deadline)
+    }
 }
 
 impl EventSink for JunitReport {

@@ -13,6 +13,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::signals::SignalWatch;
 use retry_budget::history::{Counts, RunKind};
@@ -50,34 +51,6 @@ impl Metrics {
             waited: Duration::ZERO,
             runs: None,
         }
-    }
-
-    /// Write the job's runs, as its history counts them, as counters too.
-    pub(crate) fn count_runs(&mut self, runs: Counts) {
-        self.runs = Some(runs);
-    }
-
-    /// Write the metrics of the run that ended as `end`, now.
-    pub(crate) fn write(
-        self,
-        end: &RunEnd,
-        watch: &SignalWatch,
-        deadline: Option<Instant>,
-    ) -> Result<(), ReportError> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs_f64();
-        let last_success = match succeeded(end) {
-            true => now,
-            false => self
-                .target
-                .replaced_file()
-                .and_then(|file| previous_success(file, &self.job))
-                .unwrap_or(0.0),
-        };
-        let text = self.text(end, now, last_success);
-        self.target.write(text.into_bytes(), watch, deadline)
     }
 
     fn text(&self, end: &RunEnd, now: f64, last_success: f64) -> String {
@@ -151,6 +124,36 @@ impl Metrics {
             );
         }
         text
+    }
+}
+
+impl EndFile for Metrics {
+    /// Kept, to be written as counters too.
+    fn count_runs(&mut self, runs: Counts) {
+        self.runs = Some(runs);
+    }
+
+    /// Write the metrics of the run that ended as `end`, now.
+    fn write(
+        self: Box<Self>,
+        end: &RunEnd,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+    ) -> Result<(), ReportError> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        let last_success = match succeeded(end) {
+            true => now,
+            false => self
+                .target
+                .replaced_file()
+                .and_then(|file| previous_success(file, &self.job))
+                .unwrap_or(0.0),
+        };
+        let text = self.text(end, now, last_success);
+        self.target.write(text.into_bytes(), watch, deadline)
     }
 }
 

@@ -3,6 +3,7 @@
 //! (`--report`, in the `formats` it names).
 
 pub(crate) mod ci;
+pub(crate) mod end_file;
 pub(crate) mod file;
 pub(crate) mod formats;
 mod json;

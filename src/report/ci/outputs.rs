@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::environment::{GITHUB_OUTPUT, GITHUB_STEP_SUMMARY};
 use crate::first_and_last::FirstAndLast;
 use crate::report::ci::log::outcome_values;
+use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::report::text;
 use crate::signals::SignalWatch;
@@ -82,33 +83,6 @@ impl StepOutputs {
         !self.dotenv.is_empty() || self.github.iter().any(Option::is_some)
     }
 
-    /// Write every output of the run that ended as `end`; the first failure is returned, after
-    /// the others were still tried.
-    pub(crate) fn write(
-        mut self,
-        end: &RunEnd,
-        watch: &SignalWatch,
-        deadline: Option<Instant>,
-    ) -> Result<(), ReportError> {
-        let mut first_error = None;
-        let text = values_text(end, |name| format!("RETRY_RUN_{}", name.to_uppercase()));
-        for target in std::mem::take(&mut self.dotenv) {
-            if let Err(error) = target.write(text.clone().into_bytes(), watch, deadline) {
-                first_error.get_or_insert(error);
-            }
-        }
-        let [output, summary] = std::mem::take(&mut self.github);
-        let texts = [values_text(end, str::to_string), self.summary(end)];
-        for (target, text) in [output, summary].into_iter().zip(texts) {
-            if let Some(target) = target
-                && let Err(error) = target.write(text.into_bytes(), watch, deadline)
-            {
-                first_error.get_or_insert(error);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
-    }
-
     /// The Markdown summary of the run that ended as `end`.
     fn summary(&self, end: &RunEnd) -> String {
         let attempts = match end.attempts {
@@ -144,6 +118,35 @@ impl StepOutputs {
         }
         text.push('\n');
         text
+    }
+}
+
+impl EndFile for StepOutputs {
+    /// Write every output of the run that ended as `end`; the first failure is returned, after
+    /// the others were still tried.
+    fn write(
+        mut self: Box<Self>,
+        end: &RunEnd,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+    ) -> Result<(), ReportError> {
+        let mut first_error = None;
+        let text = values_text(end, |name| format!("RETRY_RUN_{}", name.to_uppercase()));
+        for target in std::mem::take(&mut self.dotenv) {
+            if let Err(error) = target.write(text.clone().into_bytes(), watch, deadline) {
+                first_error.get_or_insert(error);
+            }
+        }
+        let [output, summary] = std::mem::take(&mut self.github);
+        let texts = [values_text(end, str::to_string), self.summary(end)];
+        for (target, text) in [output, summary].into_iter().zip(texts) {
+            if let Some(target) = target
+                && let Err(error) = target.write(text.into_bytes(), watch, deadline)
+            {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 }
 

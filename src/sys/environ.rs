@@ -120,6 +120,7 @@ impl OwnEntry {
     }
 }
 
+#[cfg(test)]
 impl From<&'static CStr> for OwnEntry {
     fn from(entry: &'static CStr) -> Self {
         OwnEntry(entry.as_ptr())

@@ -14,8 +14,12 @@ command -v valgrind >/dev/null || { echo "bench/steps.sh: needs valgrind (apt-ge
 command -v musl-gcc >/dev/null || { echo "bench/steps.sh: needs musl-gcc (apt-get install musl-tools)" >&2; exit 1; }
 
 musl=x86_64-unknown-linux-musl
+tree=target/steps/tree
 state=$(mktemp -d)
-trap 'rm -rf "$state"' EXIT
+# The worktree goes too when a build fails or the script is stopped; one left by an earlier run
+# that was killed is removed before the first is made.
+trap 'rm -rf "$state" bench/steps.md.new; git worktree remove --force "$tree" 2>/dev/null || true' EXIT
+git worktree remove --force "$tree" 2>/dev/null || true
 export XDG_STATE_HOME=$state
 
 # Instructions of the command's own process.
@@ -44,7 +48,6 @@ measure() {
   # One target directory for them all, so that only the workspace's own crates build again.
   export CARGO_TARGET_DIR=$PWD/target/steps/target
   for commit in "$@"; do
-    tree=target/steps/tree
     git worktree add --quiet --detach "$tree" "$commit"
     (cd "$tree" && cargo build --release --quiet --locked --features tls --target "$musl" &&
       cargo build --release --quiet --locked) >&2

@@ -84,14 +84,21 @@ fn a_run_inside_an_attempt_ends_by_the_outer_runs_deadline() {
     );
 }
 
-/// An RFC 3339 time `seconds` ago, as GitLab's `CI_JOB_STARTED_AT` gives it.
+/// An RFC 3339 time `seconds` ago, as GitLab's `CI_JOB_STARTED_AT` gives it on an instance on
+/// UTC.
 fn started_ago(seconds: u64) -> String {
+    started_ago_in("UTC", "Z", seconds)
+}
+
+/// An RFC 3339 time `seconds` ago in the time zone `zone`, its offset written as `offset` (a
+/// `date` format, e.g. `%:z`), as GitLab writes it on an instance in that zone.
+fn started_ago_in(zone: &str, offset: &str, seconds: u64) -> String {
     let run = crate::support::harness::program("date")
+        .env("TZ", zone)
         .args([
-            "-u",
             "-d",
             &format!("-{seconds} seconds"),
-            "+%Y-%m-%dT%H:%M:%SZ",
+            &format!("+%Y-%m-%dT%H:%M:%S{offset}"),
         ])
         .run();
     run.expect_code(0);
@@ -155,6 +162,26 @@ fn plan_and_verbose_say_which_deadline_applies_and_where_it_came_from() {
         .run();
     own.expect_code(0);
     own.expect_no_stderr("deadline");
+}
+
+#[test]
+fn a_job_start_is_read_in_every_form_rfc_3339_allows() {
+    // Etc/GMT-1 is an hour ahead of UTC (the POSIX sign is reversed); Etc/GMT+5 five behind.
+    for started in [
+        started_ago_in("Etc/GMT-1", "%:z", 50),
+        started_ago_in("Etc/GMT+5", "%:z", 50),
+        started_ago_in("Etc/GMT-1", ".250%z", 50),
+    ] {
+        let plan = retry(["--plan", "-n", "3"])
+            .env("CI_JOB_TIMEOUT", "3600")
+            .env("CI_JOB_STARTED_AT", &started)
+            .run();
+        plan.expect_code(0);
+        plan.expect_no_stderr("warning");
+        plan.expect_stdout_contains(
+            "from the GitLab job's time limit (CI_JOB_TIMEOUT from CI_JOB_STARTED_AT) (1h with 5",
+        );
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::duration::format_duration;
+use crate::timestamp;
 
 /// Where the deadline in force came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -105,13 +106,17 @@ pub fn outer_deadline(text: &str, now: SystemTime) -> Result<Duration, String> {
 }
 
 /// GitLab's job time limit from `CI_JOB_TIMEOUT` (seconds) and `CI_JOB_STARTED_AT` (an RFC 3339
-/// time, e.g. `2026-11-26T09:00:00Z`), at `now`.
+/// time in any of its forms, e.g. `2026-11-26T09:00:00Z` or `2026-11-26T10:00:00+01:00`), at
+/// `now`.
 pub fn gitlab_job(timeout: &str, started_at: &str, now: SystemTime) -> Result<JobLimit, String> {
     let limit = seconds(timeout).ok_or_else(|| {
         format!("CI_JOB_TIMEOUT '{timeout}' is not a whole number of seconds of at least 1")
     })?;
-    let started = humantime::parse_rfc3339_weak(started_at).map_err(|_| {
-        format!("CI_JOB_STARTED_AT '{started_at}' is not a time like 2026-11-26T09:00:00Z")
+    let started = timestamp::parse(started_at).ok_or_else(|| {
+        format!(
+            "CI_JOB_STARTED_AT '{started_at}' is not an RFC 3339 time, such as \
+             2026-11-26T09:00:00Z or 2026-11-26T10:00:00+01:00"
+        )
     })?;
     Ok(JobLimit {
         source: DeadlineSource::GitlabJob,
@@ -269,6 +274,12 @@ mod tests {
         assert!(gitlab_job("1h", "2027-01-15T08:00:00Z", at(NOW)).is_err());
         assert!(gitlab_job("0", "2027-01-15T08:00:00Z", at(NOW)).is_err());
         assert!(gitlab_job("60", "yesterday", at(NOW)).is_err());
+        let offset = gitlab_job("60", "2027-01-15T08:59:10+01:00", at(NOW)).unwrap();
+        assert_eq!(
+            offset.elapsed,
+            Duration::from_secs(50),
+            "a GitLab instance not on UTC writes its offset"
+        );
     }
 
     #[test]

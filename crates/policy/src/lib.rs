@@ -30,4 +30,5 @@ pub mod seed;
 pub mod signal;
 pub mod target;
 pub mod termination;
+pub mod timestamp;
 pub mod verdict;

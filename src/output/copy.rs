@@ -244,8 +244,10 @@ fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
 }
 
 /// The copy thread: read `pipe` until it ends or `stop` closes, pass each chunk on at once, and
-/// give it to `progress`. A reader of the tool's stream that went away ends the copy, as the
-/// command would have met the broken pipe without the tool in between.
+/// give it to `progress`. Once `stop` closes, what the pipe holds then (what the attempt wrote
+/// before it ended) is still read, at most the pipe's capacity, so that only a stream that a
+/// leftover process keeps open is cut. A reader of the tool's stream that went away ends the
+/// copy, as the command would have met the broken pipe without the tool in between.
 fn copy(
     mut pipe: File,
     stop: &OwnedFd,
@@ -253,8 +255,24 @@ fn copy(
     progress: &Mutex<Progress>,
 ) {
     let mut chunk = vec![0; CHUNK];
-    while readable(&pipe, stop) {
-        let count = match pipe.read(&mut chunk) {
+    // Once stopped, how much more may be read: what the pipe could hold.
+    let mut left_to_drain: Option<usize> = None;
+    loop {
+        let ready = match left_to_drain {
+            None => wait_readable(&pipe, stop),
+            Some(0) => Ready::No,
+            Some(_) => ready_now(&pipe),
+        };
+        match ready {
+            Ready::Yes => {}
+            Ready::Stopped => {
+                left_to_drain = Some(capacity(&pipe));
+                continue;
+            }
+            Ready::No => break,
+        }
+        let most = left_to_drain.map_or(CHUNK, |left| left.min(CHUNK));
+        let count = match pipe.read(&mut chunk[..most]) {
             Ok(0) => {
                 lock(progress).ended = true;
                 break;
@@ -266,6 +284,9 @@ fn copy(
                 break;
             }
         };
+        if let Some(left) = &mut left_to_drain {
+            *left -= count;
+        }
         if let Some((out, name)) = &mut pass_on {
             lock(progress).writing = Some(name);
             let written = out.write_all(&chunk[..count]);
@@ -283,25 +304,58 @@ fn copy(
         }
         let mut progress = lock(progress);
         progress.take(&chunk[..count]);
-        if progress.stopped {
-            break;
+        if progress.stopped && left_to_drain.is_none() {
+            left_to_drain = Some(capacity(&pipe));
         }
     }
 }
 
-/// Wait until `pipe` has something to read (or has ended); false once `stop` has closed.
-fn readable(pipe: &File, stop: &OwnedFd) -> bool {
+/// Whether a pipe has something to read.
+enum Ready {
+    /// It has bytes, or has ended: a read will not block.
+    Yes,
+    /// The tool asked the copy to stop reading what is still to come.
+    Stopped,
+    /// Nothing to read now, or the pipe cannot be polled.
+    No,
+}
+
+/// Wait until `pipe` has something to read (or has ended), or until `stop` has closed.
+fn wait_readable(pipe: &File, stop: &OwnedFd) -> Ready {
     let mut fds = [
         PollFd::new(pipe.as_fd(), PollFlags::POLLIN),
         PollFd::new(stop.as_fd(), PollFlags::POLLIN),
     ];
     loop {
         match poll(&mut fds, PollTimeout::NONE) {
-            Ok(_) => return fds[1].revents().is_none_or(|events| events.is_empty()),
+            Ok(_) if fds[1].revents().is_some_and(|events| !events.is_empty()) => {
+                return Ready::Stopped;
+            }
+            Ok(_) => return Ready::Yes,
             Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return false,
+            Err(_) => return Ready::No,
         }
     }
+}
+
+/// Whether `pipe` has something to read right now (or has ended), without waiting.
+fn ready_now(pipe: &File) -> Ready {
+    let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) if fds[0].revents().is_some_and(|events| !events.is_empty()) => Ready::Yes,
+        _ => Ready::No,
+    }
+}
+
+/// The most a pipe can hold: what it may still hold of an attempt's output once the attempt has
+/// ended (on Linux as the pipe says, which a command may have enlarged; elsewhere 64 KiB).
+fn capacity(pipe: &File) -> usize {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Ok(size) = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_GETPIPE_SZ) {
+        return usize::try_from(size).unwrap_or(CHUNK);
+    }
+    let _ = pipe;
+    CHUNK
 }
 
 #[cfg(test)]
@@ -376,5 +430,46 @@ mod tests {
         assert!(outcome.cut_short, "the stream had not ended");
         assert_eq!(outcome.held.tails.stdout.text(), "important\n");
         drop(write);
+    }
+
+    /// What a copy told to stop before it read a byte makes of `written`, its writer closed
+    /// afterwards or not (a leftover process holding it): the bytes it read, and whether it
+    /// reached the stream's end.
+    fn stopped_at_once(written: &[u8], writer_closes: bool) -> (Vec<u8>, bool) {
+        let (read, mut write) = std::io::pipe().unwrap();
+        write.write_all(written).unwrap();
+        let kept_open = match writer_closes {
+            true => {
+                drop(write);
+                None
+            }
+            false => Some(write),
+        };
+        let (stop_read, stop) = nix::unistd::pipe().unwrap();
+        drop(stop);
+        let progress = Mutex::new(Progress {
+            hold: Some(SpillBuffer::default()),
+            ..Progress::default()
+        });
+        copy(File::from(OwnedFd::from(read)), &stop_read, None, &progress);
+        drop(kept_open);
+        let mut progress = progress.into_inner().unwrap();
+        let mut held = Vec::new();
+        progress.hold.take().unwrap().drain_into(&mut held).unwrap();
+        (held, progress.ended)
+    }
+
+    #[test]
+    fn a_stopped_copy_still_reads_what_the_pipe_holds() {
+        let written: Vec<u8> = (0..60_000u32).map(|i| i as u8).collect();
+        let (read, ended) = stopped_at_once(&written, true);
+        assert!(read == written && ended, "{} bytes read, ended: {ended}", read.len());
+        let (read, ended) = stopped_at_once(&written, false);
+        assert!(
+            read == written && !ended,
+            "a writer still open: what it wrote is read, and the stream has not ended; {} \
+             bytes read, ended: {ended}",
+            read.len()
+        );
     }
 }

@@ -230,6 +230,40 @@ fn held_output_is_kept_when_a_detached_process_holds_the_pipe() {
 }
 
 #[test]
+fn output_written_before_the_attempt_ended_is_never_cut_by_kill_after() {
+    // With no time at all to wait for the streams, what the attempt wrote before it ended is
+    // still read to its end: --kill-after bounds only what a leftover process keeps open.
+    for stream in ["--hold", "--log-format"] {
+        for _ in 0..20 {
+            let run = match stream {
+                "--hold" => retry([
+                    "--hold",
+                    "stdout",
+                    "--kill-after",
+                    "0s",
+                    "--",
+                    "echo",
+                    "hello",
+                ]),
+                _ => retry([
+                    "--kill-after",
+                    "0s",
+                    "--retry-on",
+                    "stdout:nothing",
+                    "--",
+                    "echo",
+                    "hello",
+                ]),
+            }
+            .run();
+            run.expect_code(0)
+                .expect_stdout("hello\n")
+                .expect_no_stderr("still holds its output");
+        }
+    }
+}
+
+#[test]
 fn a_match_seen_before_a_detached_process_is_left_still_counts() {
     let scratch = Scratch::new();
     let run = retry(["--log-format", "json", "--retry-on", "output:important"])

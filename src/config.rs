@@ -423,7 +423,7 @@ impl Config {
         Rules {
             limit: self.limit,
             decide: self.rules.clone(),
-            max_time: self.max_time(),
+            deadline: self.deadline,
             reset_after: self.reset_after,
             splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
             max_requested_wait: self.max_requested_wait,
@@ -865,7 +865,7 @@ mod tests {
     fn zero_time_limits_mean_no_limit_as_for_coreutils_timeout() {
         let unlimited = config(&["--timeout", "0s", "--max-time", "0ms", "true"]).unwrap();
         assert_eq!(unlimited.process.timeout, None);
-        assert_eq!(unlimited.rules().max_time, None);
+        assert_eq!(unlimited.rules().deadline, None);
         let err = config(&["--reset-after", "0s", "true"]).unwrap_err();
         assert!(
             err.to_string()
@@ -875,7 +875,10 @@ mod tests {
         assert_eq!(config.process.timeout, Some(Duration::from_secs(2)));
         assert_eq!(config.process.kill_after, Duration::from_secs(10));
         assert_eq!(config.process.isolation, Isolation::Foreground);
-        assert_eq!(config.rules().max_time, Some(Duration::from_secs(60)));
+        assert_eq!(
+            config.rules().deadline.map(|deadline| deadline.left),
+            Some(Duration::from_secs(60))
+        );
     }
 
     #[test]

@@ -463,7 +463,11 @@ mod tests {
     fn a_stopped_copy_still_reads_what_the_pipe_holds() {
         let written: Vec<u8> = (0..60_000u32).map(|i| i as u8).collect();
         let (read, ended) = stopped_at_once(&written, true);
-        assert!(read == written && ended, "{} bytes read, ended: {ended}", read.len());
+        assert!(
+            read == written && ended,
+            "{} bytes read, ended: {ended}",
+            read.len()
+        );
         let (read, ended) = stopped_at_once(&written, false);
         assert!(
             read == written && !ended,

@@ -209,6 +209,7 @@ mod tests {
     use super::*;
     use crate::signals::Signal;
     use retry_policy::attempts::Numbering;
+    use retry_policy::deadline::DeadlineSource;
     use retry_policy::matching::OutputMatch;
     use retry_policy::outcome::{
         AttemptOutcome, Hook, HookEnd, HookOutcome, Moment, Next, RunEnd, WaitCause,
@@ -312,7 +313,7 @@ mod tests {
                 attempts,
                 last,
                 last_unready: None,
-                reason: Reason::WokeLate(Duration::from_millis(1500)),
+                reason: Reason::WokeLate(Duration::from_millis(1500), DeadlineSource::MaxTime),
                 elapsed: Duration::from_secs(5),
                 report_error: None,
                 flaky_exit: None,
@@ -329,6 +330,41 @@ mod tests {
             text(done(0, None)),
             "retry: giving up before any attempt: --splay ended 1.5s past the --max-time \
              deadline (the tool was stopped meanwhile, or the machine was busy)\n"
+        );
+    }
+
+    #[test]
+    fn a_deadline_is_named_by_where_it_came_from() {
+        let done = |attempts, last, reason| {
+            Event::Done(RunEnd {
+                attempts,
+                last,
+                last_unready: None,
+                reason,
+                elapsed: Duration::ZERO,
+                report_error: None,
+                flaky_exit: None,
+            })
+        };
+        let text = |event| render(settings(LogFormat::Text, Verbosity::Normal), &[event]);
+        assert_eq!(
+            text(done(0, None, Reason::Deadline(DeadlineSource::OuterRun))),
+            "retry: giving up before any attempt: the outer retry's deadline (RETRY_DEADLINE) \
+             had passed before the run started (status 124)\n"
+        );
+        let cut = Termination::TimedOut {
+            limit: TimeLimit::Deadline,
+            signal: None,
+        };
+        assert_eq!(
+            text(done(
+                2,
+                Some(cut),
+                Reason::Deadline(DeadlineSource::GitlabJob)
+            )),
+            "retry: giving up after 2 attempts: the GitLab job's time limit (CI_JOB_TIMEOUT from \
+             CI_JOB_STARTED_AT) leaves no time for another; the last was stopped at the run's \
+             deadline (status 124)\n"
         );
     }
 
@@ -351,7 +387,7 @@ mod tests {
                     limit: TimeLimit::Deadline,
                     signal: None,
                 },
-                "attempt 2/3 was stopped at the --max-time deadline (status 124)",
+                "attempt 2/3 was stopped at the run's deadline (status 124)",
             ),
         ];
         for (termination, text) in cases {

@@ -5,6 +5,7 @@
 
 use crate::signals::Signal;
 use crate::signals::signal::Platform;
+use retry_policy::deadline::DeadlineSource;
 use retry_policy::duration::format_duration;
 use retry_policy::events::Event;
 use retry_policy::exit::Exit;
@@ -126,7 +127,7 @@ fn ended(termination: Termination) -> String {
         Termination::TimedOut {
             limit: TimeLimit::Deadline,
             ..
-        } => format!("was stopped at the --max-time deadline (status {status})"),
+        } => format!("was stopped at the run's deadline (status {status})"),
     }
 }
 
@@ -186,25 +187,34 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
                 refusal.refusal()
             )
         }
-        Reason::Deadline => format!(
-            "retry: giving up after {attempts}: --max-time leaves no time for another; \
-             the last {last}{exits}"
+        Reason::Deadline(source) if end.attempts == 0 => format!(
+            "retry: giving up before any attempt: {} had passed before the run started \
+             (status {status})",
+            the_deadline(*source)
+        ),
+        Reason::Deadline(source) => format!(
+            "retry: giving up after {attempts}: {} leaves no time for another; the last \
+             {last}{exits}",
+            the_deadline(*source)
         ),
         Reason::WaitPastDeadline(shortfall) => format!(
-            "retry: giving up after {attempts}: {} would end past the --max-time deadline, \
-             {} away; the last {last}{exits}",
+            "retry: giving up after {attempts}: {} would end past {}, {} away; the last \
+             {last}{exits}",
             needed_wait(shortfall),
+            the_deadline(shortfall.source),
             format_duration(shortfall.left)
         ),
-        Reason::WokeLate(late) if end.attempts == 0 => format!(
-            "retry: giving up before any attempt: --splay ended {} past the --max-time deadline \
-             (the tool was stopped meanwhile, or the machine was busy)",
-            format_duration(*late)
+        Reason::WokeLate(late, source) if end.attempts == 0 => format!(
+            "retry: giving up before any attempt: --splay ended {} past {} (the tool was \
+             stopped meanwhile, or the machine was busy)",
+            format_duration(*late),
+            the_deadline(*source)
         ),
-        Reason::WokeLate(late) => format!(
-            "retry: giving up after {attempts}: the wait ended {} past the --max-time deadline \
-             (the tool was stopped meanwhile, or the machine was busy); the last {last}{exits}",
-            format_duration(*late)
+        Reason::WokeLate(late, source) => format!(
+            "retry: giving up after {attempts}: the wait ended {} past {} (the tool was stopped \
+             meanwhile, or the machine was busy); the last {last}{exits}",
+            format_duration(*late),
+            the_deadline(*source)
         ),
         Reason::StopRequested => format!(
             "retry: giving up after {attempts}: the command asked not to be retried; the last \
@@ -219,6 +229,15 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
         ),
         Reason::Interrupted(signal, moment) => interrupted_line(*signal, *moment, &attempts),
     })
+}
+
+/// The deadline that came from `source`, in words: "the --max-time deadline", "the outer retry's
+/// deadline (RETRY_DEADLINE)".
+fn the_deadline(source: DeadlineSource) -> String {
+    match source {
+        DeadlineSource::MaxTime => "the --max-time deadline".into(),
+        source => source.to_string(),
+    }
 }
 
 fn interrupted_line(signal: Signal, moment: Moment, attempts: &str) -> String {

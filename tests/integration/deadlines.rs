@@ -196,3 +196,44 @@ fn a_deadline_from_outside_that_is_not_a_time_is_said_and_left_out() {
     );
     run.expect_stdout("none none\n");
 }
+
+#[test]
+fn a_deadline_already_past_starts_no_attempt_and_says_where_it_came_from() {
+    let scratch = Scratch::new();
+    let report = scratch.path("report.json");
+    let marker = scratch.path("started");
+    let touch = ["--", "sh", "-c", "touch \"$MARKER\""];
+    let past = (unix_ms() - 1_000).to_string();
+    let outer = retry(["--report", report.to_str().unwrap()])
+        .env("RETRY_DEADLINE", &past)
+        .env("MARKER", &marker)
+        .args(touch)
+        .run();
+    outer.expect_code(124).expect_stderr(
+        "retry: giving up before any attempt: the outer retry's deadline (RETRY_DEADLINE) had \
+         passed before the run started (status 124)",
+    );
+    outer.expect_no_stderr("--max-time");
+    assert!(!marker.exists(), "the command was started\n{outer}");
+    let recorded: serde_json::Value = serde_json::from_str(&scratch.read("report.json")).unwrap();
+    assert_eq!(
+        (&recorded["reason"], &recorded["attempts_total"]),
+        (&serde_json::json!("deadline"), &serde_json::json!(0)),
+        "{recorded}"
+    );
+
+    let job = retry(["--log-format", "json"])
+        .env("CI_JOB_TIMEOUT", "60")
+        .env("CI_JOB_STARTED_AT", started_ago(120))
+        .env("MARKER", &marker)
+        .args(touch)
+        .run();
+    job.expect_code(124);
+    assert!(!marker.exists(), "the command was started\n{job}");
+    let done = job.event("done");
+    assert_eq!(
+        (&done["reason"], &done["attempts"]),
+        (&serde_json::json!("deadline"), &serde_json::json!(0)),
+        "{job}"
+    );
+}

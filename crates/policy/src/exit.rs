@@ -61,8 +61,8 @@ impl Exit {
             Reason::SpawnFailed(failure, _) => Exit::from(*failure),
             Reason::OutputLost(_) => Exit::ToolFailed,
             Reason::BreakerOpen { .. } => Exit::BreakerOpen,
-            // No attempt ran: `--max-time` passed during `--splay`.
-            Reason::WokeLate(_) if end.last.is_none() => Exit::TimedOut,
+            // No attempt ran: the deadline had passed before the first, or during `--splay`.
+            Reason::WokeLate(..) | Reason::Deadline(_) if end.last.is_none() => Exit::TimedOut,
             _ => Exit::after_giving_up(end.last.map_or(0, Termination::status)),
         };
         match end.report_error {
@@ -170,6 +170,7 @@ pub fn table() -> Vec<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deadline::DeadlineSource;
     use crate::outcome::{Moment, SpawnFailure};
     use std::time::Duration;
 
@@ -191,7 +192,11 @@ mod tests {
             (end(Reason::Success, Some(0)), 0),
             (end(Reason::Exhausted, Some(7)), 7),
             (end(Reason::Exhausted, Some(0)), 1),
-            (end(Reason::Deadline, Some(124)), 124),
+            (
+                end(Reason::Deadline(DeadlineSource::MaxTime), Some(124)),
+                124,
+            ),
+            (end(Reason::Deadline(DeadlineSource::OuterRun), None), 124),
             (end(Reason::Budget(String::new()), Some(137)), 137),
             (end(Reason::OutputLost("x".into()), Some(0)), 125),
             (

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::attempts::Numbering;
+use crate::deadline::DeadlineSource;
 use crate::matching::OutputMatch;
 use crate::requested::Requested;
 use crate::rules::RuleRef;
@@ -108,6 +109,8 @@ pub struct Shortfall {
     pub cause: WaitCause,
     /// The time left before the deadline.
     pub left: Duration,
+    /// Where the deadline came from.
+    pub source: DeadlineSource,
 }
 
 /// Why a run ended.
@@ -121,14 +124,15 @@ pub enum Reason {
     NotRetryable(RuleRef),
     /// The command could not be started: how, and why in words.
     SpawnFailed(SpawnFailure, String),
-    /// `--max-time` ended the last attempt, or leaves no time for another.
-    Deadline,
-    /// The wait before the next attempt would end at or past the `--max-time` deadline.
+    /// The run's deadline (from where it says) ended the last attempt, leaves no time for
+    /// another, or had passed before the first.
+    Deadline(DeadlineSource),
+    /// The wait before the next attempt would end at or past the run's deadline.
     WaitPastDeadline(Shortfall),
     /// A wait (the backoff's, a requested one, `--splay`, the budget's) ended this long past the
-    /// `--max-time` deadline: the tool was stopped meanwhile (Ctrl-Z, a frozen cgroup) or the
-    /// machine was too busy to wake it in time, so no attempt starts after it.
-    WokeLate(Duration),
+    /// run's deadline (from where it says): the tool was stopped meanwhile (Ctrl-Z, a frozen
+    /// cgroup) or the machine was too busy to wake it in time, so no attempt starts after it.
+    WokeLate(Duration, DeadlineSource),
     /// The tool received this signal at this moment of the run, and stops.
     Interrupted(Signal, Moment),
     /// The retry budget has no token for another attempt in time (before `--max-time`, within
@@ -235,9 +239,9 @@ impl Reason {
             Reason::Success => Some(Ended::Succeeded),
             Reason::Exhausted
             | Reason::NotRetryable(_)
-            | Reason::Deadline
+            | Reason::Deadline(_)
             | Reason::WaitPastDeadline(_)
-            | Reason::WokeLate(_)
+            | Reason::WokeLate(..)
             | Reason::Budget(_)
             | Reason::BudgetUnavailable => Some(Ended::GaveUp),
             Reason::SpawnFailed(..)
@@ -255,7 +259,7 @@ impl Reason {
             Reason::Exhausted => "exhausted",
             Reason::NotRetryable(_) => "not_retryable",
             Reason::SpawnFailed(..) => "spawn_failed",
-            Reason::Deadline | Reason::WaitPastDeadline(_) | Reason::WokeLate(_) => "deadline",
+            Reason::Deadline(_) | Reason::WaitPastDeadline(_) | Reason::WokeLate(..) => "deadline",
             Reason::Interrupted(..) => "interrupted",
             Reason::Budget(_) | Reason::BudgetUnavailable => "budget",
             Reason::OutputLost(_) => "output_lost",

@@ -11,6 +11,7 @@ mod ports;
 use std::time::{Duration, Instant};
 
 use crate::attempts::{AttemptLimit, Numbering};
+use crate::deadline::{Deadline, DeadlineSource};
 use crate::duration::format_duration;
 use crate::events::{Event, EventSink};
 use crate::outcome::{AttemptOutcome, Hook, Moment, Next, Reason, RunEnd, Shortfall, WaitCause};
@@ -32,8 +33,9 @@ pub struct Rules {
     pub limit: AttemptLimit,
     /// What each end and output means: the rules, the first that holds deciding.
     pub decide: RuleList,
-    /// `--max-time`: how long the whole run may take, attempts and waits together.
-    pub max_time: Option<Duration>,
+    /// How long the whole run may take, attempts and waits together, from its start, and where
+    /// that limit came from (`--max-time`, an outer run's, a CI job's).
+    pub deadline: Option<Deadline>,
     /// `--reset-after`: a failed attempt that ran this long starts the backoff and the count over.
     pub reset_after: Option<Duration>,
     /// The wait before the first attempt, drawn from `--splay` (zero: none).
@@ -68,7 +70,13 @@ where
     S: EventSink,
 {
     let start = parts.clock.now();
-    let deadline = rules.max_time.and_then(|max| start.checked_add(max));
+    let deadline = rules.deadline.and_then(|deadline| {
+        let at = start.checked_add(deadline.left)?;
+        Some(Limit {
+            at,
+            source: deadline.source,
+        })
+    });
     let (admission, (last_attempt, last, mut reason)) =
         match before_the_first(rules, &mut parts, deadline) {
             Ok(Admission::Probe) => {
@@ -88,8 +96,9 @@ where
             ),
             Err(reason) => (Admission::Closed, (None, None, reason)),
         };
-    if let Some(ended) = reason.ended() {
-        let room = deadline.map(|deadline| deadline.saturating_duration_since(parts.clock.now()));
+    // A run that made no attempt has nothing for the budget's breaker to count.
+    if let Some(ended) = reason.ended().filter(|_| last_attempt.is_some()) {
+        let room = deadline.map(|deadline| deadline.left(parts.clock.now()));
         let sink = &mut *parts.sink;
         let warn = &mut |message| sink.emit(&Event::Warning(message));
         if let Some(signal) = parts.budget.finish(ended, admission, room, warn) {
@@ -111,7 +120,7 @@ where
             next_wait: None,
             reason: Some(reason.name()),
         };
-        if let Some(signal) = run_hook(&call, parts.hooks, parts.sink, deadline) {
+        if let Some(signal) = run_hook(&call, parts.hooks, parts.sink, at(deadline)) {
             reason = Reason::Interrupted(signal, Moment::Hook(Hook::OnGiveUp));
         }
     }
@@ -127,6 +136,25 @@ where
     }
 }
 
+/// The run's deadline: when, and where the limit came from.
+#[derive(Clone, Copy, Debug)]
+struct Limit {
+    at: Instant,
+    source: DeadlineSource,
+}
+
+impl Limit {
+    /// The time left before it at `now` (none once it has passed).
+    fn left(self, now: Instant) -> Duration {
+        self.at.saturating_duration_since(now)
+    }
+}
+
+/// When `deadline` is, if there is one.
+fn at(deadline: Option<Limit>) -> Option<Instant> {
+    deadline.map(|deadline| deadline.at)
+}
+
 /// Run the hook `call` names, if one is given, and report how it ended; returns the signal that
 /// ends the run if one arrived while it ran.
 fn run_hook(
@@ -140,12 +168,13 @@ fn run_hook(
     end.interrupted_by
 }
 
-/// What comes before the first attempt: `--splay`'s wait, then the budget's word on whether the
-/// run may start (its breaker); why the run ends before it, if it does.
+/// What comes before the first attempt: a deadline that has already passed ends the run at
+/// once; then `--splay`'s wait, then the budget's word on whether the run may start (its
+/// breaker); why the run ends before it, if it does.
 fn before_the_first<W, A, C, B, R, H, S>(
     rules: &Rules,
     parts: &mut Parts<'_, W, A, C, B, R, H, S>,
-    deadline: Option<Instant>,
+    deadline: Option<Limit>,
 ) -> Result<Admission, Reason>
 where
     C: Clock,
@@ -153,6 +182,11 @@ where
     S: EventSink,
 {
     let (clock, budget, sink) = (&mut *parts.clock, &mut *parts.budget, &mut *parts.sink);
+    if let Some(deadline) = deadline
+        && deadline.left(clock.now()).is_zero()
+    {
+        return Err(Reason::Deadline(deadline.source));
+    }
     if !rules.splay.is_zero() {
         sink.emit(&Event::Splay(rules.splay));
         if let Some(signal) = clock.sleep(rules.splay) {
@@ -162,7 +196,7 @@ where
             return Err(reason);
         }
     }
-    let room = deadline.map(|deadline| deadline.saturating_duration_since(clock.now()));
+    let room = deadline.map(|deadline| deadline.left(clock.now()));
     match budget.admit(room, &mut |message| sink.emit(&Event::Warning(message))) {
         Admission::Open(left) => Err(Reason::BreakerOpen {
             breaker: budget.breaker(),
@@ -182,12 +216,12 @@ where
 }
 
 /// The attempts, and the waits and retry hooks between them, from `start` up to the end of the
-/// run, which `deadline` (from --max-time) bounds.
+/// run, which `deadline` bounds.
 fn attempt_until_the_end<W, A, C, B, R, H, S>(
     rules: &Rules,
     parts: &mut Parts<'_, W, A, C, B, R, H, S>,
     start: Instant,
-    deadline: Option<Instant>,
+    deadline: Option<Limit>,
 ) -> Ending
 where
     W: Waits,
@@ -216,7 +250,7 @@ where
             at: clock.now().saturating_duration_since(start),
         });
         let began = clock.now();
-        let mut report = match attempts.run(numbering, deadline) {
+        let mut report = match attempts.run(numbering, at(deadline)) {
             Ok(report) => report,
             Err(err) => {
                 return (
@@ -240,7 +274,7 @@ where
             since_reset = 0;
             waits.start_over();
         }
-        let next = match stop_reason(rules, since_reset, &mut report, &decision) {
+        let next = match stop_reason(rules, since_reset, &mut report, &decision, deadline) {
             Some(reason) => Next::Stop(reason),
             None => match requested_wait(attempt, requested, problems, sink) {
                 Ok(least) => {
@@ -262,7 +296,7 @@ where
             unready: decision.unready,
             next,
         };
-        match release.release(held, &outcome, deadline) {
+        match release.release(held, &outcome, at(deadline)) {
             Released::Done => {}
             Released::Interrupted(signal) => {
                 outcome.next = Next::Stop(Reason::Interrupted(signal, Moment::Output));
@@ -282,7 +316,7 @@ where
             next_wait: Some(wait),
             reason: None,
         };
-        if let Some(signal) = run_hook(&call, hooks, sink, deadline) {
+        if let Some(signal) = run_hook(&call, hooks, sink, at(deadline)) {
             return (
                 Some(numbering),
                 last,
@@ -291,10 +325,14 @@ where
         }
         // The hook's time counts: a wait that now ends at or past the deadline is not waited.
         if let Some(deadline) = deadline
-            && clock.now() + wait >= deadline
+            && wait >= deadline.left(clock.now())
         {
-            let left = deadline.saturating_duration_since(clock.now());
-            let shortfall = Shortfall { wait, cause, left };
+            let shortfall = Shortfall {
+                wait,
+                cause,
+                left: deadline.left(clock.now()),
+                source: deadline.source,
+            };
             return (Some(numbering), last, Reason::WaitPastDeadline(shortfall));
         }
         if let Some(signal) = clock.sleep(wait) {
@@ -314,11 +352,11 @@ where
 /// backoff's, a requested one, `--splay`, the budget's) ends late when the tool was stopped
 /// meanwhile (Ctrl-Z, a frozen cgroup) or the machine was too busy to wake it, and an attempt
 /// started then would only be cut at once.
-fn woke_late(clock: &impl Clock, deadline: Option<Instant>) -> Option<Reason> {
+fn woke_late(clock: &impl Clock, deadline: Option<Limit>) -> Option<Reason> {
     let now = clock.now();
     deadline
-        .filter(|&deadline| now >= deadline)
-        .map(|deadline| Reason::WokeLate(now - deadline))
+        .filter(|deadline| now >= deadline.at)
+        .map(|deadline| Reason::WokeLate(now - deadline.at, deadline.source))
 }
 
 /// Say what an attempt left behind: output still held by a process that left its group, or
@@ -391,7 +429,7 @@ fn schedule_retry(
     budget: &mut impl RetryBudget,
     sink: &mut impl EventSink,
     now: Instant,
-    deadline: Option<Instant>,
+    deadline: Option<Limit>,
     (requested, most): (Duration, Duration),
 ) -> Next {
     let backoff = waits.next_wait();
@@ -399,11 +437,18 @@ fn schedule_retry(
         true => (requested, WaitCause::Requested),
         false => (backoff, WaitCause::Backoff),
     };
-    let room = deadline.map(|deadline| deadline.saturating_duration_since(now));
-    if let Some(left) = room
-        && wait >= left
+    let room = deadline.map(|deadline| deadline.left(now));
+    if let Some(deadline) = deadline
+        && wait >= deadline.left(now)
     {
-        return Next::Stop(Reason::WaitPastDeadline(Shortfall { wait, cause, left }));
+        let (left, source) = (deadline.left(now), deadline.source);
+        let shortfall = Shortfall {
+            wait,
+            cause,
+            left,
+            source,
+        };
+        return Next::Stop(Reason::WaitPastDeadline(shortfall));
     }
     // A wait the command asked for holds for every run that shares the budget.
     let asked = (!requested.is_zero()).then_some(requested);
@@ -432,6 +477,7 @@ fn stop_reason<H>(
     since_reset: u64,
     report: &mut AttemptReport<H>,
     decision: &Decision,
+    deadline: Option<Limit>,
 ) -> Option<Reason> {
     if let Some(signal) = report.interrupted_by {
         let moment = match report.from_keyboard {
@@ -443,8 +489,10 @@ fn stop_reason<H>(
     if let Some(failure) = report.output.failure.take() {
         return Some(Reason::OutputLost(failure));
     }
-    if report.termination.time_limit() == Some(TimeLimit::Deadline) {
-        return Some(Reason::Deadline);
+    if let Some(deadline) = deadline
+        && report.termination.time_limit() == Some(TimeLimit::Deadline)
+    {
+        return Some(Reason::Deadline(deadline.source));
     }
     match decision.verdict {
         Verdict::Success => Some(Reason::Success),

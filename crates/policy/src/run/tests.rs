@@ -141,7 +141,7 @@ fn rules_of(limit: &str, stop: &[&str], retry: &[&str]) -> Rules {
     Rules {
         limit: limit.parse().unwrap(),
         decide: RuleList::new(&user, None).unwrap(),
-        max_time: None,
+        deadline: None,
         reset_after: None,
         splay: Duration::ZERO,
         max_requested_wait: Duration::from_secs(900),
@@ -157,6 +157,15 @@ fn past(wait: u64, cause: WaitCause, left: u64) -> Reason {
         wait: Duration::from_millis(wait),
         cause,
         left: Duration::from_millis(left),
+        source: DeadlineSource::MaxTime,
+    })
+}
+
+/// A `--max-time` of `limit`, as the run's deadline.
+fn max_time(limit: Duration) -> Option<Deadline> {
+    Some(Deadline {
+        left: limit,
+        source: DeadlineSource::MaxTime,
     })
 }
 
@@ -448,7 +457,7 @@ fn timeouts_are_retried_as_124() {
 #[test]
 fn the_deadline_cuts_a_wait_that_would_end_past_it() {
     let mut rules = rules("5", None);
-    rules.max_time = Some(Duration::from_millis(2_500));
+    rules.deadline = max_time(Duration::from_millis(2_500));
     // Waits are 1s, then 2s: the second would end at 3s, past the 2.5s deadline.
     let out = run_script(&rules, exits(&[1, 1]));
     let shortfall = past(2_000, WaitCause::Backoff, 1_500);
@@ -464,8 +473,33 @@ fn an_attempt_cut_by_the_deadline_ends_the_run_with_124() {
         limit: TimeLimit::Deadline,
         signal: Some(Signal::TERM),
     };
-    let out = run_script(&rules("5", None), vec![report(cut)]);
-    assert_eq!(summary(&out), (124, 1, Reason::Deadline));
+    let mut rules = rules("5", None);
+    rules.deadline = Some(Deadline {
+        left: Duration::from_secs(30),
+        source: DeadlineSource::GitlabJob,
+    });
+    let out = run_script(&rules, vec![report(cut)]);
+    assert_eq!(
+        summary(&out),
+        (124, 1, Reason::Deadline(DeadlineSource::GitlabJob))
+    );
+}
+
+#[test]
+fn a_deadline_already_past_starts_no_attempt_and_consults_no_budget() {
+    let mut rules = rules("5", None);
+    rules.deadline = Some(Deadline {
+        left: Duration::ZERO,
+        source: DeadlineSource::OuterRun,
+    });
+    let out = run_script(&rules, Vec::new());
+    assert_eq!(
+        summary(&out),
+        (124, 0, Reason::Deadline(DeadlineSource::OuterRun)),
+        "no attempt ran: the outer run's deadline ended it"
+    );
+    assert!(out.attempts.deadlines.is_empty());
+    assert_eq!(out.budget.admitted, 0, "the breaker was not asked");
 }
 
 #[test]
@@ -715,7 +749,7 @@ fn a_requested_wait_is_capped_and_never_past_the_deadline() {
         warnings(&out),
         ["attempt 1 asked to wait 1h, longer than RETRY_MAX_REQUESTED_WAIT; waiting 30s instead"]
     );
-    capped.max_time = Some(Duration::from_secs(20));
+    capped.deadline = max_time(Duration::from_secs(20));
     let out = run_script(&capped, vec![asking(1, long, &[])]);
     let shortfall = past(30_000, WaitCause::Requested, 20_000);
     assert_eq!(summary(&out), (1, 1, shortfall));
@@ -859,7 +893,7 @@ fn a_signal_during_a_hook_ends_the_run() {
 #[test]
 fn a_hooks_time_counts_against_the_deadline() {
     let mut bounded = rules("3", None);
-    bounded.max_time = Some(Duration::from_secs(10));
+    bounded.deadline = max_time(Duration::from_secs(10));
     let hooks = RecordedHooks {
         given: vec![Hook::OnRetry, Hook::OnGiveUp],
         took: Duration::from_secs(9),
@@ -969,7 +1003,7 @@ fn the_breaker_counts_successes_and_give_ups_but_not_a_run_a_signal_ended() {
 #[test]
 fn the_budget_lengthens_a_wait_or_stops_the_run() {
     let mut rules = rules("5", None);
-    rules.max_time = Some(Duration::from_secs(100));
+    rules.deadline = max_time(Duration::from_secs(100));
     let later = Reservation::Granted(Duration::from_secs(30));
     let budget = ScriptedBudget {
         answers: vec![later, Reservation::Refused],
@@ -1005,7 +1039,7 @@ fn the_budget_lengthens_a_wait_or_stops_the_run() {
 #[test]
 fn no_token_is_taken_for_a_retry_the_deadline_rules_out() {
     let mut rules = rules("5", None);
-    rules.max_time = Some(Duration::from_millis(500));
+    rules.deadline = max_time(Duration::from_millis(500));
     let out = run_script(&rules, exits(&[1]));
     let shortfall = past(1_000, WaitCause::Backoff, 500);
     assert_eq!(summary(&out), (1, 1, shortfall));
@@ -1042,13 +1076,17 @@ fn a_signal_during_the_splay_ends_the_run_with_no_attempt() {
 #[test]
 fn no_attempt_starts_after_a_wait_that_ended_past_the_deadline() {
     let mut rules = rules("5", None);
-    rules.max_time = Some(Duration::from_secs(3));
+    rules.deadline = max_time(Duration::from_secs(3));
     let parts = (ScriptedBudget::default(), RecordedHooks::default());
     let late = Sleeps::Late(Duration::from_secs(4));
     let out = run_parts(&rules, exits(&[3]), Vec::new(), late, parts);
     assert_eq!(
         summary(&out),
-        (3, 1, Reason::WokeLate(Duration::from_secs(2))),
+        (
+            3,
+            1,
+            Reason::WokeLate(Duration::from_secs(2), DeadlineSource::MaxTime)
+        ),
         "the last status, not 124"
     );
     assert_eq!(out.slept, [Duration::from_secs(1)]);
@@ -1058,14 +1096,18 @@ fn no_attempt_starts_after_a_wait_that_ended_past_the_deadline() {
 #[test]
 fn a_splay_that_ended_past_the_deadline_starts_no_attempt() {
     let mut rules = rules("5", None);
-    rules.max_time = Some(Duration::from_secs(3));
+    rules.deadline = max_time(Duration::from_secs(3));
     rules.splay = Duration::from_secs(2);
     let parts = (ScriptedBudget::default(), RecordedHooks::default());
     let late = Sleeps::Late(Duration::from_secs(1));
     let out = run_parts(&rules, Vec::new(), Vec::new(), late, parts);
     assert_eq!(
         summary(&out),
-        (124, 0, Reason::WokeLate(Duration::ZERO)),
+        (
+            124,
+            0,
+            Reason::WokeLate(Duration::ZERO, DeadlineSource::MaxTime)
+        ),
         "no attempt ran: the run's time limit ended it"
     );
 }

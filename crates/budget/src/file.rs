@@ -16,9 +16,9 @@
 //! Each update is one write of a fixed-size record at the start of the file, within one page, so
 //! a run killed in the middle leaves the old state or the new. A record whose values the
 //! arithmetic could not have produced starts over from a full bucket with one warning; so does
-//! one that is the store's own but damaged (cut short, garbled, or the zeros a file system leaves
-//! of data that never reached the disk after a power loss), whose bytes are first copied aside to
-//! `NAME.damaged`. A file that is not the store's (a Makefile, say) is never touched.
+//! one that carries the store's signature but does not parse, whose bytes are first copied
+//! aside to a new `NAME.damaged`. A file without the signature (`signature`: a Makefile, a disk
+//! image, zeros) is not the store's, whatever its name or size, and is never touched.
 //!
 //! A budget that cannot be used, from the start or mid-run (the disk full, a lock held too long,
 //! a file that is not the store's), never stops the command: with the store's `fail=open` (the
@@ -41,6 +41,7 @@ use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::named_files;
+use crate::signature::{self, Recognised};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::Ended;
 use retry_policy::run::Admission;
@@ -59,14 +60,11 @@ const FORMAT_V2: &str = "retry-budget-v2";
 const FORMAT_V1: &str = "retry-budget-v1";
 
 /// What every state file starts with, whatever its version: a file that does not is not ours.
-const OWN_PREFIX: &str = "retry-budget-";
+const SIGNATURE: &str = "retry-budget-";
 
 /// The size of a state record, padded with spaces: well within one page, so that a write of it
 /// is all or nothing.
 const RECORD: usize = 512;
-
-/// The size of the records before the breaker.
-const OLD_RECORD: usize = 256;
 
 /// The longest wait for another run's lock before retrying without the budget. A healthy run
 /// holds it for microseconds, so a second means something is wrong with the holder.
@@ -401,6 +399,10 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
             Content::Damaged => {
                 let kept = match self.set_aside(record) {
                     Ok(copy) => format!("a copy is in {}", copy.display()),
+                    Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                        "no copy was kept: a file of that name is there, and is left as it is"
+                            .to_string()
+                    }
                     Err(err) => format!("no copy could be kept: {err}"),
                 };
                 let why = format!(
@@ -417,19 +419,15 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
         })
     }
 
-    /// Keep the damaged `record` in `NAME.damaged` beside the state, replacing an older copy
-    /// but never following a link; returns its path.
+    /// Keep the damaged `record` in a new file `NAME.damaged` beside the state, never in place
+    /// of a file that is there (an earlier copy, or anybody's); returns its path.
     fn set_aside(&self, record: &[u8]) -> io::Result<PathBuf> {
         let mut copy = self.file.path.clone().into_os_string();
         copy.push(".damaged");
         let copy = PathBuf::from(copy);
         named_files::open(
             &copy,
-            OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600),
+            OpenOptions::new().write(true).create_new(true).mode(0o600),
             libc::O_NOFOLLOW,
         )
         .map(|opened| opened.file)
@@ -653,9 +651,7 @@ enum Content {
     Empty,
     /// A state of this store's, with the budget's terms.
     Own(Box<Kept>),
-    /// A state of this store's that a crash or a bad disk damaged: its own prefix (whole or cut
-    /// short), only zeros (what a file system leaves of data that never reached the disk), or
-    /// exactly a record's size of something else.
+    /// A state of this store's, its signature whole, that does not parse: garbled.
     Damaged,
     /// Somebody else's file.
     Foreign,
@@ -663,21 +659,13 @@ enum Content {
 
 /// What `record` (the start of a state file) holds.
 fn classify(record: &[u8]) -> Content {
-    if record.is_empty() {
-        return Content::Empty;
-    }
-    if let Ok(kept) = parse(record) {
-        return Content::Own(Box::new(kept));
-    }
-    let own = OWN_PREFIX.as_bytes();
-    let damaged = record.starts_with(own)
-        || own.starts_with(record)
-        || record.iter().all(|&byte| byte == 0)
-        || record.len() == RECORD
-        || record.len() == OLD_RECORD;
-    match damaged {
-        true => Content::Damaged,
-        false => Content::Foreign,
+    match signature::recognise(record, SIGNATURE) {
+        Recognised::Empty => Content::Empty,
+        Recognised::Foreign => Content::Foreign,
+        Recognised::Own => match parse(record) {
+            Ok(kept) => Content::Own(Box::new(kept)),
+            Err(Foreign) => Content::Damaged,
+        },
     }
 }
 
@@ -1052,6 +1040,58 @@ mod tests {
         let loop_error = io::Error::from_raw_os_error(libc::ELOOP).to_string();
         assert!(warning.contains(&loop_error), "{warning}");
         assert!(store.peek().is_err(), "a link is not followed");
+    }
+
+    #[test]
+    fn a_file_without_the_signature_is_never_written_whatever_its_size() {
+        let image: Vec<u8> = b"QFI\xfb\0\0\0\x03"
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(0, 4096))
+            .collect();
+        let foreign: [&[u8]; 7] = [
+            &[0; RECORD],
+            &[0; 256],
+            &[b' '; RECORD],
+            &[b'x'; 256],
+            &image,
+            b"all:\n\tcc -o app app.c\n",
+            b"retry-bud",
+        ];
+        for content in foreign {
+            let mut store = Store::new();
+            let reservation = store.reserve_after(|path| std::fs::write(path, content).unwrap());
+            assert_eq!(
+                reservation,
+                Reservation::Granted(Duration::ZERO),
+                "fail=open"
+            );
+            assert_eq!(
+                std::fs::read(store.path()).unwrap(),
+                content,
+                "{} bytes, changed",
+                content.len()
+            );
+            let [warning] = &store.warnings[..] else {
+                panic!("{:?}", store.warnings)
+            };
+            assert!(warning.contains("not a retry budget state"), "{warning}");
+            assert!(!store.dir.path().join("api.damaged").exists());
+        }
+    }
+
+    #[test]
+    fn a_damaged_copy_never_replaces_a_file_that_is_there() {
+        let mut store = Store::new();
+        let beside = store.dir.path().join("api.damaged");
+        std::fs::write(&beside, "notes\n").unwrap();
+        store.reserve_after(|path| std::fs::write(path, "retry-budget-v4 garbled").unwrap());
+        assert_eq!(std::fs::read_to_string(&beside).unwrap(), "notes\n");
+        assert!(
+            store.warnings[0].contains("no copy was kept"),
+            "{:?}",
+            store.warnings
+        );
     }
 
     #[test]

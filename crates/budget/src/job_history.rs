@@ -13,6 +13,7 @@ use crate::BudgetName;
 use crate::file::{self, BudgetFile, Keeps, Trouble};
 use crate::history::{History, RunKind};
 use crate::redis::{Failure, RedisStore, history_key};
+use crate::signature::{self, Recognised};
 use crate::store::Location;
 use crate::waiter::Waiter;
 use retry_policy::seed::words_hash;
@@ -20,6 +21,9 @@ use retry_policy::signal::Signal;
 
 /// The first word of a history file, naming its format.
 const FORMAT: &str = "retry-history-v1";
+
+/// What every history file starts with, whatever its version: a file that does not is not ours.
+const SIGNATURE: &str = "retry-history-";
 
 /// The size of a history file's record, padded with spaces: well within one page, so that a
 /// write of it is all or nothing.
@@ -212,19 +216,21 @@ fn read_file(path: &Path) -> Result<Option<History>, String> {
 
 /// What `record` holds; an error for a file that is not a history at all (left alone).
 fn parse(record: &[u8]) -> Result<Content, String> {
+    match signature::recognise(record, SIGNATURE) {
+        Recognised::Empty => return Ok(Content::Empty),
+        Recognised::Foreign => {
+            return Err("it is not a retry job history, so it is left alone".into());
+        }
+        Recognised::Own => {}
+    }
     let text = String::from_utf8_lossy(record);
-    let text = text.trim_end_matches([' ', '\n', '\0']);
-    if text.is_empty() {
-        return Ok(Content::Empty);
-    }
-    match text
+    let stored = text
+        .trim_end_matches([' ', '\n'])
         .strip_prefix(FORMAT)
-        .and_then(|rest| rest.strip_prefix(' '))
-    {
-        Some(stored) => Ok(History::from_stored(stored).map_or(Content::Damaged, Content::Own)),
-        None if text.starts_with("retry-history-") => Ok(Content::Damaged),
-        None => Err("it is not a retry job history, so it is left alone".into()),
-    }
+        .and_then(|rest| rest.strip_prefix(' '));
+    Ok(stored
+        .and_then(History::from_stored)
+        .map_or(Content::Damaged, Content::Own))
 }
 
 /// `history`'s record: the format, the stored text, spaces to the record's size, a newline.
@@ -330,5 +336,11 @@ mod tests {
         };
         assert!(why.contains("not a retry job history"), "{why}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "all: build\n");
+        for foreign in [&[0u8; RECORD][..], &[b' '; RECORD], b"\n"] {
+            std::fs::write(&path, foreign).unwrap();
+            let refused = record(&location, &job("a"), RunKind::Clean, &Threads, None);
+            assert!(matches!(refused, Err(Unkept::Failed(_))), "{foreign:?}");
+            assert_eq!(std::fs::read(&path).unwrap(), foreign, "left as it was");
+        }
     }
 }

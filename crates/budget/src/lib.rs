@@ -26,6 +26,7 @@ mod resp;
 mod script;
 mod shared;
 pub mod show;
+mod signature;
 pub mod store;
 pub mod waiter;
 

@@ -257,3 +257,39 @@ fn the_plan_names_the_default_budget_its_target_and_its_terms() {
         .expect_code(0)
         .expect_stdout_contains("retry budget: none (--budget off)");
 }
+
+#[test]
+fn a_file_the_store_did_not_write_is_left_as_it_is() {
+    let scratch = Scratch::new();
+    let name = Target::of(None, &[OsString::from("false")]).file_name();
+    let disk_image: Vec<u8> = std::iter::repeat_n(0, 1 << 20).collect();
+    let makefile = b"all:\n\tcc -o app app.c\n".to_vec();
+    for (case, content) in [
+        ("a disk image that begins with zeros", disk_image),
+        ("512 zeros", vec![0; 512]),
+        ("256 spaces", vec![b' '; 256]),
+        ("512 bytes of text", vec![b'a'; 512]),
+        ("a Makefile", makefile),
+    ] {
+        let state = scratch.path(&format!("{}", content.len() + case.len()));
+        let dir = state.join("retry/default-budgets");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(&name), &content).unwrap();
+        let run = failing(&state, "3", &[]).run();
+        run.expect_code(1);
+        assert_eq!(ending(&run), (3, "exhausted".into()), "{case}\n{run}");
+        let warnings = run.events_named("warning");
+        assert_eq!(warnings.len(), 1, "{case}: said once\n{run}");
+        let message = warnings[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("not a retry budget state, so it is left alone"),
+            "{case}: {message}"
+        );
+        assert!(
+            std::fs::read(dir.join(&name)).unwrap() == content,
+            "{case}: the file was changed"
+        );
+        let beside = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(beside, 1, "{case}: nothing was added beside it");
+    }
+}

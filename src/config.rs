@@ -20,7 +20,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 use retry_budget::default_budget::DefaultBudget;
 use retry_budget::job_history;
 use retry_budget::model::DEFAULT_BUDGET_TERMS;
-use retry_budget::store::{Location, StoreSettings, default_budgets_dir};
+use retry_budget::state_dir::StateHome;
+use retry_budget::store::{Location, StoreSettings};
 use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
@@ -577,7 +578,7 @@ fn run_budget(
             let finder = preset.or_else(|| program.and_then(Preset::for_program));
             RunBudget::Default(DefaultBudget {
                 target: Target::of(finder, &cli.command),
-                dir: default_budgets_dir(env),
+                home: StateHome::of(env),
                 longest_wait: cap,
             })
         }
@@ -807,7 +808,7 @@ mod tests {
     }
 
     fn config(args: &[&str]) -> Result<Config, ConfigError> {
-        resolve(args, &[("HOME", "/home/someone")])
+        resolve(args, &[("XDG_STATE_HOME", "/home/someone/.local/state")])
     }
 
     #[test]
@@ -959,17 +960,14 @@ mod tests {
             panic!("no default budget");
         };
         assert_eq!(budget.target.to_string(), "api.example.com");
-        assert_eq!(
-            budget.dir,
-            Some(PathBuf::from("/h/.local/state/retry/default-budgets"))
-        );
+        assert_eq!(budget.home, StateHome::Home("/h".into()));
         assert_eq!(budget.longest_wait, Duration::from_secs(60), "the --cap");
         let RunBudget::Default(budget) = run(&["--cap", "5s", "make"], &[]) else {
             panic!("no default budget");
         };
         assert_eq!(
-            (budget.dir, budget.longest_wait),
-            (None, Duration::from_secs(5))
+            (budget.home, budget.longest_wait),
+            (StateHome::Unset, Duration::from_secs(5))
         );
         assert_eq!(
             run(&["--budget", "off", "true"], &home),
@@ -977,9 +975,9 @@ mod tests {
         );
         let off = [("RETRY_BUDGET", "off")];
         assert_eq!(run(&["true"], &off), RunBudget::Off("RETRY_BUDGET=off"));
-        let api = [("RETRY_BUDGET", "api"), ("HOME", "/h")];
+        let api = [("RETRY_BUDGET", "api"), ("XDG_STATE_HOME", "/h")];
         assert_eq!(named(run(&["true"], &api)).name.as_str(), "api");
-        let off_at_home = [("RETRY_BUDGET", "off"), ("HOME", "/h")];
+        let off_at_home = [("RETRY_BUDGET", "off"), ("XDG_STATE_HOME", "/h")];
         assert_eq!(
             named(run(&["--budget", "other", "true"], &off_at_home))
                 .name
@@ -1001,20 +999,32 @@ mod tests {
                 }
             })
         };
+        let home = tempfile::tempdir().unwrap();
+        let home_var = home.path().to_str().unwrap();
         assert_eq!(
-            dir(&[("HOME", "/h")]).unwrap(),
-            PathBuf::from("/h/.local/state/retry/budgets")
+            dir(&[("HOME", home_var)]).unwrap(),
+            home.path().join(".local/state/retry/budgets")
         );
         assert_eq!(
             dir(&[("HOME", "/h"), ("XDG_STATE_HOME", "/state")]).unwrap(),
             PathBuf::from("/state/retry/budgets")
         );
         assert_eq!(
-            dir(&[("HOME", "/h"), ("XDG_STATE_HOME", "relative")]).unwrap(),
-            PathBuf::from("/h/.local/state/retry/budgets"),
+            dir(&[("HOME", home_var), ("XDG_STATE_HOME", "relative")]).unwrap(),
+            home.path().join(".local/state/retry/budgets"),
             "a relative XDG_STATE_HOME is ignored, as the spec says"
         );
-        assert!(dir(&[]).unwrap_err().to_string().contains("set HOME"));
+        assert!(
+            dir(&[])
+                .unwrap_err()
+                .to_string()
+                .contains("set XDG_STATE_HOME")
+        );
+        let missing = dir(&[("HOME", "/nonexistent")]).unwrap_err().to_string();
+        assert!(
+            missing.contains("HOME (/nonexistent) does not exist"),
+            "{missing}"
+        );
     }
 
     #[test]
@@ -1025,7 +1035,7 @@ mod tests {
             all.push("true");
             resolve(&all, env).map(|config| named(config.budget).store.location.to_string())
         };
-        let home = ("HOME", "/h");
+        let home = ("XDG_STATE_HOME", "/h");
         let variable = ("RETRY_BUDGET_STORE", "redis://app:s3cret@cache:6379");
         assert_eq!(store(&[], &[home]).unwrap(), "file");
         assert_eq!(
@@ -1139,7 +1149,7 @@ mod tests {
             &["--report", "r.json", "--budget", "off", "true"],
             &["--report", "r.json", "--budget", "api", "true"],
         ] {
-            let recorded = resolve(args, &[("HOME", "/h")]).unwrap().recorded;
+            let recorded = resolve(args, &[("XDG_STATE_HOME", "/h")]).unwrap().recorded;
             let recorded = serde_json::to_value(&recorded).unwrap();
             keys.extend(crate::reference::object_keys(&recorded, &["in_force"]));
             keys.extend(crate::reference::object_keys(

@@ -11,7 +11,6 @@
 //! ahead is refused, so that a person sees a refusal that names the way to turn the budget off
 //! rather than a wait that seems to hang.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use retry_policy::duration::format_duration;
@@ -21,7 +20,8 @@ use retry_policy::target::Target;
 use crate::BudgetName;
 use crate::file::{BudgetFile, FileBudget, Refused};
 use crate::model::DEFAULT_BUDGET_TERMS;
-use crate::store::OnFailure;
+use crate::state_dir::StateHome;
+use crate::store::{DEFAULT_BUDGETS, OnFailure};
 use crate::waiter::Waiter;
 
 /// How a person turns the default budget off, for a run or for an environment.
@@ -32,8 +32,8 @@ pub const TURN_OFF: &str = "--budget off, or RETRY_BUDGET=off, turns it off";
 pub struct DefaultBudget {
     /// What the run's retries are aimed at.
     pub target: Target,
-    /// Where the default budgets are kept; none without a home to keep them in.
-    pub dir: Option<PathBuf>,
+    /// The state home the default budgets are kept in, checked when a retry first needs one.
+    pub home: StateHome,
     /// The longest a retry waits for a token: the run's `--cap`.
     pub longest_wait: Duration,
 }
@@ -86,11 +86,11 @@ impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
     /// cannot be.
     fn file(&mut self, warn: &mut dyn FnMut(String)) -> Option<&mut FileBudget<'a, W>> {
         if let Lazy::Unopened = self.file {
-            let checked = match &self.budget.dir {
-                Some(dir) => BudgetFile::check(dir, &self.budget.name()),
-                None => Err(Refused(
-                    "neither XDG_STATE_HOME nor HOME names a directory to keep it in".into(),
-                )),
+            let checked = match self.budget.home.dir(DEFAULT_BUDGETS) {
+                Ok(dir) => BudgetFile::check(&dir, &self.budget.name()),
+                Err(why) => Err(Refused(format!(
+                    "no directory of this user's to keep it in: {why}"
+                ))),
             };
             self.file = match checked {
                 Ok(file) => Lazy::Open(

@@ -28,9 +28,9 @@
 //! `--max-time`, so that the retry still has time to run) and a signal ends it.
 
 use std::fmt;
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -42,6 +42,7 @@ use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::named_files;
 use crate::signature::{self, Recognised};
+use crate::state_dir::{self, effective_user};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::Ended;
 use retry_policy::run::Admission;
@@ -129,11 +130,7 @@ impl BudgetFile {
         keeps: Keeps,
     ) -> Result<Self, Refused> {
         let refused = |what: &Path, err: io::Error| Refused(cannot_use(dir, what, &err, keeps));
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|err| refused(dir, err))?;
+        state_dir::make(dir).map_err(|err| refused(dir, err))?;
         let directory = check_directory(dir, keeps)?;
         let shared = directory.permissions().mode() & 0o020 != 0;
         let path = dir.join(name.as_str());
@@ -172,11 +169,6 @@ impl BudgetFile {
             identity: (metadata.dev(), metadata.ino()),
         })
     }
-}
-
-/// The user the tool runs as.
-fn effective_user() -> u32 {
-    nix::unistd::geteuid().as_raw()
 }
 
 /// Why the files in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.

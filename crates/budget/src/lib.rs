@@ -27,6 +27,7 @@ mod script;
 mod shared;
 pub mod show;
 mod signature;
+pub mod state_dir;
 pub mod store;
 pub mod waiter;
 
@@ -195,7 +196,7 @@ enum Checked {
         address: RedisAddress,
         host: u64,
         on_failure: OnFailure,
-        dir: Option<PathBuf>,
+        dir: Result<PathBuf, String>,
         name: BudgetName,
     },
 }

@@ -37,7 +37,7 @@ pub(crate) struct SharedBudget<'a, W: Waiter> {
 enum Fallback<'a, W> {
     /// Not needed yet: where it would be.
     NotYet {
-        dir: Option<PathBuf>,
+        dir: Result<PathBuf, String>,
         name: BudgetName,
         watch: &'a W,
     },
@@ -53,7 +53,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         store: RedisStore<'a, W>,
         host: u64,
         on_failure: OnFailure,
-        dir: Option<PathBuf>,
+        dir: Result<PathBuf, String>,
         name: BudgetName,
         watch: &'a W,
     ) -> Self {
@@ -85,8 +85,8 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
     fn fallback(&mut self, warn: &mut dyn FnMut(String)) -> Option<&mut FileBudget<'a, W>> {
         if let Fallback::NotYet { dir, name, watch } = &self.fallback {
             let checked = match dir {
-                Some(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
-                None => Err("no budget directory (HOME and XDG_STATE_HOME are not set)".into()),
+                Ok(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
+                Err(why) => Err(why.clone()),
             };
             self.fallback = match checked {
                 Ok(file) => Fallback::File(FileBudget::new(file, OnFailure::Open, watch)),

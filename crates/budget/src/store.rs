@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use super::Reservation;
 use crate::named_files;
+use crate::state_dir::StateHome;
 use retry_policy::choice::Choice;
 use retry_policy::printable::printable;
 
@@ -69,12 +70,13 @@ pub struct StoreSettings {
 pub enum Location {
     /// A file in this directory, on this machine.
     File(PathBuf),
-    /// A shared store, and the directory of the file store to fall back on, if there is one.
+    /// A shared store, and the directory of the file store to fall back on, or why there is
+    /// none.
     Shared {
         /// Where the store listens.
         address: RedisAddress,
         /// The file store's directory, for when the shared store cannot be reached.
-        fallback: Option<PathBuf>,
+        fallback: Result<PathBuf, String>,
     },
 }
 
@@ -89,14 +91,18 @@ impl StoreSettings {
         who: &str,
     ) -> Result<StoreSettings, String> {
         let (store, on_failure) = Store::from_flag_or_environment(store, env)?;
-        let default = default_dir(env);
+        let default = || StateHome::of(env).dir(NAMED_BUDGETS);
         let location = match store {
-            Store::File(dir) => dir.or(default).map(Location::File).ok_or_else(|| {
-                format!("{who} needs a directory: give --budget-store file:DIR, or set HOME")
-            })?,
+            Store::File(Some(dir)) => Location::File(dir),
+            Store::File(None) => Location::File(default().map_err(|why| {
+                format!(
+                    "{who} needs a directory of this user's: {why}; give --budget-store \
+                     file:DIR, or set XDG_STATE_HOME"
+                )
+            })?),
             Store::Redis(address) => Location::Shared {
                 address,
-                fallback: default,
+                fallback: default(),
             },
         };
         Ok(StoreSettings {
@@ -106,25 +112,11 @@ impl StoreSettings {
     }
 }
 
-/// The default directory of the file store: `$XDG_STATE_HOME/retry/budgets` (an absolute one, as
-/// the spec says), or `$HOME/.local/state/retry/budgets`.
-fn default_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    Some(state_home(env)?.join("retry/budgets"))
-}
+/// The default directory of the file store, in the state home (`state_dir`).
+const NAMED_BUDGETS: &str = "retry/budgets";
 
-/// Where this machine's default budgets are kept, apart from the named ones:
-/// `$XDG_STATE_HOME/retry/default-budgets`, or `$HOME/.local/state/retry/default-budgets`.
-pub fn default_budgets_dir(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    Some(state_home(env)?.join("retry/default-budgets"))
-}
-
-/// `$XDG_STATE_HOME` (an absolute one, as the spec says), or `$HOME/.local/state`.
-fn state_home(env: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    env("XDG_STATE_HOME")
-        .filter(|dir| Path::new(dir).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|home| Path::new(&home).join(".local/state")))
-}
+/// Where this machine's default budgets are kept in the state home, apart from the named ones.
+pub const DEFAULT_BUDGETS: &str = "retry/default-budgets";
 
 /// `file`, or the shared store's address with its password hidden.
 impl fmt::Display for Location {

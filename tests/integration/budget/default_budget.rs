@@ -2,7 +2,7 @@
 //! person never notices, that costs nothing while nothing fails, that never stops a run for a
 //! state it cannot keep, and that says how to turn it off when it refuses a retry.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -291,5 +291,106 @@ fn a_file_the_store_did_not_write_is_left_as_it_is() {
         );
         let beside = std::fs::read_dir(&dir).unwrap().count();
         assert_eq!(beside, 1, "{case}: nothing was added beside it");
+    }
+}
+
+/// A failing run of `-n 3` with `home` as its `HOME` (and `xdg` as its `XDG_STATE_HOME`, if
+/// given), in `dir`; checked to end as it would without a budget, with one warning, which is
+/// returned.
+fn without_a_place_of_its_own(home: &OsStr, xdg: Option<&Path>, dir: &Path) -> String {
+    let run = retry([
+        "--log-format",
+        "json",
+        "-n",
+        "3",
+        "--base",
+        "0s",
+        "--",
+        "false",
+    ])
+    .env("HOME", home)
+    .current_dir(dir);
+    let run = match xdg {
+        Some(xdg) => run.env("XDG_STATE_HOME", xdg),
+        None => run.env_remove("XDG_STATE_HOME"),
+    }
+    .run();
+    run.expect_code(1);
+    assert_eq!(ending(&run), (3, "exhausted".into()), "{run}");
+    let warnings = run.events_named("warning");
+    assert_eq!(warnings.len(), 1, "said once\n{run}");
+    warnings[0]["message"].as_str().unwrap().to_string()
+}
+
+/// Every path under `dir`, sorted.
+fn tree(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap().flatten() {
+            paths.push(entry.path());
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            }
+        }
+    }
+    paths.sort();
+    paths
+}
+
+#[test]
+fn no_state_is_made_in_the_current_directory_or_a_home_that_is_not_there() {
+    let scratch = Scratch::new();
+    let checkout = scratch.path("checkout");
+    std::fs::create_dir(&checkout).unwrap();
+    for home in ["", ".", "relative/home"] {
+        let said = without_a_place_of_its_own(OsStr::new(home), None, &checkout);
+        assert!(
+            said.contains("is not an absolute path"),
+            "HOME='{home}': {said}"
+        );
+        assert_eq!(
+            tree(&checkout),
+            Vec::<std::path::PathBuf>::new(),
+            "HOME='{home}'"
+        );
+    }
+    let nonexistent = scratch.path("nonexistent");
+    let said = without_a_place_of_its_own(nonexistent.as_os_str(), None, &checkout);
+    assert!(said.contains("does not exist"), "{said}");
+    assert!(!nonexistent.exists(), "a home was made");
+}
+
+#[test]
+fn root_with_a_users_home_leaves_nothing_in_it() {
+    if !crate::support::harness::is_root() {
+        eprintln!("skipped: a home of another user needs root to make (CI runs as root)");
+        return;
+    }
+    // A home of nobody's (uid 65534), as root's runs see it after `sudo -E`: bare, with the
+    // user's ~/.local, and with the user's whole state directory; and the user's
+    // XDG_STATE_HOME, which sudo -E keeps too.
+    let scratch = Scratch::new();
+    let nobody = |path: &Path| std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    let homes: Vec<_> = ["bare", ".local", ".local/state/retry/default-budgets"]
+        .iter()
+        .map(|inside| {
+            let home = scratch.path(&format!("home-{}", inside.len()));
+            std::fs::create_dir_all(home.join(inside)).unwrap();
+            for made in tree(&home).iter().chain([&home]) {
+                nobody(made);
+            }
+            home
+        })
+        .collect();
+    for home in &homes {
+        let before = tree(home);
+        let said = without_a_place_of_its_own(home.as_os_str(), None, home);
+        assert!(said.contains("belongs to uid 65534"), "{said}");
+        assert_eq!(tree(home), before, "{}", home.display());
+        let xdg = home.join(".local/state");
+        let said = without_a_place_of_its_own(OsStr::new("/root"), Some(&xdg), home);
+        assert!(said.contains("uid 65534"), "{said}");
+        assert_eq!(tree(home), before, "{}", home.display());
     }
 }

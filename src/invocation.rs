@@ -48,11 +48,13 @@ use crate::spill::HoldError;
 use crate::sys::spawn::Launcher;
 use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
+use retry_budget::default_budget;
 use retry_budget::history::{Counts, RunKind};
 use retry_budget::history_show;
 use retry_budget::job_history::{self, Recorded, Unkept};
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
+use retry_budget::state_dir::StateHome;
 use retry_budget::store::StoreSettings;
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
@@ -176,6 +178,9 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
             cool_down: options.cool_down,
         }),
     };
+    let home = StateHome::of(&environment::own);
+    default_budget::refuse_inactive_terms(&store.location, &home, &terms)
+        .map_err(anyhow::Error::msg)?;
     retry_budget::set_terms(&options.name, &store, terms, &Threads).map_err(anyhow::Error::msg)?;
     Ok(Exit::Success)
 }

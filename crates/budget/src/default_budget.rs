@@ -11,6 +11,7 @@
 //! ahead is refused, so that a person sees a refusal that names the way to turn the budget off
 //! rather than a wait that seems to hang.
 
+use std::path::Path;
 use std::time::Duration;
 
 use retry_policy::duration::format_duration;
@@ -20,12 +21,52 @@ use retry_policy::target::Target;
 use crate::BudgetName;
 use crate::file::{BudgetFile, FileBudget, Refused};
 use crate::model::DEFAULT_BUDGET_TERMS;
+use crate::model::Terms;
 use crate::state_dir::StateHome;
-use crate::store::{DEFAULT_BUDGETS, OnFailure};
+use crate::store::{DEFAULT_BUDGETS, Location, OnFailure};
 use crate::waiter::Waiter;
 
 /// How a person turns the default budget off, for a run or for an environment.
 pub const TURN_OFF: &str = "--budget off, or RETRY_BUDGET=off, turns it off";
+
+/// Why `retry budget set` may not give `terms` to a budget in `location`, when that is where the
+/// default budgets of the state home `home` are kept: a default budget is opened only when a
+/// retry needs a token, so it counts no first attempt (a ratio would earn nothing) and no run's
+/// end (a breaker would never open). A term that cannot act is refused, never kept.
+pub fn refuse_inactive_terms(
+    location: &Location,
+    home: &StateHome,
+    terms: &Terms,
+) -> Result<(), String> {
+    let Location::File(dir) = location else {
+        return Ok(());
+    };
+    let default_dir = home.dir(DEFAULT_BUDGETS).ok();
+    let same =
+        |one: &Path, other: &Path| std::path::absolute(one).ok() == std::path::absolute(other).ok();
+    if !default_dir.is_some_and(|default_dir| same(dir, &default_dir)) {
+        return Ok(());
+    }
+    let inactive = match (terms.ratio, terms.breaker) {
+        (_, Some(_)) => Some((
+            "--breaker",
+            "counts no run's end, so a breaker would never open",
+        )),
+        (Some(_), None) => Some((
+            "--ratio",
+            "counts no first attempt, so a ratio would earn nothing",
+        )),
+        (None, None) => None,
+    };
+    match inactive {
+        None => Ok(()),
+        Some((option, why)) => Err(format!(
+            "{option}: a default budget (this directory holds the default budgets) is opened \
+             only when a retry needs a token and {why}; give the runs a named budget (--budget \
+             NAME) and set {option} there, or leave it out"
+        )),
+    }
+}
 
 /// The default budget of a run: its target, where it is kept, and its longest wait.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -394,3 +394,34 @@ fn root_with_a_users_home_leaves_nothing_in_it() {
         assert_eq!(tree(home), before, "{}", home.display());
     }
 }
+
+#[test]
+fn terms_a_default_budget_cannot_act_on_are_refused() {
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    let dir = state.join("retry/default-budgets");
+    let store = format!("file:{}", dir.display());
+    let set = |terms: &[&str]| {
+        retry(["budget", "set", "host-example.com", "--budget-store", &store])
+            .args(terms)
+            .env("XDG_STATE_HOME", &state)
+            .run()
+    };
+    for (terms, option) in [
+        (&["--rate", "5/1m", "--breaker", "3/1m"][..], "--breaker"),
+        (&["--rate", "5/1m", "--ratio", "0.5"], "--ratio"),
+    ] {
+        let refused = set(terms);
+        refused
+            .expect_code(125)
+            .expect_stderr(&format!("retry: {option}: a default budget"));
+        assert_eq!(refused.stderr().lines().count(), 1, "{refused}");
+        assert!(!dir.join("host-example.com").exists(), "{refused}");
+    }
+    set(&["--rate", "5/1m"]).expect_code(0);
+    // The same terms on a named budget act, and are kept.
+    retry(["budget", "set", "api", "--rate", "5/1m", "--breaker", "3/1m"])
+        .env("XDG_STATE_HOME", &state)
+        .run()
+        .expect_code(0);
+}

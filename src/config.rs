@@ -40,6 +40,7 @@ use serde::Serialize;
 
 use crate::cli::Cli;
 use crate::environment;
+use crate::git_remote;
 use crate::output::{Hold, OutputOptions};
 use crate::plan::PlanRequest;
 use crate::process::command_line::CommandLine;
@@ -577,7 +578,9 @@ fn run_budget(
             let program = cli.command.first().and_then(|program| program.to_str());
             let finder = preset.or_else(|| program.and_then(Preset::for_program));
             RunBudget::Default(DefaultBudget {
-                target: Target::of(finder, &cli.command),
+                target: Target::of(finder, &cli.command, &|dir, remote| {
+                    git_remote::url(dir, remote, env("GIT_DIR"))
+                }),
                 home: StateHome::of(env),
                 longest_wait: cap,
             })

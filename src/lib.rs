@@ -14,6 +14,7 @@ mod config;
 mod environment;
 mod examples;
 mod first_and_last;
+mod git_remote;
 mod invocation;
 mod output;
 mod plan;

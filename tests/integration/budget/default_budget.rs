@@ -109,7 +109,7 @@ fn a_state_it_cannot_keep_never_denies_a_retry_and_is_said_once() {
     let mode = std::fs::Permissions::from_mode(0o777);
     std::fs::set_permissions(open_to_all.join("retry/default-budgets"), mode).unwrap();
     // The file `false`'s retries spend from, as the tool names it.
-    let name = Target::of(None, &[OsString::from("false")]).file_name();
+    let name = Target::of(None, &[OsString::from("false")], &|_, _| None).file_name();
     let (damaged, foreign) = (scratch.path("damaged"), scratch.path("foreign"));
     for (dir, content) in [
         (&damaged, "retry-budget-v3 garbage\n"),
@@ -261,7 +261,7 @@ fn the_plan_names_the_default_budget_its_target_and_its_terms() {
 #[test]
 fn a_file_the_store_did_not_write_is_left_as_it_is() {
     let scratch = Scratch::new();
-    let name = Target::of(None, &[OsString::from("false")]).file_name();
+    let name = Target::of(None, &[OsString::from("false")], &|_, _| None).file_name();
     let disk_image: Vec<u8> = std::iter::repeat_n(0, 1 << 20).collect();
     let makefile = b"all:\n\tcc -o app app.c\n".to_vec();
     for (case, content) in [
@@ -402,10 +402,16 @@ fn terms_a_default_budget_cannot_act_on_are_refused() {
     let dir = state.join("retry/default-budgets");
     let store = format!("file:{}", dir.display());
     let set = |terms: &[&str]| {
-        retry(["budget", "set", "host-example.com", "--budget-store", &store])
-            .args(terms)
-            .env("XDG_STATE_HOME", &state)
-            .run()
+        retry([
+            "budget",
+            "set",
+            "host-example.com",
+            "--budget-store",
+            &store,
+        ])
+        .args(terms)
+        .env("XDG_STATE_HOME", &state)
+        .run()
     };
     for (terms, option) in [
         (&["--rate", "5/1m", "--breaker", "3/1m"][..], "--breaker"),
@@ -420,8 +426,56 @@ fn terms_a_default_budget_cannot_act_on_are_refused() {
     }
     set(&["--rate", "5/1m"]).expect_code(0);
     // The same terms on a named budget act, and are kept.
-    retry(["budget", "set", "api", "--rate", "5/1m", "--breaker", "3/1m"])
-        .env("XDG_STATE_HOME", &state)
-        .run()
-        .expect_code(0);
+    retry([
+        "budget",
+        "set",
+        "api",
+        "--rate",
+        "5/1m",
+        "--breaker",
+        "3/1m",
+    ])
+    .env("XDG_STATE_HOME", &state)
+    .run()
+    .expect_code(0);
+}
+
+#[test]
+fn a_git_push_spends_from_its_remotes_host_never_from_a_refspec() {
+    let scratch = Scratch::new();
+    let repository = scratch.path("repository");
+    let git = |args: &[&str]| {
+        program("git")
+            .args(["-C", repository.to_str().unwrap()])
+            .args(args)
+            .run()
+            .expect_code(0);
+    };
+    std::fs::create_dir(&repository).unwrap();
+    git(&["init", "-q"]);
+    git(&["remote", "add", "origin", "https://git.example/app.git"]);
+    git(&["remote", "add", "upstream", "git@mirror.example:app.git"]);
+    let target = |args: &[&str]| {
+        let plan = retry(["--plan", "--"])
+            .args(args)
+            .current_dir(repository.join(""))
+            .run();
+        plan.expect_code(0);
+        plan.stdout()
+            .lines()
+            .find(|line| line.starts_with("retry budget:"))
+            .unwrap_or_else(|| panic!("no budget in the plan\n{plan}"))
+            .to_string()
+    };
+    let origin = target(&["git", "push", "origin", "HEAD:main"]);
+    assert!(origin.contains("default one for git.example:"), "{origin}");
+    let upstream = target(&["git", "push", "upstream", "HEAD:release"]);
+    assert!(
+        upstream.contains("default one for mirror.example:"),
+        "{upstream}"
+    );
+    let message = target(&["git", "commit", "-m", "fix: the thing"]);
+    assert!(message.contains("for this command line"), "{message}");
+    let unknown = target(&["git", "push", "elsewhere", "HEAD:main"]);
+    assert!(unknown.contains("for this command line"), "{unknown}");
 }

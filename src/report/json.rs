@@ -231,6 +231,7 @@ mod tests {
             reason: Reason::BreakerOpen {
                 breaker: "the breaker".into(),
                 left: Duration::from_secs(30),
+                probing: false,
             },
             ..end.clone()
         };

@@ -25,8 +25,7 @@ use crate::signals::{Doorbell, Signal, SignalWatch, Wake};
 /// The most bytes waiting to be written; messages beyond are dropped and counted.
 pub(crate) const QUEUE_BOUND: usize = 1 << 20;
 
-/// How long past the run's deadline the last output may still take to be written.
-pub(crate) const GRACE: Duration = Duration::from_millis(50);
+pub(crate) use retry_policy::deadline::GRACE;
 
 /// How long a reader may hold one line before it counts as having stopped reading.
 pub(crate) const STALLED: Duration = Duration::from_millis(100);

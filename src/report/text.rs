@@ -165,7 +165,16 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
             ),
             None => return None,
         },
-        Reason::BreakerOpen { breaker, left } => format!(
+        Reason::BreakerOpen {
+            breaker,
+            left,
+            probing: true,
+        } => format!(
+            "retry: no attempt: {breaker} is half open, and another run is its probe (its lease \
+             ends in {} at most); try again later (status {status})",
+            format_duration(*left)
+        ),
+        Reason::BreakerOpen { breaker, left, .. } => format!(
             "retry: no attempt: {breaker} is open for another {}, after the runs before gave \
              up; try again later (status {status})",
             format_duration(*left)

@@ -9,8 +9,10 @@
 //! least [`BreakerTerms::hosts`] hosts, so that one broken host cannot stop the fleet. While it
 //! is open, a run makes no attempt. After the cool-down (which doubles with each re-opening, up
 //! to [`LONGEST_COOL_DOWN`] times the first), exactly one run wins the **probe**: it makes one
-//! attempt, and its success closes the breaker, its failure opens it again. A probe that never
-//! reports (its run was killed) gives way to another when its lease ends.
+//! attempt, and its success closes the breaker, its failure opens it again; a probe that ends
+//! without an answer (its command not found, a signal) gives its lease back at once, so that
+//! another run may probe. Only a probe that never reports (its run was killed) holds the lease
+//! to its end.
 
 use std::fmt;
 use std::str::FromStr;
@@ -164,7 +166,7 @@ impl BreakerTerms {
         }
         if now < state.probe_until {
             return (
-                Admission::Open(delay_of((state.probe_until - now) as f64)),
+                Admission::Probing(delay_of((state.probe_until - now) as f64)),
                 state,
             );
         }
@@ -192,6 +194,11 @@ impl BreakerTerms {
         if probe && state.probe_until != 0 {
             return match ended {
                 Ended::Succeeded => BreakerState::default(),
+                // The probe found nothing out: another run may probe at once.
+                Ended::Unjudged => BreakerState {
+                    probe_until: 0,
+                    ..state
+                },
                 Ended::GaveUp => {
                     let openings = state.openings.saturating_add(1);
                     BreakerState {
@@ -202,6 +209,9 @@ impl BreakerTerms {
                     }
                 }
             };
+        }
+        if ended == Ended::Unjudged {
+            return state;
         }
         let mut state = self.slide(state, now);
         state.runs = state.runs.saturating_add(1);
@@ -477,8 +487,26 @@ mod tests {
         let (second, _) = terms.admit(probing.clone(), NOW + 31 * SECOND, lease);
         assert_eq!(
             second,
-            Admission::Open(Duration::from_secs(9)),
+            Admission::Probing(Duration::from_secs(9)),
             "the probe's lease"
+        );
+        let unanswered = terms.record(
+            probing.clone(),
+            NOW + 32 * SECOND,
+            1,
+            Ended::Unjudged,
+            true,
+            false,
+        );
+        assert_eq!(
+            (unanswered.probe_until, unanswered.open_until),
+            (0, probing.open_until),
+            "a probe that learned nothing gives its lease back, and the breaker stays as it was"
+        );
+        assert_eq!(
+            terms.admit(unanswered, NOW + 33 * SECOND, lease).0,
+            Admission::Probe,
+            "so the next run probes at once"
         );
         let closed = terms.record(
             probing.clone(),

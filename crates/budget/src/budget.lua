@@ -12,11 +12,13 @@
 --          period or window a term may give (us); now (us, or '' for the server's clock, which
 --          the tool always uses); the breaker's terms to keep for 'set' ('' for none); the
 --          probe's lease (us) for 'admit'; for 'record', the host (a hash, in hexadecimal), how
---          the run ended ('succeeded' or 'gave_up') and whether it was the probe ('1' or '0');
+--          the run ended ('succeeded', 'gave_up', or 'unjudged', which counts nothing and gives
+--          a probe's lease back) and whether it was the probe ('1' or '0');
 --          the most hosts a breaker remembers; the longest cool-down, in first ones; for
 --          'reserve', the wait the run's command asked for (us, or '' for none), which holds
 --          every run's retries until it is over; the longest such hold (us)
--- Returns  {'counted', '0', damaged, period (us), admission ('closed', 'probe' or 'open'), left
+-- Returns  {'counted', '0', damaged, period (us), admission ('closed', 'probe', 'open' or
+--          'probing', when another run is the probe), left
 --          (us), breaker ('1' or '0')} for 'admit'; {verdict, delay (us), damaged, period} for
 --          'reserve' ('granted', 'held' when a requested wait is the longer, or 'refused'); {'recorded', '0', damaged, period} for 'record';
 --          {'set', '0', '0', period} for 'set'; for 'show', the stored state's fields, the kept
@@ -253,6 +255,9 @@ local function record(host, ended, probe)
   if probe and state.probe_until ~= 0 then
     if ended == 'succeeded' then
       state = fresh_breaker()
+    elseif ended == 'unjudged' then
+      -- The probe found nothing out: another run may probe at once.
+      state.probe_until = 0
     else
       state.openings = state.openings + 1
       state.open_until = now + cool_down_after(state.openings)
@@ -260,6 +265,7 @@ local function record(host, ended, probe)
     end
     return
   end
+  if ended == 'unjudged' then return end
   local width = math.floor(breaker.window)
   local elapsed = math.max(now - state.started, 0)
   if state.started == 0 or elapsed >= 2 * width then
@@ -308,14 +314,14 @@ if operation == 'admit' then
     if now < state.open_until then
       admission, left = 'open', state.open_until - now
     elseif now < state.probe_until then
-      admission, left = 'open', state.probe_until - now
+      admission, left = 'probing', state.probe_until - now
     else
       admission = 'probe'
       state.probe_until = math.max(now + math.floor(tonumber(ARGV[11])), now + 1)
     end
   end
   -- A run the breaker keeps from starting makes no first attempt to count.
-  if admission ~= 'open' then
+  if admission ~= 'open' and admission ~= 'probing' then
     earned = earned + ratio
     first = first + 1
   end

@@ -493,7 +493,7 @@ impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
             };
             // A run the breaker keeps from starting makes no first attempt to count.
             let counted = match admission {
-                Admission::Open(_) => terms.advance(state, now),
+                Admission::Open(_) | Admission::Probing(_) => terms.advance(state, now),
                 _ => terms.first_attempt(state, now),
             };
             ((admission, terms.breaker.is_some()), counted)

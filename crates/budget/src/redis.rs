@@ -315,6 +315,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                 Some(match ended {
                     Ended::Succeeded => "succeeded",
                     Ended::GaveUp => "gave_up",
+                    Ended::Unjudged => "unjudged",
                 }),
                 Some(if probe { "1" } else { "0" }),
             ),
@@ -382,6 +383,7 @@ fn admitted(answer: &[String]) -> Option<(Admission, bool, bool)> {
         "closed" => Admission::Closed,
         "probe" => Admission::Probe,
         "open" => Admission::Open(delay_of(left)),
+        "probing" => Admission::Probing(delay_of(left)),
         _ => return None,
     };
     Some((admission, flag(breaker)?, flag(damaged)?))
@@ -682,7 +684,9 @@ mod tests {
                         };
                         probing = expected == Admission::Probe;
                         model = Some(match expected {
-                            Admission::Open(_) => terms.advance(model, now),
+                            Admission::Open(_) | Admission::Probing(_) => {
+                                terms.advance(model, now)
+                            }
                             _ => terms.first_attempt(model, now),
                         });
                         let answer = store
@@ -693,7 +697,8 @@ mod tests {
                         assert_eq!(damaged_flag, damaged, "{context}");
                         assert_eq!(has, terms.breaker.is_some(), "{context}");
                         match (expected, admission) {
-                            (Admission::Open(a), Admission::Open(b)) => {
+                            (Admission::Open(a), Admission::Open(b))
+                            | (Admission::Probing(a), Admission::Probing(b)) => {
                                 assert!(a.abs_diff(b) <= Duration::from_micros(1), "{context}")
                             }
                             (a, b) => assert_eq!(a, b, "{context}"),
@@ -701,9 +706,10 @@ mod tests {
                     }
                     3..=5 => {
                         let host = rng.random_range(1..=4u64) * 0x9e37_79b9;
-                        let ended = match rng.random_bool(0.6) {
-                            true => Ended::GaveUp,
-                            false => Ended::Succeeded,
+                        let ended = match rng.random_range(0..10) {
+                            0..=5 => Ended::GaveUp,
+                            6..=8 => Ended::Succeeded,
+                            _ => Ended::Unjudged,
                         };
                         let probe = probing || rng.random_bool(0.2);
                         if let Some(breaker_terms) = terms.breaker {

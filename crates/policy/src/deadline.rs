@@ -49,6 +49,11 @@ pub struct JobLimit {
     pub elapsed: Duration,
 }
 
+/// How long past the run's deadline the tool may still take to finish what it owes: its last
+/// output, its report files, the job's history, and a breaker's count (a probe's lease given
+/// back).
+pub const GRACE: Duration = Duration::from_millis(50);
+
 /// The least margin a run keeps before its job's time limit.
 const LEAST_MARGIN: Duration = Duration::from_secs(5);
 /// The most margin a run keeps before its job's time limit.

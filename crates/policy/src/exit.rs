@@ -204,6 +204,7 @@ mod tests {
                     Reason::BreakerOpen {
                         breaker: String::new(),
                         left: std::time::Duration::from_secs(1),
+                        probing: false,
                     },
                     None,
                 ),

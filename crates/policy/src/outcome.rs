@@ -145,12 +145,15 @@ pub enum Reason {
     OutputLost(String),
     /// The command asked not to be retried (`stop` in `RETRY_AFTER_FILE` or its output).
     StopRequested,
-    /// The budget's breaker was open: no attempt was made.
+    /// The budget's breaker was open, or half open with another run as its probe: no attempt
+    /// was made.
     BreakerOpen {
         /// The breaker, in words.
         breaker: String,
-        /// How long it stays open yet.
+        /// How long it stays open yet (or the other run's probe may still take).
         left: Duration,
+        /// Another run is the breaker's probe, and this is the most its lease has left.
+        probing: bool,
     },
 }
 
@@ -161,6 +164,9 @@ pub enum Ended {
     Succeeded,
     /// It gave up.
     GaveUp,
+    /// It ended without an end the breaker counts (a signal, a command that could not start,
+    /// output lost, a requested stop): nothing is counted, and a probe's lease is given back.
+    Unjudged,
 }
 
 /// A shell line run at a moment of the run: `--on-retry` or `--on-give-up`; in JSON, its name
@@ -231,24 +237,24 @@ impl Reason {
         )
     }
 
-    /// How the run ended, as a budget's breaker counts it: none for a run that a signal
+    /// How the run ended, as a budget's breaker counts it: unjudged for a run that a signal
     /// stopped, that could not start its command or keep its output, that the command asked to
     /// stop, or that the breaker kept from starting.
-    pub fn ended(&self) -> Option<Ended> {
+    pub fn ended(&self) -> Ended {
         match self {
-            Reason::Success => Some(Ended::Succeeded),
+            Reason::Success => Ended::Succeeded,
             Reason::Exhausted
             | Reason::NotRetryable(_)
             | Reason::Deadline(_)
             | Reason::WaitPastDeadline(_)
             | Reason::WokeLate(..)
             | Reason::Budget(_)
-            | Reason::BudgetUnavailable => Some(Ended::GaveUp),
+            | Reason::BudgetUnavailable => Ended::GaveUp,
             Reason::SpawnFailed(..)
             | Reason::Interrupted(..)
             | Reason::OutputLost(_)
             | Reason::StopRequested
-            | Reason::BreakerOpen { .. } => None,
+            | Reason::BreakerOpen { .. } => Ended::Unjudged,
         }
     }
 

@@ -245,3 +245,87 @@ fn a_store_that_cannot_be_reached_has_no_breaker() {
     assert_eq!(run.event("done")["attempts"], 2, "{run}");
     assert_eq!(run.events_named("warning").len(), 1, "{run}");
 }
+
+#[test]
+fn a_probe_gives_its_lease_back_on_every_end_it_lives_to_see() {
+    let scratch = Scratch::new();
+    let server = RedisServer::on_socket();
+    let service = service(&Arc::default());
+    for store in [
+        file_store(&scratch.path("budgets")),
+        server.url().to_string(),
+    ] {
+        set_budget(
+            "svc",
+            &store,
+            &[
+                "--rate",
+                "100/1m",
+                "--breaker",
+                "1/1m",
+                "--breaker-hosts",
+                "1",
+                "--cool-down",
+                "1s",
+            ],
+        );
+        request(&service, &store, "a").expect_code(22);
+        let half_open = || {
+            wait_for("the cool-down's end", || {
+                breaker_state(&store)["state"] == "half_open"
+            });
+        };
+        half_open();
+        // A probe whose command cannot be found learns nothing of the service.
+        retry(["--budget", "svc", "--budget-store", &store])
+            .args(["--", "no-such-command-anywhere"])
+            .run()
+            .expect_code(127);
+        assert_eq!(breaker_state(&store)["state"], "half_open", "{store}");
+        // A probe stopped by SIGTERM (a cancelled CI job) gives its lease back too.
+        let running = retry(["--log-format", "json", "--budget", "svc"])
+            .args(["--budget-store", &store, "--", "sleep", "30"])
+            .spawn();
+        running.await_event("attempt_start");
+        assert_eq!(breaker_state(&store)["state"], "probing", "{store}");
+        running.signal(libc::SIGTERM);
+        running.finish().expect_signal(libc::SIGTERM);
+        assert_eq!(breaker_state(&store)["state"], "half_open", "{store}");
+        // So the next run probes at once, rather than every run exiting 75 for ten minutes.
+        let before = service.requests();
+        request(&service, &store, "a").expect_code(22);
+        assert_eq!(
+            service.requests(),
+            before + 1,
+            "{store}: the probe's one attempt"
+        );
+    }
+}
+
+#[test]
+fn a_run_kept_out_by_another_runs_probe_says_so() {
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("budgets"));
+    set_budget(
+        "svc",
+        &store,
+        &["--rate", "100/1m", "--breaker", "1/1m", "--cool-down", "1s"],
+    );
+    let service = service(&Arc::default());
+    request(&service, &store, "a").expect_code(22);
+    wait_for("the cool-down's end", || {
+        breaker_state(&store)["state"] == "half_open"
+    });
+    let probe = retry(["--log-format", "json", "--budget", "svc"])
+        .args(["--budget-store", &store, "--", "sleep", "30"])
+        .spawn();
+    probe.await_event("attempt_start");
+    request(&service, &store, "a")
+        .expect_code(75)
+        .expect_stderr(
+            "retry: no attempt: the breaker of the retry budget svc is half open, and another run \
+         is its probe (its lease ends in ",
+        );
+    probe.signal(libc::SIGTERM);
+    probe.finish().expect_signal(libc::SIGTERM);
+}

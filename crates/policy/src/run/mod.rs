@@ -11,10 +11,12 @@ mod ports;
 use std::time::{Duration, Instant};
 
 use crate::attempts::{AttemptLimit, Numbering};
-use crate::deadline::{Deadline, DeadlineSource};
+use crate::deadline::{Deadline, DeadlineSource, GRACE};
 use crate::duration::format_duration;
 use crate::events::{Event, EventSink};
-use crate::outcome::{AttemptOutcome, Hook, Moment, Next, Reason, RunEnd, Shortfall, WaitCause};
+use crate::outcome::{
+    AttemptOutcome, Ended, Hook, Moment, Next, Reason, RunEnd, Shortfall, WaitCause,
+};
 use crate::requested::Requested;
 use crate::rules::{Decision, RuleList, RuleRef};
 use crate::signal::Signal;
@@ -96,9 +98,13 @@ where
             ),
             Err(reason) => (Admission::Closed, (None, None, reason)),
         };
-    // A run that made no attempt has nothing for the budget's breaker to count.
-    if let Some(ended) = reason.ended().filter(|_| last_attempt.is_some()) {
-        let room = deadline.map(|deadline| deadline.left(parts.clock.now()));
+    // A probe gives its lease back on every end it sees; any other run tells the breaker its
+    // end only if it made an attempt.
+    let ended = reason.ended();
+    let tells =
+        admission == Admission::Probe || (last_attempt.is_some() && ended != Ended::Unjudged);
+    if tells {
+        let room = deadline.map(|deadline| deadline.left(parts.clock.now()) + GRACE);
         let sink = &mut *parts.sink;
         let warn = &mut |message| sink.emit(&Event::Warning(message));
         if let Some(signal) = parts.budget.finish(ended, admission, room, warn) {
@@ -201,6 +207,12 @@ where
         Admission::Open(left) => Err(Reason::BreakerOpen {
             breaker: budget.breaker(),
             left,
+            probing: false,
+        }),
+        Admission::Probing(left) => Err(Reason::BreakerOpen {
+            breaker: budget.breaker(),
+            left,
+            probing: true,
         }),
         Admission::Interrupted(signal) => Err(Reason::Interrupted(signal, Moment::Budget)),
         Admission::Probe => {

@@ -195,8 +195,11 @@ pub enum Admission {
     /// It may make one attempt, as the breaker's probe: its end closes the breaker or opens it
     /// again.
     Probe,
-    /// It may not: the breaker is open (or another run probes) for this long yet.
+    /// It may not: the breaker is open for this long yet.
     Open(Duration),
+    /// It may not: the breaker is half open, and another run is its probe, whose lease ends in
+    /// this long at most.
+    Probing(Duration),
     /// A signal that ends the run arrived while the budget was being consulted.
     Interrupted(Signal),
 }
@@ -218,8 +221,10 @@ pub trait RetryBudget {
         asked: Option<Duration>,
         warn: &mut dyn FnMut(String),
     ) -> Reservation;
-    /// The run ended as `ended`, after `admit` answered `admission`: the breaker counts it.
-    /// Returns the signal that ends the run if one arrived meanwhile.
+    /// The run ended as `ended`, after `admit` answered `admission`: the breaker counts it, and
+    /// a probe gives its lease back, whatever the end. Called on every end of a probe, and on
+    /// every end of a run that made an attempt. Returns the signal that ends the run if one
+    /// arrived meanwhile.
     fn finish(
         &mut self,
         _ended: Ended,

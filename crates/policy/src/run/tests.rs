@@ -945,12 +945,67 @@ fn an_open_breaker_keeps_the_run_from_its_first_attempt() {
     let left = Duration::from_secs(25);
     assert_eq!(
         summary(&out),
-        (75, 0, Reason::BreakerOpen { breaker, left })
+        (
+            75,
+            0,
+            Reason::BreakerOpen {
+                breaker: breaker.clone(),
+                left,
+                probing: false
+            }
+        )
     );
     assert_eq!(crate::exit::Exit::of(&out.done).status(), 75);
     assert!(
         out.budget.finished.is_empty(),
         "a run that never started is not counted"
+    );
+    let budget = ScriptedBudget {
+        admission: Some(Admission::Probing(left)),
+        ..ScriptedBudget::default()
+    };
+    let out = run_budgeted(&rules("5", None), exits(&[]), Vec::new(), None, budget);
+    let probing = Reason::BreakerOpen {
+        breaker,
+        left,
+        probing: true,
+    };
+    assert_eq!(summary(&out), (75, 0, probing));
+}
+
+#[test]
+fn a_probe_gives_its_lease_back_on_every_end_it_sees() {
+    let probe = || ScriptedBudget {
+        admission: Some(Admission::Probe),
+        ..ScriptedBudget::default()
+    };
+    let not_found = Err(SpawnError {
+        failure: SpawnFailure::NotFound,
+        message: "no such command".into(),
+    });
+    let out = run_budgeted(
+        &rules("5", None),
+        vec![not_found],
+        Vec::new(),
+        None,
+        probe(),
+    );
+    assert_eq!(out.budget.finished, [(Ended::Unjudged, Admission::Probe)]);
+    let mut stopped = report(Termination::Signaled(Signal::TERM)).unwrap();
+    stopped.interrupted_by = Some(Signal::TERM);
+    let out = run_budgeted(
+        &rules("5", None),
+        vec![Ok(stopped)],
+        Vec::new(),
+        None,
+        probe(),
+    );
+    assert_eq!(
+        (out.done.reason.clone(), out.budget.finished),
+        (
+            Reason::Interrupted(Signal::TERM, Moment::Attempt),
+            vec![(Ended::Unjudged, Admission::Probe)]
+        )
     );
 }
 

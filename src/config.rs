@@ -209,7 +209,7 @@ impl Config {
         let nested = nested(&env)?;
         let program = cli.command.first().and_then(|program| program.to_str());
         let preset = cli.preset.and_then(|choice| choice.resolve(program));
-        let budget = run_budget(&cli, &env, preset, backoff.cap())?;
+        let budget = run_budget(&cli, &env, preset)?;
         let user = UserRules {
             success: cli.success_on.clone(),
             stop: cli.stop_on.clone(),
@@ -541,13 +541,11 @@ impl Config {
 }
 
 /// The budget a run spends from: the one `--budget` names, else the one `RETRY_BUDGET` names
-/// (either may say `off`), else this machine's default one for the command's target, which
-/// waits for a token no longer than `cap`.
+/// (either may say `off`), else this machine's default one for the command's target.
 fn run_budget(
     cli: &Cli,
     env: &impl Fn(&str) -> Option<OsString>,
     preset: Option<&'static Preset>,
-    cap: Duration,
 ) -> Result<RunBudget, ConfigError> {
     let variable = environment::BUDGET.name;
     let from_environment = match env(variable).filter(|value| !value.is_empty()) {
@@ -582,7 +580,6 @@ fn run_budget(
                     git_remote::url(dir, remote, env("GIT_DIR"))
                 }),
                 home: StateHome::of(env),
-                longest_wait: cap,
             })
         }
     };
@@ -964,14 +961,10 @@ mod tests {
         };
         assert_eq!(budget.target.to_string(), "api.example.com");
         assert_eq!(budget.home, StateHome::Home("/h".into()));
-        assert_eq!(budget.longest_wait, Duration::from_secs(60), "the --cap");
         let RunBudget::Default(budget) = run(&["--cap", "5s", "make"], &[]) else {
             panic!("no default budget");
         };
-        assert_eq!(
-            (budget.home, budget.longest_wait),
-            (StateHome::Unset, Duration::from_secs(5))
-        );
+        assert_eq!(budget.home, StateHome::Unset);
         assert_eq!(
             run(&["--budget", "off", "true"], &home),
             RunBudget::Off("--budget off")

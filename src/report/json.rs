@@ -73,6 +73,12 @@ pub(crate) enum JsonEvent<'a> {
         signal: Option<Name>,
         #[serde(skip_serializing_if = "Option::is_none")]
         open_for_ms: Option<f64>,
+        /// With `deadline`: where the deadline that ended the run came from.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deadline: Option<DeadlineSource>,
+        /// With `deadline`, when a wait would have passed it: whose wait it was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        wait_cause: Option<WaitCause>,
         #[serde(skip_serializing_if = "Option::is_none")]
         report_error: Option<&'a str>,
         /// Succeeded only after failed attempts.
@@ -136,6 +142,15 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 Reason::BreakerOpen { left, .. } => Some(to_millis(left)),
                 _ => None,
             },
+            deadline: match end.reason {
+                Reason::Deadline(source) | Reason::WokeLate(_, source) => Some(source),
+                Reason::WaitPastDeadline(shortfall) => Some(shortfall.source),
+                _ => None,
+            },
+            wait_cause: match end.reason {
+                Reason::WaitPastDeadline(shortfall) => Some(shortfall.cause),
+                _ => None,
+            },
             report_error: end.report_error.as_deref(),
             flaky: end.flaky(),
         }],
@@ -149,6 +164,8 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 error: Some(message),
                 signal: None,
                 open_for_ms: None,
+                deadline: None,
+                wait_cause: None,
                 report_error: None,
                 flaky: false,
             },
@@ -240,6 +257,15 @@ mod tests {
             reason: Reason::Success,
             ..end.clone()
         };
+        let past = RunEnd {
+            reason: Reason::WaitPastDeadline(retry_policy::outcome::Shortfall {
+                wait: Duration::from_secs(15),
+                cause: WaitCause::Budget,
+                left: Duration::from_secs(9),
+                source: retry_policy::deadline::DeadlineSource::OuterRun,
+            }),
+            ..end.clone()
+        };
         let stopped = AttemptOutcome {
             requested: Some(Requested::Stop),
             next: Next::Stop(Reason::StopRequested),
@@ -270,6 +296,7 @@ mod tests {
             Event::Done(lost),
             Event::Done(kept_out),
             Event::Done(flaky),
+            Event::Done(past),
             Event::Failed("no such flag".into()),
         ]
     }

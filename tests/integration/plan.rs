@@ -19,8 +19,9 @@ fn prints_one_row_per_attempt_and_runs_nothing() {
              \x20      3            2s              3s\n\
              \x20      4            4s              7s\n\
              total wait: 7s\n\
-             retry budget: this machine's default one for this command line: 20/5m; a wait for \
-             its token is at most --cap (--budget off, or RETRY_BUDGET=off, turns it off)\n\
+             retry budget: this machine's default one for this command line: 20/5m; a retry \
+             waits for its token, spacing retries out to that rate (--budget off, or \
+             RETRY_BUDGET=off, turns it off)\n\
              waits the command asks for (RETRY_AFTER_FILE, --retry-after-output) may be longer, \
              up to 15m each\n\
              what an attempt's end means, the first rule that holds deciding:\n\

@@ -16,11 +16,14 @@
 --          a probe's lease back) and whether it was the probe ('1' or '0');
 --          the most hosts a breaker remembers; the longest cool-down, in first ones; for
 --          'reserve', the wait the run's command asked for (us, or '' for none), which holds
---          every run's retries until it is over; the longest such hold (us)
+--          every run's retries until it is over; the longest such hold (us); and the longest
+--          this run waits for one (us, its RETRY_MAX_REQUESTED_WAIT)
 -- Returns  {'counted', '0', damaged, period (us), admission ('closed', 'probe', 'open' or
 --          'probing', when another run is the probe), left
 --          (us), breaker ('1' or '0')} for 'admit'; {verdict, delay (us), damaged, period} for
---          'reserve' ('granted', 'held' when a requested wait is the longer, or 'refused'); {'recorded', '0', damaged, period} for 'record';
+--          'reserve' ('granted', 'held' when a requested wait is the longer, 'refused' past the
+--          debt bound, or 'late' or 'late_held' when the token's or the held wait would reach
+--          `latest`, no token taken); {'recorded', '0', damaged, period} for 'record';
 --          {'set', '0', '0', period} for 'set'; for 'show', the stored state's fields, the kept
 --          terms', the breaker's terms and state (empty where there are none), and the time.
 --          `damaged` is 1 when a stored state or term was not one a run could store, and was
@@ -79,6 +82,7 @@ local max_hosts = tonumber(ARGV[15])
 local longest_cool_down = tonumber(ARGV[16])
 local asked = tonumber(ARGV[17])
 local longest_hold = tonumber(ARGV[18])
+local run_hold = tonumber(ARGV[19])
 if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
@@ -336,15 +340,18 @@ else
   -- The model's `Terms::reserve`: a requested wait holds every run sharing the budget.
   if asked then not_before = math.max(not_before, now + asked) end
   local held = math.max(not_before - now, 0)
+  if run_hold then held = math.min(held, run_hold) end
   local verdict, delay, debt = 'granted', 0, 0
   local from_earned = earned >= 1
   if not from_earned then
     debt = math.max(-(tokens - 1) / capacity, 0)
     delay = period * debt
   end
-  if debt > max_debt or (latest and math.max(delay, held) >= latest) then
+  if debt > max_debt then
     refusals = refusals + 1
     verdict = 'refused'
+  elseif latest and math.max(delay, held) >= latest then
+    if held > delay then verdict, delay = 'late_held', held else verdict = 'late' end
   else
     if from_earned then earned = earned - 1 else tokens = tokens - 1 end
     retries = retries + 1

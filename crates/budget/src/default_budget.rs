@@ -5,26 +5,27 @@
 //!
 //! It costs nothing until a retry needs a token: no directory is made, no file opened, and no
 //! first attempt counted (its terms earn nothing). A retry costs one update of its file, as a
-//! named budget's does. It never stops a run but by having no token: a state it cannot keep (no
-//! home, a directory or file it does not trust, a full disk) is said once, and the run retries as
-//! if it had no budget. And it never makes a wait longer than the run's `--cap`: a token further
-//! ahead is refused, so that a person sees a refusal that names the way to turn the budget off
-//! rather than a wait that seems to hang.
+//! named budget's does. It spaces a run's retries out, never ends a run that its own options
+//! keep alive: a retry whose token is ahead waits for it (the wait line says so), however much
+//! longer than `--cap` that is, and the run ends only where its own limits end it (`-n`,
+//! `--max-time`, an outer run's or a CI job's deadline), saying which limit the wait would have
+//! passed. Spacing bounds a machine's retries against a service exactly as refusing did: the
+//! same tokens a minute. A state it cannot keep (no home of the user's own, a directory or file
+//! it does not trust, a full disk) is said once, and the run retries as if it had no budget.
 
 use std::path::Path;
 use std::time::Duration;
 
-use retry_policy::duration::format_duration;
-use retry_policy::run::{Reservation, RetryBudget};
+use retry_policy::run::{Reservation, RetryBudget, TokenRequest};
 use retry_policy::target::Target;
 
-use crate::BudgetName;
 use crate::file::{BudgetFile, FileBudget, Refused};
 use crate::model::DEFAULT_BUDGET_TERMS;
 use crate::model::Terms;
 use crate::state_dir::StateHome;
 use crate::store::{DEFAULT_BUDGETS, Location, OnFailure};
 use crate::waiter::Waiter;
+use crate::{BudgetName, no_token};
 
 /// How a person turns the default budget off, for a run or for an environment.
 pub const TURN_OFF: &str = "--budget off, or RETRY_BUDGET=off, turns it off";
@@ -75,8 +76,6 @@ pub struct DefaultBudget {
     pub target: Target,
     /// The state home the default budgets are kept in, checked when a retry first needs one.
     pub home: StateHome,
-    /// The longest a retry waits for a token: the run's `--cap`.
-    pub longest_wait: Duration,
 }
 
 impl DefaultBudget {
@@ -155,25 +154,14 @@ impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
 }
 
 impl<W: Waiter> RetryBudget for DefaultFileBudget<'_, W> {
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        warn: &mut dyn FnMut(String),
-    ) -> Reservation {
-        let longest = self.budget.longest_wait;
-        let latest = Some(latest.map_or(longest, |latest| latest.min(longest)));
+    fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation {
         match self.file(warn) {
-            Some(file) => file.reserve(latest, asked, warn),
+            Some(file) => file.reserve(request, warn),
             None => Reservation::Granted(Duration::ZERO),
         }
     }
 
     fn refusal(&self) -> String {
-        format!(
-            "{} has no token for another in time (it waits at most --cap, {}); {TURN_OFF}",
-            self.budget.describe(),
-            format_duration(self.budget.longest_wait)
-        )
+        format!("{} {}; {TURN_OFF}", self.budget.describe(), no_token())
     }
 }

@@ -45,7 +45,7 @@ use crate::signature::{self, Recognised};
 use crate::state_dir::{self, effective_user};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::Ended;
-use retry_policy::run::Admission;
+use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
 
 /// The first word of every state file, naming its format.
@@ -511,14 +511,9 @@ impl<W: Waiter> RetryBudget for FileBudget<'_, W> {
         }
     }
 
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        warn: &mut dyn FnMut(String),
-    ) -> Reservation {
-        let reserved = self.update(latest, None, warn, |terms, state, _, now| {
-            terms.reserve(state, now, latest, asked)
+    fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation {
+        let reserved = self.update(request.latest, None, warn, |terms, state, _, now| {
+            terms.reserve(state, now, &request)
         });
         match reserved {
             Ok(reservation) => reservation,
@@ -777,6 +772,7 @@ fn record_of(state: BucketState, terms: &Terms, breaker: &BreakerState) -> [u8; 
 mod tests {
     use super::*;
     use crate::waiter::Threads;
+    use retry_policy::outcome::WaitCause;
     use std::os::unix::fs::PermissionsExt;
 
     fn name(text: &str) -> BudgetName {
@@ -908,9 +904,12 @@ mod tests {
             change(&self.path());
             let mut budget = FileBudget::new(file, OnFailure::Open, &self.watch);
             let warnings = &mut self.warnings;
-            budget.reserve(Some(Duration::from_secs(1)), None, &mut |warning| {
-                warnings.push(warning)
-            })
+            let request = TokenRequest {
+                latest: Some(Duration::from_secs(1)),
+                asked: None,
+                longest_hold: Duration::from_secs(900),
+            };
+            budget.reserve(request, &mut |warning| warnings.push(warning))
         }
 
         fn reserve(&mut self) -> Reservation {
@@ -928,13 +927,15 @@ mod tests {
         let mut store = Store::new();
         assert!(store.peek().unwrap().is_none(), "no file yet");
         assert_eq!(store.reserve(), Reservation::Granted(Duration::ZERO));
-        assert_eq!(
-            store.reserve(),
-            Reservation::Refused,
-            "the one token is spent"
+        assert!(
+            matches!(
+                store.reserve(),
+                Reservation::PastDeadline(wait, WaitCause::Budget) if wait > Duration::from_secs(3500)
+            ),
+            "the one token is spent: the next is an hour away, past the second allowed"
         );
         let (state, terms) = store.peek().unwrap().unwrap();
-        assert_eq!((state.retries, state.refusals), (1, 1));
+        assert_eq!((state.retries, state.refusals), (1, 0));
         assert_eq!(terms.rate.to_string(), "1/1h");
         assert_eq!(
             std::fs::metadata(store.path()).unwrap().len(),

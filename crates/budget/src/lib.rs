@@ -49,7 +49,7 @@ use model::Terms;
 use redis::RedisStore;
 use retry_policy::choice::Choice;
 use retry_policy::outcome::Ended;
-use retry_policy::run::{Admission, Reservation, RetryBudget};
+use retry_policy::run::{Admission, Reservation, RetryBudget, TokenRequest};
 use retry_policy::signal::Signal;
 use shared::SharedBudget;
 use store::{Location, OnFailure, RedisAddress, StoreSettings};
@@ -126,8 +126,8 @@ impl RunBudget {
                 settings.describe()
             ),
             RunBudget::Default(budget) => format!(
-                "this machine's default one for {}: {}; a wait for its token is at most --cap \
-                 ({})",
+                "this machine's default one for {}: {}; a retry waits for its token, spacing \
+                 retries out to that rate ({})",
                 budget.target,
                 model::DEFAULT_BUDGET_TERMS.describe(),
                 default_budget::TURN_OFF
@@ -284,16 +284,11 @@ impl<W: Waiter> RetryBudget for Budget<'_, W> {
         }
     }
 
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        warn: &mut dyn FnMut(String),
-    ) -> Reservation {
+    fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation {
         match &mut self.0 {
-            Opened::File(budget, _) => budget.reserve(latest, asked, warn),
-            Opened::Default(budget) => budget.reserve(latest, asked, warn),
-            Opened::Shared(budget, _) => budget.reserve(latest, asked, warn),
+            Opened::File(budget, _) => budget.reserve(request, warn),
+            Opened::Default(budget) => budget.reserve(request, warn),
+            Opened::Shared(budget, _) => budget.reserve(request, warn),
             Opened::Unusable(on_failure) => on_failure.reservation(),
         }
     }
@@ -308,12 +303,18 @@ impl<W: Waiter> RetryBudget for Budget<'_, W> {
     }
 }
 
+/// Why a budget refuses a retry, the one reason it has, in words that follow its name.
+pub(crate) fn no_token() -> String {
+    format!(
+        "has no token for another: retries already wait for every token it may promise, {} \
+         of its periods ahead",
+        model::MAX_DEBT_PERIODS
+    )
+}
+
 /// A named budget's refusal, in words.
 fn named_refusal(name: &BudgetName) -> String {
-    format!(
-        "the retry budget {} has no token for another in time",
-        name.as_str()
-    )
+    format!("the retry budget {} {}", name.as_str(), no_token())
 }
 
 /// `retry budget set --ratio R`: tokens earned per first attempt, more than 0 and at most 1.

@@ -23,6 +23,8 @@ use super::Reservation;
 use crate::breaker::BreakerTerms;
 pub use crate::microseconds::{LONGEST_TERM, delay_of, micros};
 use retry_policy::duration::parse_duration;
+use retry_policy::outcome::WaitCause;
+use retry_policy::run::TokenRequest;
 
 /// `--rate N/DURATION`: at most N tokens, regaining N every DURATION.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,24 +254,26 @@ impl Terms {
         }
     }
 
-    /// Take a token at `now` for a retry that must start within `latest`: an earned token at
-    /// once if there is one, else one of the rate bucket's, maybe reserved ahead. When the run's
-    /// command `asked` for a wait, no run sharing the budget retries before it is over (a day at
-    /// most); a retry is held until then. Returns the answer and the state to store (the refused
-    /// count too).
+    /// Take a token at `now` for a retry that must start within the request's `latest`: an
+    /// earned token at once if there is one, else one of the rate bucket's, maybe reserved
+    /// ahead, however far within the debt bound. When the run's command `asked` for a wait, no
+    /// run sharing the budget retries before it is over (a day at most); a retry is held until
+    /// then, for at most the request's `longest_hold`. Refused only when the debt bound leaves no
+    /// token to promise; a wait that would reach `latest` takes no token and says which wait it
+    /// is. Returns the answer and the state to store (the refused count too).
     pub fn reserve(
         &self,
         state: Option<BucketState>,
         now: u64,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
+        request: &TokenRequest,
     ) -> (Reservation, BucketState) {
         let mut state = self.advance(state, now);
-        if let Some(asked) = asked {
+        if let Some(asked) = request.asked {
             let until = now.saturating_add(asked_micros(asked));
             state.not_before = state.not_before.max(until);
         }
-        let held_us = state.not_before.saturating_sub(now) as f64;
+        let held_us =
+            (state.not_before.saturating_sub(now) as f64).min(micros(request.longest_hold));
         let earned = state.earned >= 1.0;
         let left = state.tokens - 1.0;
         let debt_periods = match earned {
@@ -277,11 +281,18 @@ impl Terms {
             false => (-left / self.rate.capacity()).max(0.0),
         };
         let delay_us = micros(self.rate.period) * debt_periods;
-        let refused = debt_periods > f64::from(MAX_DEBT_PERIODS)
-            || latest.is_some_and(|latest| delay_us.max(held_us) >= micros(latest));
-        if refused {
+        if debt_periods > f64::from(MAX_DEBT_PERIODS) {
             state.refusals = state.refusals.saturating_add(1);
             return (Reservation::Refused, state);
+        }
+        if let Some(latest) = request.latest
+            && delay_us.max(held_us) >= micros(latest)
+        {
+            let past = match held_us > delay_us {
+                true => Reservation::PastDeadline(delay_of(held_us), WaitCause::Shared),
+                false => Reservation::PastDeadline(delay_of(delay_us), WaitCause::Budget),
+            };
+            return (past, state);
         }
         match earned {
             true => state.earned -= 1.0,
@@ -342,6 +353,16 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A retry's request: within `latest`, its command having `asked` for a wait, and held for
+    /// at most a day.
+    fn ask(latest: Option<Duration>, asked: Option<Duration>) -> TokenRequest {
+        TokenRequest {
+            latest,
+            asked,
+            longest_hold: LONGEST_HOLD,
+        }
+    }
+
     fn terms(rate: &str) -> Terms {
         Terms {
             rate: rate.parse().unwrap(),
@@ -366,13 +387,12 @@ mod tests {
     }
 
     /// Whether every one of `retries` (each at its moment, in seconds) gets a token at once
-    /// from the default budget, which waits for none past a minute's cap.
+    /// from the default budget.
     fn all_granted_at_once(retries: impl Iterator<Item = f64>) -> bool {
         let mut state = None;
         retries.into_iter().all(|at| {
             let now = (at * SECOND as f64) as u64;
-            let (answer, next) =
-                DEFAULT_BUDGET_TERMS.reserve(state, now, Some(Duration::from_secs(60)), None);
+            let (answer, next) = DEFAULT_BUDGET_TERMS.reserve(state, now, &ask(None, None));
             state = Some(next);
             answer == Reservation::Granted(Duration::ZERO)
         })
@@ -395,11 +415,39 @@ mod tests {
         ));
     }
 
+    /// When a readiness poll (`retry -n 60 --base 1s --cap 1s`, a command that fails at once)
+    /// makes each attempt, in seconds from its start, on the default budget's terms alone.
+    fn poll_on_the_default_budget(attempts: usize) -> Vec<f64> {
+        let (mut state, mut now, mut starts) = (None, 0.0_f64, vec![0.0]);
+        while starts.len() < attempts {
+            let at = (now * SECOND as f64) as u64;
+            let (answer, next) = DEFAULT_BUDGET_TERMS.reserve(state, at, &ask(None, None));
+            state = Some(next);
+            let Reservation::Granted(delay) = answer else {
+                panic!("{answer:?}")
+            };
+            now += delay.as_secs_f64().max(1.0);
+            starts.push(now);
+        }
+        starts
+    }
+
+    #[test]
+    fn a_long_poll_is_spaced_out_never_ended_as_docs_defaults_says() {
+        let starts = poll_on_the_default_budget(60);
+        // Twenty-one retries at its own pace, a second apart; then one every 15 s.
+        assert_eq!(starts[21], 21.0);
+        let spaced = starts[23] - starts[22];
+        assert!((spaced - 15.0).abs() < 0.01, "{spaced}");
+        // Its 60th attempt comes 9m45s after the first, where it came after 59 s without it.
+        assert!((584.0..586.0).contains(&starts[59]), "{}", starts[59]);
+    }
+
     #[test]
     fn a_missing_bucket_is_full() {
         let five = terms("5/1h");
         assert_eq!(five.advance(None, 0).tokens, 5.0);
-        let (grant, state) = five.reserve(None, 100 * SECOND, None, None);
+        let (grant, state) = five.reserve(None, 100 * SECOND, &ask(None, None));
         assert_eq!(grant, Reservation::Granted(Duration::ZERO));
         assert_eq!((state.tokens, state.retries), (4.0, 1));
     }
@@ -411,7 +459,7 @@ mod tests {
         let mut state = None;
         let mut delays = Vec::new();
         for _ in 0..7 {
-            let (grant, next) = five.reserve(state, now, None, None);
+            let (grant, next) = five.reserve(state, now, &ask(None, None));
             state = Some(next);
             delays.push(grant);
         }
@@ -421,33 +469,67 @@ mod tests {
     }
 
     #[test]
-    fn refuses_without_reserving_past_the_latest_moment() {
+    fn a_token_past_the_latest_moment_is_not_taken_and_the_wait_is_named() {
         let one = terms("1/1m");
-        let (_, state) = one.reserve(None, 0, None, None);
-        let (refused, after) = one.reserve(Some(state), 0, Some(Duration::from_secs(59)), None);
-        assert_eq!(refused, Reservation::Refused);
-        assert_eq!((after.tokens, after.refusals), (state.tokens, 1));
-        let (granted, _) = one.reserve(Some(state), 0, Some(Duration::from_secs(61)), None);
+        let (_, state) = one.reserve(None, 0, &ask(None, None));
+        let latest = Some(Duration::from_secs(59));
+        let (past, after) = one.reserve(Some(state), 0, &ask(latest, None));
+        assert_eq!(
+            past,
+            Reservation::PastDeadline(Duration::from_secs(60), WaitCause::Budget)
+        );
+        assert_eq!(
+            (after.tokens, after.retries, after.refusals),
+            (state.tokens, 1, 0),
+            "no token taken, and no refusal: the budget has one"
+        );
+        let latest = Some(Duration::from_secs(61));
+        let (granted, _) = one.reserve(Some(state), 0, &ask(latest, None));
         assert_eq!(granted, Reservation::Granted(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn it_refuses_only_past_the_debt_bound() {
+        let one = terms("1/1m");
+        let mut state = None;
+        for promised in 0..=MAX_DEBT_PERIODS {
+            let (granted, next) = one.reserve(state, 0, &ask(None, None));
+            let minutes = Duration::from_secs(60 * u64::from(promised));
+            assert_eq!(granted, Reservation::Granted(minutes), "{promised}");
+            state = Some(next);
+        }
+        let (refused, after) = one.reserve(state, 0, &ask(None, None));
+        assert_eq!(refused, Reservation::Refused);
+        assert_eq!(after.refusals, 1);
     }
 
     #[test]
     fn a_requested_wait_holds_every_retry_sharing_the_budget_until_it_is_over() {
         let ten = terms("10/1m");
         let asked = Some(Duration::from_secs(5));
-        let (held, state) = ten.reserve(None, 0, None, asked);
+        let (held, state) = ten.reserve(None, 0, &ask(None, asked));
         assert_eq!(held, Reservation::Held(Duration::from_secs(5)));
         // Another run, a second later, that was asked for nothing.
-        let (held, state) = ten.reserve(Some(state), SECOND, None, None);
+        let (held, state) = ten.reserve(Some(state), SECOND, &ask(None, None));
         assert_eq!(held, Reservation::Held(Duration::from_secs(4)));
         let latest = Some(Duration::from_secs(3));
-        let (refused, state) = ten.reserve(Some(state), SECOND, latest, None);
-        assert_eq!(refused, Reservation::Refused);
-        let (granted, state) = ten.reserve(Some(state), 5 * SECOND, None, None);
+        let (past, state) = ten.reserve(Some(state), SECOND, &ask(latest, None));
+        assert_eq!(
+            past,
+            Reservation::PastDeadline(Duration::from_secs(4), WaitCause::Shared)
+        );
+        // A run that trusts a requested wait no further than 2 s waits 2 s, within its 3 s.
+        let cut = TokenRequest {
+            longest_hold: Duration::from_secs(2),
+            ..ask(latest, None)
+        };
+        let (held, state) = ten.reserve(Some(state), SECOND, &cut);
+        assert_eq!(held, Reservation::Held(Duration::from_secs(2)));
+        let (granted, state) = ten.reserve(Some(state), 5 * SECOND, &ask(None, None));
         assert_eq!(granted, Reservation::Granted(Duration::ZERO));
         // A day at most, however long the wait asked for.
         let year = Some(Duration::from_secs(365 * 86_400));
-        let (held, _) = ten.reserve(Some(state), 5 * SECOND, None, year);
+        let (held, _) = ten.reserve(Some(state), 5 * SECOND, &ask(None, year));
         assert_eq!(held, Reservation::Held(LONGEST_HOLD));
     }
 
@@ -475,7 +557,7 @@ mod tests {
         }
         let state = state.unwrap();
         assert_eq!((state.earned, state.first_attempts), (2.0, 4));
-        let (grant, after) = earning.reserve(Some(state), 0, None, None);
+        let (grant, after) = earning.reserve(Some(state), 0, &ask(None, None));
         assert_eq!(grant, Reservation::Granted(Duration::ZERO));
         assert_eq!(
             (after.earned, after.tokens),
@@ -504,7 +586,7 @@ mod tests {
         let now = 1_000_000 * SECOND;
         let deep = state(-f64::from(MAX_DEBT_PERIODS), now);
         assert_eq!(
-            one.reserve(Some(deep), now, None, None).0,
+            one.reserve(Some(deep), now, &ask(None, None)).0,
             Reservation::Refused
         );
         assert!(one.is_plausible(&deep, now));
@@ -527,13 +609,16 @@ mod tests {
     #[test]
     fn centuries_long_periods_saturate_instead_of_overflowing() {
         let slow = terms("1/500000000000y");
-        let (_, state) = slow.reserve(None, 0, None, None);
-        let (_, state) = slow.reserve(Some(state), 0, None, None);
+        let (_, state) = slow.reserve(None, 0, &ask(None, None));
+        let (_, state) = slow.reserve(Some(state), 0, &ask(None, None));
         // Two periods of 500000000000 years pass what a Duration holds.
-        let (grant, _) = slow.reserve(Some(state), 0, None, None);
+        let (grant, _) = slow.reserve(Some(state), 0, &ask(None, None));
         assert_eq!(grant, Reservation::Granted(Duration::MAX));
-        let (refused, _) = slow.reserve(Some(state), 0, Some(Duration::from_secs(1)), None);
-        assert_eq!(refused, Reservation::Refused);
+        let (past, _) = slow.reserve(Some(state), 0, &ask(Some(Duration::from_secs(1)), None));
+        assert_eq!(
+            past,
+            Reservation::PastDeadline(Duration::MAX, WaitCause::Budget)
+        );
     }
 
     #[test]
@@ -565,6 +650,45 @@ mod tests {
     }
 
     proptest! {
+        /// However the retries of a machine's runs against one target come (bursts, a long
+        /// poll, many runs at once), the default budget never refuses one and never ends a run:
+        /// it spaces them out, so that in any window of time no more start than its terms
+        /// allow, as refusing would have bounded them.
+        #[test]
+        fn the_default_budget_spaces_retries_out_and_refuses_none(
+            gaps in proptest::collection::vec(
+                prop_oneof![Just(0u64), 0u64..2_000_000, 0u64..120_000_000],
+                1..500,
+            ),
+        ) {
+            let terms = DEFAULT_BUDGET_TERMS;
+            let mut state = None;
+            let mut now = 1_800_000_000 * SECOND;
+            let mut starts = Vec::new();
+            for gap in gaps {
+                now += gap;
+                let (answer, next) = terms.reserve(state, now, &ask(None, None));
+                state = Some(next);
+                let Reservation::Granted(delay) = answer else {
+                    return Err(TestCaseError::fail(format!("{answer:?} at {now}")));
+                };
+                starts.push(now + micros(delay) as u64);
+            }
+            starts.sort_unstable();
+            let capacity = f64::from(terms.rate.tokens);
+            for window in [Duration::from_secs(60), terms.rate.period, 4 * terms.rate.period] {
+                let most = capacity + capacity * micros(window) / micros(terms.rate.period);
+                let within = micros(window) as u64;
+                for (at, start) in starts.iter().enumerate() {
+                    let started = starts[at..].partition_point(|later| *later < start + within);
+                    prop_assert!(
+                        started as f64 <= most,
+                        "{started} retries started within {window:?} of {start}, more than {most}"
+                    );
+                }
+            }
+        }
+
         #[test]
         fn tokens_never_exceed_the_capacity(
             tokens in 1u32..1000,
@@ -582,7 +706,7 @@ mod tests {
             for step in steps {
                 now += step * 1000;
                 prop_assert!(terms.advance(state, now).tokens <= f64::from(tokens));
-                let (grant, next) = terms.reserve(state, now, None, None);
+                let (grant, next) = terms.reserve(state, now, &ask(None, None));
                 prop_assert!(matches!(grant, Reservation::Granted(_)));
                 prop_assert!(terms.is_plausible(&next, now));
                 state = Some(terms.first_attempt(Some(next), now));
@@ -600,7 +724,7 @@ mod tests {
             let mut state = None;
             let mut last = Duration::ZERO;
             for taken in 0..(tokens as usize + extra) {
-                let (Reservation::Granted(delay), next) = terms.reserve(state, 0, None, None) else {
+                let (Reservation::Granted(delay), next) = terms.reserve(state, 0, &ask(None, None)) else {
                     return Err(TestCaseError::fail("refused without a limit"));
                 };
                 state = Some(next);

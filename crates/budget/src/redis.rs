@@ -31,8 +31,8 @@ use super::script;
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
 use crate::waiter::{Waited, Waiter};
-use retry_policy::outcome::Ended;
-use retry_policy::run::Admission;
+use retry_policy::outcome::{Ended, WaitCause};
+use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
 
 /// A budget on a Redis server.
@@ -56,8 +56,8 @@ enum Operation<'t> {
     /// Count a first attempt, earning what the ratio gives, and ask the breaker whether it may
     /// go, a probe holding it for this long.
     Admit(Duration),
-    /// Take a token for a retry, the run's command having asked for this wait, if it did.
-    Reserve(Option<Duration>),
+    /// Take a token for a retry, as the request says (its `latest` goes with every call).
+    Reserve(TokenRequest),
     /// Count a run's end on this host (by a hash of its name) for the breaker, as its probe or
     /// not.
     Record {
@@ -181,15 +181,14 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         }
     }
 
-    /// Take a token for a retry that must start within `latest`, holding every run's retries
-    /// for the wait the command `asked` for; says too whether the stored state or terms were
-    /// not what a run stores, and were started over from.
+    /// Take a token for a retry as `request` says, holding every run's retries for the wait its
+    /// command asked for; says too whether the stored state or terms were not what a run stores,
+    /// and were started over from.
     pub(crate) fn reserve(
         &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
+        request: TokenRequest,
     ) -> Result<(Reservation, bool), Failure> {
-        let answer = self.call(Operation::Reserve(asked), latest, None)?;
+        let answer = self.call(Operation::Reserve(request), request.latest, None)?;
         strings(&answer)
             .and_then(|fields| decide(&fields))
             .ok_or_else(|| unusable(&answer))
@@ -321,9 +320,12 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             ),
             _ => (None, None, None),
         };
-        let asked = match operation {
-            Operation::Reserve(Some(asked)) => Some(asked_micros(asked).to_string()),
-            _ => None,
+        let (asked, longest_hold) = match operation {
+            Operation::Reserve(request) => (
+                request.asked.map(|asked| asked_micros(asked).to_string()),
+                Some(asked_micros(request.longest_hold).to_string()),
+            ),
+            _ => (None, None),
         };
         vec![
             self.key.clone().into_bytes(),
@@ -346,6 +348,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             LONGEST_COOL_DOWN.to_string().into_bytes(),
             text(asked),
             (micros(LONGEST_HOLD) as u64).to_string().into_bytes(),
+            text(longest_hold),
         ]
     }
 
@@ -468,6 +471,8 @@ fn decide(answer: &[String]) -> Option<(Reservation, bool)> {
         "granted" => Reservation::Granted(delay_of(delay)),
         "held" => Reservation::Held(delay_of(delay)),
         "refused" => Reservation::Refused,
+        "late" => Reservation::PastDeadline(delay_of(delay), WaitCause::Budget),
+        "late_held" => Reservation::PastDeadline(delay_of(delay), WaitCause::Shared),
         _ => return None,
     };
     Some((reservation, flag(damaged)?))
@@ -560,6 +565,15 @@ mod tests {
     use crate::waiter::Threads;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
+
+    /// A retry's request within `latest`, asking for no wait.
+    fn within(latest: Option<Duration>) -> TokenRequest {
+        TokenRequest {
+            latest,
+            asked: None,
+            longest_hold: LONGEST_HOLD,
+        }
+    }
 
     #[test]
     fn a_call_its_socket_timed_out_says_the_bound_as_the_wait_would() {
@@ -684,9 +698,7 @@ mod tests {
                         };
                         probing = expected == Admission::Probe;
                         model = Some(match expected {
-                            Admission::Open(_) | Admission::Probing(_) => {
-                                terms.advance(model, now)
-                            }
+                            Admission::Open(_) | Admission::Probing(_) => terms.advance(model, now),
                             _ => terms.first_attempt(model, now),
                         });
                         let answer = store
@@ -735,16 +747,30 @@ mod tests {
                         let asked = rng
                             .random_bool(0.2)
                             .then(|| Duration::from_micros(rng.random_range(0..3 * period)));
-                        let (expected, next) = terms.reserve(model, now, latest, asked);
+                        let longest_hold = Duration::from_micros(rng.random_range(0..3 * period));
+                        let request = TokenRequest {
+                            latest,
+                            asked,
+                            longest_hold,
+                        };
+                        let (expected, next) = terms.reserve(model, now, &request);
                         model = Some(next);
-                        let operation = Operation::Reserve(asked);
+                        let operation = Operation::Reserve(request);
                         let answer = store.call(operation, latest, Some(now)).unwrap();
                         let (reservation, script_damaged) =
                             decide(&strings(&answer).unwrap()).unwrap();
                         assert_eq!(script_damaged, damaged, "{context}");
                         match (expected, reservation) {
                             (Reservation::Granted(a), Reservation::Granted(b))
-                            | (Reservation::Held(a), Reservation::Held(b)) => {
+                            | (Reservation::Held(a), Reservation::Held(b))
+                            | (
+                                Reservation::PastDeadline(a, WaitCause::Budget),
+                                Reservation::PastDeadline(b, WaitCause::Budget),
+                            )
+                            | (
+                                Reservation::PastDeadline(a, WaitCause::Shared),
+                                Reservation::PastDeadline(b, WaitCause::Shared),
+                            ) => {
                                 assert!(
                                     a.abs_diff(b) <= Duration::from_micros(1),
                                     "{context}: {a:?} {b:?}"
@@ -811,7 +837,7 @@ mod tests {
             breaker: None,
         };
         store.set_terms(&terms).unwrap();
-        store.reserve(None, None).unwrap();
+        store.reserve(within(None)).unwrap();
         let Reply::Integer(ttl) = direct(&server)
             .call(&[b"PTTL", store.key().as_bytes()])
             .unwrap()
@@ -839,7 +865,7 @@ mod tests {
         // The defaults: ten tokens at once.
         for _ in 0..10 {
             assert_eq!(
-                first.reserve(None, None).unwrap().0,
+                first.reserve(within(None)).unwrap().0,
                 Reservation::Granted(Duration::ZERO)
             );
         }
@@ -850,7 +876,7 @@ mod tests {
         second.set_terms(&one_a_minute).unwrap();
         // Carried over: the bucket was empty, and stays so, on the new capacity.
         let (granted, _) = first
-            .reserve(Some(Duration::from_secs(3600)), None)
+            .reserve(within(Some(Duration::from_secs(3600))))
             .unwrap();
         assert!(
             matches!(granted, Reservation::Granted(wait) if wait > Duration::from_secs(50)),
@@ -873,7 +899,7 @@ mod tests {
                 b"1",
             ])
             .unwrap();
-        let (granted, damaged) = store.reserve(None, None).unwrap();
+        let (granted, damaged) = store.reserve(within(None)).unwrap();
         assert_eq!(
             (granted, damaged),
             (Reservation::Granted(Duration::ZERO), true)
@@ -899,7 +925,7 @@ mod tests {
             ("at", "-5"),
             ("earned", "inf"),
         ] {
-            store.reserve(None, None).unwrap();
+            store.reserve(within(None)).unwrap();
             connection
                 .call(&[
                     b"HSET",
@@ -908,7 +934,7 @@ mod tests {
                     value.as_bytes(),
                 ])
                 .unwrap();
-            let (reservation, damaged) = store.reserve(None, None).unwrap();
+            let (reservation, damaged) = store.reserve(within(None)).unwrap();
             assert_eq!(
                 (reservation, damaged),
                 (Reservation::Granted(Duration::ZERO), true),

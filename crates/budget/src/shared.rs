@@ -18,7 +18,7 @@ use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::waiter::Waiter;
 use retry_policy::outcome::Ended;
-use retry_policy::run::Admission;
+use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
 
 /// A budget on a shared store, with the way back to this machine's file.
@@ -166,17 +166,9 @@ impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
         }
     }
 
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        warn: &mut dyn FnMut(String),
-    ) -> Reservation {
-        if latest.is_some_and(|latest| latest.is_zero()) {
-            return Reservation::Refused;
-        }
+    fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation {
         if let Some(store) = &mut self.store {
-            match store.reserve(latest, asked) {
+            match store.reserve(request) {
                 Ok((reservation, damaged)) => {
                     if damaged {
                         warn(format!(
@@ -194,7 +186,7 @@ impl<W: Waiter> RetryBudget for SharedBudget<'_, W> {
         match self.on_failure {
             OnFailure::Closed => Reservation::Unavailable,
             OnFailure::Open => match self.fallback(warn) {
-                Some(file) => file.reserve(latest, asked, warn),
+                Some(file) => file.reserve(request, warn),
                 None => Reservation::Granted(Duration::ZERO),
             },
         }

@@ -26,7 +26,7 @@ use crate::slots::Slots;
 use crate::trials::{mean_and_sd, run_parallel, trial_seed};
 use retry_budget::model::{BucketState, Terms};
 use retry_policy::backoff::{Backoff, Schedule};
-use retry_policy::run::Reservation;
+use retry_policy::run::{Reservation, TokenRequest};
 
 /// The mean time of one network hop, in seconds.
 const HOP: f64 = 0.01;
@@ -373,8 +373,12 @@ impl<'a> Run<'a> {
         let terms = self.experiment.budget.terms;
         let state = self.budget_of(client);
         // A retry that may not wait: only a token that is there now will do.
-        let at_once = Some(std::time::Duration::from_micros(1));
-        let (reservation, next) = terms.reserve(*state, micros(now), at_once, None);
+        let at_once = TokenRequest {
+            latest: Some(std::time::Duration::from_micros(1)),
+            asked: None,
+            longest_hold: std::time::Duration::ZERO,
+        };
+        let (reservation, next) = terms.reserve(*state, micros(now), &at_once);
         *state = Some(next);
         reservation == Reservation::Granted(std::time::Duration::ZERO)
     }

@@ -20,8 +20,9 @@
 //! this tool's (`--max-attempts`, `--base`, `--cap`, `--jitter`, and the budget on each client
 //! host that a run spends from when it names none); `budget-off`, the same with `--budget off`;
 //! and `ratio-per-host` and `ratio-shared`, the defaults with a budget whose terms earn a ratio,
-//! one per client host or one for the fleet. Each retry asks its budget as a run does (waiting
-//! for a reserved token, or giving up when refused).
+//! one per client host or one for the fleet. Each retry asks its budget as a run without
+//! `--max-time` does: it waits for a reserved token however far ahead, and gives up only when
+//! refused (past the debt bound).
 //!
 //! A budget's tokens count real attempts, and the model's attempts stand for real ones at the
 //! ratio of [`SIMULATED_CAPACITY`] to the real capacity: [`scaled`] terms keep a budget's share
@@ -35,7 +36,8 @@ use crate::slots::Slots;
 use crate::trials::{run_parallel, trial_seed};
 use retry_budget::model::{BucketState, Rate, Terms};
 use retry_policy::backoff::{Backoff, Schedule};
-use retry_policy::run::Reservation;
+use retry_policy::run::{Reservation, TokenRequest};
+use std::time::Duration;
 
 /// Attempts a second the modelled server finishes at full capacity.
 pub(crate) const SIMULATED_CAPACITY: f64 = 2000.0;
@@ -413,14 +415,19 @@ impl<'a> Run<'a> {
                     return None;
                 }
                 let wait = self.backoff(request);
-                // The default budget makes no wait longer than the cap, as a run's does.
-                let (terms, latest) = match self.policy {
-                    Policy::Defaults => (self.default_terms, Some(clients.backoff.cap())),
-                    _ => (self.terms, None),
+                // A run without --max-time waits for its token, however far ahead.
+                let terms = match self.policy {
+                    Policy::Defaults => self.default_terms,
+                    _ => self.terms,
                 };
                 let host = self.requests[request].host;
                 let state = self.budget_of(host);
-                let (reservation, next) = terms.reserve(*state, micros(now), latest, None);
+                let request = TokenRequest {
+                    latest: None,
+                    asked: None,
+                    longest_hold: Duration::ZERO,
+                };
+                let (reservation, next) = terms.reserve(*state, micros(now), &request);
                 *state = Some(next);
                 match reservation {
                     Reservation::Granted(delay) => Some(wait.max(delay.as_secs_f64())),

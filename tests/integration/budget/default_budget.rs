@@ -162,32 +162,80 @@ fn a_state_it_cannot_keep_never_denies_a_retry_and_is_said_once() {
     }
 }
 
+/// Give the default budget of `false`'s command line in `state` the rate `rate`, as a test's
+/// quicker stand-in for its 20/5m.
+fn set_default_rate(state: &Path, rate: &str) {
+    let name = Target::of(None, &[OsString::from("false")], &|_, _| None).file_name();
+    let store = format!("file:{}", state.join("retry/default-budgets").display());
+    retry([
+        "budget",
+        "set",
+        &name,
+        "--budget-store",
+        &store,
+        "--rate",
+        rate,
+    ])
+    .env("XDG_STATE_HOME", state)
+    .run()
+    .expect_code(0);
+}
+
 #[test]
-fn a_refusal_says_how_to_turn_the_budget_off_and_off_turns_it_off() {
+fn a_long_poll_waits_for_its_tokens_and_ends_only_by_its_own_limits() {
+    // `retry -n 60 --base 1s --cap 1s -- pg_isready -h db`, waiting for a database, at a rate
+    // a test can wait for: every retry past the bucket waits for its token, none is refused.
     let scratch = Scratch::new();
     let state = scratch.path("state");
-    let report = scratch.path("report.json");
-    let run = failing(&state, "30", &["--report", report.to_str().unwrap()]).run();
+    set_default_rate(&state, "2/1s");
+    let run = failing(&state, "8", &["--cap", "10ms"]).run();
     run.expect_code(1);
-    assert_eq!(
-        ending(&run),
-        (21, "budget".into()),
-        "20 retries, then none\n{run}"
+    assert_eq!(ending(&run), (8, "exhausted".into()), "{run}");
+    let spaced = run
+        .events_named("wait")
+        .iter()
+        .filter(|wait| wait["cause"] == "budget")
+        .count();
+    assert!(
+        spaced >= 4,
+        "the retries past the bucket waited for tokens\n{run}"
     );
-    let text = retry(["-n", "3", "--base", "0s", "--cap", "1s", "--", "false"])
+    let text = retry(["-n", "4", "--base", "0s", "--cap", "10ms", "--", "false"])
         .env("XDG_STATE_HOME", &state)
         .run();
-    text.expect_code(1).expect_stderr(
-        "giving up after 1 attempt: the default retry budget for this command line on this \
-         machine (20/5m) has no token for another in time (it waits at most --cap, 1s); \
-         --budget off, or RETRY_BUDGET=off, turns it off; the last failed with exit status 1",
-    );
+    text.expect_code(1)
+        .expect_stderr(", when the retry budget has a token")
+        .expect_stderr("giving up after 4 attempts, all failed");
+
+    // Its own --max-time ends it, and says which limit the wait for the token would pass.
+    set_default_rate(&state, "1/1h");
+    let report = scratch.path("report.json");
+    let flags = ["--max-time", "30s", "--report", report.to_str().unwrap()];
+    let bounded = failing(&state, "60", &flags).run();
+    bounded.expect_code(1);
+    let (attempts, reason) = ending(&bounded);
+    assert_eq!(reason, "deadline", "{bounded}");
+    assert!(attempts <= 2, "{bounded}");
+    let text = retry([
+        "-n",
+        "60",
+        "--base",
+        "0s",
+        "--max-time",
+        "30s",
+        "--",
+        "false",
+    ])
+    .env("XDG_STATE_HOME", &state)
+    .run();
+    text.expect_code(1)
+        .expect_stderr("giving up after 1 attempt: the wait for a budget token, ");
+    text.expect_stderr("would end past the --max-time deadline");
     let recorded: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(recorded["reason"], "budget");
+    assert_eq!(recorded["reason"], "deadline");
     let budget = &recorded["options"]["in_force"]["budget"];
     assert_eq!(budget["kind"], "default", "{recorded}");
-    assert_eq!(budget["terms"], "20/5m", "{recorded}");
 
     let off = failing(&state, "30", &["--budget", "off"]).run();
     assert_eq!(ending(&off), (30, "exhausted".into()), "{off}");
@@ -200,6 +248,7 @@ fn each_target_has_a_budget_of_its_own() {
     let scratch = Scratch::new();
     let state = scratch.path("state");
     // Nothing listens on port 1: curl fails at once (7), and the preset's finder names the host.
+    // Twenty retries are there at once; the next waits 15s for its token, past --max-time.
     let curl = |url: &str| {
         retry([
             "--log-format",
@@ -208,22 +257,39 @@ fn each_target_has_a_budget_of_its_own() {
             "30",
             "--base",
             "0s",
-            "--cap",
-            "1s",
+            "--max-time",
+            "10s",
         ])
         .env("XDG_STATE_HOME", &state)
         .args(["--", "curl", "-s", url])
         .run()
     };
-    assert_eq!(ending(&curl("http://127.0.0.1:1/a")), (21, "budget".into()));
+    let spent = |run: &Run| {
+        let done = run.event("done");
+        let waited = run
+            .events_named("wait")
+            .iter()
+            .any(|wait| wait["cause"] == "budget");
+        (
+            done["attempts"].as_u64().unwrap(),
+            done["reason"].clone(),
+            waited,
+        )
+    };
+    let deadline = serde_json::json!("deadline");
     assert_eq!(
-        ending(&curl("http://127.0.0.1:1/b?c")).1,
-        "budget",
-        "another path on the same host:port spends from the same budget"
+        spent(&curl("http://127.0.0.1:1/a")),
+        (21, deadline.clone(), false)
+    );
+    let again = curl("http://127.0.0.1:1/b?c");
+    assert_eq!(
+        (ending(&again).0, &again.event("done")["reason"]),
+        (1, &deadline),
+        "another path on the same host:port spends from the same budget\n{again}"
     );
     assert_eq!(
-        ending(&curl("http://localhost:1/")),
-        (21, "budget".into()),
+        spent(&curl("http://localhost:1/")),
+        (21, deadline, false),
         "another host has a budget of its own"
     );
     let mut names: Vec<String> = std::fs::read_dir(state.join("retry/default-budgets"))
@@ -249,8 +315,9 @@ fn the_plan_names_the_default_budget_its_target_and_its_terms() {
     .run()
     .expect_code(0)
     .expect_stdout_contains(
-        "retry budget: this machine's default one for api.example.com: 20/5m; a wait for \
-             its token is at most --cap (--budget off, or RETRY_BUDGET=off, turns it off)",
+        "retry budget: this machine's default one for api.example.com: 20/5m; a retry waits \
+         for its token, spacing retries out to that rate (--budget off, or RETRY_BUDGET=off, \
+         turns it off)",
     );
     retry(["--plan", "--budget", "off", "--", "true"])
         .run()
@@ -478,4 +545,61 @@ fn a_git_push_spends_from_its_remotes_host_never_from_a_refspec() {
     assert!(message.contains("for this command line"), "{message}");
     let unknown = target(&["git", "push", "elsewhere", "HEAD:main"]);
     assert!(unknown.contains("for this command line"), "{unknown}");
+}
+
+#[test]
+fn a_wait_asked_for_is_bounded_as_without_a_budget_and_never_refused() {
+    // The docs' own `echo 2m > "$RETRY_AFTER_FILE"`, with a full bucket: the budget holds the
+    // runs on its target for the wait, as far as each run's RETRY_MAX_REQUESTED_WAIT trusts a
+    // request (as without a budget), and refuses none of them.
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    let script = "[ -n \"$ASK\" ] && echo 2m > \"$RETRY_AFTER_FILE\"; exit 1";
+    let run = |flags: &[&str]| {
+        retry([
+            "--log-format",
+            "json",
+            "-n",
+            "2",
+            "--base",
+            "0s",
+            "--cap",
+            "10ms",
+        ])
+        .args(flags)
+        .env("XDG_STATE_HOME", &state)
+        .args(["--", "sh", "-c", script])
+    };
+    let asking = run(&[]).env("ASK", "1").spawn();
+    let wait = asking.await_event("wait");
+    assert_eq!(
+        (&wait["cause"], &wait["wait_ms"]),
+        (
+            &serde_json::json!("requested"),
+            &serde_json::json!(120_000.0)
+        ),
+        "the run that asked waits its 2m"
+    );
+    // Another run on the same target that asked for nothing waits the stored wait out, as far
+    // as its own RETRY_MAX_REQUESTED_WAIT trusts a request; never refused.
+    let held = run(&[])
+        .env_remove("ASK")
+        .env("RETRY_MAX_REQUESTED_WAIT", "1s")
+        .run();
+    assert_eq!(ending(&held), (2, "exhausted".into()), "{held}");
+    let causes: Vec<_> = held
+        .events_named("wait")
+        .iter()
+        .map(|wait| wait["cause"].clone())
+        .collect();
+    assert_eq!(causes, ["shared"], "{held}");
+    // A run whose --max-time cannot hold that wait ends by its deadline, and says whose wait.
+    let bounded = run(&["--max-time", "500ms"])
+        .env_remove("ASK")
+        .env("RETRY_MAX_REQUESTED_WAIT", "1s")
+        .run();
+    assert_eq!(ending(&bounded), (1, "deadline".into()), "{bounded}");
+    assert_eq!(bounded.event("done")["wait_cause"], "shared", "{bounded}");
+    asking.signal(libc::SIGTERM);
+    asking.finish().expect_signal(libc::SIGTERM);
 }

@@ -42,9 +42,14 @@ fn a_shared_budget_caps_the_retries_of_concurrent_runs() {
     );
     let retries: u64 = reasons.iter().map(|(attempts, _)| attempts - 1).sum();
     assert_eq!(retries, 5, "{reasons:?}");
-    // A run refused a token gives up at once; one that got tokens may use up its -n 3 instead.
+    // A run whose next token is past its --max-time ends at once, by its deadline; one that got
+    // tokens may use up its -n 3 instead.
     for (attempts, reason) in &reasons {
-        let expected = if *attempts < 3 { "budget" } else { "exhausted" };
+        let expected = if *attempts < 3 {
+            "deadline"
+        } else {
+            "exhausted"
+        };
         assert_eq!(reason, expected, "{reasons:?}");
     }
 }
@@ -117,7 +122,7 @@ fn a_garbled_state_is_moved_aside_and_started_over_and_zeros_are_not_its_own() {
     // Started over on the default terms (the damage took the terms with it): the ten tokens
     // are spent on ten retries, and the next is six seconds away, past the deadline.
     run.expect_code(1);
-    assert_eq!(run.event("done")["reason"], "budget", "{run}");
+    assert_eq!(run.event("done")["reason"], "deadline", "{run}");
     assert_eq!(run.event("done")["attempts"], 11, "{run}");
     assert!(run.warning().contains("its content was damaged"), "{run}");
     assert_eq!(std::fs::read(dir.join("api.damaged")).unwrap(), garbled);
@@ -356,7 +361,13 @@ fn a_budget_regaining_a_token_in_centuries_saturates() {
         .args(["--max-time", "2s", "-n", "4", "--base", "0s", "false"])
         .run();
     run.expect_code(1);
-    assert_eq!(run.event("done")["reason"], "budget", "{run}");
+    assert_eq!(run.event("done")["reason"], "deadline", "{run}");
+    let done = run.event("done");
+    assert_eq!(
+        (&done["deadline"], &done["wait_cause"]),
+        (&serde_json::json!("max_time"), &serde_json::json!("budget")),
+        "{run}"
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ use crate::verdict::Verdict;
 
 pub use ports::{
     Admission, AttemptOutput, AttemptReport, Attempts, Clock, HookCall, Hooks, Parts, Release,
-    Released, Reservation, RetryBudget, SpawnError, Waits,
+    Released, Reservation, RetryBudget, SpawnError, TokenRequest, Waits,
 };
 
 /// The fixed rules of one run.
@@ -339,13 +339,8 @@ where
         if let Some(deadline) = deadline
             && wait >= deadline.left(clock.now())
         {
-            let shortfall = Shortfall {
-                wait,
-                cause,
-                left: deadline.left(clock.now()),
-                source: deadline.source,
-            };
-            return (Some(numbering), last, Reason::WaitPastDeadline(shortfall));
+            let reason = past(deadline, clock.now(), wait, cause);
+            return (Some(numbering), last, reason);
         }
         if let Some(signal) = clock.sleep(wait) {
             return (
@@ -432,10 +427,11 @@ fn capped(requested: Requested, most: Duration) -> (Requested, Option<Duration>)
 }
 
 /// The wait before a retry: the backoff's, or the command's `requested` one when that is
-/// longer, or longer still when the budget has no token sooner or holds the retry for a wait
-/// another run was asked for (no longer than `most`, the longest a request may make a wait:
-/// what a store holds is not trusted further); or a stop when the wait would end at or past the
-/// deadline. No token is taken for a retry the wait already rules out.
+/// longer, or longer still when the budget's token comes later or a wait another run was asked
+/// for holds the retry (no longer than `most`, the longest a request may make a wait: what a
+/// store holds is not trusted further); or a stop when the wait would end at or past the
+/// deadline, which names the wait that would, or when the budget has no token at all. No token
+/// is taken for a retry the wait already rules out.
 fn schedule_retry(
     waits: &mut impl Waits,
     budget: &mut impl RetryBudget,
@@ -449,23 +445,23 @@ fn schedule_retry(
         true => (requested, WaitCause::Requested),
         false => (backoff, WaitCause::Backoff),
     };
-    let room = deadline.map(|deadline| deadline.left(now));
     if let Some(deadline) = deadline
         && wait >= deadline.left(now)
     {
-        let (left, source) = (deadline.left(now), deadline.source);
-        let shortfall = Shortfall {
-            wait,
-            cause,
-            left,
-            source,
-        };
-        return Next::Stop(Reason::WaitPastDeadline(shortfall));
+        return Next::Stop(past(deadline, now, wait, cause));
     }
     // A wait the command asked for holds for every run that shares the budget.
-    let asked = (!requested.is_zero()).then_some(requested);
+    let request = TokenRequest {
+        latest: deadline.map(|deadline| deadline.left(now)),
+        asked: (!requested.is_zero()).then_some(requested),
+        longest_hold: most,
+    };
     let warn = &mut |message| sink.emit(&Event::Warning(message));
-    match budget.reserve(room, asked, warn) {
+    match budget.reserve(request, warn) {
+        Reservation::PastDeadline(needed, cause) => match deadline {
+            Some(deadline) => Next::Stop(past(deadline, now, needed.max(wait), cause)),
+            None => Next::Stop(Reason::Budget(budget.refusal())),
+        },
         Reservation::Refused => Next::Stop(Reason::Budget(budget.refusal())),
         Reservation::Unavailable => Next::Stop(Reason::BudgetUnavailable),
         Reservation::Interrupted(signal) => Next::Stop(Reason::Interrupted(signal, Moment::Budget)),
@@ -479,6 +475,16 @@ fn schedule_retry(
         },
         Reservation::Granted(_) | Reservation::Held(_) => Next::Retry { wait, cause },
     }
+}
+
+/// Why a run whose next `wait`, `cause`'s, would end at or past `deadline` at `now` stops.
+fn past(deadline: Limit, now: Instant, wait: Duration, cause: WaitCause) -> Reason {
+    Reason::WaitPastDeadline(Shortfall {
+        wait,
+        cause,
+        left: deadline.left(now),
+        source: deadline.source,
+    })
 }
 
 /// Why the run stops after this attempt, if it does, by how the run was stopped, what became of

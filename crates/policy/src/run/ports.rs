@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::attempts::Numbering;
 use crate::backoff::Schedule;
 use crate::matching::OutputMatch;
-use crate::outcome::{AttemptOutcome, Ended, Hook, HookEnd, SpawnFailure};
+use crate::outcome::{AttemptOutcome, Ended, Hook, HookEnd, SpawnFailure, WaitCause};
 use crate::requested::Requested;
 use crate::signal::Signal;
 use crate::termination::Termination;
@@ -170,6 +170,18 @@ pub struct Parts<'a, W, A, C, B, R, H, S> {
     pub sink: &'a mut S,
 }
 
+/// What a retry asks of its budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenRequest {
+    /// The time left before the run's deadline, which no wait may reach (none: no deadline).
+    pub latest: Option<Duration>,
+    /// The wait the command asked for, if it did: it holds every run sharing the budget.
+    pub asked: Option<Duration>,
+    /// The longest a requested wait may make this run wait (`RETRY_MAX_REQUESTED_WAIT`): a
+    /// wait another run stored is trusted no further than this run's own request would be.
+    pub longest_hold: Duration,
+}
+
 /// The answer to a request for a token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reservation {
@@ -178,8 +190,13 @@ pub enum Reservation {
     /// The retry may go, but not for this long: a run sharing the budget was asked to wait
     /// (a `Retry-After`), and its wait holds for every run.
     Held(Duration),
-    /// No token would be there within the time allowed.
+    /// The budget has no token for it: retries already wait for every token it may promise
+    /// (its debt bound).
     Refused,
+    /// A token is there, but the wait for it (`Budget`), or for the end of a wait a run
+    /// sharing the budget was asked for (`Shared`), would end at or past the run's deadline;
+    /// no token was taken.
+    PastDeadline(Duration, WaitCause),
     /// The budget cannot be used (its store fails, its file cannot be trusted), and its terms
     /// make that no token.
     Unavailable,
@@ -204,8 +221,8 @@ pub enum Admission {
     Interrupted(Signal),
 }
 
-/// Where retry tokens come from. `latest` bounds every call: the time left before `--max-time`
-/// (no limit when `None`); what the user should know about the budget goes to `warn`.
+/// Where retry tokens come from. `latest` bounds every call: the time left before the run's
+/// deadline (no limit when `None`); what the user should know about the budget goes to `warn`.
 pub trait RetryBudget {
     /// Before the first attempt: count it (where the budget earns from first attempts) and ask
     /// its breaker whether the run may make it. One call at most, bounded by `latest` and the
@@ -213,14 +230,10 @@ pub trait RetryBudget {
     fn admit(&mut self, _latest: Option<Duration>, _warn: &mut dyn FnMut(String)) -> Admission {
         Admission::Closed
     }
-    /// Take a token for a retry that must start within `latest`; when the command `asked` for a
-    /// wait, every run sharing the budget holds its retries until it is over.
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        warn: &mut dyn FnMut(String),
-    ) -> Reservation;
+    /// Take a token for a retry that must start within the request's `latest`, waiting for it
+    /// as long as that allows; when the command `asked` for a wait, every run sharing the
+    /// budget holds its retries until it is over.
+    fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation;
     /// The run ended as `ended`, after `admit` answered `admission`: the breaker counts it, and
     /// a probe gives its lease back, whatever the end. Called on every end of a probe, and on
     /// every end of a run that made an attempt. Returns the signal that ends the run if one
@@ -253,14 +266,9 @@ impl<B: RetryBudget> RetryBudget for Option<B> {
         }
     }
 
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        warn: &mut dyn FnMut(String),
-    ) -> Reservation {
+    fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation {
         match self {
-            Some(budget) => budget.reserve(latest, asked, warn),
+            Some(budget) => budget.reserve(request, warn),
             None => Reservation::Granted(Duration::ZERO),
         }
     }

@@ -190,14 +190,9 @@ impl RetryBudget for ScriptedBudget {
         self.admission.unwrap_or(Admission::Closed)
     }
 
-    fn reserve(
-        &mut self,
-        latest: Option<Duration>,
-        asked: Option<Duration>,
-        _warn: &mut dyn FnMut(String),
-    ) -> Reservation {
-        self.asked.push(latest);
-        self.waits_asked.push(asked);
+    fn reserve(&mut self, request: TokenRequest, _warn: &mut dyn FnMut(String)) -> Reservation {
+        self.asked.push(request.latest);
+        self.waits_asked.push(request.asked);
         if self.answers.is_empty() {
             Reservation::Granted(Duration::ZERO)
         } else {

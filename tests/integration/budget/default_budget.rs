@@ -12,19 +12,14 @@ use crate::support::harness::{Invocation, Run, Scratch, binary, program, retry, 
 
 /// A run of `false` with `-n N`, no wait and `flags`, keeping its default budgets in `state`.
 fn failing(state: &Path, attempts: &str, flags: &[&str]) -> Invocation {
-    retry([
-        "--log-format",
-        "json",
-        "-n",
-        attempts,
-        "--base",
-        "0s",
-        "--cap",
-        "1s",
-    ])
-    .env("XDG_STATE_HOME", state)
-    .args(flags)
-    .args(["--", "false"])
+    retry_false(attempts, &[&["--cap", "1s"], flags].concat()).env("XDG_STATE_HOME", state)
+}
+
+/// A run of `false` with `-n N`, no wait, JSON events and `flags`.
+fn retry_false(attempts: &str, flags: &[&str]) -> Invocation {
+    retry(["--log-format", "json", "-n", attempts, "--base", "0s"])
+        .args(flags)
+        .args(["--", "false"])
 }
 
 /// How many attempts the run made, and why it ended.
@@ -138,16 +133,7 @@ fn a_state_it_cannot_keep_never_denies_a_retry_and_is_said_once() {
         ),
     ];
     for (case, state, said) in cases {
-        let run = retry([
-            "--log-format",
-            "json",
-            "-n",
-            "3",
-            "--base",
-            "0s",
-            "--",
-            "false",
-        ]);
+        let run = retry_false("3", &[]);
         let run = match state {
             Some(state) => run.env("XDG_STATE_HOME", state),
             None => run.env_remove("XDG_STATE_HOME").env_remove("HOME"),
@@ -365,18 +351,7 @@ fn a_file_the_store_did_not_write_is_left_as_it_is() {
 /// given), in `dir`; checked to end as it would without a budget, with one warning, which is
 /// returned.
 fn without_a_place_of_its_own(home: &OsStr, xdg: Option<&Path>, dir: &Path) -> String {
-    let run = retry([
-        "--log-format",
-        "json",
-        "-n",
-        "3",
-        "--base",
-        "0s",
-        "--",
-        "false",
-    ])
-    .env("HOME", home)
-    .current_dir(dir);
+    let run = retry_false("3", &[]).env("HOME", home).current_dir(dir);
     let run = match xdg {
         Some(xdg) => run.env("XDG_STATE_HOME", xdg),
         None => run.env_remove("XDG_STATE_HOME"),

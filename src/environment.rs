@@ -8,12 +8,12 @@ use std::time::{Duration, SystemTime};
 use retry_policy::attempts::{AttemptLimit, Numbering};
 use retry_policy::deadline::exported;
 
-use crate::sys::environ::Value;
+use retry_sys::environ::Value;
 
 /// The tool's own value of the variable `name`: how the run reads its environment (each part is
 /// given this, so that its tests can give another).
 pub(crate) fn own(name: &str) -> Option<OsString> {
-    crate::sys::environ::own_value(name).map(OsStr::to_owned)
+    retry_sys::environ::own_value(name)
 }
 
 /// What the name of every variable the tool sets or withholds starts with.

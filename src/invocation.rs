@@ -45,7 +45,6 @@ use crate::signals::SignalWatch;
 use crate::signals::reaper;
 use crate::signals::startup::{self, Inherited};
 use crate::spill::HoldError;
-use crate::sys::spawn::Launcher;
 use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
 use retry_budget::default_budget;
@@ -62,6 +61,7 @@ use retry_policy::exit::Exit;
 use retry_policy::outcome::{Moment, Reason, RunEnd};
 use retry_policy::run::Release;
 use retry_policy::run::{self, Parts};
+use retry_sys::spawn::Launcher;
 
 /// Prepare the process, first thing in `main`: what it must not take on trust from its parent
 /// (see `startup`), and a panic (a bug) made the tool's own failure: one line and exit 125,

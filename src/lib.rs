@@ -7,7 +7,7 @@
 //! tests and the fuzz target. What the tool decides lives in `retry-policy`, tested there
 //! without processes or sleeping.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod cli;
 mod config;
@@ -24,11 +24,6 @@ mod reference;
 mod report;
 mod signals;
 mod spill;
-/// The one room where `unsafe` is written; public only for the doc-tests that show what its
-/// borrows refuse.
-#[doc(hidden)]
-#[allow(unsafe_code)]
-pub mod sys;
 
 pub use cli::{Cli, full_command, one_line_error};
 pub use invocation::{prepare, run, say_error};

@@ -13,8 +13,7 @@ use retry_exec::{Cli, Exit};
 /// says why); the default build keeps glibc's allocator.
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOCATOR: retry_exec::sys::allocator::Allocator =
-    retry_exec::sys::allocator::Allocator::new();
+static ALLOCATOR: retry_sys::allocator::Allocator = retry_sys::allocator::Allocator::new();
 
 fn main() -> ExitCode {
     let inherited = retry_exec::prepare();

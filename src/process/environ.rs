@@ -4,23 +4,19 @@
 //!
 //! Given variables on its `Command`, std copies the tool's whole environment into a map and out
 //! again for every spawn (most of an attempt's cost, in instructions, when this was measured);
-//! this way an attempt costs the few strings that change, and the inherited variables are the
-//! process's own strings, neither copied nor touched.
+//! this way an attempt costs the few strings that change, and the inherited variables are copied
+//! once, into one buffer, for the whole run.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::environment::{self, Variable};
-use crate::sys::environ::{self, ChildEnvironment};
+use retry_sys::environ::ChildEnvironment;
 
 /// The tool's environment as its children inherit it: without `WITHHELD`, and without the
 /// attempt's variables an outer run set, which each attempt's values replace.
 pub(crate) fn inherited() -> ChildEnvironment {
-    let inherited = environ::own_variables()
-        .filter(|(name, _)| !is_replaced(name))
-        .map(|(_, entry)| entry)
-        .collect();
-    ChildEnvironment::new(inherited)
+    ChildEnvironment::inheriting(|name| !is_replaced(name))
 }
 
 /// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt
@@ -48,7 +44,7 @@ mod tests {
     fn replaced_entries(environment: &ChildEnvironment) -> Vec<String> {
         environment
             .entries()
-            .into_iter()
+            .map(|entry| entry.to_string_lossy().into_owned())
             .filter(|entry| is_replaced(OsStr::new(entry.split('=').next().unwrap_or_default())))
             .collect()
     }

@@ -21,13 +21,13 @@ use crate::environment;
 use crate::process::command_line::CommandLine;
 use crate::process::terminal::Terminal;
 use crate::signals::SignalWatch;
-use crate::sys::environ::{ChildEnvironment, Value};
-use crate::sys::spawn::{ChildStdio, Launcher, Setup};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{Hook, HookEnd, HookOutcome};
 use retry_policy::run::{HookCall, Hooks};
 use retry_policy::termination::TimeLimit;
+use retry_sys::environ::{ChildEnvironment, Value};
+use retry_sys::spawn::{ChildStdio, Launcher, Setup};
 
 /// A hook's time limit without `--timeout`.
 pub(crate) const HOOK_LIMIT: Duration = Duration::from_secs(60);

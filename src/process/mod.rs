@@ -35,14 +35,14 @@ use crate::process::terminal::Terminal;
 use crate::report::outlet::GRACE;
 use crate::signals::{Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
-use crate::sys::environ::{ChildEnvironment, Value};
-use crate::sys::spawn::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 use retry_policy::attempts::{AttemptLimit, Numbering};
 use retry_policy::matching::Stream;
 use retry_policy::outcome::SpawnFailure;
 use retry_policy::requested;
 use retry_policy::run::{AttemptReport, Attempts, SpawnError};
 use retry_policy::termination::TimeLimit;
+use retry_sys::environ::{ChildEnvironment, Value};
+use retry_sys::spawn::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 
 use supervision::Supervision;
 

@@ -126,7 +126,7 @@ impl RequestFiles {
 
 /// A duplicate of `file`'s descriptor with the lowest free number from `lowest` up.
 fn renumber(file: &File, lowest: RawFd) -> io::Result<OwnedFd> {
-    crate::sys::descriptors::duplicate_from(file, lowest)
+    retry_sys::descriptors::duplicate_from(file, lowest)
 }
 
 /// `/proc/PID/fd/`, where the tool's own descriptors are seen by other processes, if `/proc`

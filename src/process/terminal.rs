@@ -18,7 +18,7 @@ use nix::unistd::{Pid, getpgrp, tcgetpgrp, tcsetpgrp};
 use retry_budget::named_files;
 
 use crate::signals::signal::Platform;
-use crate::sys::spawn::Handover;
+use retry_sys::spawn::Handover;
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]

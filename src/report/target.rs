@@ -256,7 +256,7 @@ fn own_descriptor(path: &Path) -> Option<RawFd> {
 
 /// A descriptor of its own on the open file `fd` names, written where it stands.
 fn duplicate(fd: RawFd) -> io::Result<File> {
-    crate::sys::descriptors::duplicate_numbered(fd).map(File::from)
+    retry_sys::descriptors::duplicate_numbered(fd).map(File::from)
 }
 
 /// Refuse a file, FIFO or link (`metadata`) in `directory` that a hardened system protects: in

@@ -35,7 +35,7 @@ pub(crate) use retry_budget::waiter::{Waited, Waiter};
 
 use crate::signals::signal::Platform;
 use crate::signals::startup::Inherited;
-use crate::sys::signals::{ChildMask, is_ignored, set_disposition};
+use retry_sys::signals::{ChildMask, is_ignored, set_disposition};
 
 pub(crate) mod reaper;
 pub(crate) mod signal;

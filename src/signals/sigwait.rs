@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use nix::sys::signal::SigSet;
 
-use crate::sys::signals::{Taken, take_one};
+use retry_sys::signals::{Taken, take_one};
 
 /// The blocked signals to take.
 pub(super) struct Backend {

@@ -13,7 +13,7 @@
 
 use nix::sys::signal::Signal;
 
-use crate::sys;
+use retry_sys as sys;
 
 /// What the tool's parent left it with that the command must get back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,13 +5,13 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// A duplicate of `fd`, close-on-exec, with the lowest free number from `lowest` up.
-pub(crate) fn duplicate_from(fd: impl AsFd, lowest: RawFd) -> io::Result<OwnedFd> {
+pub fn duplicate_from(fd: impl AsFd, lowest: RawFd) -> io::Result<OwnedFd> {
     duplicate_raw(fd.as_fd().as_raw_fd(), lowest)
 }
 
 /// A duplicate, close-on-exec, of the descriptor numbered `fd`, if it is open: the way to
 /// reach a descriptor a path such as `/dev/fd/3` names, with the file offset it has.
-pub(crate) fn duplicate_numbered(fd: RawFd) -> io::Result<OwnedFd> {
+pub fn duplicate_numbered(fd: RawFd) -> io::Result<OwnedFd> {
     duplicate_raw(fd, 0)
 }
 

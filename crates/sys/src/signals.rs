@@ -31,12 +31,12 @@ extern "C" fn remember_sigpipe() {
 }
 
 /// Whether SIGPIPE was set to be ignored when the process started (by its parent).
-pub(crate) fn sigpipe_ignored_at_start() -> bool {
+pub fn sigpipe_ignored_at_start() -> bool {
     SIGPIPE_IGNORED.load(Ordering::Relaxed)
 }
 
 /// Whether `signal` is set to be ignored (inherited from the tool's parent).
-pub(crate) fn is_ignored(signal: i32) -> bool {
+pub fn is_ignored(signal: i32) -> bool {
     let mut current = std::mem::MaybeUninit::<libc::sigaction>::uninit();
     // SAFETY: a null new action only queries; `current` is writable storage for the old one.
     let queried = unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } == 0;
@@ -45,7 +45,7 @@ pub(crate) fn is_ignored(signal: i32) -> bool {
 }
 
 /// Set `signal` to its default action (`ignore` false) or to be ignored. Async-signal-safe.
-pub(crate) fn set_disposition(signal: Signal, ignore: bool) -> io::Result<()> {
+pub fn set_disposition(signal: Signal, ignore: bool) -> io::Result<()> {
     let handler = match ignore {
         true => SigHandler::SigIgn,
         false => SigHandler::SigDfl,
@@ -60,7 +60,7 @@ pub(crate) fn set_disposition(signal: Signal, ignore: bool) -> io::Result<()> {
 /// The signal mask and the dispositions the tool started with, which a child restores between
 /// the split and `exec`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ChildMask {
+pub struct ChildMask {
     mask: SigSet,
     handled: SigSet,
     sigpipe_ignored: bool,
@@ -69,7 +69,7 @@ pub(crate) struct ChildMask {
 impl ChildMask {
     /// The mask `mask` to restore, the signals `handled` by a handler of the tool's to reset to
     /// their defaults first, and whether SIGPIPE was ignored when the tool started.
-    pub(crate) fn new(mask: SigSet, handled: SigSet, sigpipe_ignored: bool) -> Self {
+    pub fn new(mask: SigSet, handled: SigSet, sigpipe_ignored: bool) -> Self {
         ChildMask {
             mask,
             handled,
@@ -82,7 +82,7 @@ impl ChildMask {
     /// restore the mask, so that no signal unblocked here can run a handler of the tool's in
     /// the child. Async-signal-safe: system calls only, no allocation.
     #[cfg(target_os = "linux")]
-    pub(crate) fn restore(&self) -> io::Result<()> {
+    pub fn restore(&self) -> io::Result<()> {
         for signal in self.handled.iter() {
             set_disposition(signal, false)?;
         }
@@ -93,7 +93,7 @@ impl ChildMask {
     /// The signals a child sets to their defaults: the handled ones, and SIGPIPE unless the
     /// tool's parent left it ignored (for `posix_spawnp`'s attributes).
     #[cfg(not(target_os = "linux"))]
-    pub(crate) fn defaults(&self) -> SigSet {
+    pub fn defaults(&self) -> SigSet {
         let mut defaults = self.handled;
         if !self.sigpipe_ignored {
             defaults.add(Signal::SIGPIPE);
@@ -103,7 +103,7 @@ impl ChildMask {
 
     /// The mask a child restores (for `posix_spawnp`'s attributes).
     #[cfg(not(target_os = "linux"))]
-    pub(crate) fn mask(&self) -> SigSet {
+    pub fn mask(&self) -> SigSet {
         self.mask
     }
 }
@@ -111,7 +111,7 @@ impl ChildMask {
 /// What one `sigtimedwait` gave.
 #[cfg(all(target_os = "linux", not(feature = "portable-signals")))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Taken {
+pub enum Taken {
     /// This signal.
     Signal(i32),
     /// The time passed first.
@@ -123,7 +123,7 @@ pub(crate) enum Taken {
 /// Take one of the signals of `set`, which the calling thread has blocked, waiting for
 /// `timeout` at most (for ever, when `None`).
 #[cfg(all(target_os = "linux", not(feature = "portable-signals")))]
-pub(crate) fn take_one(set: &SigSet, timeout: Option<Duration>) -> Taken {
+pub fn take_one(set: &SigSet, timeout: Option<Duration>) -> Taken {
     let timeout = timeout.map(timespec);
     let timeout_ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _);
     let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::uninit();
@@ -160,8 +160,7 @@ mod order_tests {
     /// run in the child and the child would go on.
     #[test]
     fn a_child_resets_handled_signals_before_it_unblocks_them() {
-        let name =
-            "sys::signals::order_tests::a_child_resets_handled_signals_before_it_unblocks_them";
+        let name = "signals::order_tests::a_child_resets_handled_signals_before_it_unblocks_them";
         if std::env::var_os(CHILD).is_some() {
             return restore_with_a_handled_signal_pending();
         }

@@ -1,17 +1,19 @@
 //! The environment table a child executes with: `NAME=value` C strings and the null-terminated
-//! array of pointers to them that `execve` and its kin take. The strings the run inherits are
-//! the process's own, read from its `environ` and never copied (see [`own_variables`]); the
-//! attempt's, whose values alone change from one attempt to the next, are rewritten in place, so
-//! that an attempt allocates nothing once the first has made room.
+//! array of pointers to them that `execve` and its kin take, and the process's own environment,
+//! read where the C runtime keeps it. The variables the run inherits are copied once, when the
+//! table is made, into one buffer of the table's own (so that no borrow of the process's
+//! `environ` outlives the reading, whatever a `set_var` does after); the attempt's, whose values
+//! alone change from one attempt to the next, are rewritten in place, so that an attempt
+//! allocates nothing once the first has made room.
 //!
 //! The table is handed to a start as an [`Environ`], which borrows it: the pointers cannot
 //! dangle, because changing or dropping the table while a start holds its `Environ` does not
 //! compile:
 //!
 //! ```compile_fail,E0502
-//! use retry_exec::sys::environ::{ChildEnvironment, Value};
+//! use retry_sys::environ::{ChildEnvironment, Value};
 //!
-//! let mut table = ChildEnvironment::new(Vec::new());
+//! let mut table = ChildEnvironment::new(["PATH=/bin"]);
 //! table.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
 //! let environ = table.environ();
 //! // The next attempt's values, while the start still holds the table: refused.
@@ -20,9 +22,9 @@
 //! ```
 //!
 //! ```compile_fail,E0505
-//! use retry_exec::sys::environ::ChildEnvironment;
+//! use retry_sys::environ::ChildEnvironment;
 //!
-//! let table = ChildEnvironment::new(Vec::new());
+//! let table = ChildEnvironment::new(["PATH=/bin"]);
 //! let environ = table.environ();
 //! drop(table); // The table gone while the start holds it: refused.
 //! environ.pointer();
@@ -32,9 +34,9 @@
 //! borrow alone):
 //!
 //! ```
-//! use retry_exec::sys::environ::{ChildEnvironment, Value};
+//! use retry_sys::environ::{ChildEnvironment, Value};
 //!
-//! let mut table = ChildEnvironment::new(Vec::new());
+//! let mut table = ChildEnvironment::new(["PATH=/bin"]);
 //! table.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
 //! let environ = table.environ();
 //! assert!(!environ.pointer().is_null());
@@ -42,38 +44,38 @@
 //! drop(table);
 //! ```
 
-use std::ffi::{CStr, OsStr, c_char};
+use std::ffi::{CStr, OsStr, OsString, c_char};
 use std::os::unix::ffi::OsStrExt;
 
 /// The process's own environment, as its `NAME=value` strings (an entry without a `=` after its
 /// first byte, which names no variable, is left out, as std leaves it out), with each one's name.
+/// The borrows last no longer than the caller's look at them: this crate's own, and only to copy
+/// what it keeps.
 ///
-/// Borrowed for the life of the process: the C runtime sets `environ` up before `main`, and
-/// nothing in this process changes it after. Changing it takes std's `set_var` or
-/// `remove_var`, which are `unsafe`, or libc's `setenv` and kin; no code of the tool calls any
-/// of them (every crate but this module forbids `unsafe`, and this module calls none).
-pub fn own_variables() -> impl Iterator<Item = (&'static OsStr, OwnEntry)> {
+/// The C runtime sets `environ` up before `main`. Changing it takes std's `set_var` or
+/// `remove_var` (refused by the workspace's clippy `disallowed-methods`, and `unsafe`, which every
+/// other crate of the workspace forbids), or libc's `setenv` and kin, which no code of the tool
+/// calls.
+fn own_variables() -> impl Iterator<Item = (&'static OsStr, OwnEntry)> {
     own_entries().filter_map(|entry| Some((entry.name()?, entry)))
 }
 
 /// The process's own value of the variable `name`, as `std::env::var_os` finds it (the first
-/// entry of that name), borrowed rather than copied.
-pub fn own_value(name: &str) -> Option<&'static OsStr> {
+/// entry of that name), copied.
+pub fn own_value(name: &str) -> Option<OsString> {
     let name = name.as_bytes();
     if name.is_empty() || name.contains(&0) {
         return None;
     }
     let entry = own_entries().find(|entry| entry.is_named(name))?;
-    Some(OsStr::from_bytes(
-        &entry.to_c_str().to_bytes()[name.len() + 1..],
-    ))
+    Some(OsStr::from_bytes(&entry.to_c_str().to_bytes()[name.len() + 1..]).to_owned())
 }
 
 /// One `NAME=value` string of the process's own environment (see [`own_variables`]), where the
 /// process keeps it: read only as far as it is asked, because values can be long (`LS_COLORS`,
 /// a CI system's) and a child needs only the pointer.
 #[derive(Clone, Copy, Debug)]
-pub struct OwnEntry(*const c_char);
+struct OwnEntry(*const c_char);
 
 impl OwnEntry {
     /// The variable's name: the bytes before the first `=` after the first byte; none when
@@ -113,17 +115,10 @@ impl OwnEntry {
             && at(name.len()) == b'='
     }
 
-    /// The whole `NAME=value` string.
-    pub fn to_c_str(self) -> &'static CStr {
+    /// The whole `NAME=value` string, for as long as the caller reads it (`own_variables`).
+    fn to_c_str(self) -> &'static CStr {
         // SAFETY: a NUL-terminated string that lives as long as the process (`own_variables`).
         unsafe { CStr::from_ptr(self.0) }
-    }
-}
-
-#[cfg(test)]
-impl From<&'static CStr> for OwnEntry {
-    fn from(entry: &'static CStr) -> Self {
-        OwnEntry(entry.as_ptr())
     }
 }
 
@@ -180,11 +175,13 @@ pub enum Value<'a> {
 /// What a child gets as its environment.
 #[derive(Debug)]
 pub struct ChildEnvironment {
-    /// The variables every child inherits, as `NAME=value`: the process's own strings.
-    inherited: Vec<OwnEntry>,
+    /// The variables every child inherits, as `NAME=value` and a NUL each, one after another.
+    inherited: Vec<u8>,
+    /// Where each entry of `inherited` starts.
+    starts: Vec<usize>,
     /// The attempt's own variables, as `NAME=value` and a NUL, rewritten in place.
     attempt: Vec<Vec<u8>>,
-    /// `inherited` then `attempt`, then a null: what the child's `environ` becomes.
+    /// `inherited`'s entries then `attempt`'s, then a null: what the child's `environ` becomes.
     pointers: Vec<*const c_char>,
 }
 
@@ -194,15 +191,39 @@ pub struct ChildEnvironment {
 pub struct Environ<'a>(&'a ChildEnvironment);
 
 impl ChildEnvironment {
-    /// A table of `inherited` and, until [`ChildEnvironment::set_attempt`], nothing else.
-    pub fn new(inherited: Vec<OwnEntry>) -> Self {
+    /// A table of the `NAME=value` entries `inherited` (one with a NUL, which no environment can
+    /// hold, left out) and, until [`ChildEnvironment::set_attempt`], nothing else.
+    pub fn new<E: AsRef<[u8]>>(inherited: impl IntoIterator<Item = E>) -> Self {
         let mut environment = ChildEnvironment {
-            inherited,
+            inherited: Vec::new(),
+            starts: Vec::new(),
             attempt: Vec::new(),
             pointers: Vec::new(),
         };
+        for entry in inherited {
+            environment.inherit(entry.as_ref());
+        }
         environment.set_attempt([]);
         environment
+    }
+
+    /// A table of the process's own variables but those `keep` refuses by name, copied as they
+    /// stand now.
+    pub fn inheriting(mut keep: impl FnMut(&OsStr) -> bool) -> Self {
+        let kept = own_variables()
+            .filter(|(name, _)| keep(name))
+            .map(|(_, entry)| entry.to_c_str().to_bytes());
+        ChildEnvironment::new(kept)
+    }
+
+    /// Add `entry`, a `NAME=value`, to the inherited variables.
+    fn inherit(&mut self, entry: &[u8]) {
+        if entry.contains(&0) {
+            return;
+        }
+        self.starts.push(self.inherited.len());
+        self.inherited.extend_from_slice(entry);
+        self.inherited.push(0);
     }
 
     /// Give the next child the attempt's variables `values`, in place of the last attempt's; a
@@ -229,8 +250,12 @@ impl ChildEnvironment {
         }
         self.attempt.truncate(count);
         self.pointers.clear();
-        self.pointers
-            .extend(self.inherited.iter().map(|entry| entry.0));
+        let inherited = &self.inherited;
+        self.pointers.extend(
+            self.starts
+                .iter()
+                .map(|&start| inherited[start..].as_ptr().cast::<c_char>()),
+        );
         self.pointers.extend(
             self.attempt
                 .iter()
@@ -244,16 +269,17 @@ impl ChildEnvironment {
         Environ(self)
     }
 
-    /// The `NAME=value` entries the next child gets.
-    #[cfg(test)]
-    pub(crate) fn entries(&self) -> Vec<String> {
-        let attempt = self.attempt.iter().map(|entry| &entry[..entry.len() - 1]);
-        self.inherited
+    /// The `NAME=value` entries the next child gets, in order.
+    pub fn entries(&self) -> impl Iterator<Item = &CStr> {
+        let inherited = self
+            .starts
             .iter()
-            .map(|entry| entry.to_c_str().to_bytes())
-            .chain(attempt)
-            .map(|entry| String::from_utf8_lossy(entry).into_owned())
-            .collect()
+            .filter_map(|&start| CStr::from_bytes_until_nul(&self.inherited[start..]).ok());
+        let attempt = self
+            .attempt
+            .iter()
+            .filter_map(|entry| CStr::from_bytes_with_nul(entry).ok());
+        inherited.chain(attempt)
     }
 }
 
@@ -264,15 +290,8 @@ impl<'a> Environ<'a> {
     }
 
     /// The `NAME=value` entries, for a start that builds its own table (`posix_spawnp`).
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn entries(self) -> impl Iterator<Item = &'a std::ffi::CStr> {
-        let attempt = self
-            .0
-            .attempt
-            .iter()
-            .filter_map(|entry| std::ffi::CStr::from_bytes_with_nul(entry).ok());
-        let inherited = self.0.inherited.iter().map(|entry| entry.to_c_str());
-        inherited.chain(attempt)
+    pub fn entries(self) -> impl Iterator<Item = &'a CStr> {
+        self.0.entries()
     }
 }
 
@@ -280,9 +299,17 @@ impl<'a> Environ<'a> {
 mod tests {
     use super::*;
 
+    /// The entries of `environment`, as text.
+    fn texts(environment: &ChildEnvironment) -> Vec<String> {
+        environment
+            .entries()
+            .map(|entry| entry.to_string_lossy().into_owned())
+            .collect()
+    }
+
     #[test]
     fn each_attempt_replaces_the_last_ones_values() {
-        let mut environment = ChildEnvironment::new(vec![c"PATH=/bin".into()]);
+        let mut environment = ChildEnvironment::new(["PATH=/bin", "BAD=a\0b"]);
         environment.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
         environment.set_attempt([
             ("RETRY_ATTEMPT", Value::Number(2)),
@@ -290,7 +317,7 @@ mod tests {
             ("RETRY_DEADLINE", Value::Number(u128::from(u64::MAX) + 1)),
         ]);
         assert_eq!(
-            environment.entries(),
+            texts(&environment),
             [
                 "PATH=/bin",
                 "RETRY_ATTEMPT=2",
@@ -301,11 +328,11 @@ mod tests {
         assert_eq!(environment.pointers.len(), 5);
         assert!(environment.pointers[4].is_null());
         environment.set_attempt([("RETRY_AFTER_FILE", Value::Text(OsStr::new("a\0b")))]);
-        assert_eq!(environment.entries(), ["PATH=/bin"]);
+        assert_eq!(texts(&environment), ["PATH=/bin"]);
     }
 
     #[test]
-    fn the_processs_own_variables_are_those_std_reads() {
+    fn the_processs_own_variables_are_those_std_reads_and_are_copied() {
         let own: Vec<_> = own_variables()
             .map(|(name, entry)| {
                 let value = &entry.to_c_str().to_bytes()[name.len() + 1..];
@@ -315,11 +342,18 @@ mod tests {
         let std: Vec<_> = std::env::vars_os().collect();
         assert!(!own.is_empty());
         assert_eq!(own, std);
-        for (name, value) in std {
+        for (name, value) in &std {
             let name = name.to_str().unwrap();
-            assert_eq!(own_value(name), std::env::var_os(name).as_deref(), "{name}");
-            assert_eq!(own_value(name), Some(value.as_os_str()), "{name}");
+            assert_eq!(own_value(name), std::env::var_os(name), "{name}");
+            assert_eq!(own_value(name).as_ref(), Some(value), "{name}");
         }
         assert_eq!(own_value("RETRY_NO_SUCH_VARIABLE_IS_SET"), None);
+        let inherited = ChildEnvironment::inheriting(|name| name != OsStr::new("PATH"));
+        let expected: Vec<String> = std
+            .iter()
+            .filter(|(name, _)| name != "PATH")
+            .map(|(name, value)| format!("{}={}", name.display(), value.display()))
+            .collect();
+        assert_eq!(texts(&inherited), expected);
     }
 }

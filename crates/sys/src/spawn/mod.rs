@@ -34,8 +34,8 @@ use std::os::unix::ffi::OsStrExt;
 
 use nix::unistd::{Pid, tcgetpgrp, tcsetpgrp};
 
-use crate::sys::environ::Environ;
-use crate::sys::signals::ChildMask;
+use crate::environ::Environ;
+use crate::signals::ChildMask;
 
 #[cfg(target_os = "linux")]
 mod clone;
@@ -44,7 +44,7 @@ mod posix;
 
 /// Where a child's stdin, stdout or stderr comes from.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum ChildStdio<'a> {
+pub enum ChildStdio<'a> {
     /// The tool's own.
     Inherit,
     /// A new pipe to the tool.
@@ -57,41 +57,45 @@ pub(crate) enum ChildStdio<'a> {
 /// What a child is started with, besides its command line; it borrows what the child's steps
 /// point into (the environment table, the terminal), so that neither can change or go while a
 /// start uses it.
-pub(crate) struct Setup<'a> {
+pub struct Setup<'a> {
     /// The environment, installed as it stands.
-    pub(crate) environ: Environ<'a>,
+    pub environ: Environ<'a>,
     /// Where stdin, stdout and stderr come from.
-    pub(crate) stdio: [ChildStdio<'a>; 3],
+    pub stdio: [ChildStdio<'a>; 3],
     /// Whether it leads a process group of its own.
-    pub(crate) own_group: bool,
+    pub own_group: bool,
     /// The terminal to take, if the tool hands it over.
-    pub(crate) handover: Option<Handover<'a>>,
+    pub handover: Option<Handover<'a>>,
     /// The signal mask and SIGPIPE disposition to restore.
-    pub(crate) mask: ChildMask,
+    pub mask: ChildMask,
 }
 
 /// A started child: its process, and the tool's ends of the pipes it was given.
 #[derive(Debug)]
-pub(crate) struct Started {
-    pub(crate) pid: Pid,
+pub struct Started {
+    /// The child's process.
+    pub pid: Pid,
     /// Where the tool writes what the child reads, when stdin is a pipe.
-    pub(crate) stdin: Option<OwnedFd>,
-    /// Where the tool reads the child's stdout and stderr, when they are pipes.
-    pub(crate) stdout: Option<OwnedFd>,
-    pub(crate) stderr: Option<OwnedFd>,
+    pub stdin: Option<OwnedFd>,
+    /// Where the tool reads the child's stdout, when it is a pipe.
+    pub stdout: Option<OwnedFd>,
+    /// Where the tool reads the child's stderr, when it is a pipe.
+    pub stderr: Option<OwnedFd>,
 }
 
 /// Why a start failed: the step, and the error of the call that failed in it.
 #[derive(Debug)]
-pub(crate) struct StartError {
-    pub(crate) step: Step,
-    pub(crate) error: io::Error,
+pub struct StartError {
+    /// The step that failed.
+    pub step: Step,
+    /// The error of its call.
+    pub error: io::Error,
 }
 
 /// The steps of a start. Only [`Step::Execute`] is about the command: every other failure is
 /// the tool's own, whatever its error number says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     /// Making the pipes.
     Prepare,
     /// Becoming two processes (`clone`): refused by a limit, by memory, by a seccomp filter.
@@ -125,7 +129,7 @@ impl StartError {
 }
 
 /// Starts the processes of one command line, with what every start shares made once.
-pub(crate) struct Launcher {
+pub struct Launcher {
     /// The program, then its arguments, as C strings.
     words: Vec<CString>,
     /// Pointers to `words`, then a null: the child's `argv`, made again for each start.
@@ -138,14 +142,14 @@ pub(crate) struct Launcher {
 /// What a child needs to take the terminal between the split and `exec`: it borrows the tool's
 /// open terminal, which must stay open until the child has exec'd.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Handover<'a> {
+pub struct Handover<'a> {
     tty: BorrowedFd<'a>,
     from: Pid,
 }
 
 impl<'a> Handover<'a> {
     /// Hand the terminal `tty` over, if the tool's process group `from` holds it then.
-    pub(crate) fn new(tty: BorrowedFd<'a>, from: Pid) -> Self {
+    pub fn new(tty: BorrowedFd<'a>, from: Pid) -> Self {
         Handover { tty, from }
     }
 
@@ -162,7 +166,7 @@ impl<'a> Handover<'a> {
 impl Launcher {
     /// Prepare to start `program` with `args`; fails only when a word cannot be a C string (a
     /// NUL byte) or no stack can be made for the child.
-    pub(crate) fn new(program: &OsStr, args: &[OsString]) -> io::Result<Self> {
+    pub fn new(program: &OsStr, args: &[OsString]) -> io::Result<Self> {
         let words = std::iter::once(program)
             .chain(args.iter().map(OsString::as_os_str))
             .map(|word| CString::new(word.as_bytes()))

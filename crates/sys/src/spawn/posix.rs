@@ -12,7 +12,7 @@ use super::{Launcher, Pipes, Setup, StartError, Started, Step};
 
 impl Launcher {
     /// Start a child, as the module header says.
-    pub(crate) fn start(&mut self, setup: &Setup<'_>) -> Result<Started, StartError> {
+    pub fn start(&mut self, setup: &Setup<'_>) -> Result<Started, StartError> {
         let pipes = Pipes::new(setup.stdio).map_err(StartError::at(Step::Prepare))?;
         let (actions, attributes) =
             prepare(&pipes, setup).map_err(StartError::at(Step::Prepare))?;

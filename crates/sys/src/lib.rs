@@ -11,7 +11,7 @@
 
 #[cfg(target_env = "musl")]
 pub mod allocator;
-pub(crate) mod descriptors;
+pub mod descriptors;
 pub mod environ;
-pub(crate) mod signals;
-pub(crate) mod spawn;
+pub mod signals;
+pub mod spawn;

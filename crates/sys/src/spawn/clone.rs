@@ -9,8 +9,8 @@ use nix::sys::wait::waitpid;
 use nix::unistd::{Pid, getpid};
 
 use super::{Handover, Launcher, Pipes, Setup, StartError, Started, Step};
-use crate::sys::environ::Environ;
-use crate::sys::signals::ChildMask;
+use crate::environ::Environ;
+use crate::signals::ChildMask;
 
 /// How much stack the child may use: `execvpe` keeps a path and, for a script without `#!`, a
 /// copy of `argv` on it. Only the pages it touches are ever made.
@@ -154,7 +154,7 @@ extern "C" fn child(shared: *mut c_void) -> libc::c_int {
 
 impl Launcher {
     /// Start a child, as the module header says.
-    pub(crate) fn start(&mut self, setup: &Setup<'_>) -> Result<Started, StartError> {
+    pub fn start(&mut self, setup: &Setup<'_>) -> Result<Started, StartError> {
         let pipes = Pipes::new(setup.stdio).map_err(StartError::at(Step::Prepare))?;
         self.argv.clear();
         self.argv

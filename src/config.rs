@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use retry_budget::default_budget::DefaultBudget;
-use retry_budget::job_history;
+use retry_budget::history;
 use retry_budget::model::DEFAULT_BUDGET_TERMS;
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::{Location, StoreSettings};
@@ -233,7 +233,6 @@ impl Config {
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
-            env(environment::OUTER_MAX_ATTEMPTS.name).as_deref(),
         );
         let command = match cli.plan {
             true => None,
@@ -649,7 +648,7 @@ fn history_place(
     budget: &RunBudget,
     env: &impl Fn(&str) -> Option<OsString>,
 ) -> Result<HistoryPlace, String> {
-    let name = job_history::history_name(job);
+    let name = history::history_name(job);
     let location = match budget {
         RunBudget::Named(settings) => settings.store.location.clone(),
         _ => {
@@ -1255,7 +1254,7 @@ mod tests {
 
     #[test]
     fn a_nested_run_knows_it_from_the_environment() {
-        let outer = [("RETRY_DEPTH", "1"), ("RETRY_MAX_ATTEMPTS", "3")];
+        let outer = [("RETRY_DEPTH", "1"), ("RETRY_TOTAL_ATTEMPTS", "3")];
         let nested = resolve(&["-n", "4", "true"], &outer).unwrap();
         assert_eq!((nested.rules().depth, nested.limit.count()), (2, Some(4)));
         assert!(nested.warnings()[0].contains("up to 3 × 4 = 12 attempts"));

@@ -179,13 +179,6 @@ pub(crate) const MAX_REQUESTED_WAIT: Variable = Variable {
               a longer one is cut to it, with a warning (a DURATION; default 15m)",
 };
 
-/// An outer run's `RETRY_MAX_ATTEMPTS`, for the warning of a nested run.
-pub(crate) const OUTER_MAX_ATTEMPTS: Variable = Variable {
-    name: MAX_ATTEMPTS.name,
-    meaning: "with RETRY_DEPTH and no RETRY_TOTAL_ATTEMPTS (an older retry outside): the \
-              outer run's attempts",
-};
-
 /// The outer runs' `RETRY_TOTAL_ATTEMPTS`, for the warning of a nested run.
 pub(crate) const OUTER_TOTAL_ATTEMPTS: Variable = Variable {
     name: TOTAL_ATTEMPTS.name,
@@ -230,14 +223,13 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 18] = [
+pub(crate) const READ: [Variable; 17] = [
     BUDGET,
     BUDGET_STORE,
     HOST,
     NESTED,
     MAX_REQUESTED_WAIT,
     OUTER_DEPTH,
-    OUTER_MAX_ATTEMPTS,
     OUTER_TOTAL_ATTEMPTS,
     OUTER_DEADLINE,
     CI_JOB_TIMEOUT,

@@ -48,9 +48,7 @@ use crate::spill::HoldError;
 use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
 use retry_budget::default_budget;
-use retry_budget::history::{Counts, RunKind};
-use retry_budget::history_show;
-use retry_budget::job_history::{self, Recorded, Unkept};
+use retry_budget::history::{self, Counts, Recorded, RunKind, Unkept};
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
 use retry_budget::state_dir::StateHome;
@@ -154,7 +152,7 @@ fn show_history(options: &BudgetHistoryArgs) -> anyhow::Result<Exit> {
     print_on_stdout(
         "the job's history",
         options.reading.log_format,
-        |format, out| history_show::print(&options.job, &store.location, format, &Threads, out),
+        |format, out| history::print(&options.job, &store.location, format, &Threads, out),
     )
 }
 
@@ -328,7 +326,7 @@ fn keep_history(
     // A run its deadline ended still counts: the history gets the grace the end files get.
     let latest =
         deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()) + GRACE);
-    job_history::record(&place.location, &place.job, kind, watch, latest).map(Some)
+    history::record(&place.location, &place.job, kind, watch, latest).map(Some)
 }
 
 /// Read stdin to its end for `--replay-stdin`.

@@ -48,17 +48,8 @@ use retry_policy::outcome::Ended;
 use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
 
-/// The first word of every state file, naming its format.
+/// The first word of every state file, naming its format: the one format there is.
 const FORMAT: &str = "retry-budget-v4";
-
-/// The format before the breaker, still read: its budget has none.
-const FORMAT_V3: &str = "retry-budget-v3";
-
-/// The format that kept the terms of the run that last wrote it, read as the budget's terms.
-const FORMAT_V2: &str = "retry-budget-v2";
-
-/// The format of the first releases, still read, on the default terms.
-const FORMAT_V1: &str = "retry-budget-v1";
 
 /// What every state file starts with, whatever its version: a file that does not is not ours.
 const SIGNATURE: &str = "retry-budget-";
@@ -659,9 +650,7 @@ fn classify(record: &[u8]) -> Content {
 /// A state record, padded with spaces: `retry-budget-v4 TOKENS EARNED MICROS FIRST RETRIES
 /// REFUSALS NOT_BEFORE CAPACITY PERIOD RATIO WINDOW | BREAKER | BREAKER_STATE` (the budget's terms
 /// after the counters, periods in microseconds, `-` for no ratio; the breaker's terms or `-`, and
-/// its state, as `breaker` writes them); or the older `retry-budget-v3`, the same without the breaker,
-/// `retry-budget-v2`, whose terms (no ratio) were the last run's, or `retry-budget-v1 TOKENS
-/// NANOS`, on the default terms.
+/// its state, as `breaker` writes them). Anything else is not a record of the store's.
 fn parse(record: &[u8]) -> Result<Kept, Foreign> {
     let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
     let mut parts = text.split(" | ");
@@ -670,68 +659,47 @@ fn parse(record: &[u8]) -> Result<Kept, Foreign> {
         .unwrap_or_default()
         .split_whitespace()
         .collect();
-    let number = |index: usize| words.get(index).and_then(|word| word.parse::<f64>().ok());
-    let count = |index: usize| words.get(index).and_then(|word| word.parse::<u64>().ok());
-    let state = || {
-        Ok(BucketState {
-            tokens: number(1).ok_or(Foreign)?,
-            earned: number(2).ok_or(Foreign)?,
-            at: count(3).ok_or(Foreign)?,
-            first_attempts: count(4).ok_or(Foreign)?,
-            retries: count(5).ok_or(Foreign)?,
-            refusals: count(6).ok_or(Foreign)?,
-            not_before: 0,
-        })
+    let [
+        format,
+        tokens,
+        earned,
+        at,
+        first,
+        retries,
+        refusals,
+        not_before,
+        capacity,
+        period,
+        ratio,
+        window,
+    ] = words[..]
+    else {
+        return Err(Foreign);
     };
-    let kept = |state, terms| Kept {
-        state,
-        terms,
-        breaker: BreakerState::default(),
-    };
-    match (words.first(), words.len()) {
-        (Some(&FORMAT), 12) => {
-            let not_before = count(7).ok_or(Foreign)?;
-            let mut terms =
-                Terms::stored(words[8], words[9], words[10], words[11]).ok_or(Foreign)?;
-            let (breaker, breaker_state) = (parts.next(), parts.next());
-            terms.breaker = match breaker.map(str::trim) {
-                Some("-") => None,
-                Some(breaker) => Some(BreakerTerms::from_stored(breaker).ok_or(Foreign)?),
-                None => return Err(Foreign),
-            };
-            let breaker =
-                BreakerState::from_stored(breaker_state.ok_or(Foreign)?).ok_or(Foreign)?;
-            Ok(Kept {
-                state: BucketState {
-                    not_before,
-                    ..state()?
-                },
-                terms,
-                breaker,
-            })
-        }
-        (Some(&FORMAT_V3), 11) => {
-            let terms = Terms::stored(words[7], words[8], words[9], words[10]).ok_or(Foreign)?;
-            Ok(kept(state()?, terms))
-        }
-        (Some(&FORMAT_V2), 10) => {
-            let terms = Terms::stored(words[7], words[8], "-", words[9]).ok_or(Foreign)?;
-            Ok(kept(state()?, terms))
-        }
-        (Some(&FORMAT_V1), 3) => {
-            let state = BucketState {
-                tokens: number(1).ok_or(Foreign)?,
-                earned: 0.0,
-                at: count(2).ok_or(Foreign)? / 1000,
-                first_attempts: 0,
-                retries: 0,
-                refusals: 0,
-                not_before: 0,
-            };
-            Ok(kept(state, DEFAULT_TERMS))
-        }
-        _ => Err(Foreign),
+    if format != FORMAT {
+        return Err(Foreign);
     }
+    let number = |word: &str| word.parse::<f64>().map_err(|_| Foreign);
+    let count = |word: &str| word.parse::<u64>().map_err(|_| Foreign);
+    let mut terms = Terms::stored(capacity, period, ratio, window).ok_or(Foreign)?;
+    terms.breaker = match parts.next().map(str::trim).ok_or(Foreign)? {
+        "-" => None,
+        breaker => Some(BreakerTerms::from_stored(breaker).ok_or(Foreign)?),
+    };
+    let breaker = BreakerState::from_stored(parts.next().ok_or(Foreign)?).ok_or(Foreign)?;
+    Ok(Kept {
+        state: BucketState {
+            tokens: number(tokens)?,
+            earned: number(earned)?,
+            at: count(at)?,
+            first_attempts: count(first)?,
+            retries: count(retries)?,
+            refusals: count(refusals)?,
+            not_before: count(not_before)?,
+        },
+        terms,
+        breaker,
+    })
 }
 
 /// The fixed-size record of `state` on `terms`, with the breaker's state; numbers in exponent
@@ -947,9 +915,9 @@ mod tests {
     #[test]
     fn a_damaged_or_implausible_state_starts_over_with_one_warning() {
         let mut store = Store::new();
-        std::fs::write(store.path(), "retry-budget-v2 rubbish").unwrap();
+        std::fs::write(store.path(), "retry-budget-v4 rubbish").unwrap();
         assert!(store.peek().unwrap_err().to_string().contains("damaged"));
-        let long_damage = format!("retry-budget-v1 0 0 {}", "x".repeat(2 * RECORD));
+        let long_damage = format!("retry-budget-v4 0 0 {}", "x".repeat(2 * RECORD));
         store.reserve_after(|path| std::fs::write(path, &long_damage).unwrap());
         let (state, terms) = store.peek().unwrap().unwrap();
         assert_eq!(
@@ -1137,35 +1105,36 @@ mod tests {
     }
 
     #[test]
-    fn parses_its_own_formats_only() {
-        let Kept { state, .. } = parse(b"retry-budget-v1 2.5 1000000000\n").unwrap();
-        assert_eq!((state.tokens, state.at), (2.5, 1_000_000));
-        let Kept { state, terms, .. } =
-            parse(b"retry-budget-v2 1e0 5e-1 7 1 2 3 10 6e7 6e7\n").unwrap();
-        assert_eq!(
-            (state.earned, state.at, state.first_attempts, state.refusals),
-            (0.5, 7, 1, 3)
-        );
-        assert_eq!(terms.rate.to_string(), "10/1m");
-        let Kept { terms, .. } =
-            parse(b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 1e-1 6e7\n").unwrap();
-        assert_eq!((terms.rate.tokens, terms.ratio), (5, Some(0.1)));
+    fn parses_its_one_format_only() {
         let v4 =
-            b"retry-budget-v4 1e0 0e0 7 1 2 3 9 5 6e7 - 6e7 | 5 6e7 5e-1 1 3e7 | 7 1 1 0 0 0 0 0 -";
-        let Kept { terms, breaker, .. } = parse(v4).unwrap();
+            b"retry-budget-v4 1e0 5e-1 7 1 2 3 9 5 6e7 - 6e7 | 5 6e7 5e-1 1 3e7 | 7 1 1 0 0 0 0 0 -";
+        let Kept {
+            state,
+            terms,
+            breaker,
+        } = parse(v4).unwrap();
+        assert_eq!(
+            (
+                state.earned,
+                state.at,
+                state.first_attempts,
+                state.not_before
+            ),
+            (0.5, 7, 1, 9)
+        );
+        assert_eq!(terms.rate.to_string(), "5/1m");
         assert_eq!(terms.breaker.map(|breaker| breaker.give_ups), Some(5));
         assert_eq!((breaker.started, breaker.give_ups), (7, 1));
         for bad in [
             &b""[..],
-            b"retry-budget-v1 NaNx 1",
-            b"retry-budget-v1 1",
             b"v0 1 1",
-            b"retry-budget-v1 1 1 1",
-            b"retry-budget-v2 1 1 1",
-            b"retry-budget-v2 1e0 5e-1 7 1 2 3 0 6e7 6e7",
-            b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 2 6e7",
-            b"retry-budget-v3 1e0 0e0 7 1 2 3 5 -6e7 - 6e7",
-            b"retry-budget-v1 1 \xff",
+            b"retry-budget-v1 2.5 1000000000",
+            b"retry-budget-v3 1e0 0e0 7 1 2 3 5 6e7 1e-1 6e7",
+            b"retry-budget-v4 1e0 0e0 7 1 2 3 9 5 6e7 - 6e7",
+            b"retry-budget-v4 1e0 0e0 7 1 2 3 9 5 -6e7 - 6e7 | - | 0 0 0 0 0 0 0 0 -",
+            b"retry-budget-v4 NaNx 0e0 7 1 2 3 9 5 6e7 - 6e7 | - | 0 0 0 0 0 0 0 0 -",
+            b"retry-budget-v4 1e0 0e0 7 1 2 3 9 5 6e7 - 6e7 | - | 0 0 0",
+            b"retry-budget-v4 1e0 0e0 7 1 2 3 9 5 6e7 - 6e7 \xff | - | 0 0 0 0 0 0 0 0 -",
         ] {
             assert_eq!(parse(bad), Err(Foreign), "{bad:?}");
         }

@@ -16,8 +16,6 @@ pub mod breaker;
 pub mod default_budget;
 pub mod file;
 pub mod history;
-pub mod history_show;
-pub mod job_history;
 mod microseconds;
 pub mod model;
 pub mod named_files;

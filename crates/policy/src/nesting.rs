@@ -52,30 +52,23 @@ pub struct Layer {
     /// 0 for a run that is not inside another; else the outer run's depth.
     outer_depth: u32,
     /// The most attempts all the outer runs together make, as they gave it in
-    /// `RETRY_TOTAL_ATTEMPTS` (or, from an older retry, the outer run's `RETRY_MAX_ATTEMPTS`).
+    /// `RETRY_TOTAL_ATTEMPTS`.
     outer_total: Option<AttemptLimit>,
 }
 
 impl Layer {
-    /// The layer the environment tells of: `RETRY_DEPTH`, `RETRY_TOTAL_ATTEMPTS` and
-    /// `RETRY_MAX_ATTEMPTS` as the outer run set them (a value that is not one it could have set
-    /// is taken as not given).
-    pub fn of(
-        depth: Option<&OsStr>,
-        outer_total: Option<&OsStr>,
-        outer_limit: Option<&OsStr>,
-    ) -> Layer {
+    /// The layer the environment tells of: `RETRY_DEPTH` and `RETRY_TOTAL_ATTEMPTS` as the outer
+    /// run set them (a value that is not one it could have set is taken as not given).
+    pub fn of(depth: Option<&OsStr>, outer_total: Option<&OsStr>) -> Layer {
         let outer_depth = depth
             .and_then(OsStr::to_str)
             .and_then(|depth| depth.parse::<u32>().ok())
             .unwrap_or(0);
-        let limit = |text: Option<&OsStr>| {
-            text.and_then(OsStr::to_str)
-                .and_then(|limit| limit.parse::<AttemptLimit>().ok())
-        };
         Layer {
             outer_depth,
-            outer_total: limit(outer_total).or(limit(outer_limit)),
+            outer_total: outer_total
+                .and_then(OsStr::to_str)
+                .and_then(|limit| limit.parse::<AttemptLimit>().ok()),
         }
     }
 
@@ -139,7 +132,7 @@ mod tests {
     use super::*;
 
     fn layer(depth: Option<&str>, outer_total: Option<&str>) -> Layer {
-        Layer::of(depth.map(OsStr::new), outer_total.map(OsStr::new), None)
+        Layer::of(depth.map(OsStr::new), outer_total.map(OsStr::new))
     }
 
     fn limit(text: &str) -> AttemptLimit {
@@ -195,12 +188,10 @@ mod tests {
     }
 
     #[test]
-    fn every_layer_counts_and_an_older_outer_run_still_does() {
+    fn every_layer_counts() {
         let third = layer(Some("2"), Some("6"));
         let warning = third.warning(Nested::Retry, limit("4")).unwrap();
         assert!(warning.contains("up to 6 × 4 = 24 attempts"), "{warning}");
-        let older = Layer::of(Some(OsStr::new("1")), None, Some(OsStr::new("3")));
-        assert_eq!(older.total(limit("4")), limit("12"));
         let huge = layer(Some("1"), Some(&u64::MAX.to_string()));
         assert_eq!(huge.total(limit("2")), AttemptLimit::Unlimited);
     }

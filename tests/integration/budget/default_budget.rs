@@ -107,7 +107,7 @@ fn a_state_it_cannot_keep_never_denies_a_retry_and_is_said_once() {
     let name = Target::of(None, &[OsString::from("false")], &|_, _| None).file_name();
     let (damaged, foreign) = (scratch.path("damaged"), scratch.path("foreign"));
     for (dir, content) in [
-        (&damaged, "retry-budget-v3 garbage\n"),
+        (&damaged, "retry-budget-v4 garbage\n"),
         (&foreign, "#!/bin/sh\n"),
     ] {
         std::fs::create_dir_all(dir.join("retry/default-budgets")).unwrap();

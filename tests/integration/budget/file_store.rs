@@ -59,11 +59,14 @@ fn a_damaged_budget_state_is_recovered_with_one_warning() {
     let scratch = Scratch::new();
     let dir = scratch.path("budgets");
     std::fs::create_dir(&dir).unwrap();
-    let far_future = format!("retry-budget-v1 0 {}\n", u64::MAX);
+    // A record with these tokens, at this time, on the default terms.
+    let record = |tokens: &str, at: u64| {
+        format!("retry-budget-v4 {tokens} 0e0 {at} 0 0 0 0 10 6e7 - 6e7 | - | 0 0 0 0 0 0 0 0 -\n")
+    };
     for damaged in [
-        "retry-budget-v1 garbage\n",
-        "retry-budget-v1 -1e308 1\n",
-        &far_future,
+        "retry-budget-v4 garbage\n".to_string(),
+        record("-1e308", 1),
+        record("0e0", u64::MAX),
     ] {
         std::fs::write(dir.join("api"), damaged).unwrap();
         let run = retry(["--budget", "api", "--budget-store", &file_store(&dir)])
@@ -353,7 +356,7 @@ fn a_budget_regaining_a_token_in_centuries_saturates() {
     // A period of a century, the longest terms may give; the state a token in debt on them.
     let century = 100 * 31_557_600_000_000_u64;
     let record = format!(
-        "retry-budget-v3 -1e0 0e0 {} 0 0 0 1 {century}e0 - 6e7\n",
+        "retry-budget-v4 -1e0 0e0 {} 0 0 0 0 1 {century}e0 - 6e7 | - | 0 0 0 0 0 0 0 0 -\n",
         now / 1000
     );
     std::fs::write(scratch.path("api"), record).unwrap();

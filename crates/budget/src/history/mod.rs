@@ -1,11 +1,18 @@
 //! A job's history of runs: how its last [`RECENT_RUNS`] runs ended (clean, flaky or failed)
 //! and how many of each there have been in all, kept in the store the budget uses, so that a
-//! flaky job shows as one whichever machine ran it. Pure: the stores keep [`History::stored`]'s
-//! text, and read it back through [`History::from_stored`], which trusts nothing it cannot
-//! check. [`wilson`] gives the pass rate's interval.
+//! flaky job shows as one whichever machine ran it. This file is the record, pure: the stores
+//! keep [`History::stored`]'s text, and read it back through [`History::from_stored`], which
+//! trusts nothing it cannot check; [`wilson`] gives the pass rate's interval. `kept` is where a
+//! history lives and how a run adds to it; `shown` is what `retry budget history` prints.
+
+mod kept;
+mod shown;
 
 use std::collections::VecDeque;
 use std::fmt::Write;
+
+pub use kept::{Recorded, Unkept, history_name, place, read, record};
+pub use shown::print;
 
 /// How many of its last runs a history keeps in order.
 pub const RECENT_RUNS: usize = 100;

@@ -9,9 +9,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::{History, RunKind};
 use crate::BudgetName;
 use crate::file::{self, BudgetFile, Keeps, Trouble};
-use crate::history::{History, RunKind};
 use crate::redis::{Failure, RedisStore, history_key};
 use crate::signature::{self, Recognised};
 use crate::store::Location;

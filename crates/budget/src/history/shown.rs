@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::history::{Counts, History, RunKind, wilson};
-use crate::job_history::{self, history_name};
+use super::kept::{self, history_name};
+use super::{Counts, History, RunKind, wilson};
 use crate::show::{Format, ShowError, write_as};
 use crate::store::Location;
 use crate::waiter::Waiter;
@@ -56,7 +56,7 @@ pub fn print(
     watch: &impl Waiter,
     out: &mut impl Write,
 ) -> Result<(), ShowError> {
-    let history = job_history::read(location, &history_name(job), watch)
+    let history = kept::read(location, &history_name(job), watch)
         .map_err(|why| {
             ShowError::Unreadable(format!("cannot read the history of job {job}: {why}"))
         })?
@@ -77,7 +77,7 @@ fn shown(job: &str, location: &Location, history: &History) -> Shown {
     Shown {
         job: job.to_string(),
         store: location.to_string(),
-        location: job_history::place(location, &history_name(job)),
+        location: kept::place(location, &history_name(job)),
         recent: counted(recent),
         sequence: history.recent().map(RunKind::letter).collect(),
         pass_rate: rate(recent.clean),

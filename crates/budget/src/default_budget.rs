@@ -5,7 +5,8 @@
 //!
 //! It costs nothing until a retry needs a token: no directory is made, no file opened, and no
 //! first attempt counted (its terms earn nothing). A retry costs one update of its file, as a
-//! named budget's does. It spaces a run's retries out, never ends a run that its own options
+//! named budget's does. Its directory stays bounded whatever the command lines: when a run makes
+//! a new state, the states no run has written for [`IDLE`] (full again, holding nothing) go. It spaces a run's retries out, never ends a run that its own options
 //! keep alive: a retry whose token is ahead waits for it (the wait line says so), however much
 //! longer than `--cap` that is, and the run ends only where its own limits end it (`-n`,
 //! `--max-time`, an outer run's or a CI job's deadline), saying which limit the wait would have
@@ -19,13 +20,24 @@ use std::time::Duration;
 use retry_policy::run::{Reservation, RetryBudget, TokenRequest};
 use retry_policy::target::Target;
 
-use crate::file::{BudgetFile, FileBudget, Refused};
-use crate::model::DEFAULT_BUDGET_TERMS;
+use crate::file::{self, BudgetFile, FileBudget, Refused};
 use crate::model::Terms;
+use crate::model::{DEFAULT_BUDGET_TERMS, LONGEST_HOLD, MAX_DEBT_PERIODS};
 use crate::state_dir::StateHome;
 use crate::store::{DEFAULT_BUDGETS, Location, OnFailure};
 use crate::waiter::Waiter;
 use crate::{BudgetName, no_token};
+
+/// How long a default budget's state goes unwritten before it is pruned (when a run makes a new
+/// one beside it): long enough that its bucket is full again and any wait it held is over,
+/// whatever it held, since its debt is bounded by [`MAX_DEBT_PERIODS`] periods and a held wait
+/// by [`LONGEST_HOLD`]. A full bucket with nothing held is what no state says: it is kept for
+/// nothing, and a command line with a date in it would leave one file a day for ever.
+pub const IDLE: Duration = {
+    let debt = DEFAULT_BUDGET_TERMS.rate.period.as_secs() * (MAX_DEBT_PERIODS as u64 + 1);
+    let held = LONGEST_HOLD.as_secs();
+    Duration::from_secs(if debt > held { debt } else { held })
+};
 
 /// How a person turns the default budget off, for a run or for an environment.
 pub const TURN_OFF: &str = "--budget off, or RETRY_BUDGET=off, turns it off";
@@ -127,7 +139,12 @@ impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
     fn file(&mut self, warn: &mut dyn FnMut(String)) -> Option<&mut FileBudget<'a, W>> {
         if let Lazy::Unopened = self.file {
             let checked = match self.budget.home.dir(DEFAULT_BUDGETS) {
-                Ok(dir) => BudgetFile::check(&dir, &self.budget.name()),
+                Ok(dir) => BudgetFile::check(&dir, &self.budget.name()).inspect(|file| {
+                    // The directory grows by one: what has gone idle goes.
+                    if file.is_new() {
+                        file::prune_idle(&dir, &DEFAULT_BUDGET_TERMS, IDLE);
+                    }
+                }),
                 Err(why) => Err(Refused(format!(
                     "no directory of this user's to keep it in: {why}"
                 ))),

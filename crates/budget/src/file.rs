@@ -68,6 +68,8 @@ pub struct BudgetFile {
     path: PathBuf,
     /// Device and inode of the file checked, so that a file put in its place mid-run is noticed.
     identity: (u64, u64),
+    /// It held nothing when checked: a state no run had written yet.
+    empty: bool,
 }
 
 /// Why a budget directory or file cannot be used; the message names the path and the fix.
@@ -158,8 +160,78 @@ impl BudgetFile {
         Ok(BudgetFile {
             path,
             identity: (metadata.dev(), metadata.ino()),
+            empty: metadata.len() == 0,
         })
     }
+}
+
+impl BudgetFile {
+    /// Whether no run had written the state yet when it was checked.
+    pub fn is_new(&self) -> bool {
+        self.empty
+    }
+}
+
+/// The most entries of a directory one pruning looks at, so that it stays cheap whatever the
+/// directory holds.
+const MOST_PRUNED: usize = 1000;
+
+/// Remove the states in `dir` that no run has written for longer than `idle`, whose terms are
+/// `terms` (a state on terms `retry budget set` gave keeps them, and is kept), and that hold
+/// nothing a later run needs: `idle` is long enough that any such bucket is full again. Only a
+/// regular file of this user's that is the store's own (by its signature) or empty, and that no
+/// run holds locked, goes; anything else is left as it is, and a failure only ends the pruning.
+pub(crate) fn prune_idle(dir: &Path, terms: &Terms, idle: Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let idle_since = |metadata: &std::fs::Metadata| {
+        metadata
+            .modified()
+            .ok()
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age > idle)
+    };
+    for entry in entries.flatten().take(MOST_PRUNED) {
+        // The entry's own type and time: a link is never followed.
+        let stale = entry
+            .metadata()
+            .is_ok_and(|metadata| metadata.is_file() && idle_since(&metadata));
+        if stale {
+            let _ = remove_if_idle(&entry.path(), terms, &idle_since);
+        }
+    }
+}
+
+/// Remove the state at `path` if, once locked, it is still one `prune_idle` may remove.
+fn remove_if_idle(
+    path: &Path,
+    terms: &Terms,
+    idle_since: &dyn Fn(&std::fs::Metadata) -> bool,
+) -> io::Result<()> {
+    let named_files::Opened { file, metadata } = named_files::open(
+        path,
+        OpenOptions::new().read(true).write(true),
+        libc::O_NOFOLLOW,
+    )?;
+    if !metadata.is_file() || metadata.uid() != effective_user() {
+        return Ok(());
+    }
+    let locked = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, errno)| io::Error::from(errno))?;
+    let ours = match classify(&read_record(&locked)?) {
+        Content::Empty => true,
+        Content::Own(kept) => kept.terms == *terms,
+        Content::Damaged | Content::Foreign => false,
+    };
+    let still = locked.metadata()?;
+    let named = std::fs::symlink_metadata(path)?;
+    let same = (named.dev(), named.ino()) == (still.dev(), still.ino());
+    if ours && same && idle_since(&still) {
+        std::fs::remove_file(path)?;
+    }
+    Ok(())
 }
 
 /// Why the files in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.

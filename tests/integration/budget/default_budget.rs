@@ -578,3 +578,68 @@ fn a_wait_asked_for_is_bounded_as_without_a_budget_and_never_refused() {
     asking.signal(libc::SIGTERM);
     asking.finish().expect_signal(libc::SIGTERM);
 }
+
+#[test]
+fn idle_states_are_pruned_when_a_new_one_is_made() {
+    // A cron line with the day in its arguments leaves one state a failing day: a new one
+    // prunes those no run has written for a day and more, full again and holding nothing.
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    let dir = state.join("retry/default-budgets");
+    let line = |day: &str| ["sh", "-c", "exit 1", day].map(OsString::from);
+    let name = |day: &str| Target::of(None, &line(day), &|_, _| None).file_name();
+    let fail_on = |day: &str| {
+        retry(["-q", "-n", "2", "--base", "0s", "--"])
+            .args(line(day))
+            .env("XDG_STATE_HOME", &state)
+            .run()
+            .expect_code(1);
+    };
+    for day in ["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"] {
+        fail_on(day);
+    }
+    // The fourth's terms were set by hand: they are kept, idle or not.
+    let store = format!("file:{}", dir.display());
+    retry([
+        "budget",
+        "set",
+        &name("2026-11-04"),
+        "--budget-store",
+        &store,
+    ])
+    .args(["--rate", "5/1m"])
+    .env("XDG_STATE_HOME", &state)
+    .run()
+    .expect_code(0);
+    let foreign = dir.join("notes");
+    std::fs::write(&foreign, "mine\n").unwrap();
+    let age = |path: &Path, hours: u64| {
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(hours * 3600);
+        let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        file.set_modified(then).unwrap();
+    };
+    for (day, hours) in [
+        ("2026-11-01", 49),
+        ("2026-11-02", 25),
+        ("2026-11-03", 1),
+        ("2026-11-04", 49),
+    ] {
+        age(&dir.join(name(day)), hours);
+    }
+    age(&foreign, 49);
+    fail_on("2026-11-05");
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut expected = vec![
+        name("2026-11-03"),
+        name("2026-11-04"),
+        name("2026-11-05"),
+        "notes".to_string(),
+    ];
+    expected.sort();
+    assert_eq!(left, expected);
+}

@@ -10,7 +10,7 @@ use clap::error::ErrorKind;
 
 use retry_budget::model::{BucketState, Terms};
 use retry_policy::printable::printable;
-use retry_policy::run::Waits;
+use retry_policy::run::{TokenRequest, Waits};
 
 use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, one_line_error};
 use crate::config::Config;
@@ -59,7 +59,9 @@ pub fn arguments(data: &[u8]) {
     };
     let rules = config.rules();
     let now = Instant::now();
-    let _ = rules.max_time.and_then(|limit| now.checked_add(limit));
+    let _ = rules
+        .deadline
+        .and_then(|deadline| now.checked_add(deadline.left));
     let mut waits = config.waits();
     let cap = config.plan().backoff.cap();
     for _ in 0..200 {
@@ -78,9 +80,14 @@ fn budget(terms: &Terms, data: &[u8], latest: Option<Duration>) {
         if state.is_some_and(|state| !terms.is_plausible(&state, now)) {
             state = None;
         }
+        let request = TokenRequest {
+            latest,
+            asked: (step % 5 == 0).then(|| Duration::from_secs(u64::from(step))),
+            longest_hold: Duration::from_secs(900),
+        };
         let next = match step % 3 {
             0 => terms.first_attempt(state, now),
-            _ => terms.reserve(state, now, latest).1,
+            _ => terms.reserve(state, now, &request).1,
         };
         assert!(terms.is_plausible(&next, now), "{next:?} on {terms:?}");
         state = Some(next);

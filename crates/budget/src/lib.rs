@@ -29,6 +29,32 @@ pub mod state_dir;
 pub mod store;
 pub mod waiter;
 
+/// What the fuzz target of the store's replies (`fuzz/`) drives; built only by `cargo fuzz`
+/// (`--cfg fuzzing`).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::io::BufRead;
+
+    /// Read the replies a server could send in `data`, one after another, as a call reads each
+    /// (in bounded memory, whatever the bytes), and make of each everything the store makes of
+    /// an answer; never a panic, and never more read for one reply than its bound allows.
+    pub fn replies(data: &[u8]) {
+        let mut input = data;
+        while !input.is_empty() {
+            let before = input.len();
+            let Ok(reply) = crate::resp::read_reply(&mut input) else {
+                return;
+            };
+            assert!(before - input.len() <= crate::resp::MAX_REPLY + 4096);
+            crate::redis::read_every_way(&reply);
+            if input.fill_buf().map_or(true, |rest| rest.is_empty()) {
+                return;
+            }
+        }
+    }
+}
+
 /// The reference's tables, which the binary's tests read too; this crate's read only rows.
 #[cfg(test)]
 #[path = "../../../src/reference.rs"]

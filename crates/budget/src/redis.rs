@@ -370,6 +370,21 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
 }
 
 /// The Redis key of the history of the job `job`: one no budget's name can make.
+/// Make of `reply` everything the store makes of a script's answer: a reservation, an
+/// admission, a history, a budget's stored state. For the fuzz target of the store's replies.
+#[cfg(fuzzing)]
+pub(crate) fn read_every_way(reply: &Reply) {
+    if let Some(fields) = strings(reply) {
+        let _ = decide(&fields);
+        let _ = admitted(&fields);
+        let _ = stored(&fields);
+        if let [text, damaged] = fields.as_slice() {
+            let _ = (History::from_stored(text), flag(damaged));
+        }
+    }
+    let _ = unusable(reply);
+}
+
 pub(crate) fn history_key(job: &BudgetName) -> String {
     format!("retry:budget:history:{{{}}}", job.as_str())
 }

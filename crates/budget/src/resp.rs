@@ -260,7 +260,7 @@ fn secure(_stream: TcpStream, _host: &str) -> Result<Stream, Trouble> {
 }
 
 /// Read one reply, at most [`MAX_REPLY`] bytes of it.
-fn read_reply(input: &mut impl BufRead) -> Result<Reply, Trouble> {
+pub(crate) fn read_reply(input: &mut impl BufRead) -> Result<Reply, Trouble> {
     let mut left = MAX_REPLY;
     let first = read_line(input, &mut left).map_err(|trouble| match trouble {
         // Nothing of the reply came: the command may not have reached the server.

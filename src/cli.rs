@@ -640,7 +640,7 @@ impl BudgetShowArgs {
     pub(crate) fn request(
         &self,
         env: &impl Fn(&str) -> Option<OsString>,
-    ) -> Result<ShowRequest, String> {
+    ) -> Result<ShowRequest, retry_budget::Error> {
         let store = StoreSettings::resolve(
             self.reading.budget_store.as_deref(),
             env,

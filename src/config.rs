@@ -28,11 +28,10 @@ use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
 use retry_policy::choice::Choice;
 use retry_policy::deadline::{self as deadlines, Deadline, DeadlineSource, JobLimit};
 use retry_policy::duration::{format_duration, parse_duration, to_millis};
-use retry_policy::matching::PatternError;
 use retry_policy::nesting::{Layer, Nested};
 use retry_policy::presets::Preset;
 use retry_policy::printable::printable;
-use retry_policy::rules::{RuleError, RuleList, UserRules};
+use retry_policy::rules::{RuleList, UserRules};
 use retry_policy::run::Rules;
 use retry_policy::seed::{Seed, split_mix, words_hash};
 use retry_policy::target::Target;
@@ -215,7 +214,7 @@ impl Config {
             stop: cli.stop_on.clone(),
             retry: cli.retry_on.clone(),
         };
-        let rules = RuleList::new(&user, preset).map_err(|RuleError(why)| ConfigError(why))?;
+        let rules = RuleList::new(&user, preset).map_err(|why| ConfigError(why.to_string()))?;
         let mut after = cli.retry_after_output.clone();
         after.extend(
             preset
@@ -224,7 +223,7 @@ impl Config {
         );
         let hold = cli.hold.unwrap_or_default();
         let mut output = OutputOptions::new(rules.patterns(), &after, hold)
-            .map_err(|PatternError(message)| ConfigError(message))?;
+            .map_err(|why| ConfigError(why.to_string()))?;
         // A JUnit report shows each attempt's output: both streams go through the tool.
         output.keep_tails = cli
             .report
@@ -568,7 +567,7 @@ fn run_budget(
         Some(BudgetChoice::Named(name)) => RunBudget::Named(BudgetSettings {
             name,
             store: StoreSettings::resolve(cli.budget_store.as_deref(), env, "--budget")
-                .map_err(ConfigError)?,
+                .map_err(|why| ConfigError(why.to_string()))?,
             host: words_hash(std::iter::once(host_name(env).as_slice())),
         }),
         None => {
@@ -720,7 +719,7 @@ fn outside_deadlines(
 }
 
 /// The value `read` gave, or none with what was wrong added to `problems`.
-fn kept<T>(read: Result<T, String>, problems: &mut Vec<String>) -> Option<T> {
+fn kept<T>(read: Result<T, impl fmt::Display>, problems: &mut Vec<String>) -> Option<T> {
     read.map_err(|why| problems.push(format!("{why}; going on without it")))
         .ok()
 }

@@ -11,9 +11,10 @@ pub(crate) mod transcript;
 
 use std::sync::Arc;
 
+use retry_policy::Error;
 use retry_policy::choice::Choice;
 use retry_policy::matching::OutputPattern;
-use retry_policy::matching::{OutputConditions, PatternError, Stream};
+use retry_policy::matching::{OutputConditions, Stream};
 
 /// What to do with an attempt's output: what each stream is matched against, and what is held.
 #[derive(Clone, Debug, Default)]
@@ -67,7 +68,7 @@ impl OutputOptions {
         patterns: &[OutputPattern],
         after: &[String],
         hold: Hold,
-    ) -> Result<Self, PatternError> {
+    ) -> Result<Self, Error> {
         let on = |stream| OutputConditions::for_stream(stream, patterns, after).map(Arc::new);
         Ok(OutputOptions {
             stdout: on(Stream::Stdout)?,

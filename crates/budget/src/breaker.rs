@@ -18,11 +18,13 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use retry_policy::duration::{format_duration, parse_duration};
+use retry_policy::duration::format_duration;
 use retry_policy::outcome::Ended;
 use retry_policy::run::Admission;
 
+use crate::error::Error;
 use crate::microseconds::{LONGEST_TERM, delay_of, micros};
+use crate::model::count_per_duration;
 
 /// A cool-down doubles with each re-opening up to this many times the first.
 pub const LONGEST_COOL_DOWN: u32 = 32;
@@ -74,27 +76,24 @@ pub struct BreakerState {
 
 impl BreakerTerms {
     /// Why these terms cannot be a breaker's, naming the option; none when they can be.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Error> {
         if self.give_ups == 0 {
-            return Err("--breaker: the give-ups must be at least 1".into());
+            return Err(Error::BreakerGiveUps);
         }
         if self.window.is_zero() || self.window > LONGEST_TERM {
-            return Err("--breaker: the window must be more than 0s and at most 100y".into());
+            return Err(Error::BreakerWindow);
         }
         if !(self.share > 0.0 && self.share <= 1.0) {
-            return Err(format!(
-                "--breaker-share {}: expected more than 0 and at most 1",
-                self.share
-            ));
+            return Err(Error::BreakerShare(self.share.to_string()));
         }
         if self.hosts == 0 || self.hosts as usize > MAX_HOSTS {
-            return Err(format!(
-                "--breaker-hosts {}: expected 1 to {MAX_HOSTS}",
-                self.hosts
-            ));
+            return Err(Error::BreakerHosts {
+                hosts: self.hosts,
+                most: MAX_HOSTS,
+            });
         }
         if self.cool_down.is_zero() || self.cool_down > LONGEST_TERM {
-            return Err("--cool-down: expected more than 0s and at most 100y".into());
+            return Err(Error::CoolDown);
         }
         Ok(())
     }
@@ -371,23 +370,10 @@ pub struct GiveUps {
 }
 
 impl FromStr for GiveUps {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected N/DURATION with N of at least 1, e.g. 5/1m";
-        let (count, window) = text.split_once('/').ok_or(EXPECTED)?;
-        let count = match count.trim().parse::<u32>() {
-            Ok(count) if count > 0 => count,
-            _ => {
-                return Err(format!(
-                    "'{count}' is not a whole number of at least 1; {EXPECTED}"
-                ));
-            }
-        };
-        let window = parse_duration(window).map_err(|err| format!("{err} (after the /)"))?;
-        if window.is_zero() {
-            return Err(format!("the window must be more than 0s; {EXPECTED}"));
-        }
+    fn from_str(text: &str) -> Result<Self, Error> {
+        let (count, window) = count_per_duration(text, "the window", "5/1m")?;
         Ok(GiveUps { count, window })
     }
 }

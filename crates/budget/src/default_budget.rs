@@ -20,6 +20,7 @@ use std::time::Duration;
 use retry_policy::run::{Reservation, RetryBudget, TokenRequest};
 use retry_policy::target::Target;
 
+use crate::error::Error;
 use crate::file::{self, BudgetFile, FileBudget, Refused};
 use crate::model::Terms;
 use crate::model::{DEFAULT_BUDGET_TERMS, LONGEST_HOLD, MAX_DEBT_PERIODS};
@@ -50,7 +51,7 @@ pub fn refuse_inactive_terms(
     location: &Location,
     home: &StateHome,
     terms: &Terms,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let Location::File(dir) = location else {
         return Ok(());
     };
@@ -73,11 +74,7 @@ pub fn refuse_inactive_terms(
     };
     match inactive {
         None => Ok(()),
-        Some((option, why)) => Err(format!(
-            "{option}: a default budget (this directory holds the default budgets) is opened \
-             only when a retry needs a token and {why}; give the runs a named budget (--budget \
-             NAME) and set {option} there, or leave it out"
-        )),
+        Some((option, why)) => Err(Error::InactiveTerm { option, why }),
     }
 }
 

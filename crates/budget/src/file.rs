@@ -40,6 +40,7 @@ use super::breaker::{BreakerState, BreakerTerms, PROBE_LEASE};
 use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
+use crate::error::Error;
 use crate::named_files;
 use crate::signature::{self, Recognised};
 use crate::state_dir::{self, effective_user};
@@ -624,8 +625,8 @@ pub fn set_terms<W: Waiter>(
     name: &BudgetName,
     terms: Terms,
     watch: &W,
-) -> Result<(), String> {
-    let file = BudgetFile::check(dir, name).map_err(|Refused(why)| why)?;
+) -> Result<(), Error> {
+    let file = BudgetFile::check(dir, name).map_err(|Refused(why)| Error::Unusable { why })?;
     let path = file.path.display().to_string();
     let mut budget = FileBudget::new(file, OnFailure::Closed, watch);
     let mut warnings = Vec::new();
@@ -637,11 +638,13 @@ pub fn set_terms<W: Waiter>(
     );
     match set {
         Ok(()) => Ok(()),
-        Err(Trouble::Failed(why)) => Err(format!("{path}: {why}")),
-        Err(Trouble::Interrupted(signal)) => Err(format!(
-            "{path}: interrupted by signal {} while waiting for its lock",
-            signal.number()
-        )),
+        Err(Trouble::Failed(why)) => Err(Error::Unusable {
+            why: format!("{path}: {why}"),
+        }),
+        Err(Trouble::Interrupted(signal)) => Err(Error::Interrupted {
+            place: path,
+            signal: signal.number(),
+        }),
     }
 }
 

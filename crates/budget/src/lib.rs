@@ -14,6 +14,7 @@
 
 pub mod breaker;
 pub mod default_budget;
+mod error;
 pub mod file;
 pub mod history;
 mod microseconds;
@@ -65,6 +66,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use error::{Error, PasswordFileProblem};
 pub use model::Rate;
 
 use default_budget::{DefaultBudget, DefaultFileBudget};
@@ -178,24 +180,24 @@ pub fn set_terms<W: Waiter>(
     store: &StoreSettings,
     terms: Terms,
     watch: &W,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     terms.check()?;
     match &store.location {
         Location::File(dir) => file::set_terms(dir, name, terms, watch),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::new(address.clone(), name, watch);
-            store.set_terms(&terms).map_err(|failure| {
-                let why = match failure {
-                    redis::Failure::Failed(why) => why,
-                    redis::Failure::Interrupted(signal) => {
-                        format!("interrupted by signal {}", signal.number())
-                    }
-                };
-                format!(
-                    "cannot set the terms of retry budget {} in {address}: {why}",
-                    name.as_str()
-                )
-            })
+            store
+                .set_terms(&terms)
+                .map_err(|failure| Error::StoreFailed {
+                    budget: name.as_str().to_string(),
+                    store: address.to_string(),
+                    why: match failure {
+                        redis::Failure::Failed(why) => why,
+                        redis::Failure::Interrupted(signal) => {
+                            format!("interrupted by signal {}", signal.number())
+                        }
+                    },
+                })
         }
     }
 }
@@ -220,7 +222,7 @@ enum Checked {
         address: RedisAddress,
         host: u64,
         on_failure: OnFailure,
-        dir: Result<PathBuf, String>,
+        dir: Result<PathBuf, Error>,
         name: BudgetName,
     },
 }
@@ -346,12 +348,12 @@ fn named_refusal(name: &BudgetName) -> String {
 pub struct Ratio(pub f64);
 
 impl FromStr for Ratio {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Error> {
         match text.trim().parse::<f64>() {
             Ok(ratio) if ratio > 0.0 && ratio <= 1.0 => Ok(Ratio(ratio)),
-            _ => Err("expected a number more than 0 and at most 1, e.g. 0.1".into()),
+            _ => Err(Error::BadRatio { ratio: None }),
         }
     }
 }
@@ -369,14 +371,13 @@ impl BudgetName {
 }
 
 impl FromStr for BudgetName {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected 1 to 64 letters, digits, '.', '_' or '-', not starting with '.', e.g. api.example.com";
+    fn from_str(text: &str) -> Result<Self, Error> {
         let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
         if text.is_empty() || text.len() > 64 || !text.chars().all(allowed) || text.starts_with('.')
         {
-            return Err(EXPECTED.into());
+            return Err(Error::NotAName);
         }
         Ok(BudgetName(text.to_string()))
     }
@@ -392,17 +393,15 @@ pub enum BudgetChoice {
 }
 
 impl FromStr for BudgetChoice {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Error> {
         match text {
             "off" => Ok(BudgetChoice::Off),
             name => name
                 .parse()
                 .map(BudgetChoice::Named)
-                .map_err(|err: String| {
-                    format!("{err}; or 'off' for no budget, not even this machine's default one")
-                }),
+                .map_err(|err| Error::NotABudget(Box::new(err))),
         }
     }
 }
@@ -417,7 +416,7 @@ mod tests {
             assert!(good.parse::<Ratio>().is_ok(), "{good}");
         }
         for bad in ["0", "-0.1", "1.01", "NaN", "inf", "a tenth", ""] {
-            let err = bad.parse::<Ratio>().unwrap_err();
+            let err = bad.parse::<Ratio>().unwrap_err().to_string();
             assert!(err.contains("e.g. 0.1"), "{bad}: {err}");
         }
     }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use super::Reservation;
 use crate::breaker::BreakerTerms;
+use crate::error::Error;
 pub use crate::microseconds::{LONGEST_TERM, delay_of, micros};
 use retry_policy::duration::parse_duration;
 use retry_policy::outcome::WaitCause;
@@ -132,25 +133,21 @@ impl BucketState {
 
 impl Terms {
     /// Why these terms cannot be a budget's, naming the option; none when they can be.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Error> {
         if self.rate.period > LONGEST_TERM {
-            return Err(format!(
-                "--rate {}: the period may be at most 100y",
-                self.rate
-            ));
+            return Err(Error::RateTooSlow {
+                rate: self.rate.to_string(),
+            });
         }
         if let Some(ratio) = self.ratio
             && !(ratio > 0.0 && ratio <= 1.0)
         {
-            return Err(format!(
-                "--ratio {ratio}: expected more than 0 and at most 1"
-            ));
+            return Err(Error::BadRatio {
+                ratio: Some(ratio.to_string()),
+            });
         }
         if self.window.is_zero() || self.window > LONGEST_TERM {
-            return Err(format!(
-                "--window {}: expected more than 0s and at most 100y",
-                retry_policy::duration::format_duration(self.window)
-            ));
+            return Err(Error::BadWindow(self.window));
         }
         self.breaker.map_or(Ok(()), |breaker| breaker.check())
     }
@@ -314,27 +311,36 @@ impl Terms {
 }
 
 impl FromStr for Rate {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected N/DURATION with N of at least 1, e.g. 10/1m";
-        let Some((tokens, period)) = text.split_once('/') else {
-            return Err(EXPECTED.into());
-        };
-        let tokens = match tokens.trim().parse::<u32>() {
-            Ok(tokens) if tokens > 0 => tokens,
-            _ => {
-                return Err(format!(
-                    "'{tokens}' is not a whole number of at least 1; {EXPECTED}"
-                ));
-            }
-        };
-        let period = parse_duration(period).map_err(|err| format!("{err} (after the /)"))?;
-        if period.is_zero() {
-            return Err(format!("the period must be more than 0s; {EXPECTED}"));
-        }
+    fn from_str(text: &str) -> Result<Self, Error> {
+        let (tokens, period) = count_per_duration(text, "the period", "10/1m")?;
         Ok(Rate { tokens, period })
     }
+}
+
+/// `N/DURATION`, with `N` of at least 1 and a DURATION of more than 0s (`what` names it, and
+/// `example` is one), as a rate or a breaker gives it.
+pub(crate) fn count_per_duration(
+    text: &str,
+    what: &'static str,
+    example: &'static str,
+) -> Result<(u32, Duration), Error> {
+    let (count, period) = text.split_once('/').ok_or(Error::NotARate { example })?;
+    let count = match count.trim().parse::<u32>() {
+        Ok(count) if count > 0 => count,
+        _ => {
+            return Err(Error::RateCount {
+                count: count.to_string(),
+                example,
+            });
+        }
+    };
+    let period = parse_duration(period).map_err(Error::RatePeriod)?;
+    if period.is_zero() {
+        return Err(Error::ZeroPeriod { what, example });
+    }
+    Ok((count, period))
 }
 
 impl fmt::Display for Rate {

@@ -16,6 +16,7 @@ use super::file::{BudgetFile, FileBudget};
 use super::redis::{Failure, RedisStore};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
+use crate::error::Error;
 use crate::waiter::Waiter;
 use retry_policy::outcome::Ended;
 use retry_policy::run::{Admission, TokenRequest};
@@ -37,7 +38,7 @@ pub(crate) struct SharedBudget<'a, W: Waiter> {
 enum Fallback<'a, W> {
     /// Not needed yet: where it would be.
     NotYet {
-        dir: Result<PathBuf, String>,
+        dir: Result<PathBuf, Error>,
         name: BudgetName,
         watch: &'a W,
     },
@@ -53,7 +54,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         store: RedisStore<'a, W>,
         host: u64,
         on_failure: OnFailure,
-        dir: Result<PathBuf, String>,
+        dir: Result<PathBuf, Error>,
         name: BudgetName,
         watch: &'a W,
     ) -> Self {
@@ -86,7 +87,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         if let Fallback::NotYet { dir, name, watch } = &self.fallback {
             let checked = match dir {
                 Ok(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
-                Err(why) => Err(why.clone()),
+                Err(why) => Err(why.to_string()),
             };
             self.fallback = match checked {
                 Ok(file) => Fallback::File(FileBudget::new(file, OnFailure::Open, watch)),

@@ -16,6 +16,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
+
 /// The user's state home, as the environment names it, not yet checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StateHome {
@@ -40,42 +42,41 @@ impl StateHome {
 
     /// The directory `below` inside the state home, once the home is found to be the user's
     /// own; why not, in words, when it is not.
-    pub fn dir(&self, below: &str) -> Result<PathBuf, String> {
+    pub fn dir(&self, below: &str) -> Result<PathBuf, Error> {
         match self {
             StateHome::Xdg(dir) => Ok(dir.join(below)),
             StateHome::Home(home) => {
                 Ok(own_home(Path::new(home))?.join(".local/state").join(below))
             }
-            StateHome::Unset => Err("neither XDG_STATE_HOME nor HOME is set".into()),
+            StateHome::Unset => Err(Error::NoStateHome),
         }
     }
 }
 
 /// `home`, if it can hold this user's state: an absolute path to an existing directory of the
 /// effective user's.
-fn own_home(home: &Path) -> Result<&Path, String> {
-    let shown = home.display();
+fn own_home(home: &Path) -> Result<&Path, Error> {
+    let shown = || home.display().to_string();
     if !home.is_absolute() {
-        return Err(format!(
-            "HOME ('{shown}') is not an absolute path, so it names no home of this user's"
-        ));
+        return Err(Error::HomeNotAbsolute { home: shown() });
     }
     let metadata = std::fs::metadata(home).map_err(|err| match err.kind() {
-        io::ErrorKind::NotFound => {
-            format!("HOME ({shown}) does not exist, and a home is not retry's to make")
-        }
-        _ => format!("HOME ({shown}): {err}"),
+        io::ErrorKind::NotFound => Error::HomeMissing { home: shown() },
+        _ => Error::HomeUnreadable {
+            home: shown(),
+            why: err.to_string(),
+        },
     })?;
     if !metadata.is_dir() {
-        return Err(format!("HOME ({shown}) is not a directory"));
+        return Err(Error::HomeNotADirectory { home: shown() });
     }
     let user = effective_user();
     if metadata.uid() != user {
-        return Err(format!(
-            "HOME ({shown}) belongs to uid {}, not to this user (uid {user}), as after sudo -E; \
-             set XDG_STATE_HOME to a directory of this user's",
-            metadata.uid()
-        ));
+        return Err(Error::HomeNotOurs {
+            home: shown(),
+            owner: metadata.uid(),
+            user,
+        });
     }
     Ok(home)
 }
@@ -173,7 +174,10 @@ mod tests {
             ("/nonexistent", "does not exist"),
             ("/dev/null", "not a directory"),
         ] {
-            let why = home(&[("HOME", value)]).dir("retry").unwrap_err();
+            let why = home(&[("HOME", value)])
+                .dir("retry")
+                .unwrap_err()
+                .to_string();
             assert!(why.contains(said), "{value}: {why}");
         }
         assert!(StateHome::Unset.dir("retry").is_err());
@@ -195,7 +199,7 @@ mod tests {
             let theirs = dir.path().join("theirs");
             std::fs::create_dir(&theirs).unwrap();
             std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
-            let err = make(&theirs.join(".local/state")).unwrap_err();
+            let err = make(&theirs.join(".local/state")).unwrap_err().to_string();
             assert!(err.to_string().contains("belongs to uid 65534"), "{err}");
             assert!(!theirs.join(".local").exists());
         }

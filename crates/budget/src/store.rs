@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Reservation;
+use crate::error::{Error, PasswordFileProblem};
 use crate::named_files;
 use crate::state_dir::StateHome;
 use retry_policy::choice::Choice;
@@ -42,10 +43,6 @@ pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_millis(500);
 /// The longest `timeout` an address may give: a budget that keeps a run waiting longer than
 /// this has stopped being worth its wait.
 const LONGEST_CALL_LIMIT: Duration = Duration::from_secs(60);
-
-/// What an address may be, for error messages.
-const EXPECTED: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
-                        (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]";
 
 /// Where the budget lives.
 #[derive(Clone, PartialEq, Eq)]
@@ -76,7 +73,7 @@ pub enum Location {
         /// Where the store listens.
         address: RedisAddress,
         /// The file store's directory, for when the shared store cannot be reached.
-        fallback: Result<PathBuf, String>,
+        fallback: Result<PathBuf, Error>,
     },
 }
 
@@ -89,17 +86,17 @@ impl StoreSettings {
         store: Option<&str>,
         env: &impl Fn(&str) -> Option<OsString>,
         who: &str,
-    ) -> Result<StoreSettings, String> {
+    ) -> Result<StoreSettings, Error> {
         let (store, on_failure) = Store::from_flag_or_environment(store, env)?;
         let default = || StateHome::of(env).dir(NAMED_BUDGETS);
         let location = match store {
             Store::File(Some(dir)) => Location::File(dir),
-            Store::File(None) => Location::File(default().map_err(|why| {
-                format!(
-                    "{who} needs a directory of this user's: {why}; give --budget-store \
-                     file:DIR, or set XDG_STATE_HOME"
-                )
-            })?),
+            Store::File(None) => {
+                Location::File(default().map_err(|why| Error::NeedsDirectory {
+                    who: who.to_string(),
+                    why: Box::new(why),
+                })?)
+            }
             Store::Redis(address) => Location::Shared {
                 address,
                 fallback: default(),
@@ -231,67 +228,57 @@ impl Store {
     fn from_flag_or_environment(
         flag: Option<&str>,
         env: &impl Fn(&str) -> Option<OsString>,
-    ) -> Result<(Store, OnFailure), String> {
+    ) -> Result<(Store, OnFailure), Error> {
         let variable = BUDGET_STORE;
         let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
-            (Some(text), _) if holds_password(text) => {
-                return Err(format!(
-                    "--budget-store: the address holds a password, which every user of this \
-                     machine could read in the tool's arguments (ps); give the address with \
-                     its password in {variable}, or the password alone in a file the \
-                     address's password_file key names (e.g. ?password_file=/run/secrets/redis)"
-                ));
-            }
+            (Some(text), _) if holds_password(text) => return Err(Error::PasswordOnCommandLine),
             (Some(text), _) => ("--budget-store", text.to_string()),
             (None, Some(value)) => match value.into_string() {
                 Ok(text) => (variable, text),
-                Err(_) => {
-                    return Err(format!(
-                        "{variable} is not valid UTF-8; expected file or a redis:// URL"
-                    ));
-                }
+                Err(_) => return Err(Error::StoreNotUtf8),
             },
             (None, None) => return Ok((Store::File(None), OnFailure::Open)),
         };
-        Store::parse_with_failure(&text).map_err(|err| format!("{source}: {err}"))
+        Store::parse_with_failure(&text).map_err(|why| Error::InStore {
+            source,
+            why: Box::new(why),
+        })
     }
 
     /// Parse a store's address (nothing is connected; a `password_file` is read); the error
     /// names what is wrong without quoting a secret.
-    pub fn parse(text: &str) -> Result<Store, String> {
+    pub fn parse(text: &str) -> Result<Store, Error> {
         Store::parse_with_failure(text).map(|(store, _)| store)
     }
 
     /// Parse a store's address, and its `fail` key.
-    fn parse_with_failure(text: &str) -> Result<(Store, OnFailure), String> {
+    fn parse_with_failure(text: &str) -> Result<(Store, OnFailure), Error> {
         if let Some(rest) = text.strip_prefix("file") {
             return parse_file(rest);
         }
         let Some((scheme, rest)) = text.split_once("://") else {
-            return Err(format!("not a budget store; {EXPECTED}"));
+            return Err(Error::NotAStore);
         };
         let (address, on_failure) = match scheme {
             "redis" | "rediss" => parse_tcp(rest, scheme == "rediss")?,
             "redis+unix" | "unix" => parse_unix(rest)?,
             _ => {
-                return Err(format!(
-                    "'{}' is not a budget store's scheme; {EXPECTED}",
-                    shown_scheme(scheme)
-                ));
+                return Err(Error::UnknownScheme {
+                    scheme: shown_scheme(scheme),
+                });
             }
         };
         if cfg!(not(feature = "tls")) && address.is_tls() {
-            return Err(format!(
-                "'{address}': this retry was built without TLS; use a release archive, or build \
-                 it with --features tls (cargo install --locked --features tls ...)"
-            ));
+            return Err(Error::NoTls {
+                address: address.to_string(),
+            });
         }
         Ok((Store::Redis(address), on_failure))
     }
 }
 
 /// `file`, `file:DIR` and either with `?fail=...`, after the word `file`.
-fn parse_file(rest: &str) -> Result<(Store, OnFailure), String> {
+fn parse_file(rest: &str) -> Result<(Store, OnFailure), Error> {
     let (before_query, query) = match rest.rsplit_once('?') {
         Some((before, query)) => (before, Some(query)),
         None => (rest, None),
@@ -302,14 +289,14 @@ fn parse_file(rest: &str) -> Result<(Store, OnFailure), String> {
         || query.timeout.is_some()
         || query.password_file.is_some()
     {
-        return Err("the file store's query takes only fail=open or fail=closed".into());
+        return Err(Error::FileStoreQuery);
     }
     let on_failure = query.fail.unwrap_or(OnFailure::Open);
     match before_query {
         "" => Ok((Store::File(None), on_failure)),
         dir => match dir.strip_prefix(':').filter(|dir| !dir.is_empty()) {
             Some(dir) => Ok((Store::File(Some(PathBuf::from(dir))), on_failure)),
-            None => Err(format!("not a budget store; {EXPECTED}")),
+            None => Err(Error::NotAStore),
         },
     }
 }
@@ -353,20 +340,15 @@ struct Query {
     fail: Option<OnFailure>,
 }
 
-/// The keys a query may hold, for messages.
-const KEYS: &str = "db, user, pass (or password), timeout, password_file and fail";
-
 /// Parse an address's `query`.
-fn parse_query(query: &str) -> Result<Query, String> {
+fn parse_query(query: &str) -> Result<Query, Error> {
     let mut parsed = Query::default();
     for pair in query.split('&') {
         if pair.is_empty() {
             continue;
         }
         let Some((key, value)) = pair.split_once('=') else {
-            return Err(format!(
-                "its query holds a part that is not KEY=VALUE; the keys are {KEYS}; {EXPECTED}"
-            ));
+            return Err(Error::QueryPart);
         };
         let key = decode(key)?.to_ascii_lowercase();
         match key.as_str() {
@@ -377,24 +359,20 @@ fn parse_query(query: &str) -> Result<Query, String> {
             "password_file" => parsed.password_file = Some(PathBuf::from(decode(value)?)),
             "fail" => {
                 let value = decode(value)?;
-                parsed.fail = Some(OnFailure::named(&value).ok_or_else(|| {
-                    format!("its fail '{}' is not open or closed", printable(&value))
+                parsed.fail = Some(OnFailure::named(&value).ok_or_else(|| Error::BadFail {
+                    value: printable(&value),
                 })?);
             }
-            _ => return Err(format!("its query has a key that is not one of {KEYS}")),
+            _ => return Err(Error::UnknownQueryKey),
         }
     }
     Ok(parsed)
 }
 
 /// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme.
-fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), String> {
+fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), Error> {
     if rest.contains('#') {
-        return Err(
-            "a '#' has no meaning in a budget store's address; percent-encode it \
-                    (%23) in a password"
-                .into(),
-        );
+        return Err(Error::Fragment);
     }
     let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
     let query = parse_query(query)?;
@@ -410,9 +388,7 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), String>
     if let Some(info) = user_info {
         match info.split_once(':') {
             Some((name, secret)) => {
-                password = Some(Secret(decode(secret).map_err(|_| {
-                    "its password is not valid percent-encoded UTF-8".to_string()
-                })?));
+                password = Some(Secret(decode(secret).map_err(|_| Error::PasswordNotUtf8)?));
                 user = Some(decode(name)?).filter(|name| !name.is_empty());
             }
             None => user = Some(decode(info)?).filter(|name| !name.is_empty()),
@@ -445,7 +421,7 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), String>
 fn with_query_files(
     address: RedisAddress,
     query: Query,
-) -> Result<(RedisAddress, OnFailure), String> {
+) -> Result<(RedisAddress, OnFailure), Error> {
     let on_failure = query.fail.unwrap_or(OnFailure::Open);
     match &query.password_file {
         Some(path) => Ok((address.with_password_from(path)?, on_failure)),
@@ -454,12 +430,10 @@ fn with_query_files(
 }
 
 /// `redis+unix:///PATH[?QUERY]`, after the scheme.
-fn parse_unix(rest: &str) -> Result<(RedisAddress, OnFailure), String> {
+fn parse_unix(rest: &str) -> Result<(RedisAddress, OnFailure), Error> {
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     if !path.starts_with('/') {
-        return Err(format!(
-            "a Unix socket's path must be absolute (three slashes after the scheme); {EXPECTED}"
-        ));
+        return Err(Error::RelativeSocket);
     }
     let query = parse_query(query)?;
     let address = RedisAddress {
@@ -474,12 +448,10 @@ fn parse_unix(rest: &str) -> Result<(RedisAddress, OnFailure), String> {
 }
 
 /// `HOST[:PORT]`, the host an IPv6 address in brackets or a name.
-fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
+fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), Error> {
     let (host, port) = match authority.strip_prefix('[') {
         Some(rest) => {
-            let (host, after) = rest
-                .split_once(']')
-                .ok_or("its IPv6 address lacks its closing ']'")?;
+            let (host, after) = rest.split_once(']').ok_or(Error::UnclosedIpv6)?;
             (host, after.strip_prefix(':'))
         }
         None => match authority.rsplit_once(':') {
@@ -488,7 +460,7 @@ fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
         },
     };
     if host.is_empty() {
-        return Err(format!("it names no host; {EXPECTED}"));
+        return Err(Error::NoHost);
     }
     let port = match port {
         None | Some("") => None,
@@ -496,7 +468,9 @@ fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
             port.parse::<u16>()
                 .ok()
                 .filter(|&port| port > 0)
-                .ok_or_else(|| format!("its port '{port}' is not a number from 1 to 65535"))?,
+                .ok_or_else(|| Error::BadPort {
+                    port: port.to_string(),
+                })?,
         ),
     };
     Ok((decode(host)?, port))
@@ -504,25 +478,23 @@ fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
 
 /// A database number.
 /// A query's `timeout`: a duration from 1ms to [`LONGEST_CALL_LIMIT`].
-fn parse_call_limit(text: &str) -> Result<Duration, String> {
+fn parse_call_limit(text: &str) -> Result<Duration, Error> {
     let limit = retry_policy::duration::parse_duration(text).ok();
     limit
         .filter(|limit| (Duration::from_millis(1)..=LONGEST_CALL_LIMIT).contains(limit))
-        .ok_or_else(|| {
-            format!(
-                "its timeout '{}' is not a duration from 1ms to 60s, e.g. ?timeout=2s",
-                printable(text)
-            )
+        .ok_or_else(|| Error::BadTimeout {
+            value: printable(text),
         })
 }
 
-fn parse_db(text: &str) -> Result<u32, String> {
-    text.parse()
-        .map_err(|_| format!("its database '{text}' is not a number, e.g. /0 or ?db=2"))
+fn parse_db(text: &str) -> Result<u32, Error> {
+    text.parse().map_err(|_| Error::BadDatabase {
+        value: text.to_string(),
+    })
 }
 
 /// `text` with its `%XX` escapes decoded; an error when that is not UTF-8.
-fn decode(text: &str) -> Result<String, String> {
+fn decode(text: &str) -> Result<String, Error> {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;
@@ -542,40 +514,35 @@ fn decode(text: &str) -> Result<String, String> {
             }
         }
     }
-    String::from_utf8(decoded)
-        .map_err(|_| "a part of it is not valid percent-encoded UTF-8".to_string())
+    String::from_utf8(decoded).map_err(|_| Error::NotUtf8)
 }
 
 /// The longest password a file may give.
 pub const MAX_PASSWORD: usize = 4096;
 
 /// The password in the file at `path`: its first line, without its end.
-fn read_password(path: &Path) -> Result<Secret, String> {
-    let cannot = |why: String| {
-        format!(
-            "cannot read the password_file {}: {why}",
-            printable(&path.display().to_string())
-        )
+fn read_password(path: &Path) -> Result<Secret, Error> {
+    let cannot = |why| Error::PasswordFile {
+        path: printable(&path.display().to_string()),
+        why,
     };
     let bytes = named_files::read_regular(path, MAX_PASSWORD as u64 + 2)
-        .map_err(|err| cannot(err.to_string()))?;
+        .map_err(|err| cannot(PasswordFileProblem::Unreadable(err.to_string())))?;
     let line = bytes
         .split(|&byte| byte == b'\n')
         .next()
         .unwrap_or_default();
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     match std::str::from_utf8(line) {
-        Ok("") => Err(cannot(
-            "its first line is empty; write the password there".into(),
-        )),
-        Ok(_) if line.len() > MAX_PASSWORD => Err(cannot(format!(
-            "its first line is longer than {MAX_PASSWORD} bytes"
-        ))),
+        Ok("") => Err(cannot(PasswordFileProblem::Empty)),
+        Ok(_) if line.len() > MAX_PASSWORD => {
+            Err(cannot(PasswordFileProblem::TooLong(MAX_PASSWORD)))
+        }
         Ok(password) if password.chars().any(char::is_control) => {
-            Err(cannot("its first line holds a control character".into()))
+            Err(cannot(PasswordFileProblem::ControlCharacter))
         }
         Ok(password) => Ok(Secret(password.to_string())),
-        Err(_) => Err(cannot("its first line is not UTF-8".into())),
+        Err(_) => Err(cannot(PasswordFileProblem::NotUtf8)),
     }
 }
 
@@ -607,12 +574,11 @@ impl RedisAddress {
 
     /// This address with the password in the file at `path` (its `password_file` key): its
     /// first line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
-    fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, String> {
+    fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, Error> {
         if self.password.is_some() {
-            return Err(format!(
-                "'{self}' holds a password already; give it in the address or in its \
-                 password_file, not both"
-            ));
+            return Err(Error::PasswordTwice {
+                address: self.to_string(),
+            });
         }
         self.password = Some(read_password(path)?);
         Ok(self)
@@ -834,7 +800,7 @@ mod tests {
             ),
             ("redis://u:s3%ffcret@h", "not valid percent-encoded UTF-8"),
         ] {
-            let err = Store::parse(text).unwrap_err();
+            let err = Store::parse(text).unwrap_err().to_string();
             assert!(err.contains(expected), "{text}: {err}");
             assert!(!err.contains("s3"), "{text}: {err}");
         }
@@ -885,7 +851,7 @@ mod tests {
             "redis+unix:///run/r.sock?%50ASS=s3cret",
             "rediss://u:s3cret@h:port",
         ] {
-            let err = resolve(Some(text), None).unwrap_err();
+            let err = resolve(Some(text), None).unwrap_err().to_string();
             assert!(
                 err.starts_with("--budget-store: the address holds a password"),
                 "{text}: {err}"
@@ -916,22 +882,25 @@ mod tests {
         assert_eq!(address.password().map(Secret::reveal), Some("pw"));
         assert_eq!(address.scrub("WRONGPASS pw"), "WRONGPASS ***");
         let twice = self::address("redis://app:s3@cache").with_password_from(&file);
-        assert!(twice.unwrap_err().contains("not both"));
+        assert!(twice.unwrap_err().to_string().contains("not both"));
         for (content, why) in [("\n", "empty"), ("a\u{1b}b", "control character")] {
             std::fs::write(&file, content).unwrap();
             let err = self::address("redis://cache")
                 .with_password_from(&file)
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(why), "{err}");
         }
         std::fs::write(&file, "x".repeat(MAX_PASSWORD + 1)).unwrap();
         let err = self::address("redis://cache")
             .with_password_from(&file)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("longer than"), "{err}");
         let err = self::address("redis://cache")
             .with_password_from(dir.path())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("it is a directory, not a regular file"),
             "{err}"

@@ -5,6 +5,8 @@ use std::fmt;
 use std::num::NonZeroU64;
 use std::str::FromStr;
 
+use crate::error::Error;
+
 /// The `--max-attempts` value: total attempts, the first included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttemptLimit {
@@ -44,26 +46,21 @@ impl AttemptLimit {
 }
 
 impl FromStr for AttemptLimit {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected a whole number of at least 1, or 'unlimited'";
+    fn from_str(text: &str) -> Result<Self, Error> {
         if text.eq_ignore_ascii_case("unlimited") {
             return Ok(AttemptLimit::Unlimited);
         }
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(EXPECTED.into());
+            return Err(Error::NotAnAttemptLimit);
         }
         match text.parse::<u64>() {
-            Ok(0) => Err(format!(
-                "0 attempts would never run the command; {EXPECTED}"
-            )),
+            Ok(0) => Err(Error::ZeroAttempts),
             Ok(count) => Ok(AttemptLimit::AtMost(
                 NonZeroU64::MIN.saturating_add(count - 1),
             )),
-            Err(_) => Err(format!(
-                "too large; {EXPECTED} (a limit this high is 'unlimited')"
-            )),
+            Err(_) => Err(Error::AttemptLimitTooLarge),
         }
     }
 }
@@ -145,7 +142,10 @@ mod tests {
             assert!(text.parse::<AttemptLimit>().is_err(), "{text}");
         }
         for not_a_number in ["x", ""] {
-            let err = not_a_number.parse::<AttemptLimit>().unwrap_err();
+            let err = not_a_number
+                .parse::<AttemptLimit>()
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.starts_with("expected a whole number"),
                 "{not_a_number:?}: {err}"

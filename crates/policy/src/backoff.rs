@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use crate::choice::Choice;
-use crate::duration::format_duration;
+use crate::error::Error;
 
 use rand::{Rng, RngExt, SeedableRng};
 
@@ -80,45 +80,12 @@ pub struct Backoff {
     jitter: Jitter,
 }
 
-/// Why parameters cannot make a schedule; shown, it names the flags that give them (the same
-/// for a run and for `retry-sim`) and the values.
-#[derive(Clone, Debug, PartialEq)]
-pub enum BackoffError {
-    /// The cap is below the base.
-    CapBelowBase {
-        /// The base given.
-        base: Duration,
-        /// The cap given.
-        cap: Duration,
-    },
-    /// The multiplier is NaN, infinite, or below 1.
-    BadMultiplier(f64),
-}
-
-impl std::fmt::Display for BackoffError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BackoffError::CapBelowBase { base, cap } => write!(
-                f,
-                "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
-                format_duration(*cap),
-                format_duration(*base)
-            ),
-            BackoffError::BadMultiplier(multiplier) => write!(
-                f,
-                "--multiplier ({multiplier}) must be a finite number of at least 1"
-            ),
-        }
-    }
-}
-
 /// Parse `--multiplier`: a finite number of at least 1.
-pub fn parse_multiplier(text: &str) -> Result<f64, String> {
-    const EXPECTED: &str = "expected a finite number of at least 1, e.g. 2 or 1.5";
+pub fn parse_multiplier(text: &str) -> Result<f64, Error> {
     match text.trim().parse::<f64>() {
         Ok(factor) if factor.is_finite() && factor >= 1.0 => Ok(factor),
-        Ok(_) => Err(format!("out of range; {EXPECTED}")),
-        Err(_) => Err(format!("not a number; {EXPECTED}")),
+        Ok(_) => Err(Error::MultiplierOutOfRange),
+        Err(_) => Err(Error::MultiplierNotANumber),
     }
 }
 
@@ -130,12 +97,12 @@ impl Backoff {
         cap: Duration,
         multiplier: f64,
         jitter: Jitter,
-    ) -> Result<Self, BackoffError> {
+    ) -> Result<Self, Error> {
         if cap < base {
-            return Err(BackoffError::CapBelowBase { base, cap });
+            return Err(Error::CapBelowBase { base, cap });
         }
         if !(multiplier.is_finite() && multiplier >= 1.0) {
-            return Err(BackoffError::BadMultiplier(multiplier));
+            return Err(Error::MultiplierBelowOne(multiplier.to_string()));
         }
         Ok(Backoff {
             base: saturating_nanos(base),
@@ -379,10 +346,7 @@ mod tests {
         );
         for multiplier in [0.5, f64::NAN, f64::INFINITY, -2.0] {
             let err = make(1, 2, multiplier).unwrap_err();
-            assert!(
-                matches!(err, BackoffError::BadMultiplier(_)),
-                "{multiplier}"
-            );
+            assert!(matches!(err, Error::MultiplierBelowOne(_)), "{multiplier}");
         }
     }
 

@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::Error;
+
 /// A set of exit statuses in 0-255.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct StatusSet {
@@ -58,10 +60,10 @@ impl FromIterator<u8> for StatusSet {
 }
 
 impl FromStr for StatusSet {
-    type Err = String;
+    type Err = Error;
 
     /// Parse a comma-separated list of statuses and inclusive ranges, each in 0-255.
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Error> {
         let mut set = StatusSet::default();
         for item in text.split(',').map(str::trim) {
             let (start, end) = parse_item(item)?;
@@ -72,32 +74,34 @@ impl FromStr for StatusSet {
 }
 
 /// One list item: `7` or `75-78`.
-fn parse_item(item: &str) -> Result<(u8, u8), String> {
-    const EXPECTED: &str = "expected exit statuses 0-255 and ranges, e.g. 1,75-78,255";
+fn parse_item(item: &str) -> Result<(u8, u8), Error> {
     if item.is_empty() {
-        return Err(format!("empty entry in the list; {EXPECTED}"));
+        return Err(Error::EmptyStatusEntry);
     }
     let (start, end) = match item.split_once('-') {
         Some((start, end)) => (parse_status(start.trim())?, parse_status(end.trim())?),
         None => (parse_status(item)?, parse_status(item)?),
     };
     if start > end {
-        return Err(format!(
-            "range {item} runs backwards; write it as {end}-{start}"
-        ));
+        return Err(Error::BackwardsRange {
+            range: item.to_string(),
+            start,
+            end,
+        });
     }
     Ok((start, end))
 }
 
 /// One status: a decimal number in 0-255.
-fn parse_status(text: &str) -> Result<u8, String> {
+fn parse_status(text: &str) -> Result<u8, Error> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "'{text}' is not an exit status; expected whole numbers 0-255, e.g. 1,75-78,255"
-        ));
+        return Err(Error::NotAStatus {
+            text: text.to_string(),
+        });
     }
-    text.parse::<u8>()
-        .map_err(|_| format!("{text} is above 255, the largest exit status"))
+    text.parse::<u8>().map_err(|_| Error::StatusTooLarge {
+        text: text.to_string(),
+    })
 }
 
 impl fmt::Display for StatusSet {
@@ -162,7 +166,7 @@ mod tests {
             ("+1", "not an exit status"),
         ];
         for (text, message) in cases {
-            let err = text.parse::<StatusSet>().unwrap_err();
+            let err = text.parse::<StatusSet>().unwrap_err().to_string();
             assert!(err.contains(message), "{text}: {err}");
         }
     }

@@ -12,6 +12,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::duration::format_duration;
+use crate::error::Error;
 use crate::timestamp;
 
 /// Where the deadline in force came from.
@@ -99,29 +100,27 @@ pub fn soonest(
 
 /// An outer run's `RETRY_DEADLINE` (Unix milliseconds) as the time left until it at `now`;
 /// zero when it has passed.
-pub fn outer_deadline(text: &str, now: SystemTime) -> Result<Duration, String> {
-    let expected = "expected the Unix time in whole milliseconds, as an outer retry sets it";
-    let millis: u64 = whole(text).ok_or_else(|| format!("'{text}' is not a time; {expected}"))?;
+pub fn outer_deadline(text: &str, now: SystemTime) -> Result<Duration, Error> {
+    let text_of = || text.to_string();
+    let millis: u64 =
+        whole(text).ok_or_else(|| Error::OuterDeadlineNotATime { text: text_of() })?;
     let at = UNIX_EPOCH + Duration::from_millis(millis);
     let left = at.duration_since(now).unwrap_or_default();
     match left <= LATEST {
         true => Ok(left),
-        false => Err(format!("'{text}' is more than a year ahead; {expected}")),
+        false => Err(Error::OuterDeadlineTooFar { text: text_of() }),
     }
 }
 
 /// GitLab's job time limit from `CI_JOB_TIMEOUT` (seconds) and `CI_JOB_STARTED_AT` (an RFC 3339
 /// time in any of its forms, e.g. `2026-11-26T09:00:00Z` or `2026-11-26T10:00:00+01:00`), at
 /// `now`.
-pub fn gitlab_job(timeout: &str, started_at: &str, now: SystemTime) -> Result<JobLimit, String> {
-    let limit = seconds(timeout).ok_or_else(|| {
-        format!("CI_JOB_TIMEOUT '{timeout}' is not a whole number of seconds of at least 1")
+pub fn gitlab_job(timeout: &str, started_at: &str, now: SystemTime) -> Result<JobLimit, Error> {
+    let limit = seconds(timeout).ok_or_else(|| Error::GitlabTimeout {
+        text: timeout.to_string(),
     })?;
-    let started = timestamp::parse(started_at).ok_or_else(|| {
-        format!(
-            "CI_JOB_STARTED_AT '{started_at}' is not an RFC 3339 time, such as \
-             2026-11-26T09:00:00Z or 2026-11-26T10:00:00+01:00"
-        )
+    let started = timestamp::parse(started_at).ok_or_else(|| Error::GitlabStart {
+        text: started_at.to_string(),
     })?;
     Ok(JobLimit {
         source: DeadlineSource::GitlabJob,
@@ -132,14 +131,14 @@ pub fn gitlab_job(timeout: &str, started_at: &str, now: SystemTime) -> Result<Jo
 
 /// Buildkite's job time limit from `BUILDKITE_TIMEOUT` (minutes; `false` for none), counted from
 /// now; none when the job has no limit.
-pub fn buildkite_job(timeout: &str) -> Result<Option<JobLimit>, String> {
+pub fn buildkite_job(timeout: &str) -> Result<Option<JobLimit>, Error> {
     if timeout == "false" || timeout.is_empty() {
         return Ok(None);
     }
     let minutes = whole(timeout)
         .filter(|minutes| (1..=LATEST.as_secs() / 60).contains(minutes))
-        .ok_or_else(|| {
-            format!("BUILDKITE_TIMEOUT '{timeout}' is not a whole number of minutes, or false")
+        .ok_or_else(|| Error::BuildkiteTimeout {
+            text: timeout.to_string(),
         })?;
     Ok(Some(JobLimit {
         source: DeadlineSource::BuildkiteJob,
@@ -256,9 +255,12 @@ mod tests {
         assert_eq!(outer(&ms(NOW + 30)), Ok(Duration::from_secs(30)));
         assert_eq!(outer(&ms(NOW - 30)), Ok(Duration::ZERO));
         for bad in ["", "-5", "12.5", " 1", "1e12", "99999999999999999999999"] {
-            assert!(outer(bad).unwrap_err().contains("not a time"), "{bad}");
+            assert!(
+                outer(bad).unwrap_err().to_string().contains("not a time"),
+                "{bad}"
+            );
         }
-        let far = outer(&ms(NOW + 400 * 86_400)).unwrap_err();
+        let far = outer(&ms(NOW + 400 * 86_400)).unwrap_err().to_string();
         assert!(far.contains("more than a year ahead"), "{far}");
     }
 

@@ -16,37 +16,35 @@ use std::time::Duration;
 
 use humantime::DurationError;
 
-/// The units of time the messages name (humantime takes their longer names too).
-const UNITS: &str = "ns, us, ms, s, m, h, d, w, M, y";
-
-/// What a duration may be, for messages.
-const EXPECTED: &str = "expected e.g. 250ms, 2s or 1m30s";
+use crate::error::Error;
 
 /// Parse a DURATION flag value, explaining what is accepted when `text` is not one.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, Error> {
     let trimmed = text.trim();
     check_units(trimmed)?;
     match humantime::parse_duration(trimmed) {
         Ok(duration) => Ok(at_least_a_nanosecond(duration, trimmed)),
         Err(DurationError::NumberOverflow) => Ok(beyond_precision(trimmed)),
         Err(DurationError::UnknownUnit { unit, .. }) => Err(unknown_unit(&unit)),
-        Err(_) => Err(format!("'{trimmed}' is not a duration; {EXPECTED}")),
+        Err(_) => Err(Error::NotADuration {
+            text: trimmed.to_string(),
+        }),
     }
 }
 
 /// The tool's rules before humantime's: not empty, not negative, and a unit after every number.
-fn check_units(trimmed: &str) -> Result<(), String> {
+fn check_units(trimmed: &str) -> Result<(), Error> {
     let is_number = |c: char| c.is_ascii_digit() || c == '.';
     if trimmed.is_empty() {
-        return Err(format!("an empty duration; {EXPECTED}"));
+        return Err(Error::EmptyDuration);
     }
     if trimmed.starts_with('-') {
-        return Err(format!("a duration must not be negative; {EXPECTED}"));
+        return Err(Error::NegativeDuration);
     }
     if trimmed.chars().all(is_number) {
-        return Err(format!(
-            "a unit is needed; expected e.g. {trimmed}ms or {trimmed}s"
-        ));
+        return Err(Error::DurationUnitMissing {
+            number: trimmed.to_string(),
+        });
     }
     let words: Vec<&str> = trimmed.split_whitespace().collect();
     for (index, word) in words.iter().enumerate() {
@@ -55,11 +53,9 @@ fn check_units(trimmed: &str) -> Result<(), String> {
             .get(index + 1)
             .is_some_and(|next| next.starts_with(|c: char| c.is_alphabetic()));
         if unitless > 0 && !unit_follows {
-            return Err(format!(
-                "'{}' has no unit, and each number needs its own; expected e.g. 250ms, 2s, \
-                 1m30s or 1m 30s",
-                &word[word.len() - unitless..]
-            ));
+            return Err(Error::DurationPartUnitMissing {
+                number: word[word.len() - unitless..].to_string(),
+            });
         }
     }
     Ok(())
@@ -114,16 +110,14 @@ fn with_fractions_cut(text: &str, digits: usize) -> String {
 }
 
 /// Why `unit` is not one; with the unit meant, if only its case is wrong.
-fn unknown_unit(unit: &str) -> String {
+fn unknown_unit(unit: &str) -> Error {
     let lower = unit.to_lowercase();
-    let hint = match humantime::parse_duration(&format!("1{lower}")) {
-        Ok(_) => format!(" (did you mean '{lower}'?)"),
-        Err(_) => String::new(),
-    };
-    format!(
-        "'{unit}' is not a unit of time{hint}; the units are {UNITS} (months and years as M and \
-         y), e.g. 250ms, 2s or 1m30s"
-    )
+    Error::UnknownDurationUnit {
+        unit: unit.to_string(),
+        lowercase: humantime::parse_duration(&format!("1{lower}"))
+            .ok()
+            .map(|_| lower),
+    }
 }
 
 /// Format `duration` for a log line: `0s`, `850us`, `250ms`, `1.5s`, `2m30s`, `1h5m`, `3d2h`.
@@ -216,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_unit_that_is_not_one_names_the_units() {
-        let err = parse_duration("5S").unwrap_err();
+        let err = parse_duration("5S").unwrap_err().to_string();
         assert!(
             err.starts_with("'S' is not a unit of time (did you mean 's'?);"),
             "{err}"
@@ -225,6 +219,7 @@ mod tests {
         assert!(
             !parse_duration("5 parsecs")
                 .unwrap_err()
+                .to_string()
                 .contains("did you mean")
         );
     }
@@ -239,19 +234,31 @@ mod tests {
 
     #[test]
     fn rejects_bare_numbers_negatives_and_garbage() {
-        assert!(parse_duration("5").unwrap_err().contains("unit is needed"));
+        assert!(
+            parse_duration("5")
+                .unwrap_err()
+                .to_string()
+                .contains("unit is needed")
+        );
         assert!(
             parse_duration("1.5")
                 .unwrap_err()
+                .to_string()
                 .contains("unit is needed")
         );
-        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
+        assert!(
+            parse_duration("-1s")
+                .unwrap_err()
+                .to_string()
+                .contains("negative")
+        );
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("5 parsecs").is_err());
         assert!(
             parse_duration("1e3ms")
                 .unwrap_err()
+                .to_string()
                 .contains("'e' is not a unit")
         );
     }
@@ -263,7 +270,7 @@ mod tests {
         assert_eq!(parse_duration("2 hours"), Ok(Duration::from_secs(7200)));
         assert_eq!(parse_duration("1m30 s"), Ok(Duration::from_secs(90)));
         for glued in ["5 10m", "1 30m", "1m 30", "2 5s"] {
-            let err = parse_duration(glued).unwrap_err();
+            let err = parse_duration(glued).unwrap_err().to_string();
             assert!(err.contains("has no unit"), "{glued}: {err}");
         }
     }
@@ -322,7 +329,7 @@ mod tests {
 
         #[test]
         fn bare_numbers_are_refused_for_want_of_a_unit(number in "[0-9]{1,12}(\\.[0-9]{1,3})?") {
-            prop_assert!(parse_duration(&number).unwrap_err().contains("unit is needed"));
+            prop_assert!(parse_duration(&number).unwrap_err().to_string().contains("unit is needed"));
         }
 
         #[test]

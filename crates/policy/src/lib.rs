@@ -9,12 +9,15 @@
 
 #![forbid(unsafe_code)]
 
+pub use error::Error;
+
 pub mod attempts;
 pub mod backoff;
 pub mod choice;
 pub mod codes;
 pub mod deadline;
 pub mod duration;
+pub mod error;
 pub mod events;
 pub mod examples;
 pub mod exit;

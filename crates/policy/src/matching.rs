@@ -12,6 +12,7 @@ use std::time::Instant;
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use crate::choice::Choice;
+use crate::error::Error;
 use crate::requested::MAX_REQUEST;
 
 /// The most output patterns a list may hold, the preset's included: which matched is a bit each.
@@ -153,10 +154,6 @@ pub struct Capture {
     pub at: Instant,
 }
 
-/// A pattern that does not compile: the flag, the pattern, and the error with its position.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PatternError(pub String);
-
 impl OutputConditions {
     /// The conditions `stream`'s lines are matched against: each of `patterns` that reads it
     /// (the i-th setting bit i), and the `after` patterns (`--retry-after-output`, which read
@@ -165,7 +162,7 @@ impl OutputConditions {
         stream: Stream,
         patterns: &[OutputPattern],
         after: &[String],
-    ) -> Result<Self, PatternError> {
+    ) -> Result<Self, Error> {
         let (regexes, bits): (Vec<&str>, Vec<u64>) = patterns
             .iter()
             .enumerate()
@@ -176,7 +173,10 @@ impl OutputConditions {
         let rules = match regexes.is_empty() {
             true => None,
             false => Some(Patterns {
-                set: line_set(&regexes).map_err(|err| PatternError(err.to_string()))?,
+                set: line_set(&regexes).map_err(|err| Error::PatternSet {
+                    flag: "the output patterns",
+                    detail: err.to_string(),
+                })?,
                 all: bits.iter().fold(0, |all, bit| all | bit),
                 bits,
             }),
@@ -195,19 +195,19 @@ impl OutputConditions {
 
 /// Refuse a pattern no line could match as meant, or that does not compile; `whose` names the
 /// option and value for the message.
-pub fn check_pattern(pattern: &str, whose: &str) -> Result<(), PatternError> {
+pub fn check_pattern(pattern: &str, whose: &str) -> Result<(), Error> {
     if pattern.contains('\n') {
         // Pasted from a help text wrapped mid-pattern, most likely.
-        return Err(PatternError(format!(
-            "{whose} holds a line break, which no line of output can match (output is matched \
-             a line at a time); give the pattern on one line"
-        )));
+        return Err(Error::PatternLineBreak {
+            whose: whose.to_string(),
+        });
     }
     if let Err(err) = Regex::new(pattern) {
         let detail = position_of_error(pattern).unwrap_or_else(|| fold(&err.to_string()));
-        return Err(PatternError(format!(
-            "{whose} is not a valid regex: {detail}"
-        )));
+        return Err(Error::InvalidPattern {
+            whose: whose.to_string(),
+            detail,
+        });
     }
     Ok(())
 }
@@ -224,7 +224,7 @@ fn line_set(patterns: &[&str]) -> Result<RegexSet, regex::Error> {
 
 /// The `--retry-after-output` patterns; each must have a group to read the wait from: the one
 /// named `after`, or else the first.
-fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, PatternError> {
+fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, Error> {
     const FLAG: &str = "--retry-after-output";
     if patterns.is_empty() {
         return Ok(None);
@@ -236,23 +236,28 @@ fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, PatternErro
             .multi_line(true)
             .crlf(true)
             .build()
-            .map_err(|err| PatternError(format!("{FLAG}: {err}")))?;
+            .map_err(|err| Error::PatternSet {
+                flag: FLAG,
+                detail: err.to_string(),
+            })?;
         let named = regex.capture_names().position(|name| name == Some("after"));
         let group = match (named, regex.captures_len()) {
             (Some(index), _) => index,
             (None, 2..) => 1,
             (None, _) => {
-                return Err(PatternError(format!(
-                    "{FLAG} '{text}' has no group to read the wait from; put it in \
-                     parentheses, e.g. '(?i)^retry-after:\\s*(.+)$'"
-                )));
+                return Err(Error::PatternWithoutGroup {
+                    pattern: text.clone(),
+                });
             }
         };
         compiled.push((regex, group));
     }
     let texts: Vec<&str> = patterns.iter().map(String::as_str).collect();
     Ok(Some(Captures {
-        set: line_set(&texts).map_err(|err| PatternError(format!("{FLAG}: {err}")))?,
+        set: line_set(&texts).map_err(|err| Error::PatternSet {
+            flag: FLAG,
+            detail: err.to_string(),
+        })?,
         patterns: compiled,
     }))
 }
@@ -425,7 +430,7 @@ mod tests {
         Arc::new(built(rules, after).unwrap())
     }
 
-    fn built(rules: &[&str], after: &[&str]) -> Result<OutputConditions, PatternError> {
+    fn built(rules: &[&str], after: &[&str]) -> Result<OutputConditions, Error> {
         let patterns: Vec<OutputPattern> = rules
             .iter()
             .map(|regex| OutputPattern {
@@ -499,9 +504,9 @@ mod tests {
     fn a_retry_after_pattern_needs_a_group() {
         let err = built(&[], &["Retry-After: \\d+"]).unwrap_err();
         assert!(
-            err.0.contains("has no group to read the wait from"),
-            "{}",
-            err.0
+            err.to_string()
+                .contains("has no group to read the wait from"),
+            "{err}"
         );
         assert!(built(&[], &["("]).is_err());
     }
@@ -596,7 +601,7 @@ mod tests {
         let error = |pattern: &str| {
             check_pattern(pattern, &format!("--stop-on 'stdout:{pattern}'"))
                 .unwrap_err()
-                .0
+                .to_string()
         };
         assert_eq!(
             error("a(b"),

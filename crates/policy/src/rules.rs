@@ -18,7 +18,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::codes::StatusSet;
-use crate::matching::{MAX_PATTERNS, OutputPattern, OutputStream, PatternError, check_pattern};
+use crate::error::Error;
+use crate::matching::{MAX_PATTERNS, OutputPattern, OutputStream, check_pattern};
 use crate::presets::{Preset, TIMED_OUT};
 use crate::signal::Signal;
 use crate::verdict::Verdict;
@@ -43,9 +44,9 @@ const STREAMS: [(&str, OutputStream); 3] = [
 ];
 
 impl FromStr for RuleSpec {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Error> {
         let pattern_at = |at: usize| {
             STREAMS
                 .iter()
@@ -67,18 +68,15 @@ impl FromStr for RuleSpec {
         };
         let statuses = codes
             .map(|codes| {
-                codes.parse::<StatusSet>().map_err(|err| {
-                    format!(
-                        "{err}; or a pattern a line of output must match: stdout:REGEX, \
-                         stderr:REGEX or output:REGEX, after the statuses or alone"
-                    )
-                })
+                codes
+                    .parse::<StatusSet>()
+                    .map_err(|err| Error::RuleStatuses(Box::new(err)))
             })
             .transpose()?;
         if let Some(output) = &output
             && output.regex.is_empty()
         {
-            return Err("an empty pattern matches every line; give a REGEX after the colon".into());
+            return Err(Error::EmptyPattern);
         }
         Ok(RuleSpec {
             statuses,
@@ -195,10 +193,6 @@ pub struct RuleRow {
     pub origin: Origin,
 }
 
-/// Why the user's rules cannot make a list; the message names the flag and the value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleError(pub String);
-
 /// The ordered rules of a run, and the patterns they read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleList {
@@ -227,7 +221,7 @@ const GUARDS: [(u8, &str); 2] = [
 
 impl RuleList {
     /// The list of the user's rules, the guards, `preset`'s rules and the defaults.
-    pub fn new(user: &UserRules, preset: Option<&'static Preset>) -> Result<Self, RuleError> {
+    pub fn new(user: &UserRules, preset: Option<&'static Preset>) -> Result<Self, Error> {
         let success = success_statuses(&user.success);
         check_overlaps(user, success)?;
         let mut list = RuleList {
@@ -343,7 +337,7 @@ impl RuleList {
         spec: &RuleSpec,
         verdict: Verdict,
         unnamed: Statuses,
-    ) -> Result<(), RuleError> {
+    ) -> Result<(), Error> {
         let pattern = match &spec.output {
             Some(output) => {
                 Some(self.pattern(output.clone(), || format!("{flag} '{}'", spec.text))?)
@@ -359,7 +353,7 @@ impl RuleList {
         Ok(())
     }
 
-    fn push_preset(&mut self, preset: &'static Preset) -> Result<(), RuleError> {
+    fn push_preset(&mut self, preset: &'static Preset) -> Result<(), Error> {
         let origin = |meaning| Origin::Preset {
             preset: preset.name,
             meaning,
@@ -393,15 +387,14 @@ impl RuleList {
         &mut self,
         output: OutputPattern,
         whose: impl Fn() -> String,
-    ) -> Result<usize, RuleError> {
+    ) -> Result<usize, Error> {
         if self.patterns.len() == MAX_PATTERNS {
-            return Err(RuleError(format!(
-                "{}: a run reads at most {MAX_PATTERNS} output patterns, the preset's included",
-                whose()
-            )));
+            return Err(Error::TooManyPatterns {
+                rule: whose(),
+                most: MAX_PATTERNS,
+            });
         }
-        check_pattern(&output.regex, &whose())
-            .map_err(|PatternError(message)| RuleError(message))?;
+        check_pattern(&output.regex, &whose())?;
         self.patterns.push(output);
         Ok(self.patterns.len() - 1)
     }
@@ -455,7 +448,7 @@ fn success_statuses(specs: &[RuleSpec]) -> StatusSet {
 
 /// Refuse a statuses-only `--stop-on` or `--retry-on` rule that names a success status: a status
 /// cannot be success and failure (with a pattern, a success status may fail by its output).
-fn check_overlaps(user: &UserRules, success: StatusSet) -> Result<(), RuleError> {
+fn check_overlaps(user: &UserRules, success: StatusSet) -> Result<(), Error> {
     let failures = [("--stop-on", &user.stop), ("--retry-on", &user.retry)];
     for (flag, specs) in failures {
         for spec in specs.iter().filter(|spec| spec.output.is_none()) {
@@ -463,12 +456,12 @@ fn check_overlaps(user: &UserRules, success: StatusSet) -> Result<(), RuleError>
                 continue;
             };
             if let Some(status) = success.first_shared(&statuses) {
-                return Err(RuleError(format!(
-                    "{flag} {} names status {status}, a success status (--success-on: {success}); \
-                     a status cannot be success and failure, unless its output decides: add a \
-                     pattern, e.g. {flag} {status},stdout:REGEX",
-                    spec.text
-                )));
+                return Err(Error::SuccessStatusAsFailure {
+                    flag,
+                    rule: spec.text.clone(),
+                    status,
+                    success: success.to_string(),
+                });
             }
         }
     }

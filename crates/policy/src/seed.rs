@@ -11,6 +11,8 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::str::FromStr;
 
+use crate::error::Error;
+
 /// The `--seed` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seed {
@@ -38,16 +40,16 @@ impl Seed {
 }
 
 impl FromStr for Seed {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Error> {
         match text {
             "host" => Ok(Seed::Host),
             _ if text.bytes().all(|b| b.is_ascii_digit()) => text
                 .parse()
                 .map(Seed::Number)
-                .map_err(|_| "too large; expected a whole number 0 to 2^64-1, or 'host'".into()),
-            _ => Err("expected a whole number 0 to 2^64-1, or 'host'".into()),
+                .map_err(|_| Error::SeedTooLarge),
+            _ => Err(Error::NotASeed),
         }
     }
 }

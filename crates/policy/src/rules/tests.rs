@@ -42,7 +42,7 @@ fn a_rule_is_statuses_a_pattern_or_both() {
     for bad in ["", "x", "1,x:y", "stdout:", "1-", "78-75"] {
         assert!(bad.parse::<RuleSpec>().is_err(), "{bad}");
     }
-    let err = "4xx".parse::<RuleSpec>().unwrap_err();
+    let err = "4xx".parse::<RuleSpec>().unwrap_err().to_string();
     assert!(err.contains("stdout:REGEX"), "{err}");
 }
 
@@ -115,12 +115,11 @@ fn a_success_status_fails_by_its_output_only_where_a_rule_names_it() {
         },
         None,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
-        err.0
-            .starts_with("--retry-on 0-255 names status 0, a success status"),
-        "{}",
-        err.0
+        err.starts_with("--retry-on 0-255 names status 0, a success status"),
+        "{err}"
     );
 }
 
@@ -215,7 +214,7 @@ fn patterns_are_checked_and_bounded() {
     };
     let err = RuleList::new(&bad, None).unwrap_err();
     assert_eq!(
-        err.0,
+        err.to_string(),
         "--stop-on 'stdout:a(' is not a valid regex: unclosed group at character 2"
     );
     let many = UserRules {
@@ -227,7 +226,7 @@ fn patterns_are_checked_and_bounded() {
     assert!(
         RuleList::new(&many, None)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("at most 64 output patterns")
     );
 }

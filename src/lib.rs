@@ -55,6 +55,11 @@ pub mod docs {
         retry_policy::examples::continued_lines(command, width)
     }
 
+    /// `(event, keys)` rows of the JSON events, as the reference's table gives them.
+    pub fn events() -> &'static [(&'static str, &'static str)] {
+        &crate::report::json::EVENTS
+    }
+
     /// `(name, meaning)` rows of the attempt's environment, of a hook's, and of the variables
     /// the tool reads.
     pub fn environment() -> [Vec<(&'static str, &'static str)>; 3] {

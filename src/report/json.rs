@@ -87,6 +87,77 @@ pub(crate) enum JsonEvent<'a> {
     },
 }
 
+/// The reference's table of events (docs/reference.md, which `cargo xtask generate` writes from
+/// this): each event's name, and its keys in words. A test holds the keys to what the types
+/// above write.
+pub(crate) const EVENTS: [(&str, &str); 8] = [
+    (
+        "attempt_start",
+        "`attempt` (from 1), `attempt_since_reset`, `max_attempts` (a number or \
+         `\"unlimited\"`), `offset_ms` (from the start of the run), `depth` (1 for the \
+         outermost run, one more inside each retry's attempt)",
+    ),
+    (
+        "attempt_end",
+        "`attempt`, `status` (0-255; 128+N for signal N, 124 for a time limit), \
+         `duration_ms`, `verdict` (`\"success\"`, `\"retry\"` or `\"stop\"`), `timed_out` \
+         (true when `--timeout` or `--max-time` ended it), `rule` (the rule that decided, as \
+         `--plan` names it: `\"--stop-on 2\"`, `\"--preset curl: ...\"`, or a default's \
+         words); `pattern` (its output pattern) when that rule reads the output; `signal` (a \
+         name such as `\"SIGTERM\"`) when it died of a signal; `reset` (true) when it started \
+         the backoff over; `requested_wait_ms` when the command asked for a wait (cut to \
+         `RETRY_MAX_REQUESTED_WAIT`), or `requested_stop` (true) when it asked to stop",
+    ),
+    (
+        "wait",
+        "`before_attempt`, `wait_ms`, `cause` (`\"splay\"` before the first attempt, \
+         `\"backoff\"`, `\"requested\"` when the command asked for a longer wait, \
+         `\"shared\"` when a run sharing the budget was asked for one that lasts longer, or \
+         `\"budget\"` when the budget had no token sooner)",
+    ),
+    (
+        "deadline",
+        "before the first attempt, when the run's deadline came from outside its command \
+         line: `deadline_ms` (the time the run has), `source` (`\"outer_run\"`, \
+         `\"gitlab_job\"` or `\"buildkite_job\"`; `\"max_time\"` is never said, as \
+         `--max-time` is on the command line)",
+    ),
+    (
+        "hook_end",
+        "`hook` (`\"on_retry\"` or `\"on_give_up\"`), `status` (as for an attempt: 124 when \
+         it timed out; 127 or 126 when the shell could not run; 124 when `--max-time` left it \
+         no time), `duration_ms`",
+    ),
+    (
+        "warning",
+        "`message`: something the user should know (a budget or budget store that could not \
+         be used, which with the store's `?fail=closed` means no more retries; output still \
+         held by a process that left the attempt's group; a group that outlived SIGKILL)",
+    ),
+    (
+        "error",
+        "`message`: what the tool itself found wrong before any attempt (bad usage, a \
+         `--report` it cannot use, stdin it could not read); the done event follows, with \
+         reason `\"error\"` and status 125",
+    ),
+    (
+        "done",
+        "`status` (the tool's exit code; 128+N when stopped by signal N), `attempts`, \
+         `reason` (`\"success\"`, `\"exhausted\"`, `\"not_retryable\"`, `\"spawn_failed\"`, \
+         `\"deadline\"`, `\"interrupted\"`, `\"budget\"`, `\"output_lost\"`, \
+         `\"stop_requested\"`, `\"breaker_open\"` (no attempt: the budget's breaker was \
+         open), `\"error\"`), `elapsed_ms`; `error` (text) with `\"spawn_failed\"`, \
+         `\"output_lost\"` and `\"error\"`; `signal` (a name) with `\"interrupted\"`; \
+         `open_for_ms` with `\"breaker_open\"`, how long it stays open yet; `deadline` with \
+         `\"deadline\"`, where the limit came from (`\"max_time\"`, `\"outer_run\"`, \
+         `\"gitlab_job\"`, `\"buildkite_job\"`), and `wait_cause` when a wait would have \
+         passed it, whose wait (`\"backoff\"`, `\"requested\"`, `\"budget\"`, `\"shared\"`); \
+         `report_error` (text) when `--report` could not be written, which makes `status` \
+         125; `flaky` (true) when a `\"success\"` came only after failed attempts (`status` \
+         is then `--flaky-exit`'s, if given)",
+    ),
+];
+
 fn is_false(value: &bool) -> bool {
     !value
 }

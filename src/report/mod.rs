@@ -6,7 +6,7 @@ pub(crate) mod ci;
 pub(crate) mod end_file;
 pub(crate) mod file;
 pub(crate) mod formats;
-mod json;
+pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod metrics;
 pub(crate) mod outlet;

@@ -1,4 +1,4 @@
-//! The committed man pages and completions are what the generator (`cargo xtask generate`)
+//! The committed man pages, completions and reference tables are what the generator (`cargo xtask generate`)
 //! makes of the clap definition now, the man pages pass `mandoc` and `groff` cleanly, and every
 //! example of the help is in the README.
 
@@ -17,6 +17,8 @@ mod man;
 mod options;
 #[path = "../../xtask/src/readme.rs"]
 mod readme;
+#[path = "../../xtask/src/reference.rs"]
+mod reference;
 #[path = "../../xtask/src/roff.rs"]
 mod roff;
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap_complete::Shell;
 
-use super::{completions, man, readme};
+use super::{completions, man, readme, reference};
 
 /// Every generated file of `retry`: its path in the repository and its content.
 pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -24,6 +24,11 @@ pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files.push((
         root.join("README.md"),
         readme::with_options(&current, &command).into_bytes(),
+    ));
+    let reference = std::fs::read_to_string(root.join("docs/reference.md")).expect("reference.md");
+    files.push((
+        root.join("docs/reference.md"),
+        reference::with_tables(&reference).into_bytes(),
     ));
     let completions = root.join("completions");
     files.push((

@@ -1,8 +1,9 @@
 //! The repository's own tasks, run as `cargo xtask TASK`:
 //!
 //! - `generate`: write the man pages (`man/`, `crates/sim/man/`), the completions
-//!   (`completions/`) and the README's option table from the clap
-//!   definitions (`retry`'s and `retry-sim`'s) and the tables `--help` prints. A test fails,
+//!   (`completions/`), the README's option table and the reference's tables of variables and
+//!   events from the clap definitions (`retry`'s and `retry-sim`'s), the tables `--help` prints
+//!   and the definitions of the variables and events. A test fails,
 //!   naming this command, when the committed files are not what it writes.
 
 #![forbid(unsafe_code)]
@@ -12,6 +13,7 @@ mod generated;
 mod man;
 mod options;
 mod readme;
+mod reference;
 mod roff;
 mod sim_page;
 

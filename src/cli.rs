@@ -932,6 +932,21 @@ mod tests {
     }
 
     #[test]
+    fn every_hook_is_an_option() {
+        let command = full_command();
+        for hook in retry_policy::outcome::Hook::ALL {
+            let long = hook.flag().trim_start_matches("--");
+            assert!(
+                command
+                    .get_arguments()
+                    .any(|arg| arg.get_long() == Some(long)),
+                "{}",
+                hook.flag()
+            );
+        }
+    }
+
+    #[test]
     fn a_default_is_not_a_given_multiplier() {
         let args = |extra: &[&str]| -> Vec<OsString> {
             ["retry"]

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -26,9 +26,10 @@ use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Jitter, Schedule};
 use retry_policy::choice::Choice;
-use retry_policy::deadline::{self as deadlines, Deadline, DeadlineSource, JobLimit};
+use retry_policy::deadline::{self as deadlines, Deadline, DeadlineSource, JobLimit, Limit};
 use retry_policy::duration::{format_duration, parse_duration, to_millis};
 use retry_policy::nesting::{Layer, Nested};
+use retry_policy::outcome::Hook;
 use retry_policy::presets::Preset;
 use retry_policy::printable::printable;
 use retry_policy::rules::{RuleList, UserRules};
@@ -71,8 +72,12 @@ pub(crate) struct Config {
     splay: Option<Duration>,
     budget: RunBudget,
     log: LogSettings,
-    /// The run's deadline: the soonest of `--max-time`, an outer run's and the CI job's.
+    /// The run's deadline: the soonest of `--max-time`, an outer run's and the CI job's, as the
+    /// time it leaves when the run was resolved.
     deadline: Option<Deadline>,
+    /// The same deadline as the instant it falls at, from the same reading of the clocks: the
+    /// one value the run and what is written after it count from.
+    deadline_at: Option<Limit>,
     /// The CI job's time limit, when the environment tells one.
     job_limit: Option<JobLimit>,
     /// What was wrong with a deadline the environment gave, which the run goes on without.
@@ -204,6 +209,7 @@ impl Config {
         }
         let (outer, job_limit, deadline_problems) = outside_deadlines(&env, SystemTime::now());
         let deadline = deadlines::soonest(max_time, outer, job_limit);
+        let deadline_at = deadline.and_then(|deadline| deadline.from(Instant::now()));
         let max_requested_wait = max_requested_wait(&env)?;
         let nested = nested(&env)?;
         let program = cli.command.first().and_then(|program| program.to_str());
@@ -310,6 +316,7 @@ impl Config {
             splay: cli.splay,
             budget,
             deadline,
+            deadline_at,
             job_limit,
             deadline_problems,
             process,
@@ -321,10 +328,10 @@ impl Config {
                 }
                 (_, preset) => PresetInForce::Given(preset),
             },
-            hooks: HookLines {
-                on_retry: cli.on_retry,
-                on_give_up: cli.on_give_up,
-            },
+            hooks: HookLines::new([
+                (Hook::OnRetry, cli.on_retry),
+                (Hook::OnGiveUp, cli.on_give_up),
+            ]),
             reset_after: cli.reset_after,
             flaky_exit: cli.flaky_exit,
             log: LogSettings {
@@ -423,7 +430,7 @@ impl Config {
         Rules {
             limit: self.limit,
             decide: self.rules.clone(),
-            deadline: self.deadline,
+            deadline: self.deadline_at,
             reset_after: self.reset_after,
             splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
             max_requested_wait: self.max_requested_wait,
@@ -438,9 +445,15 @@ impl Config {
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
     }
 
-    /// The limit of the whole run, from now: `--max-time`, or a sooner deadline from outside.
-    pub(crate) fn max_time(&self) -> Option<Duration> {
+    /// The limit of the whole run, from its resolution: `--max-time`, or a sooner deadline from
+    /// outside.
+    fn max_time(&self) -> Option<Duration> {
         self.deadline.map(|deadline| deadline.left)
+    }
+
+    /// When the whole run must end: the instant the run and what is written after it count to.
+    pub(crate) fn deadline_at(&self) -> Option<Instant> {
+        self.deadline_at.map(|deadline| deadline.at)
     }
 
     /// The run's deadline, and where it came from.
@@ -874,10 +887,14 @@ mod tests {
         assert_eq!(config.process.timeout, Some(Duration::from_secs(2)));
         assert_eq!(config.process.kill_after, Duration::from_secs(10));
         assert_eq!(config.process.isolation, Isolation::Foreground);
-        assert_eq!(
-            config.rules().deadline.map(|deadline| deadline.left),
-            Some(Duration::from_secs(60))
-        );
+        assert_eq!(config.max_time(), Some(Duration::from_secs(60)));
+        let (at, source) = config
+            .rules()
+            .deadline
+            .map(|deadline| (deadline.at, deadline.source))
+            .unwrap();
+        assert_eq!(source, DeadlineSource::MaxTime);
+        assert_eq!(Some(at), config.deadline_at(), "one value, read once");
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn arguments(data: &[u8]) {
             };
             match terms.check() {
                 Ok(()) => budget(&terms, data, None),
-                Err(why) => assert_one_line(&printable(&why)),
+                Err(why) => assert_one_line(&printable(&why.to_string())),
             }
         }
         return;
@@ -59,9 +59,7 @@ pub fn arguments(data: &[u8]) {
     };
     let rules = config.rules();
     let now = Instant::now();
-    let _ = rules
-        .deadline
-        .and_then(|deadline| now.checked_add(deadline.left));
+    let _ = rules.deadline.map(|deadline| deadline.left(now));
     let mut waits = config.waits();
     let cap = config.plan().backoff.cap();
     for _ in 0..200 {

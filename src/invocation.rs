@@ -251,11 +251,8 @@ fn run_command(
         terminal.as_ref(),
         config.total_attempts(),
     );
-    // The loop counts its own deadline from its own clock; this one, from the same moment, bounds
-    // what is written after it.
-    let deadline = config
-        .max_time()
-        .and_then(|max_time| Instant::now().checked_add(max_time));
+    // The run's one deadline, which the loop counts to, bounds what is written after it too.
+    let deadline = config.deadline_at();
     let mut end = run::run(
         &config.rules(),
         Parts {

@@ -32,11 +32,24 @@ use retry_sys::spawn::{ChildStdio, Launcher, Setup};
 /// A hook's time limit without `--timeout`.
 pub(crate) const HOOK_LIMIT: Duration = Duration::from_secs(60);
 
-/// The shell lines of the hooks given.
+/// The shell lines of the hooks given, one place a hook (`Hook::index`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct HookLines {
-    pub(crate) on_retry: Option<String>,
-    pub(crate) on_give_up: Option<String>,
+pub(crate) struct HookLines([Option<String>; Hook::ALL.len()]);
+
+impl HookLines {
+    /// The lines `given`, by their hook.
+    pub(crate) fn new(given: impl IntoIterator<Item = (Hook, Option<String>)>) -> Self {
+        let mut lines = HookLines::default();
+        for (hook, line) in given {
+            lines.0[hook.index()] = line;
+        }
+        lines
+    }
+
+    /// The line of `hook`, if it is given.
+    pub(crate) fn line(&self, hook: Hook) -> Option<&String> {
+        self.0[hook.index()].as_ref()
+    }
 }
 
 /// Runs the hooks as processes.
@@ -54,8 +67,8 @@ pub(crate) struct HookRunner<'a> {
 
 /// What every start of a hook shares, made once.
 struct Prepared {
-    on_retry: Option<Launcher>,
-    on_give_up: Option<Launcher>,
+    /// What starts each hook given, one place a hook.
+    launchers: Vec<Option<Launcher>>,
     environment: ChildEnvironment,
     /// A hook's stdin.
     null: File,
@@ -64,18 +77,17 @@ struct Prepared {
 impl Prepared {
     /// The launchers of `lines` (`sh -c LINE`), the environment and `/dev/null`.
     fn new(lines: &HookLines) -> io::Result<Prepared> {
-        let launcher = |line: &Option<String>| {
-            line.as_ref()
-                .map(|line| {
-                    let words = ["sh", "-c", line].map(std::ffi::OsString::from).to_vec();
-                    let command = CommandLine::direct(words).expect("sh is a word");
-                    Launcher::new(command.program(), command.args())
-                })
-                .transpose()
+        let launcher = |line: &String| {
+            let words = ["sh", "-c", line].map(std::ffi::OsString::from).to_vec();
+            let command = CommandLine::direct(words).expect("sh is a word");
+            Launcher::new(command.program(), command.args())
         };
+        let launchers = Hook::ALL
+            .iter()
+            .map(|&hook| lines.line(hook).map(launcher).transpose())
+            .collect::<io::Result<_>>()?;
         Ok(Prepared {
-            on_retry: launcher(&lines.on_retry)?,
-            on_give_up: launcher(&lines.on_give_up)?,
+            launchers,
             environment: crate::process::environ::inherited(),
             null: File::open("/dev/null")?,
         })
@@ -106,10 +118,7 @@ impl<'a> HookRunner<'a> {
 
 impl Hooks for HookRunner<'_> {
     fn run(&mut self, call: &HookCall, deadline: Option<Instant>) -> Option<HookEnd> {
-        match call.hook {
-            Hook::OnRetry => self.lines.on_retry.as_ref(),
-            Hook::OnGiveUp => self.lines.on_give_up.as_ref(),
-        }?;
+        self.lines.line(call.hook)?;
         let started = Instant::now();
         let own = started.checked_add(self.options.timeout.unwrap_or(HOOK_LIMIT));
         let limit = match (own, deadline) {
@@ -176,11 +185,9 @@ impl HookRunner<'_> {
             .chain(next_wait)
             .chain(reason);
         prepared.environment.set_attempt(values);
-        let launcher = match call.hook {
-            Hook::OnRetry => prepared.on_retry.as_mut(),
-            Hook::OnGiveUp => prepared.on_give_up.as_mut(),
-        }
-        .expect("a hook that is given has a launcher");
+        let launcher = prepared.launchers[call.hook.index()]
+            .as_mut()
+            .expect("a hook that is given has a launcher");
         let stderr = io::stderr();
         let setup = Setup {
             environ: prepared.environment.environ(),

@@ -9,7 +9,7 @@
 //! time is refused with a message that says what was expected, and the run goes on without it.
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::duration::format_duration;
 use crate::error::Error;
@@ -37,6 +37,34 @@ pub struct Deadline {
     pub left: Duration,
     /// Where the limit came from.
     pub source: DeadlineSource,
+}
+
+/// The deadline of a run, as the run counts it: the instant it falls at on the run's monotonic
+/// clock, read once, and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// When it falls.
+    pub at: Instant,
+    /// Where it came from.
+    pub source: DeadlineSource,
+}
+
+impl Limit {
+    /// The time left before it at `now` (none once it has passed).
+    pub fn left(self, now: Instant) -> Duration {
+        self.at.saturating_duration_since(now)
+    }
+}
+
+impl Deadline {
+    /// The deadline as the instant it falls at, `left` from `now`; none when that instant is
+    /// past what the clock can hold (no limit in practice).
+    pub fn from(self, now: Instant) -> Option<Limit> {
+        Some(Limit {
+            at: now.checked_add(self.left)?,
+            source: self.source,
+        })
+    }
 }
 
 /// A CI job's time limit, as the job's environment tells it.

@@ -181,12 +181,20 @@ pub enum Hook {
 }
 
 impl Hook {
+    /// Every hook, in the order of [`Hook::index`].
+    pub const ALL: [Hook; 2] = [Hook::OnRetry, Hook::OnGiveUp];
+
     /// The flag that gives it.
     pub fn flag(self) -> &'static str {
         match self {
             Hook::OnRetry => "--on-retry",
             Hook::OnGiveUp => "--on-give-up",
         }
+    }
+
+    /// Its place in [`Hook::ALL`], for a table of what each hook has.
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -338,5 +346,21 @@ impl RunEnd {
     /// Whether the run succeeded only after failed attempts.
     pub fn flaky(&self) -> bool {
         self.reason == Reason::Success && self.attempts > 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_hook_has_its_place_in_the_table() {
+        for (place, hook) in Hook::ALL.iter().enumerate() {
+            assert_eq!(hook.index(), place, "{hook:?}");
+            // A hook missing from ALL would fail this match's exhaustiveness, not this test.
+            match hook {
+                Hook::OnRetry | Hook::OnGiveUp => assert!(hook.flag().starts_with("--on-")),
+            }
+        }
     }
 }

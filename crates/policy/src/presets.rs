@@ -72,9 +72,6 @@ pub enum Finder {
 /// A `Retry-After` header as curl shows it (`-v`: `< Retry-After: 2`) and wget (`-S`).
 const RETRY_AFTER_SHOWN: &str = r"(?i)^[<\s]*retry-after:\s*(.+?)\s*$";
 
-/// The `--timeout` status: an attempt cut short is retried whatever the program.
-pub const TIMED_OUT: u8 = 124;
-
 /// An HTTP status that another request cannot mend, as a pattern: every 4xx but 408 (timeout)
 /// and 429 (too many requests), and 501 and 505, as curl's `--retry` sees them.
 macro_rules! http_permanent {

@@ -20,8 +20,9 @@ use std::sync::Arc;
 use crate::codes::StatusSet;
 use crate::error::Error;
 use crate::matching::{MAX_PATTERNS, OutputPattern, OutputStream, check_pattern};
-use crate::presets::{Preset, TIMED_OUT};
+use crate::presets::Preset;
 use crate::signal::Signal;
+use crate::termination::TIMED_OUT;
 use crate::verdict::Verdict;
 
 /// A rule as the user writes it: `CODES`, `STREAM:REGEX`, or `CODES,STREAM:REGEX`, where

@@ -11,7 +11,7 @@ mod ports;
 use std::time::{Duration, Instant};
 
 use crate::attempts::{AttemptLimit, Numbering};
-use crate::deadline::{Deadline, DeadlineSource, GRACE};
+use crate::deadline::{GRACE, Limit};
 use crate::duration::format_duration;
 use crate::events::{Event, EventSink};
 use crate::outcome::{
@@ -35,9 +35,9 @@ pub struct Rules {
     pub limit: AttemptLimit,
     /// What each end and output means: the rules, the first that holds deciding.
     pub decide: RuleList,
-    /// How long the whole run may take, attempts and waits together, from its start, and where
-    /// that limit came from (`--max-time`, an outer run's, a CI job's).
-    pub deadline: Option<Deadline>,
+    /// When the whole run, attempts and waits together, must end, and where that limit came
+    /// from (`--max-time`, an outer run's, a CI job's).
+    pub deadline: Option<Limit>,
     /// `--reset-after`: a failed attempt that ran this long starts the backoff and the count over.
     pub reset_after: Option<Duration>,
     /// The wait before the first attempt, drawn from `--splay` (zero: none).
@@ -72,13 +72,7 @@ where
     S: EventSink,
 {
     let start = parts.clock.now();
-    let deadline = rules.deadline.and_then(|deadline| {
-        let at = start.checked_add(deadline.left)?;
-        Some(Limit {
-            at,
-            source: deadline.source,
-        })
-    });
+    let deadline = rules.deadline;
     let (admission, (last_attempt, last, mut reason)) =
         match before_the_first(rules, &mut parts, deadline) {
             Ok(Admission::Probe) => {
@@ -139,20 +133,6 @@ where
         elapsed: parts.clock.now().saturating_duration_since(start),
         report_error: None,
         flaky_exit: rules.flaky_exit.filter(|_| flaky),
-    }
-}
-
-/// The run's deadline: when, and where the limit came from.
-#[derive(Clone, Copy, Debug)]
-struct Limit {
-    at: Instant,
-    source: DeadlineSource,
-}
-
-impl Limit {
-    /// The time left before it at `now` (none once it has passed).
-    fn left(self, now: Instant) -> Duration {
-        self.at.saturating_duration_since(now)
     }
 }
 

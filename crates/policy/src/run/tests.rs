@@ -5,6 +5,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::*;
+use crate::deadline::DeadlineSource;
 use crate::exit::Exit;
 use crate::outcome::{Ended, HookEnd, HookOutcome, SpawnFailure};
 use crate::rules::{RuleList, RuleRef, RuleSpec, UserRules};
@@ -162,11 +163,22 @@ fn past(wait: u64, cause: WaitCause, left: u64) -> Reason {
 }
 
 /// A `--max-time` of `limit`, as the run's deadline.
-fn max_time(limit: Duration) -> Option<Deadline> {
-    Some(Deadline {
-        left: limit,
-        source: DeadlineSource::MaxTime,
+fn max_time(limit: Duration) -> Option<Limit> {
+    deadline_in(limit, DeadlineSource::MaxTime)
+}
+
+/// A deadline `left` after the start of every fake run, from `source`.
+fn deadline_in(left: Duration, source: DeadlineSource) -> Option<Limit> {
+    Some(Limit {
+        at: epoch() + left,
+        source,
     })
+}
+
+/// The instant every fake run starts at, on its fake clock.
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
 }
 
 /// A budget that answers as scripted (then grants at once, and admits), recording what it was
@@ -298,7 +310,7 @@ fn run_parts(
     sleeps: Sleeps,
     (mut budget, mut hooks): (ScriptedBudget, RecordedHooks),
 ) -> Outcome {
-    let start = Instant::now();
+    let start = epoch();
     let time = Rc::new(Cell::new(start));
     hooks.time = Some(Rc::clone(&time));
     let mut clock = FakeClock {
@@ -469,10 +481,7 @@ fn an_attempt_cut_by_the_deadline_ends_the_run_with_124() {
         signal: Some(Signal::TERM),
     };
     let mut rules = rules("5", None);
-    rules.deadline = Some(Deadline {
-        left: Duration::from_secs(30),
-        source: DeadlineSource::GitlabJob,
-    });
+    rules.deadline = deadline_in(Duration::from_secs(30), DeadlineSource::GitlabJob);
     let out = run_script(&rules, vec![report(cut)]);
     assert_eq!(
         summary(&out),
@@ -483,10 +492,7 @@ fn an_attempt_cut_by_the_deadline_ends_the_run_with_124() {
 #[test]
 fn a_deadline_already_past_starts_no_attempt_and_consults_no_budget() {
     let mut rules = rules("5", None);
-    rules.deadline = Some(Deadline {
-        left: Duration::ZERO,
-        source: DeadlineSource::OuterRun,
-    });
+    rules.deadline = deadline_in(Duration::ZERO, DeadlineSource::OuterRun);
     let out = run_script(&rules, Vec::new());
     assert_eq!(
         summary(&out),

@@ -39,10 +39,10 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The parts the code of `files` names as `crate::PART`, but for its tests (which may reach
-/// anything to set a case up).
+/// anything to set a case up), in a `mod tests` of a file or a `tests.rs` of its own.
 fn imports(files: &[PathBuf], parts: &BTreeMap<String, Vec<PathBuf>>) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
-    for file in files {
+    for file in files.iter().filter(|file| !file.ends_with("tests.rs")) {
         let text = std::fs::read_to_string(file).expect("read a source file");
         let code = text
             .split("\n#[cfg(test)]\nmod tests")

@@ -1,0 +1,147 @@
+//! Which budget a run spends from, the job it counts as, and where that job's history lives:
+//! from `--budget`, `--budget-store`, `--job` and the environment's `RETRY_BUDGET` and
+//! `RETRY_BUDGET_STORE`.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use retry_budget::default_budget::DefaultBudget;
+use retry_budget::history;
+use retry_budget::model::DEFAULT_BUDGET_TERMS;
+use retry_budget::state_dir::StateHome;
+use retry_budget::store::{Location, StoreSettings};
+use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
+use retry_policy::presets::Preset;
+use retry_policy::seed::words_hash;
+use retry_policy::target::Target;
+
+use super::from_environment::host_name;
+use super::record::BudgetInForce;
+use super::{ConfigError, refuse};
+use crate::cli::Cli;
+use crate::environment;
+use crate::git_remote;
+
+/// The budget a run spends from: the one `--budget` names, else the one `RETRY_BUDGET` names
+/// (either may say `off`), else this machine's default one for the command's target.
+pub(super) fn run_budget(
+    cli: &Cli,
+    env: &impl Fn(&str) -> Option<OsString>,
+    preset: Option<&'static Preset>,
+) -> Result<RunBudget, ConfigError> {
+    let variable = environment::BUDGET.name;
+    let from_environment = match env(variable).filter(|value| !value.is_empty()) {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .unwrap_or("\u{fffd}")
+                .parse::<BudgetChoice>()
+                .map_err(|why| {
+                    ConfigError(format!("{variable} '{}': {why}", value.to_string_lossy()))
+                })?,
+        ),
+    };
+    let (choice, by) = match (&cli.budget, from_environment) {
+        (Some(choice), _) => (Some(choice.clone()), "--budget off"),
+        (None, choice) => (choice, "RETRY_BUDGET=off"),
+    };
+    let budget = match choice {
+        Some(BudgetChoice::Off) => RunBudget::Off(by),
+        Some(BudgetChoice::Named(name)) => RunBudget::Named(BudgetSettings {
+            name,
+            store: StoreSettings::resolve(cli.budget_store.as_deref(), env, "--budget")
+                .map_err(|why| ConfigError(why.to_string()))?,
+            host: words_hash(std::iter::once(host_name(env).as_slice())),
+        }),
+        None => {
+            let program = cli.command.first().and_then(|program| program.to_str());
+            let finder = preset.or_else(|| program.and_then(Preset::for_program));
+            RunBudget::Default(DefaultBudget {
+                target: Target::of(finder, &cli.command, &|dir, remote| {
+                    git_remote::url(dir, remote, env("GIT_DIR"))
+                }),
+                home: StateHome::of(env),
+            })
+        }
+    };
+    refuse(
+        cli.budget_store.is_some() && !matches!(budget, RunBudget::Named(_)),
+        "--budget-store says where a named budget lives: give --budget NAME (or RETRY_BUDGET=NAME) \
+         too, or leave --budget-store out",
+    )?;
+    Ok(budget)
+}
+
+/// The budget in force, as the report records it.
+pub(super) fn budget_in_force(budget: &RunBudget) -> BudgetInForce {
+    match budget {
+        RunBudget::Named(settings) => BudgetInForce::Named {
+            name: settings.name.as_str().to_string(),
+        },
+        RunBudget::Default(budget) => BudgetInForce::Default {
+            target: budget.target.to_string(),
+            name: budget.name().as_str().to_string(),
+            terms: DEFAULT_BUDGET_TERMS.describe(),
+        },
+        RunBudget::Off(by) => BudgetInForce::Off { by },
+    }
+}
+
+/// The job's name (`--job`): given, else the budget's name, else the command's program name.
+pub(super) fn job_name(cli: &Cli, budget: &RunBudget) -> Result<String, ConfigError> {
+    let program = || {
+        cli.command.first().map(|program| {
+            Path::new(program)
+                .file_name()
+                .unwrap_or(program)
+                .to_string_lossy()
+                .into_owned()
+        })
+    };
+    let job = match &cli.job {
+        Some(job) => job.clone(),
+        None => match budget {
+            RunBudget::Named(settings) => Some(settings.name.as_str().to_string()),
+            _ => None,
+        }
+        .or_else(program)
+        .unwrap_or_default(),
+    };
+    refuse(
+        cli.job.is_some() && job.trim().is_empty(),
+        "--job is empty: give the job a name, e.g. --job nightly-backup",
+    )?;
+    Ok(job)
+}
+
+/// Where a job's history lives: the store the budget uses, and the job's name there.
+#[derive(Clone, Debug)]
+pub(crate) struct HistoryPlace {
+    pub(crate) location: Location,
+    pub(crate) job: BudgetName,
+}
+
+/// Where the job `job` keeps its history: in a named budget's store, else in the store a named
+/// budget would use (`RETRY_BUDGET_STORE`, or this machine's file store); why it keeps none when
+/// that store cannot be named.
+pub(super) fn history_place(
+    job: &str,
+    cli: &Cli,
+    budget: &RunBudget,
+    env: &impl Fn(&str) -> Option<OsString>,
+) -> Result<HistoryPlace, String> {
+    let name = history::history_name(job);
+    let location = match budget {
+        RunBudget::Named(settings) => settings.store.location.clone(),
+        _ => {
+            StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job's history")
+                .map_err(|why| format!("no history of the job's runs is kept: {why}"))?
+                .location
+        }
+    };
+    Ok(HistoryPlace {
+        location,
+        job: name,
+    })
+}

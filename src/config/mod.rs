@@ -1,0 +1,412 @@
+//! The run's settings: the parsed command line resolved into one consistent run, with every
+//! cross-flag check made, and the environment read once (where the run sits among nested
+//! retries, how long a requested wait may be, and where its budget lives).
+//!
+//! [`Config`] is the only reader of a run's [`Cli`]; the tool's subcommands own their options
+//! (`budget show`, `budget set`) and are dispatched before it. Its fields are private: it hands
+//! out the settings each part of a run is built from, by the module that owns the part, and the
+//! record of the options that the report keeps, derived from the command line's definition. What
+//! the flags alone decide is `flags`, the budget and the job's history `budget`, the rest of the
+//! environment `from_environment`, the report's record of the options `record`; this file puts
+//! them together. A new flag touches `cli.rs`, one of these, the module that uses it, and a
+//! test.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
+use retry_budget::RunBudget;
+use retry_policy::attempts::AttemptLimit;
+use retry_policy::backoff::{self, Backoff, Schedule};
+use retry_policy::deadline::{Deadline, DeadlineSource};
+use retry_policy::duration::{format_duration, to_millis};
+use retry_policy::nesting::{Layer, Nested};
+use retry_policy::outcome::Hook;
+use retry_policy::presets::Preset;
+use retry_policy::printable::printable;
+use retry_policy::rules::RuleList;
+use retry_policy::run::Rules;
+use retry_policy::seed::Seed;
+
+use crate::cli::Cli;
+use crate::environment;
+use crate::output::{Hold, OutputOptions};
+use crate::plan::PlanRequest;
+use crate::process::command_line::CommandLine;
+use crate::process::hooks::HookLines;
+use crate::process::{Isolation, ProcessOptions};
+use crate::report::ci::CiSystem;
+use crate::report::ci::outputs::GitHubFiles;
+use crate::report::formats::ReportSpec;
+use crate::report::verbosity::{LogFormat, LogSettings};
+
+mod budget;
+mod flags;
+mod from_environment;
+mod record;
+
+pub(crate) use budget::HistoryPlace;
+use budget::{budget_in_force, history_place, job_name, run_budget};
+use flags::refuse;
+use from_environment::{
+    Deadlines, github_files, host_name, max_requested_wait, nested, random_seed,
+};
+use record::InForce;
+pub(crate) use record::OptionsRecord;
+
+/// Everything a run needs, checked for consistency.
+#[derive(Debug)]
+pub(crate) struct Config {
+    /// What each attempt runs; none for `--plan`, which runs nothing.
+    command: Option<CommandLine>,
+    /// The attempt limit in force: `--max-attempts`, or one with `RETRY_NESTED=once` when nested.
+    limit: AttemptLimit,
+    /// Where the run sits among nested retries, and what `RETRY_NESTED` makes of it.
+    layer: Layer,
+    nested: Nested,
+    max_requested_wait: Duration,
+    backoff: Backoff,
+    rules: RuleList,
+    /// The jitter's seed: given, derived from the host, or drawn.
+    seed: u64,
+    splay: Option<Duration>,
+    budget: RunBudget,
+    log: LogSettings,
+    /// The run's deadline, and what the environment said of deadlines.
+    deadlines: Deadlines,
+    process: ProcessOptions,
+    replay_stdin: bool,
+    output: OutputOptions,
+    hooks: HookLines,
+    reset_after: Option<Duration>,
+    flaky_exit: Option<u8>,
+    reports: Vec<ReportSpec>,
+    /// `--job`, or what names the job by default.
+    job: String,
+    /// Where a job named with `--job` keeps its history of runs; none for a run with no job
+    /// name, or none it can keep.
+    history: Option<HistoryPlace>,
+    /// Why a named job keeps no history, if it keeps none.
+    history_problem: Option<String>,
+    /// Whether `--job` named it.
+    job_given: bool,
+    /// `--preset`, as it resolved.
+    preset: PresetInForce,
+    /// The CI system the run is in, and GitHub's files for its outcome.
+    ci: Option<CiSystem>,
+    github: GitHubFiles,
+    recorded: OptionsRecord,
+}
+
+/// The `--preset` of a run.
+#[derive(Clone, Debug)]
+enum PresetInForce {
+    /// This one, or none given.
+    Given(Option<&'static Preset>),
+    /// `--preset auto`, and no preset knows this program.
+    NoneForProgram(String),
+}
+
+/// A combination of flags that cannot make a run; the message says which and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl TryFrom<Cli> for Config {
+    type Error = ConfigError;
+
+    fn try_from(cli: Cli) -> Result<Self, ConfigError> {
+        Config::resolve(cli, environment::own)
+    }
+}
+
+impl Config {
+    /// Resolve `cli`, reading the environment through `env`.
+    fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+        let backoff = flags::backoff(&cli)?;
+        let deadlines = Deadlines::of(flags::max_time(&cli)?, &env, SystemTime::now());
+        let max_requested_wait = max_requested_wait(&env)?;
+        let nested = nested(&env)?;
+        let program = cli.command.first().and_then(|program| program.to_str());
+        let preset = cli.preset.and_then(|choice| choice.resolve(program));
+        let budget = run_budget(&cli, &env, preset)?;
+        let (rules, output) = flags::rules_and_output(&cli, preset)?;
+        let layer = Layer::of(
+            env(environment::OUTER_DEPTH.name).as_deref(),
+            env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
+        );
+        let command = flags::command(&cli)?;
+        let job = job_name(&cli, &budget)?;
+        let (history, history_problem) = match &cli.job {
+            Some(job) => match history_place(job, &cli, &budget, &env) {
+                Ok(place) => (Some(place), None),
+                Err(why) => (None, Some(why)),
+            },
+            None => (None, None),
+        };
+        // A run inside another's attempt leaves the CI system to the outermost run: its groups
+        // would break the outer group (they do not nest), and its outputs would be the outer's.
+        let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
+        let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
+        let limit = layer.limit(nested, cli.max_attempts);
+        let in_force = InForce {
+            max_attempts: limit,
+            seed,
+            preset: preset.map(|preset| preset.name),
+            budget: budget_in_force(&budget),
+            budget_store: match &budget {
+                RunBudget::Named(settings) => Some(settings.store.location.to_string()),
+                _ => None,
+            },
+            nested,
+            max_requested_wait_ms: to_millis(max_requested_wait),
+        };
+        Ok(Config {
+            command,
+            limit,
+            layer,
+            nested,
+            max_requested_wait,
+            backoff,
+            rules,
+            seed,
+            splay: cli.splay,
+            budget,
+            deadlines,
+            process: flags::process(&cli),
+            replay_stdin: cli.replay_stdin,
+            output,
+            preset: match (cli.preset, preset) {
+                (Some(_), None) => {
+                    PresetInForce::NoneForProgram(program.map(str::to_string).unwrap_or_default())
+                }
+                (_, preset) => PresetInForce::Given(preset),
+            },
+            hooks: HookLines::new([
+                (Hook::OnRetry, cli.on_retry.take()),
+                (Hook::OnGiveUp, cli.on_give_up.take()),
+            ]),
+            reset_after: cli.reset_after,
+            flaky_exit: cli.flaky_exit,
+            log: flags::log(&cli),
+            job,
+            history,
+            history_problem,
+            job_given: cli.job.is_some(),
+            github: github_files(ci, &env),
+            ci,
+            recorded: OptionsRecord::of(&mut cli, in_force),
+            reports: cli.report,
+        })
+    }
+
+    /// What each attempt runs; none for `--plan`, which runs nothing.
+    pub(crate) fn command(&self) -> Option<&CommandLine> {
+        self.command.as_ref()
+    }
+
+    /// The form and amount of the tool's own messages.
+    pub(crate) fn log(&self) -> LogSettings {
+        self.log
+    }
+
+    /// What `--plan` shows.
+    pub(crate) fn plan(&self) -> PlanRequest<'_> {
+        PlanRequest {
+            limit: self.limit,
+            backoff: self.backoff,
+            seed: self.seed,
+            splay: self.splay.unwrap_or_default(),
+            max_time: self.max_time(),
+            deadline: self.deadline_described(),
+            budget: self.budget.describe(),
+            max_requested_wait: self.max_requested_wait,
+            rules: &self.rules,
+            preset: match self.preset {
+                PresetInForce::Given(preset) => preset,
+                PresetInForce::NoneForProgram(_) => None,
+            },
+        }
+    }
+
+    /// What the user should know before the run starts: a run inside another retry, a run that
+    /// can go on for ever, fast.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        let mut warnings: Vec<String> = self
+            .layer
+            .warning(self.nested, self.limit)
+            .into_iter()
+            .chain(self.deadlines.problems.iter().cloned())
+            .chain(self.history_problem.iter().cloned())
+            .collect();
+        if let PresetInForce::NoneForProgram(program) = &self.preset {
+            warnings.push(format!(
+                "--preset auto: no preset knows '{}'; deciding by the exit status alone, as \
+                 without --preset",
+                printable(program)
+            ));
+        }
+        if self.deadlines.soonest.is_some() {
+            return warnings;
+        }
+        let endless = self.limit.count().is_none() || self.reset_after.is_some();
+        if endless && self.backoff.base().is_zero() {
+            warnings.push(
+                "with --base 0s and no --max-time, this run retries at once without end, \
+                 hundreds of attempts a second if the command fails fast; give --base or \
+                 --max-time"
+                    .to_string(),
+            );
+        }
+        if let (Some(reset_after), Some(limit)) = (self.reset_after, self.limit.count())
+            && reset_after < self.backoff.cap()
+        {
+            warnings.push(format!(
+                "--reset-after ({}) is shorter than --cap ({}): every failure that lasts that \
+                 long starts the count over, so --max-attempts {limit} may never run out; give \
+                 --max-time to bound the run",
+                format_duration(reset_after),
+                format_duration(self.backoff.cap())
+            ));
+        }
+        warnings
+    }
+
+    /// The fixed rules of the run loop, the splay drawn from the seed.
+    pub(crate) fn rules(&self) -> Rules {
+        Rules {
+            limit: self.limit,
+            decide: self.rules.clone(),
+            deadline: self.deadlines.at,
+            reset_after: self.reset_after,
+            splay: backoff::splay(self.seed, self.splay.unwrap_or_default()),
+            max_requested_wait: self.max_requested_wait,
+            depth: self.layer.depth(),
+            flaky_exit: self.flaky_exit,
+        }
+    }
+
+    /// The waits between attempts, drawn from the seed.
+    pub(crate) fn waits(&self) -> Schedule<Xoshiro256PlusPlus> {
+        self.backoff
+            .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
+    }
+
+    /// The limit of the whole run, from its resolution: `--max-time`, or a sooner deadline from
+    /// outside.
+    fn max_time(&self) -> Option<Duration> {
+        self.deadlines.soonest.map(|deadline| deadline.left)
+    }
+
+    /// When the whole run must end: the instant the run and what is written after it count to.
+    pub(crate) fn deadline_at(&self) -> Option<Instant> {
+        self.deadlines.at.map(|deadline| deadline.at)
+    }
+
+    /// The run's deadline, and where it came from.
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        self.deadlines.soonest
+    }
+
+    /// Which deadline applies and where it came from, in words, when it is not `--max-time`'s.
+    pub(crate) fn deadline_described(&self) -> Option<String> {
+        self.deadlines
+            .soonest
+            .filter(|deadline| deadline.source != DeadlineSource::MaxTime)
+            .map(|deadline| deadline.describe(self.deadlines.job.as_ref()))
+    }
+
+    /// The process-control options of an attempt (and of a hook).
+    pub(crate) fn process(&self) -> ProcessOptions {
+        self.process
+    }
+
+    /// The output conditions, and what is held.
+    pub(crate) fn output(&self) -> &OutputOptions {
+        &self.output
+    }
+
+    /// The hooks' shell lines.
+    pub(crate) fn hooks(&self) -> &HookLines {
+        &self.hooks
+    }
+
+    /// The most attempts of the command all nested layers together may make.
+    pub(crate) fn total_attempts(&self) -> AttemptLimit {
+        self.layer.total(self.limit)
+    }
+
+    /// The run's depth among nested retries: 1 for the outermost.
+    pub(crate) fn depth(&self) -> u32 {
+        self.layer.depth()
+    }
+
+    /// Whether attempts may be handed the controlling terminal (when the tool is in its
+    /// foreground): never with `--foreground`, where they share the tool's process group.
+    pub(crate) fn hands_over_terminal(&self) -> bool {
+        self.process.isolation == Isolation::OwnGroup
+    }
+
+    /// Whether stdin is read to its end and given to every attempt.
+    pub(crate) fn replay_stdin(&self) -> bool {
+        self.replay_stdin
+    }
+
+    /// The `--report` files, and the options in force as the JSON ones record them.
+    pub(crate) fn reports(&self) -> (&[ReportSpec], &OptionsRecord) {
+        (&self.reports, &self.recorded)
+    }
+
+    /// The job's name: `--job`, else the budget's name, else the command's program name.
+    pub(crate) fn job(&self) -> &str {
+        &self.job
+    }
+
+    /// Where the job keeps its history of runs, if it keeps one.
+    pub(crate) fn history(&self) -> Option<&HistoryPlace> {
+        self.history.as_ref()
+    }
+
+    /// `--job`, if it was given: the start of each CI group's title.
+    pub(crate) fn job_given(&self) -> Option<&str> {
+        self.job_given.then_some(self.job.as_str())
+    }
+
+    /// The CI system whose lines go into the log: none outside one, and none with
+    /// `--log-format json`, whose stderr stays JSON.
+    pub(crate) fn ci_log(&self) -> Option<CiSystem> {
+        self.ci.filter(|_| self.log.format == LogFormat::Text)
+    }
+
+    /// GitHub's files for the run's outcome.
+    pub(crate) fn github(&self) -> &GitHubFiles {
+        &self.github
+    }
+
+    /// `--hold all`.
+    pub(crate) fn holds_everything(&self) -> bool {
+        self.output.hold == Hold::Everything
+    }
+
+    /// The command's words, as given.
+    pub(crate) fn command_words(&self) -> &[String] {
+        &self.recorded.command
+    }
+
+    /// The budget the run spends from.
+    pub(crate) fn budget(&self) -> &RunBudget {
+        &self.budget
+    }
+}
+
+#[cfg(test)]
+mod tests;

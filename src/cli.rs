@@ -86,7 +86,8 @@ fn after_long_help() -> String {
 
 /// The usage lines: COMMAND is the user's, after the options; `budget` is the tool's own.
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
-       retry budget show|set NAME [OPTIONS]";
+       retry budget show|set NAME [OPTIONS]
+       retry budget history JOB [OPTIONS]";
 
 /// What `-h` ends with.
 const SHORT_HELP_END: &str =
@@ -929,6 +930,23 @@ mod tests {
     fn last_value_of_a_repeated_flag_wins() {
         let cli = Cli::try_parse_from(["retry", "--base", "1s", "--base", "2s", "true"]).unwrap();
         assert_eq!(cli.base, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn the_usage_names_every_subcommand() {
+        let command = full_command();
+        let budget = command
+            .find_subcommand("budget")
+            .expect("the budget subcommand");
+        for subcommand in budget.get_subcommands() {
+            let name = subcommand.get_name();
+            assert!(
+                USAGE.contains(&format!("retry budget {name}"))
+                    || USAGE.contains(&format!("|{name} "))
+                    || USAGE.contains(&format!(" {name}|")),
+                "the usage leaves out budget {name}: {USAGE}"
+            );
+        }
     }
 
     #[test]

@@ -35,9 +35,8 @@ The original counted the first retry as attempt 1 with base 5ms, so its first ex
 was 10ms: with this tool's convention (first wait = base) that is --base 10ms for none, full \
 and equal jitter. Its decorrelated jitter started from 5ms: --base 5ms.
 
-Also `retry-sim contention`; `retry-sim load` runs the other experiment, on retries and \
-load. (`simulate` is the tool's own word only as the first word: `retry -- simulate`, or \
-`simulate` after any option, runs a program called simulate.)";
+Also `retry-sim contention`; `retry-sim load` runs the experiment on retries and load, and \
+`retry-sim metastable` the one on a service that load can hold down.";
 
 const LOAD_ABOUT: &str = "\
 Rerun the experiment behind Marc Brooker's \"Fixing retries with token buckets and circuit \

@@ -167,10 +167,12 @@ fn plan_and_verbose_say_which_deadline_applies_and_where_it_came_from() {
 #[test]
 fn a_job_start_is_read_in_every_form_rfc_3339_allows() {
     // Etc/GMT-1 is an hour ahead of UTC (the POSIX sign is reversed); Etc/GMT+5 five behind.
+    // Seconds are truncated and a fraction added, so 55 seconds ago reads as 54.75 to 56
+    // seconds gone, and "with 5" holds however busy the machine.
     for started in [
-        started_ago_in("Etc/GMT-1", "%:z", 50),
-        started_ago_in("Etc/GMT+5", "%:z", 50),
-        started_ago_in("Etc/GMT-1", ".250%z", 50),
+        started_ago_in("Etc/GMT-1", "%:z", 55),
+        started_ago_in("Etc/GMT+5", "%:z", 55),
+        started_ago_in("Etc/GMT-1", ".250%z", 55),
     ] {
         let plan = retry(["--plan", "-n", "3"])
             .env("CI_JOB_TIMEOUT", "3600")

@@ -24,7 +24,7 @@ use retry_policy::run::Admission;
 
 use crate::error::Error;
 use crate::microseconds::{LONGEST_TERM, delay_of, micros};
-use crate::model::count_per_duration;
+use crate::per_duration::count_per_duration;
 
 /// A cool-down doubles with each re-opening up to this many times the first.
 pub const LONGEST_COOL_DOWN: u32 = 32;

@@ -10,16 +10,15 @@ use std::time::Duration;
 
 use retry_policy::duration::format_duration;
 
-use crate::store::BUDGET_STORE;
-
 /// What retry-budget refuses, or could not do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// A budget store's address in `--budget-store` that holds a password.
-    PasswordOnCommandLine,
-    /// A `RETRY_BUDGET_STORE` that is not UTF-8.
-    StoreNotUtf8,
+    /// A budget store's address in `--budget-store` that holds a password; the variable that
+    /// may hold it instead.
+    PasswordOnCommandLine(&'static str),
+    /// The variable naming the store (`RETRY_BUDGET_STORE`), not UTF-8.
+    StoreNotUtf8(&'static str),
     /// What was wrong with the store's address, and where it came from.
     InStore {
         /// `--budget-store` or `RETRY_BUDGET_STORE`.
@@ -239,16 +238,16 @@ const SHARE: &str = "expected more than 0 and at most 1";
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::PasswordOnCommandLine => write!(
+            Error::PasswordOnCommandLine(variable) => write!(
                 f,
                 "--budget-store: the address holds a password, which every user of this \
                  machine could read in the tool's arguments (ps); give the address with its \
-                 password in {BUDGET_STORE}, or the password alone in a file the address's \
+                 password in {variable}, or the password alone in a file the address's \
                  password_file key names (e.g. ?password_file=/run/secrets/redis)"
             ),
-            Error::StoreNotUtf8 => write!(
+            Error::StoreNotUtf8(variable) => write!(
                 f,
-                "{BUDGET_STORE} is not valid UTF-8; expected file or a redis:// URL"
+                "{variable} is not valid UTF-8; expected file or a redis:// URL"
             ),
             Error::InStore { source, why } => write!(f, "{source}: {why}"),
             Error::NotAStore => write!(f, "not a budget store; {ADDRESS}"),

@@ -20,6 +20,7 @@ pub mod history;
 mod microseconds;
 pub mod model;
 pub mod named_files;
+mod per_duration;
 mod redis;
 mod resp;
 mod script;
@@ -49,6 +50,9 @@ pub mod fuzzing {
             };
             assert!(before - input.len() <= crate::resp::MAX_REPLY + 4096);
             crate::redis::read_every_way(&reply);
+            if let Some((text, _)) = crate::redis::history_reply(&reply) {
+                let _ = crate::history::History::from_stored(&text);
+            }
             if input.fill_buf().map_or(true, |rest| rest.is_empty()) {
                 return;
             }

@@ -23,7 +23,7 @@ use super::Reservation;
 use crate::breaker::BreakerTerms;
 use crate::error::Error;
 pub use crate::microseconds::{LONGEST_TERM, delay_of, micros};
-use retry_policy::duration::parse_duration;
+use crate::per_duration;
 use retry_policy::outcome::WaitCause;
 use retry_policy::run::TokenRequest;
 
@@ -314,33 +314,9 @@ impl FromStr for Rate {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Self, Error> {
-        let (tokens, period) = count_per_duration(text, "the period", "10/1m")?;
+        let (tokens, period) = per_duration::count_per_duration(text, "the period", "10/1m")?;
         Ok(Rate { tokens, period })
     }
-}
-
-/// `N/DURATION`, with `N` of at least 1 and a DURATION of more than 0s (`what` names it, and
-/// `example` is one), as a rate or a breaker gives it.
-pub(crate) fn count_per_duration(
-    text: &str,
-    what: &'static str,
-    example: &'static str,
-) -> Result<(u32, Duration), Error> {
-    let (count, period) = text.split_once('/').ok_or(Error::NotARate { example })?;
-    let count = match count.trim().parse::<u32>() {
-        Ok(count) if count > 0 => count,
-        _ => {
-            return Err(Error::RateCount {
-                count: count.to_string(),
-                example,
-            });
-        }
-    };
-    let period = parse_duration(period).map_err(Error::RatePeriod)?;
-    if period.is_zero() {
-        return Err(Error::ZeroPeriod { what, example });
-    }
-    Ok((count, period))
 }
 
 impl fmt::Display for Rate {

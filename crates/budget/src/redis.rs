@@ -21,7 +21,6 @@
 use std::time::{Duration, Instant};
 
 use super::breaker::{BreakerState, BreakerTerms, LONGEST_COOL_DOWN, MAX_HOSTS};
-use super::history::{History, RECENT_RUNS, RunKind};
 use super::model::{
     BucketState, DEFAULT_TERMS, LONGEST_HOLD, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, asked_micros,
     delay_of, micros,
@@ -67,8 +66,9 @@ enum Operation<'t> {
     },
     /// Return the stored fields and the server's time.
     Show,
-    /// Count a run of a job's history that ended so, or (none) only read the history.
-    History(Option<RunKind>),
+    /// Count a run of a job's history that ended with this letter, or (none) only read the
+    /// history; keep at most `recent` runs' letters.
+    History { letter: Option<char>, recent: usize },
     /// Keep these terms for every run.
     Set(&'t Terms),
 }
@@ -109,25 +109,18 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         }
     }
 
-    /// Count a run that ended as `kind` in the job's history (none: only read it); returns the
-    /// history, and whether the stored one was damaged and started over.
+    /// Count a run that ended with `letter` in the job's history (none: only read it), keeping
+    /// the letters of the `recent` latest runs; returns the history's stored text (empty when
+    /// there is none), and whether the stored one was damaged and started over. The history
+    /// module reads the text, so that the store knows nothing of what a history means.
     pub(crate) fn history(
         &mut self,
-        kind: Option<RunKind>,
+        letter: Option<char>,
+        recent: usize,
         latest: Option<Duration>,
-    ) -> Result<(Option<History>, bool), Failure> {
-        let answer = self.call(Operation::History(kind), latest, None)?;
-        let fields = strings(&answer).ok_or_else(|| unusable(&answer))?;
-        let [text, damaged] = fields.as_slice() else {
-            return Err(unusable(&answer));
-        };
-        let damaged = flag(damaged).ok_or_else(|| unusable(&answer))?;
-        match text.is_empty() {
-            true => Ok((None, damaged)),
-            false => History::from_stored(text)
-                .map(|history| (Some(history), damaged))
-                .ok_or_else(|| unusable(&answer)),
-        }
+    ) -> Result<(String, bool), Failure> {
+        let answer = self.call(Operation::History { letter, recent }, latest, None)?;
+        history_reply(&answer).ok_or_else(|| unusable(&answer))
     }
 
     /// The budget `name` on the server at `address`; calls wait with `watch`'s signals in view.
@@ -293,14 +286,14 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             Operation::Show => ("show", &DEFAULT_TERMS),
             Operation::Set(terms) => ("set", terms),
             // A history's hash is both keys; its operation takes the run's letter and the length.
-            Operation::History(kind) => {
-                let name = kind.map_or("history_show", |_| "history");
+            Operation::History { letter, recent } => {
+                let name = letter.map_or("history_show", |_| "history");
                 return vec![
                     self.key.clone().into_bytes(),
                     self.key.clone().into_bytes(),
                     name.as_bytes().to_vec(),
-                    text(kind.map(|kind| kind.letter().to_string())),
-                    RECENT_RUNS.to_string().into_bytes(),
+                    text(letter.map(String::from)),
+                    recent.to_string().into_bytes(),
                 ];
             }
         };
@@ -369,22 +362,27 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     }
 }
 
-/// The Redis key of the history of the job `job`: one no budget's name can make.
 /// Make of `reply` everything the store makes of a script's answer: a reservation, an
-/// admission, a history, a budget's stored state. For the fuzz target of the store's replies.
+/// admission, a budget's stored state, a history's text. For the fuzz target of the store's
+/// replies, which reads that text as a history too.
 #[cfg(fuzzing)]
 pub(crate) fn read_every_way(reply: &Reply) {
     if let Some(fields) = strings(reply) {
         let _ = decide(&fields);
         let _ = admitted(&fields);
         let _ = stored(&fields);
-        if let [text, damaged] = fields.as_slice() {
-            let _ = (History::from_stored(text), flag(damaged));
-        }
     }
     let _ = unusable(reply);
 }
 
+/// The answer to a history's operation: its stored text, and whether it was damaged.
+pub(crate) fn history_reply(answer: &Reply) -> Option<(String, bool)> {
+    let fields = strings(answer)?;
+    let [text, damaged] = <[String; 2]>::try_from(fields).ok()?;
+    Some((text, flag(&damaged)?))
+}
+
+/// The Redis key of the history of the job `job`: one no budget's name can make.
 pub(crate) fn history_key(job: &BudgetName) -> String {
     format!("retry:budget:history:{{{}}}", job.as_str())
 }
@@ -824,25 +822,24 @@ mod tests {
         };
         let job = "nightly".parse().unwrap();
         let mut store = RedisStore::for_history(address, &job, &Threads);
-        assert_eq!(store.history(None, None).unwrap(), (None, false));
-        for _ in 0..RECENT_RUNS {
-            store.history(Some(RunKind::Clean), None).unwrap();
+        let recent = 100;
+        let mut count = |letter| store.history(letter, recent, None).unwrap();
+        assert_eq!(count(None), (String::new(), false));
+        for _ in 0..recent {
+            count(Some('c'));
         }
-        store.history(Some(RunKind::Flaky), None).unwrap();
-        let (history, damaged) = store.history(Some(RunKind::Failed), None).unwrap();
-        let history = history.unwrap();
+        count(Some('f'));
+        let (history, damaged) = count(Some('x'));
         assert!(!damaged);
-        assert_eq!(history.totals.runs(), 102);
-        assert_eq!(history.recent().count(), RECENT_RUNS);
-        assert!(history.stored().starts_with("100 1 1 cc") && history.stored().ends_with("cfx"));
-        assert_eq!(store.history(None, None).unwrap().0, Some(history));
+        assert_eq!(history, format!("100 1 1 {}fx", "c".repeat(recent - 2)));
+        assert_eq!(count(None), (history, false));
         let mut direct = direct(&server);
         let key = b"retry:budget:history:{nightly}";
         for damage in [&b"1 0 0 cc"[..], b"x", b"1 2 3 c-c"] {
             direct.call(&[b"HSET", key, b"runs", damage]).unwrap();
-            let (history, damaged) = store.history(Some(RunKind::Clean), None).unwrap();
+            let (history, damaged) = store.history(Some('c'), recent, None).unwrap();
             assert!(damaged, "{}", String::from_utf8_lossy(damage));
-            assert_eq!(history.unwrap().stored(), "1 0 0 c");
+            assert_eq!(history, "1 0 0 c");
         }
     }
 

@@ -231,11 +231,13 @@ impl Store {
     ) -> Result<(Store, OnFailure), Error> {
         let variable = BUDGET_STORE;
         let (source, text) = match (flag, env(variable).filter(|value| !value.is_empty())) {
-            (Some(text), _) if holds_password(text) => return Err(Error::PasswordOnCommandLine),
+            (Some(text), _) if holds_password(text) => {
+                return Err(Error::PasswordOnCommandLine(variable));
+            }
             (Some(text), _) => ("--budget-store", text.to_string()),
             (None, Some(value)) => match value.into_string() {
                 Ok(text) => (variable, text),
-                Err(_) => return Err(Error::StoreNotUtf8),
+                Err(_) => return Err(Error::StoreNotUtf8(variable)),
             },
             (None, None) => return Ok((Store::File(None), OnFailure::Open)),
         };

@@ -18,6 +18,7 @@
 use std::time::Duration;
 
 use crate::choice::Choice;
+use crate::duration::format_duration;
 use crate::error::Error;
 
 use rand::{Rng, RngExt, SeedableRng};
@@ -99,7 +100,10 @@ impl Backoff {
         jitter: Jitter,
     ) -> Result<Self, Error> {
         if cap < base {
-            return Err(Error::CapBelowBase { base, cap });
+            return Err(Error::CapBelowBase {
+                base: format_duration(base),
+                cap: format_duration(cap),
+            });
         }
         if !(multiplier.is_finite() && multiplier >= 1.0) {
             return Err(Error::MultiplierBelowOne(multiplier.to_string()));

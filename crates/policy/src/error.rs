@@ -4,9 +4,6 @@
 //! the caller puts the flag's or the variable's name before it where the variant does not.
 
 use std::fmt;
-use std::time::Duration;
-
-use crate::duration::format_duration;
 
 /// What retry-policy refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,12 +41,12 @@ pub enum Error {
     MultiplierNotANumber,
     /// A multiplier given to a backoff that is NaN, infinite or below 1, as written.
     MultiplierBelowOne(String),
-    /// A `--cap` below `--base`.
+    /// A `--cap` below `--base`, each as a person reads it (`1s`).
     CapBelowBase {
         /// `--base`.
-        base: Duration,
+        base: String,
         /// `--cap`.
-        cap: Duration,
+        cap: String,
     },
     /// A `--seed` of digits beyond 2^64-1.
     SeedTooLarge,
@@ -201,9 +198,7 @@ impl fmt::Display for Error {
             ),
             Error::CapBelowBase { base, cap } => write!(
                 f,
-                "--cap ({}) must not be below --base ({}); raise --cap or lower --base",
-                format_duration(*cap),
-                format_duration(*base)
+                "--cap ({cap}) must not be below --base ({base}); raise --cap or lower --base"
             ),
             Error::SeedTooLarge => write!(f, "too large; {SEED}"),
             Error::NotASeed => f.write_str(SEED),

@@ -9,12 +9,12 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{History, RunKind};
+use super::{History, RECENT_RUNS, RunKind};
 use crate::BudgetName;
 use crate::file::{self, BudgetFile, Keeps, Trouble};
 use crate::redis::{Failure, RedisStore, history_key};
 use crate::signature::{self, Recognised};
-use crate::store::Location;
+use crate::store::{Location, RedisAddress};
 use crate::waiter::Waiter;
 use retry_policy::seed::words_hash;
 use retry_policy::signal::Signal;
@@ -90,8 +90,7 @@ pub fn record<W: Waiter>(
     match location {
         Location::File(dir) => record_in_file(&history_dir(dir), job, kind, watch, latest),
         Location::Shared { address, .. } => {
-            let mut store = RedisStore::for_history(address.clone(), job, watch);
-            let (history, damaged) = store.history(Some(kind), latest)?;
+            let (history, damaged) = shared_history(address, job, Some(kind), watch, latest)?;
             let history =
                 history.ok_or_else(|| Unkept::Failed("the store kept no history".into()))?;
             Ok(Recorded {
@@ -112,16 +111,38 @@ pub fn read<W: Waiter>(
 ) -> Result<Option<History>, String> {
     match location {
         Location::File(dir) => read_file(&history_dir(dir).join(job.as_str())),
-        Location::Shared { address, .. } => {
-            let mut store = RedisStore::for_history(address.clone(), job, watch);
-            match store.history(None, None) {
-                Ok((history, false)) => Ok(history),
-                Ok((_, true)) => Err(DAMAGED.into()),
-                Err(Failure::Failed(why)) => Err(why),
-                Err(Failure::Interrupted(_)) => Err("interrupted".into()),
-            }
-        }
+        Location::Shared { address, .. } => match shared_history(address, job, None, watch, None) {
+            Ok((history, false)) => Ok(history),
+            Ok((_, true)) => Err(DAMAGED.into()),
+            Err(Failure::Failed(why)) => Err(why),
+            Err(Failure::Interrupted(_)) => Err("interrupted".into()),
+        },
     }
+}
+
+/// The history of the job `job` on the Redis server at `address`, after counting a run that
+/// ended as `kind` (none: only reading it), and whether the stored one was damaged and started
+/// over; none when there is none yet.
+fn shared_history<W: Waiter>(
+    address: &RedisAddress,
+    job: &BudgetName,
+    kind: Option<RunKind>,
+    watch: &W,
+    latest: Option<Duration>,
+) -> Result<(Option<History>, bool), Failure> {
+    let mut store = RedisStore::for_history(address.clone(), job, watch);
+    let letter = kind.map(RunKind::letter);
+    let (text, damaged) = store.history(letter, RECENT_RUNS, latest)?;
+    if text.is_empty() {
+        return Ok((None, damaged));
+    }
+    let history = History::from_stored(&text).ok_or_else(|| {
+        Failure::Failed(format!(
+            "the history it keeps ({:?}) is not one the budget's script writes",
+            text.chars().take(80).collect::<String>()
+        ))
+    })?;
+    Ok((Some(history), damaged))
 }
 
 /// The name a job's history goes by: its `--job` name where that is a name a store can use

@@ -626,7 +626,7 @@ pub fn set_terms<W: Waiter>(
     terms: Terms,
     watch: &W,
 ) -> Result<(), Error> {
-    let file = BudgetFile::check(dir, name).map_err(|Refused(why)| Error::Unusable { why })?;
+    let file = BudgetFile::check(dir, name).map_err(|Refused(why)| Error::Unusable(why))?;
     let path = file.path.display().to_string();
     let mut budget = FileBudget::new(file, OnFailure::Closed, watch);
     let mut warnings = Vec::new();
@@ -638,9 +638,7 @@ pub fn set_terms<W: Waiter>(
     );
     match set {
         Ok(()) => Ok(()),
-        Err(Trouble::Failed(why)) => Err(Error::Unusable {
-            why: format!("{path}: {why}"),
-        }),
+        Err(Trouble::Failed(why)) => Err(Error::Unusable(format!("{path}: {why}"))),
         Err(Trouble::Interrupted(signal)) => Err(Error::Interrupted {
             place: path,
             signal: signal.number(),

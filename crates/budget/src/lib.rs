@@ -357,7 +357,7 @@ impl FromStr for Ratio {
     fn from_str(text: &str) -> Result<Self, Error> {
         match text.trim().parse::<f64>() {
             Ok(ratio) if ratio > 0.0 && ratio <= 1.0 => Ok(Ratio(ratio)),
-            _ => Err(Error::BadRatio { ratio: None }),
+            _ => Err(Error::RatioNotANumber),
         }
     }
 }

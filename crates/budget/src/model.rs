@@ -135,16 +135,12 @@ impl Terms {
     /// Why these terms cannot be a budget's, naming the option; none when they can be.
     pub fn check(&self) -> Result<(), Error> {
         if self.rate.period > LONGEST_TERM {
-            return Err(Error::RateTooSlow {
-                rate: self.rate.to_string(),
-            });
+            return Err(Error::RateTooSlow(self.rate.to_string()));
         }
         if let Some(ratio) = self.ratio
             && !(ratio > 0.0 && ratio <= 1.0)
         {
-            return Err(Error::BadRatio {
-                ratio: Some(ratio.to_string()),
-            });
+            return Err(Error::BadRatio(ratio.to_string()));
         }
         if self.window.is_zero() || self.window > LONGEST_TERM {
             return Err(Error::BadWindow(self.window));

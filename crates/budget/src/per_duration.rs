@@ -14,7 +14,7 @@ pub(crate) fn count_per_duration(
     what: &'static str,
     example: &'static str,
 ) -> Result<(u32, Duration), Error> {
-    let (count, period) = text.split_once('/').ok_or(Error::NotARate { example })?;
+    let (count, period) = text.split_once('/').ok_or(Error::NotARate(example))?;
     let count = match count.trim().parse::<u32>() {
         Ok(count) if count > 0 => count,
         _ => {

@@ -58,17 +58,17 @@ impl StateHome {
 fn own_home(home: &Path) -> Result<&Path, Error> {
     let shown = || home.display().to_string();
     if !home.is_absolute() {
-        return Err(Error::HomeNotAbsolute { home: shown() });
+        return Err(Error::HomeNotAbsolute(shown()));
     }
     let metadata = std::fs::metadata(home).map_err(|err| match err.kind() {
-        io::ErrorKind::NotFound => Error::HomeMissing { home: shown() },
+        io::ErrorKind::NotFound => Error::HomeMissing(shown()),
         _ => Error::HomeUnreadable {
             home: shown(),
             why: err.to_string(),
         },
     })?;
     if !metadata.is_dir() {
-        return Err(Error::HomeNotADirectory { home: shown() });
+        return Err(Error::HomeNotADirectory(shown()));
     }
     let user = effective_user();
     if metadata.uid() != user {

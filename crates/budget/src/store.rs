@@ -242,7 +242,7 @@ impl Store {
             (None, None) => return Ok((Store::File(None), OnFailure::Open)),
         };
         Store::parse_with_failure(&text).map_err(|why| Error::InStore {
-            source,
+            origin: source,
             why: Box::new(why),
         })
     }
@@ -265,15 +265,11 @@ impl Store {
             "redis" | "rediss" => parse_tcp(rest, scheme == "rediss")?,
             "redis+unix" | "unix" => parse_unix(rest)?,
             _ => {
-                return Err(Error::UnknownScheme {
-                    scheme: shown_scheme(scheme),
-                });
+                return Err(Error::UnknownScheme(shown_scheme(scheme)));
             }
         };
         if cfg!(not(feature = "tls")) && address.is_tls() {
-            return Err(Error::NoTls {
-                address: address.to_string(),
-            });
+            return Err(Error::NoTls(address.to_string()));
         }
         Ok((Store::Redis(address), on_failure))
     }
@@ -361,9 +357,9 @@ fn parse_query(query: &str) -> Result<Query, Error> {
             "password_file" => parsed.password_file = Some(PathBuf::from(decode(value)?)),
             "fail" => {
                 let value = decode(value)?;
-                parsed.fail = Some(OnFailure::named(&value).ok_or_else(|| Error::BadFail {
-                    value: printable(&value),
-                })?);
+                parsed.fail = Some(
+                    OnFailure::named(&value).ok_or_else(|| Error::BadFail(printable(&value)))?,
+                );
             }
             _ => return Err(Error::UnknownQueryKey),
         }
@@ -470,9 +466,7 @@ fn parse_host_port(authority: &str) -> Result<(String, Option<u16>), Error> {
             port.parse::<u16>()
                 .ok()
                 .filter(|&port| port > 0)
-                .ok_or_else(|| Error::BadPort {
-                    port: port.to_string(),
-                })?,
+                .ok_or_else(|| Error::BadPort(port.to_string()))?,
         ),
     };
     Ok((decode(host)?, port))
@@ -484,15 +478,12 @@ fn parse_call_limit(text: &str) -> Result<Duration, Error> {
     let limit = retry_policy::duration::parse_duration(text).ok();
     limit
         .filter(|limit| (Duration::from_millis(1)..=LONGEST_CALL_LIMIT).contains(limit))
-        .ok_or_else(|| Error::BadTimeout {
-            value: printable(text),
-        })
+        .ok_or_else(|| Error::BadTimeout(printable(text)))
 }
 
 fn parse_db(text: &str) -> Result<u32, Error> {
-    text.parse().map_err(|_| Error::BadDatabase {
-        value: text.to_string(),
-    })
+    text.parse()
+        .map_err(|_| Error::BadDatabase(text.to_string()))
 }
 
 /// `text` with its `%XX` escapes decoded; an error when that is not UTF-8.
@@ -578,9 +569,7 @@ impl RedisAddress {
     /// first line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
     fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, Error> {
         if self.password.is_some() {
-            return Err(Error::PasswordTwice {
-                address: self.to_string(),
-            });
+            return Err(Error::PasswordTwice(self.to_string()));
         }
         self.password = Some(read_password(path)?);
         Ok(self)

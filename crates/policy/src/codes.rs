@@ -95,13 +95,10 @@ fn parse_item(item: &str) -> Result<(u8, u8), Error> {
 /// One status: a decimal number in 0-255.
 fn parse_status(text: &str) -> Result<u8, Error> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::NotAStatus {
-            text: text.to_string(),
-        });
+        return Err(Error::NotAStatus(text.to_string()));
     }
-    text.parse::<u8>().map_err(|_| Error::StatusTooLarge {
-        text: text.to_string(),
-    })
+    text.parse::<u8>()
+        .map_err(|_| Error::StatusTooLarge(text.to_string()))
 }
 
 impl fmt::Display for StatusSet {

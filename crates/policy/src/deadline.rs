@@ -129,14 +129,12 @@ pub fn soonest(
 /// An outer run's `RETRY_DEADLINE` (Unix milliseconds) as the time left until it at `now`;
 /// zero when it has passed.
 pub fn outer_deadline(text: &str, now: SystemTime) -> Result<Duration, Error> {
-    let text_of = || text.to_string();
-    let millis: u64 =
-        whole(text).ok_or_else(|| Error::OuterDeadlineNotATime { text: text_of() })?;
+    let millis: u64 = whole(text).ok_or_else(|| Error::OuterDeadlineNotATime(text.to_string()))?;
     let at = UNIX_EPOCH + Duration::from_millis(millis);
     let left = at.duration_since(now).unwrap_or_default();
     match left <= LATEST {
         true => Ok(left),
-        false => Err(Error::OuterDeadlineTooFar { text: text_of() }),
+        false => Err(Error::OuterDeadlineTooFar(text.to_string())),
     }
 }
 
@@ -144,12 +142,9 @@ pub fn outer_deadline(text: &str, now: SystemTime) -> Result<Duration, Error> {
 /// time in any of its forms, e.g. `2026-11-26T09:00:00Z` or `2026-11-26T10:00:00+01:00`), at
 /// `now`.
 pub fn gitlab_job(timeout: &str, started_at: &str, now: SystemTime) -> Result<JobLimit, Error> {
-    let limit = seconds(timeout).ok_or_else(|| Error::GitlabTimeout {
-        text: timeout.to_string(),
-    })?;
-    let started = timestamp::parse(started_at).ok_or_else(|| Error::GitlabStart {
-        text: started_at.to_string(),
-    })?;
+    let limit = seconds(timeout).ok_or_else(|| Error::GitlabTimeout(timeout.to_string()))?;
+    let started =
+        timestamp::parse(started_at).ok_or_else(|| Error::GitlabStart(started_at.to_string()))?;
     Ok(JobLimit {
         source: DeadlineSource::GitlabJob,
         limit,
@@ -165,9 +160,7 @@ pub fn buildkite_job(timeout: &str) -> Result<Option<JobLimit>, Error> {
     }
     let minutes = whole(timeout)
         .filter(|minutes| (1..=LATEST.as_secs() / 60).contains(minutes))
-        .ok_or_else(|| Error::BuildkiteTimeout {
-            text: timeout.to_string(),
-        })?;
+        .ok_or_else(|| Error::BuildkiteTimeout(timeout.to_string()))?;
     Ok(Some(JobLimit {
         source: DeadlineSource::BuildkiteJob,
         limit: Duration::from_secs(minutes * 60),

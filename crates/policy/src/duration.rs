@@ -26,9 +26,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, Error> {
         Ok(duration) => Ok(at_least_a_nanosecond(duration, trimmed)),
         Err(DurationError::NumberOverflow) => Ok(beyond_precision(trimmed)),
         Err(DurationError::UnknownUnit { unit, .. }) => Err(unknown_unit(&unit)),
-        Err(_) => Err(Error::NotADuration {
-            text: trimmed.to_string(),
-        }),
+        Err(_) => Err(Error::NotADuration(trimmed.to_string())),
     }
 }
 
@@ -42,9 +40,7 @@ fn check_units(trimmed: &str) -> Result<(), Error> {
         return Err(Error::NegativeDuration);
     }
     if trimmed.chars().all(is_number) {
-        return Err(Error::DurationUnitMissing {
-            number: trimmed.to_string(),
-        });
+        return Err(Error::DurationUnitMissing(trimmed.to_string()));
     }
     let words: Vec<&str> = trimmed.split_whitespace().collect();
     for (index, word) in words.iter().enumerate() {
@@ -53,9 +49,9 @@ fn check_units(trimmed: &str) -> Result<(), Error> {
             .get(index + 1)
             .is_some_and(|next| next.starts_with(|c: char| c.is_alphabetic()));
         if unitless > 0 && !unit_follows {
-            return Err(Error::DurationPartUnitMissing {
-                number: word[word.len() - unitless..].to_string(),
-            });
+            return Err(Error::DurationPartUnitMissing(
+                word[word.len() - unitless..].to_string(),
+            ));
         }
     }
     Ok(())
@@ -112,11 +108,13 @@ fn with_fractions_cut(text: &str, digits: usize) -> String {
 /// Why `unit` is not one; with the unit meant, if only its case is wrong.
 fn unknown_unit(unit: &str) -> Error {
     let lower = unit.to_lowercase();
+    let hint = match humantime::parse_duration(&format!("1{lower}")) {
+        Ok(_) => format!(" (did you mean '{lower}'?)"),
+        Err(_) => String::new(),
+    };
     Error::UnknownDurationUnit {
         unit: unit.to_string(),
-        lowercase: humantime::parse_duration(&format!("1{lower}"))
-            .ok()
-            .map(|_| lower),
+        hint,
     }
 }
 

@@ -198,9 +198,7 @@ impl OutputConditions {
 pub fn check_pattern(pattern: &str, whose: &str) -> Result<(), Error> {
     if pattern.contains('\n') {
         // Pasted from a help text wrapped mid-pattern, most likely.
-        return Err(Error::PatternLineBreak {
-            whose: whose.to_string(),
-        });
+        return Err(Error::PatternLineBreak(whose.to_string()));
     }
     if let Err(err) = Regex::new(pattern) {
         let detail = position_of_error(pattern).unwrap_or_else(|| fold(&err.to_string()));
@@ -245,9 +243,7 @@ fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, Error> {
             (Some(index), _) => index,
             (None, 2..) => 1,
             (None, _) => {
-                return Err(Error::PatternWithoutGroup {
-                    pattern: text.clone(),
-                });
+                return Err(Error::PatternWithoutGroup(text.clone()));
             }
         };
         compiled.push((regex, group));

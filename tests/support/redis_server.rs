@@ -65,6 +65,19 @@ impl RedisServer {
         RedisServer::start(Listener::Loopback, &[])
     }
 
+    /// A server on a random loopback port, started with `extra` arguments too (a cluster's
+    /// node, a replica).
+    pub(crate) fn on_loopback_with(extra: &[String]) -> RedisServer {
+        RedisServer::start(Listener::Loopback, extra)
+    }
+
+    /// The loopback port a server on one listens on.
+    pub(crate) fn port(&self) -> u16 {
+        let port = self.url.rsplit(':').next().unwrap_or_default();
+        port.parse()
+            .unwrap_or_else(|_| panic!("{} has no port", self.url))
+    }
+
     /// A server on a random loopback port whose only user is `user` with `password`, allowed
     /// only what [`STORE_ACL`] allows; the URL holds neither.
     pub(crate) fn with_user(user: &str, password: &str) -> RedisServer {
@@ -191,7 +204,7 @@ fn listening(listener: &Listener, dir: &Path) -> (Vec<String>, String) {
 /// hands out for a bind to port 0 (32768 and up on Linux), and apart from the range the other
 /// tests' servers are given (20000 and up), so that no other test's listener can take it
 /// between the pick and the server's bind; unique within this run of the tests.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let base = std::process::id() % 1_000 * 10;
     loop {

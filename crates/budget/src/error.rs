@@ -12,7 +12,8 @@ use retry_policy::duration::format_duration;
 
 /// What a store's address may be.
 const ADDRESS: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
-                       (TLS), or redis+unix:///PATH/TO/SOCKET[?db=N]";
+                       (TLS), redis+sentinel://HOST:PORT[,HOST:PORT...]/PRIMARY[/DB] (or \
+                       rediss+sentinel://), or redis+unix:///PATH/TO/SOCKET[?db=N]";
 
 /// The keys a query may hold.
 const KEYS: &str = "db, user, pass (or password), timeout, password_file and fail";
@@ -101,6 +102,16 @@ pub enum Error {
     /// An address that names no host.
     #[error("it names no host; {address}", address = ADDRESS)]
     NoHost,
+    /// A sentinel address with more sentinels than this.
+    #[error("it names more than {0} sentinels")]
+    TooManySentinels(usize),
+    /// A sentinel address without the primary's name after its sentinels.
+    #[error(
+        "it names no primary after its sentinels; expected \
+         redis+sentinel://HOST:PORT[,HOST:PORT...]/PRIMARY[/DB], e.g. \
+         redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster"
+    )]
+    NoPrimaryName,
     /// A port that is not 1 to 65535, as given.
     #[error("its port '{0}' is not a number from 1 to 65535")]
     BadPort(String),

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod breaker;
+mod cluster;
 pub mod default_budget;
 mod error;
 pub mod file;
@@ -24,6 +25,7 @@ mod per_duration;
 mod redis;
 mod resp;
 mod script;
+mod sentinel;
 mod shared;
 pub mod show;
 mod signature;

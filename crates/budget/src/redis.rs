@@ -21,12 +21,12 @@
 use std::time::{Duration, Instant};
 
 use super::breaker::{BreakerState, BreakerTerms, LONGEST_COOL_DOWN, MAX_HOSTS};
+use super::cluster::{self, Node};
 use super::model::{
     BucketState, DEFAULT_TERMS, LONGEST_HOLD, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, asked_micros,
     delay_of, micros,
 };
-use super::resp::{Connection, Reply, Trouble, describe, first_words};
-use super::script;
+use super::resp::{Reply, Trouble, describe, first_words};
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
 use crate::waiter::{Waited, Waiter};
@@ -40,14 +40,14 @@ pub(crate) struct RedisStore<'a, W> {
     key: String,
     /// The hash of the budget's terms.
     terms_key: String,
-    /// The open connection, between calls.
-    connection: Option<Connection>,
+    /// The open connection, between calls, and the node it is to.
+    connection: Option<Node>,
     /// Waits for each call, with the signals that end a run in view.
     watch: &'a W,
 }
 
 /// What a call's thread hands back: the answer, and the connection to keep.
-pub(crate) type CallDone = (Result<Reply, Trouble>, Option<Connection>);
+pub(crate) type CallDone = (Result<Reply, Trouble>, Option<Node>);
 
 /// What a call of the script does.
 #[derive(Clone, Copy)]
@@ -229,25 +229,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         let limit = latest.map_or(most, |latest| latest.min(most));
         let args = self.arguments(operation, latest, now);
         let (address, kept) = (self.address.clone(), self.connection.take());
-        let job = move || -> CallDone {
-            let kept = kept.filter(|connection| !connection.is_closed());
-            let reused = kept.is_some();
-            let mut connection = match kept.map_or_else(|| Connection::open(&address, limit), Ok) {
-                Ok(connection) => connection,
-                Err(trouble) => return (Err(trouble), None),
-            };
-            let mut answer = evaluate(&mut connection, &args);
-            // Closed while idle, between the look above and the call: once more, afresh.
-            if reused && matches!(answer, Err(Trouble::Dropped)) {
-                connection = match Connection::open(&address, limit) {
-                    Ok(connection) => connection,
-                    Err(trouble) => return (Err(trouble), None),
-                };
-                answer = evaluate(&mut connection, &args);
-            }
-            let keep = answer.is_ok().then_some(connection);
-            (answer, keep)
-        };
+        let job = move || -> CallDone { cluster::call(&address, kept, &args, limit) };
         (limit, job)
     }
 
@@ -422,26 +404,6 @@ fn no_answer_within(limit: Duration) -> Failure {
     ))
 }
 
-/// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
-/// not have it yet.
-fn evaluate(connection: &mut Connection, args: &[Vec<u8>]) -> Result<Reply, Trouble> {
-    let mut call: Vec<&[u8]> = vec![b"EVALSHA", script::SHA1, b"2"];
-    call.extend(args.iter().map(Vec::as_slice));
-    match connection.call(&call)? {
-        Reply::Error(error) if error.starts_with("NOSCRIPT") => {
-            match connection.call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])? {
-                Reply::Bulk(Some(sha)) if sha == script::SHA1 => connection.call(&call),
-                Reply::Error(error) => Ok(Reply::Error(error)),
-                other => Err(Trouble::Malformed(format!(
-                    "SCRIPT LOAD answered {}, not the script's SHA-1",
-                    describe(&other)
-                ))),
-            }
-        }
-        reply => Ok(reply),
-    }
-}
-
 /// An answer no run of the script could give, as the failure it makes of the store.
 fn unusable(answer: &Reply) -> Failure {
     Failure::Failed(format!(
@@ -567,13 +529,20 @@ fn stored(fields: &[String]) -> Option<Stored> {
 #[cfg(test)]
 #[path = "../../../tests/support/redis_server.rs"]
 #[allow(dead_code)] // Shared with the integration tests, which use all of it.
-mod redis_server;
+pub(crate) mod redis_server;
+
+#[cfg(test)]
+#[path = "../../../tests/support/redis_fleet.rs"]
+#[allow(dead_code)] // Shared with the integration tests, which use all of it.
+pub(crate) mod redis_fleet;
 
 #[cfg(test)]
 mod tests {
     use super::redis_server::RedisServer;
     use super::*;
     use crate::model::Rate;
+    use crate::resp::Connection;
+    use crate::script;
     use crate::store::Store;
     use crate::waiter::Threads;
     use rand::rngs::Xoshiro256PlusPlus;

@@ -20,8 +20,9 @@ pub(crate) const MAX_REPLY: usize = 64 * 1024;
 /// The most items in one array.
 pub(crate) const MAX_ITEMS: usize = 64;
 
-/// The deepest nesting of arrays in a reply.
-pub(crate) const MAX_DEPTH: usize = 2;
+/// The deepest nesting of arrays in a reply: a primary's `ROLE` lists its replicas, each an
+/// array, in an array.
+pub(crate) const MAX_DEPTH: usize = 3;
 
 /// The longest line of a reply (a status, an error, a length).
 const MAX_LINE: usize = 4096;
@@ -47,6 +48,8 @@ pub(crate) enum Trouble {
     Io(io::Error),
     /// The reply is not RESP, or larger than the bounds.
     Malformed(String),
+    /// The server answered, but not with what was asked for: why, in words.
+    Refused(String),
 }
 
 impl std::fmt::Display for Trouble {
@@ -55,11 +58,21 @@ impl std::fmt::Display for Trouble {
             Trouble::Dropped => f.write_str("the connection was closed"),
             Trouble::Io(err) => write!(f, "{err}"),
             Trouble::Malformed(why) => write!(f, "its reply cannot be used: {why}"),
+            Trouble::Refused(why) => f.write_str(why),
         }
     }
 }
 
 impl Trouble {
+    /// This trouble, said to be `about` a server (`sentinel HOST:PORT`), its kind kept.
+    pub(crate) fn about(self, about: &str) -> Trouble {
+        match self {
+            Trouble::Io(err) => Trouble::Io(io::Error::new(err.kind(), format!("{about}: {err}"))),
+            Trouble::Malformed(why) => Trouble::Malformed(format!("{about}: {why}")),
+            other => Trouble::Refused(format!("{about}: {other}")),
+        }
+    }
+
     /// Whether a socket's time limit ended the read or the write.
     pub(crate) fn is_time_limit(&self) -> bool {
         matches!(self, Trouble::Io(err) if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
@@ -136,7 +149,21 @@ pub(crate) struct Connection {
 impl Connection {
     /// Connect to `address`, log in and select its database; every wait bounded by `limit`.
     pub(crate) fn open(address: &RedisAddress, limit: Duration) -> Result<Connection, Trouble> {
-        let stream = match address.endpoint() {
+        let mut connection = Connection::reach(address.endpoint(), limit)?;
+        connection.log_in(address)?;
+        if let Some(db) = address.db() {
+            connection.expect_ok(
+                &[b"SELECT", db.to_string().as_bytes()],
+                "selecting its database",
+            )?;
+        }
+        Ok(connection)
+    }
+
+    /// Connect to `endpoint`, a server's or a sentinel's, without logging in; every wait
+    /// bounded by `limit`.
+    pub(crate) fn reach(endpoint: &Endpoint, limit: Duration) -> Result<Connection, Trouble> {
+        let stream = match endpoint {
             Endpoint::Unix(path) => {
                 let stream = UnixStream::connect(path)?;
                 stream.set_read_timeout(Some(limit))?;
@@ -153,23 +180,27 @@ impl Connection {
                     false => Stream::Tcp(stream),
                 }
             }
+            // The sentinel module asks them where the primary is, and reaches it.
+            Endpoint::Sentinel { .. } => {
+                return Err(Trouble::Io(io::Error::other(
+                    "a sentinel address names no server of its own",
+                )));
+            }
         };
-        let mut connection = Connection {
+        Ok(Connection {
             stream: BufReader::with_capacity(16 * 1024, stream),
+        })
+    }
+
+    /// Log in as `address`'s user with its password, when it has one.
+    pub(crate) fn log_in(&mut self, address: &RedisAddress) -> Result<(), Trouble> {
+        let Some(password) = address.password() else {
+            return Ok(());
         };
-        if let Some(password) = address.password() {
-            let mut auth: Vec<&[u8]> = vec![b"AUTH"];
-            auth.extend(address.user().map(str::as_bytes));
-            auth.push(password.reveal().as_bytes());
-            connection.expect_ok(&auth, "logging in")?;
-        }
-        if let Some(db) = address.db() {
-            connection.expect_ok(
-                &[b"SELECT", db.to_string().as_bytes()],
-                "selecting its database",
-            )?;
-        }
-        Ok(connection)
+        let mut auth: Vec<&[u8]> = vec![b"AUTH"];
+        auth.extend(address.user().map(str::as_bytes));
+        auth.push(password.reveal().as_bytes());
+        self.expect_ok(&auth, "logging in")
     }
 
     /// Send one command and read its reply.
@@ -205,7 +236,7 @@ impl Connection {
     }
 
     /// Send a command whose reply must be `OK`.
-    fn expect_ok(&mut self, args: &[&[u8]], doing: &str) -> Result<(), Trouble> {
+    pub(crate) fn expect_ok(&mut self, args: &[&[u8]], doing: &str) -> Result<(), Trouble> {
         match self.call(args)? {
             Reply::Status(status) if status == "OK" => Ok(()),
             Reply::Error(error) => Err(Trouble::Io(io::Error::other(format!(
@@ -409,7 +440,7 @@ mod tests {
         for bytes in [
             huge.as_bytes(),
             b"*100000\r\n",
-            b"*1\r\n*1\r\n*1\r\n:1\r\n",
+            b"*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
             b"?what\r\n",
             b"$3\r\nabcde\r\n",
             b":twelve\r\n",

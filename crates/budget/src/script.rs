@@ -1,9 +1,33 @@
-//! The Lua script of the Redis store (`budget.lua`), and the SHA-1 by which `EVALSHA` names it.
-//! The digest is a constant, written here rather than computed: a test loads the script into a
-//! real Redis and, when the script changed and this did not, fails naming the digest to write.
+//! The Lua script of the Redis store (`budget.lua`), the SHA-1 by which `EVALSHA` names it, and
+//! its call on a server, which loads it there first if the server does not have it (a server's
+//! cache of scripts is its own: each node of a cluster, a primary after a failover). The digest
+//! is a constant, written here rather than computed: a test loads the script into a real Redis
+//! and, when the script changed and this did not, fails naming the digest to write.
+
+use super::resp::{Connection, Reply, Trouble, describe};
 
 /// The script.
 pub(crate) const TEXT: &str = include_str!("budget.lua");
 
 /// The script's SHA-1, in lowercase hexadecimal, as `SCRIPT LOAD` answers it.
 pub(crate) const SHA1: &[u8; 40] = b"fed66ce64e29d946c6c7e9559a1603da6094a9d0";
+
+/// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
+/// not have it yet.
+pub(crate) fn evaluate(connection: &mut Connection, args: &[Vec<u8>]) -> Result<Reply, Trouble> {
+    let mut call: Vec<&[u8]> = vec![b"EVALSHA", SHA1, b"2"];
+    call.extend(args.iter().map(Vec::as_slice));
+    match connection.call(&call)? {
+        Reply::Error(error) if error.starts_with("NOSCRIPT") => {
+            match connection.call(&[b"SCRIPT", b"LOAD", TEXT.as_bytes()])? {
+                Reply::Bulk(Some(sha)) if sha == SHA1 => connection.call(&call),
+                Reply::Error(error) => Ok(Reply::Error(error)),
+                other => Err(Trouble::Malformed(format!(
+                    "SCRIPT LOAD answered {}, not the script's SHA-1",
+                    describe(&other)
+                ))),
+            }
+        }
+        reply => Ok(reply),
+    }
+}

@@ -36,6 +36,12 @@ const HIDDEN: &str = "***";
 /// The port of a Redis server when the address names none.
 pub const DEFAULT_PORT: u16 = 6379;
 
+/// The port of a sentinel when the address names none.
+const SENTINEL_PORT: u16 = 26379;
+
+/// The most sentinels an address may name.
+const MAX_SENTINELS: usize = 16;
+
 /// How long a call to a shared store may take, the connection included, unless its address's
 /// `timeout` says otherwise.
 pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_millis(500);
@@ -156,6 +162,16 @@ pub enum Endpoint {
     },
     /// A Unix socket.
     Unix(PathBuf),
+    /// A primary that sentinels name: asked in turn where the primary is, then it, TLS to both
+    /// for `rediss+sentinel://`.
+    Sentinel {
+        /// The sentinels' hosts and ports, in the order they are asked.
+        sentinels: Vec<(String, u16)>,
+        /// The primary's name, as the sentinels monitor it.
+        primary: String,
+        /// `rediss+sentinel://`: the connections are TLS.
+        tls: bool,
+    },
 }
 
 /// A `redis://`, `rediss://` or `redis+unix://` address, parsed.
@@ -262,7 +278,10 @@ impl Store {
             return Err(Error::NotAStore);
         };
         let (address, on_failure) = match scheme {
-            "redis" | "rediss" => parse_tcp(rest, scheme == "rediss")?,
+            "redis" | "rediss" => parse_tcp(rest, scheme == "rediss", false)?,
+            "redis+sentinel" | "rediss+sentinel" => {
+                parse_tcp(rest, scheme == "rediss+sentinel", true)?
+            }
             "redis+unix" | "unix" => parse_unix(rest)?,
             _ => {
                 return Err(Error::UnknownScheme(shown_scheme(scheme)));
@@ -367,8 +386,9 @@ fn parse_query(query: &str) -> Result<Query, Error> {
     Ok(parsed)
 }
 
-/// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme.
-fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), Error> {
+/// `redis://[USER[:PASSWORD]@]HOST[:PORT][/DB][?QUERY]`, after the scheme; for `sentinel`,
+/// `[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/PRIMARY[/DB][?QUERY]`.
+fn parse_tcp(rest: &str, tls: bool, sentinel: bool) -> Result<(RedisAddress, OnFailure), Error> {
     if rest.contains('#') {
         return Err(Error::Fragment);
     }
@@ -381,7 +401,6 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), Error> 
         None => (None, before_query),
     };
     let (authority, path) = host_part.split_once('/').unwrap_or((host_part, ""));
-    let (host, port) = parse_host_port(authority)?;
     let (mut user, mut password) = (None, None);
     if let Some(info) = user_info {
         match info.split_once(':') {
@@ -392,6 +411,18 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), Error> 
             None => user = Some(decode(info)?).filter(|name| !name.is_empty()),
         }
     }
+    let (endpoint, port_given, path) = match sentinel {
+        true => {
+            let (primary, path) = path.split_once('/').unwrap_or((path, ""));
+            (sentinels(authority, primary, tls)?, true, path)
+        }
+        false => {
+            let (host, port) = parse_host_port(authority)?;
+            let port_given = port.is_some();
+            let port = port.unwrap_or(DEFAULT_PORT);
+            (Endpoint::Tcp { host, port, tls }, port_given, path)
+        }
+    };
     let db = match path {
         "" => None,
         path => Some(parse_db(path)?),
@@ -400,18 +431,34 @@ fn parse_tcp(rest: &str, tls: bool) -> Result<(RedisAddress, OnFailure), Error> 
         password = Some(Secret(secret.clone()));
     }
     let address = RedisAddress {
-        endpoint: Endpoint::Tcp {
-            host,
-            port: port.unwrap_or(DEFAULT_PORT),
-            tls,
-        },
-        port_given: port.is_some(),
+        endpoint,
+        port_given,
         db: query.db.or(db),
         user: query.user.clone().or(user),
         password,
         call_limit: query.timeout,
     };
     with_query_files(address, query)
+}
+
+/// The sentinels `HOST[:PORT],...` name, and the primary they monitor as `primary`.
+fn sentinels(authority: &str, primary: &str, tls: bool) -> Result<Endpoint, Error> {
+    let sentinels = authority
+        .split(',')
+        .map(|one| parse_host_port(one).map(|(host, port)| (host, port.unwrap_or(SENTINEL_PORT))))
+        .collect::<Result<Vec<_>, Error>>()?;
+    if sentinels.len() > MAX_SENTINELS {
+        return Err(Error::TooManySentinels(MAX_SENTINELS));
+    }
+    let primary = decode(primary)?;
+    if primary.is_empty() || primary.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(Error::NoPrimaryName);
+    }
+    Ok(Endpoint::Sentinel {
+        sentinels,
+        primary,
+        tls,
+    })
 }
 
 /// `address` with the password in the file the query's `password_file` names, if it names one,
@@ -576,7 +623,24 @@ impl RedisAddress {
     }
 
     fn is_tls(&self) -> bool {
-        matches!(self.endpoint, Endpoint::Tcp { tls: true, .. })
+        matches!(
+            self.endpoint,
+            Endpoint::Tcp { tls: true, .. } | Endpoint::Sentinel { tls: true, .. }
+        )
+    }
+
+    /// This address's credentials, database and limits, at another node, `host`:`port`: one a
+    /// cluster redirects to, or the primary the sentinels name (TLS when this address is).
+    pub(crate) fn at(&self, host: &str, port: u16) -> RedisAddress {
+        RedisAddress {
+            endpoint: Endpoint::Tcp {
+                host: host.to_string(),
+                port,
+                tls: self.is_tls(),
+            },
+            port_given: true,
+            ..self.clone()
+        }
     }
 
     /// `text` (an error the server gave, say) with this address's password hidden, should it be
@@ -611,22 +675,28 @@ impl fmt::Display for RedisAddress {
             Endpoint::Tcp { host, port, tls } => {
                 let scheme = if *tls { "rediss" } else { "redis" };
                 write!(f, "{scheme}://")?;
-                match &self.user {
-                    Some(user) => write!(f, "{}{hidden}@", printable(user))?,
-                    None if !hidden.is_empty() => write!(f, "{hidden}@")?,
-                    None => {}
-                }
-                match host.contains(':') {
-                    true => write!(f, "[{}]", printable(host))?,
-                    false => f.write_str(&printable(host))?,
-                }
+                self.fmt_user(f, hidden)?;
+                fmt_host(f, host)?;
                 if self.port_given {
                     write!(f, ":{port}")?;
                 }
-                if let Some(db) = self.db {
-                    write!(f, "/{db}")?;
+                self.fmt_db(f)
+            }
+            Endpoint::Sentinel {
+                sentinels,
+                primary,
+                tls,
+            } => {
+                let scheme = if *tls { "rediss" } else { "redis" };
+                write!(f, "{scheme}+sentinel://")?;
+                self.fmt_user(f, hidden)?;
+                for (index, (host, port)) in sentinels.iter().enumerate() {
+                    f.write_str(if index == 0 { "" } else { "," })?;
+                    fmt_host(f, host)?;
+                    write!(f, ":{port}")?;
                 }
-                Ok(())
+                write!(f, "/{}", printable(primary))?;
+                self.fmt_db(f)
             }
             Endpoint::Unix(path) => {
                 write!(f, "redis+unix://{}", printable(&path.to_string_lossy()))?;
@@ -646,6 +716,33 @@ impl fmt::Display for RedisAddress {
                 }
             }
         }
+    }
+}
+
+impl RedisAddress {
+    /// The user information of a shown address: the user, and the password hidden.
+    fn fmt_user(&self, f: &mut fmt::Formatter<'_>, hidden: &str) -> fmt::Result {
+        match &self.user {
+            Some(user) => write!(f, "{}{hidden}@", printable(user)),
+            None if !hidden.is_empty() => write!(f, "{hidden}@"),
+            None => Ok(()),
+        }
+    }
+
+    /// The database of a shown address, when it names one.
+    fn fmt_db(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.db {
+            Some(db) => write!(f, "/{db}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A host of a shown address, an IPv6 address in brackets.
+fn fmt_host(f: &mut fmt::Formatter<'_>, host: &str) -> fmt::Result {
+    match host.contains(':') {
+        true => write!(f, "[{}]", printable(host)),
+        false => f.write_str(&printable(host)),
     }
 }
 
@@ -748,6 +845,45 @@ mod tests {
                 }
             )
         );
+    }
+
+    #[test]
+    fn a_sentinel_address_names_its_sentinels_in_order_and_the_primary() {
+        let text = "rediss+sentinel://app:s3cret@10.0.0.1,10.0.0.2:26380,[::1]/main/2?timeout=1s";
+        let sentinel = address(text);
+        assert_eq!(
+            sentinel.endpoint(),
+            &Endpoint::Sentinel {
+                sentinels: vec![
+                    ("10.0.0.1".into(), SENTINEL_PORT),
+                    ("10.0.0.2".into(), 26380),
+                    ("::1".into(), SENTINEL_PORT),
+                ],
+                primary: "main".into(),
+                tls: true,
+            }
+        );
+        assert_eq!((sentinel.db(), sentinel.user()), (Some(2), Some("app")));
+        assert_eq!(
+            sentinel.to_string(),
+            "rediss+sentinel://app:***@10.0.0.1:26379,10.0.0.2:26380,[::1]:26379/main/2"
+        );
+        assert!(holds_password(text));
+        // The primary it names is reached with the address's credentials, TLS and database.
+        let primary = sentinel.at("10.0.0.7", 6379);
+        assert_eq!(primary.to_string(), "rediss://app:***@10.0.0.7:6379/2");
+        for (text, expected) in [
+            ("redis+sentinel://h1,h2", "names no primary"),
+            ("redis+sentinel://h1/", "names no primary"),
+            ("redis+sentinel://h1,/main", "it names no host"),
+            ("redis+sentinel://h1:0/main", "its port '0'"),
+        ] {
+            let err = Store::parse(text).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+        let many = vec!["h"; MAX_SENTINELS + 1].join(",");
+        let err = Store::parse(&format!("redis+sentinel://{many}/main")).unwrap_err();
+        assert_eq!(err.to_string(), "it names more than 16 sentinels");
     }
 
     #[test]

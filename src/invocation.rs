@@ -59,19 +59,34 @@ use retry_policy::exit::Exit;
 use retry_policy::outcome::{Moment, Reason, RunEnd};
 use retry_policy::run::Release;
 use retry_policy::run::{self, Parts};
+use retry_sys::environ::ChildEnvironment;
 use retry_sys::spawn::Launcher;
 
+/// What the process brought with it from its parent, read first thing in `main`.
+pub struct Started {
+    /// What it must not take on trust (see `startup`).
+    inherited: Inherited,
+    /// The environment its commands inherit, copied before anything else allocates: a buffer
+    /// of that size made after the command line's parse (and its many small frees) costs
+    /// glibc's allocator a consolidation of them, 15,000 instructions when measured.
+    environment: ChildEnvironment,
+}
+
 /// Prepare the process, first thing in `main`: what it must not take on trust from its parent
-/// (see `startup`), and a panic (a bug) made the tool's own failure: one line and exit 125,
-/// never a backtrace, and never 134, which would read as "the last attempt died of SIGABRT".
-pub fn prepare() -> Inherited {
+/// (see `startup`), the environment its commands get, and a panic (a bug) made the tool's own
+/// failure: one line and exit 125, never a backtrace, and never 134, which would read as "the
+/// last attempt died of SIGABRT".
+pub fn prepare() -> Started {
     std::panic::set_hook(Box::new(|panic| {
         let message = format!("internal error: {panic}; this is a bug, please report it");
         let args: Vec<OsString> = std::env::args_os().collect();
         say_error(&message, &args);
         std::process::exit(i32::from(Exit::ToolFailed.status()));
     }));
-    startup::prepare()
+    Started {
+        inherited: startup::prepare(),
+        environment: crate::process::environ::inherited(),
+    }
 }
 
 /// Say that the tool itself failed before any attempt, in the log format `args` (the tool's
@@ -80,9 +95,9 @@ pub fn say_error(message: &str, args: &[OsString]) {
     reporter::say_failure(message, requested_log_format(args));
 }
 
-/// Carry out the invocation `cli` describes, in a process that `startup::prepare` prepared and
-/// that inherited `inherited`; returns how the tool ends, or an error in its own usage (125).
-pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
+/// Carry out the invocation `cli` describes, in a process that [`prepare`] prepared (`started`);
+/// returns how the tool ends, or an error in its own usage (125).
+pub fn run(mut cli: Cli, started: Started) -> anyhow::Result<Exit> {
     match cli.tool.take() {
         Some(ToolCommand::Budget(Deferred(budget))) => match budget.command {
             BudgetCommand::Show(options) => show_budget(&options),
@@ -99,7 +114,7 @@ pub fn run(mut cli: Cli, inherited: Inherited) -> anyhow::Result<Exit> {
                         .context("cannot write the plan to stdout")?;
                     Ok(Exit::Success)
                 }
-                Some(command) => run_command(&config, command.clone(), inherited),
+                Some(command) => run_command(&config, command.clone(), started),
             }
         }
     }
@@ -184,11 +199,7 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
 }
 
 /// Run `command` under `config` until it succeeds or the run gives up.
-fn run_command(
-    config: &Config,
-    command: CommandLine,
-    inherited: Inherited,
-) -> anyhow::Result<Exit> {
+fn run_command(config: &Config, command: CommandLine, started: Started) -> anyhow::Result<Exit> {
     let tails = config.output().keep_tails.then(KeptTails::default);
     let mut files = EndFiles::prepare(config, tails.clone())?;
     let launcher = Launcher::new(command.program(), command.args())
@@ -204,7 +215,7 @@ fn run_command(
         true => Some(read_stdin()?),
         false => None,
     };
-    let watch = SignalWatch::install(terminal.is_some(), inherited)
+    let watch = SignalWatch::install(terminal.is_some(), started.inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
     let ci = config
@@ -240,7 +251,7 @@ fn run_command(
         input,
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
-        environment: crate::process::environ::inherited(),
+        environment: started.environment,
         launcher,
         tails,
     };

@@ -26,10 +26,9 @@ mod signals;
 mod spill;
 
 pub use cli::{Cli, full_command, one_line_error};
-pub use invocation::{prepare, run, say_error};
+pub use invocation::{Started, prepare, run, say_error};
 pub use retry_policy::exit::Exit;
 pub use signals::die_of;
-pub use signals::startup::Inherited;
 
 /// The tables `--help` prints, for the man page the tests generate from the same source.
 #[doc(hidden)]

@@ -17,7 +17,7 @@ use retry_sys as sys;
 
 /// What the tool's parent left it with that the command must get back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Inherited {
+pub(crate) struct Inherited {
     /// SIGPIPE was set to be ignored.
     pub(crate) sigpipe_ignored: bool,
 }

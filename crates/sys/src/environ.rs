@@ -56,8 +56,12 @@ use std::os::unix::ffi::OsStrExt;
 /// `remove_var` (refused by the workspace's clippy `disallowed-methods`, and `unsafe`, which every
 /// other crate of the workspace forbids), or libc's `setenv` and kin, which no code of the tool
 /// calls.
-fn own_variables() -> impl Iterator<Item = (&'static OsStr, OwnEntry)> {
-    own_entries().filter_map(|entry| Some((entry.name()?, entry)))
+fn own_variables() -> impl Iterator<Item = (&'static OsStr, &'static [u8])> {
+    own_entries().filter_map(|entry| {
+        let entry = entry.to_c_str().to_bytes();
+        let length = 1 + entry.get(1..)?.iter().position(|&byte| byte == b'=')?;
+        Some((OsStr::from_bytes(&entry[..length]), entry))
+    })
 }
 
 /// The process's own value of the variable `name`, as `std::env::var_os` finds it (the first
@@ -72,36 +76,11 @@ pub fn own_value(name: &str) -> Option<OsString> {
 }
 
 /// One `NAME=value` string of the process's own environment (see [`own_variables`]), where the
-/// process keeps it: read only as far as it is asked, because values can be long (`LS_COLORS`,
-/// a CI system's) and a child needs only the pointer.
+/// process keeps it: a lookup reads it only as far as it differs from the name looked for.
 #[derive(Clone, Copy, Debug)]
 struct OwnEntry(*const c_char);
 
 impl OwnEntry {
-    /// The variable's name: the bytes before the first `=` after the first byte; none when
-    /// there is no such `=`.
-    fn name(self) -> Option<&'static OsStr> {
-        let at = |index: usize| {
-            // SAFETY: the entry is a NUL-terminated string that lives as long as the process
-            // (`own_variables`), and it is read one byte at a time up to its NUL at most.
-            unsafe { *self.0.cast::<u8>().add(index) }
-        };
-        if at(0) == 0 {
-            return None;
-        }
-        let mut length = 1;
-        loop {
-            match at(length) {
-                0 => return None,
-                b'=' => break,
-                _ => length += 1,
-            }
-        }
-        // SAFETY: the `length` bytes read above, none of them the NUL.
-        let name = unsafe { std::slice::from_raw_parts(self.0.cast::<u8>(), length) };
-        Some(OsStr::from_bytes(name))
-    }
-
     /// Whether the entry sets the variable `name` (not empty, no NUL), read as libc's `getenv`
     /// reads it: only as far as it differs.
     fn is_named(self, name: &[u8]) -> bool {
@@ -194,25 +173,35 @@ impl ChildEnvironment {
     /// A table of the `NAME=value` entries `inherited` (one with a NUL, which no environment can
     /// hold, left out) and, until [`ChildEnvironment::set_attempt`], nothing else.
     pub fn new<E: AsRef<[u8]>>(inherited: impl IntoIterator<Item = E>) -> Self {
+        let inherited: Vec<E> = inherited.into_iter().collect();
+        let size = inherited.iter().map(|entry| entry.as_ref().len() + 1).sum();
         let mut environment = ChildEnvironment {
-            inherited: Vec::new(),
-            starts: Vec::new(),
+            inherited: Vec::with_capacity(size),
+            starts: Vec::with_capacity(inherited.len()),
             attempt: Vec::new(),
             pointers: Vec::new(),
         };
-        for entry in inherited {
+        for entry in &inherited {
             environment.inherit(entry.as_ref());
         }
+        // The inherited entries' pointers, made once: `inherited` never changes again.
+        let buffer = &environment.inherited;
+        environment.pointers = environment
+            .starts
+            .iter()
+            .map(|&start| buffer[start..].as_ptr().cast::<c_char>())
+            .collect();
         environment.set_attempt([]);
         environment
     }
 
     /// A table of the process's own variables but those `keep` refuses by name, copied as they
-    /// stand now.
+    /// stand now (into one buffer, sized first).
     pub fn inheriting(mut keep: impl FnMut(&OsStr) -> bool) -> Self {
-        let kept = own_variables()
+        let kept: Vec<&[u8]> = own_variables()
             .filter(|(name, _)| keep(name))
-            .map(|(_, entry)| entry.to_c_str().to_bytes());
+            .map(|(_, entry)| entry)
+            .collect();
         ChildEnvironment::new(kept)
     }
 
@@ -249,13 +238,7 @@ impl ChildEnvironment {
             count += 1;
         }
         self.attempt.truncate(count);
-        self.pointers.clear();
-        let inherited = &self.inherited;
-        self.pointers.extend(
-            self.starts
-                .iter()
-                .map(|&start| inherited[start..].as_ptr().cast::<c_char>()),
-        );
+        self.pointers.truncate(self.starts.len());
         self.pointers.extend(
             self.attempt
                 .iter()
@@ -335,7 +318,7 @@ mod tests {
     fn the_processs_own_variables_are_those_std_reads_and_are_copied() {
         let own: Vec<_> = own_variables()
             .map(|(name, entry)| {
-                let value = &entry.to_c_str().to_bytes()[name.len() + 1..];
+                let value = &entry[name.len() + 1..];
                 (name.to_owned(), OsStr::from_bytes(value).to_owned())
             })
             .collect();

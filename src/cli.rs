@@ -384,8 +384,9 @@ pub struct Cli {
     ///
     /// Keep the budget in STORE: 'file' (a file on this machine, in $XDG_STATE_HOME/retry/budgets
     /// or ~/.local/state/retry/budgets), file:DIR, or a Redis or Valkey server a fleet shares:
-    /// redis://[USER@]HOST[:PORT][/DB], rediss://... (TLS), or redis+unix:///PATH/TO/SOCKET.
-    /// Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
+    /// redis://[USER@]HOST[:PORT][/DB] (any node of a Cluster), rediss://... (TLS),
+    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/PRIMARY[/DB] (rediss+sentinel:// for TLS), or
+    /// redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
     /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
     /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line. An address
     /// with a password is refused here, where every user can read it (ps): give it in

@@ -16,6 +16,12 @@ const SETTLE: Duration = Duration::from_secs(60);
 
 /// `redis-cli` against the server on loopback `port`, its reply's text (raw, one value a line).
 pub(crate) fn redis_cli(port: u16, args: &[&str]) -> String {
+    asked(port, args).unwrap_or_else(|why| panic!("redis-cli -p {port} {args:?}: {why}"))
+}
+
+/// `redis-cli` against the server on loopback `port`, or what went wrong: for a look at a server
+/// that may be closing its connections (a primary made a replica).
+fn asked(port: u16, args: &[&str]) -> Result<String, String> {
     let output = Command::new("redis-cli")
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(args)
@@ -26,14 +32,21 @@ pub(crate) fn redis_cli(port: u16, args: &[&str]) -> String {
                 "cannot run redis-cli ({err}); the tests need it: apt-get install -y redis-tools"
             )
         });
-    assert!(
-        output.status.success(),
-        "redis-cli -p {port} {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
+    let stdout = String::from_utf8_lossy(&output.stdout)
         .trim_end()
-        .to_string()
+        .to_string();
+    match output.status.success() && !stdout.starts_with("Error:") {
+        true => Ok(stdout),
+        false => Err(format!(
+            "{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        )),
+    }
+}
+
+/// Whether the server on loopback `port` says its role is `role` (`master`, `slave`).
+fn has_role(port: u16, role: &str) -> bool {
+    asked(port, &["ROLE"]).is_ok_and(|reply| reply.starts_with(role))
 }
 
 /// Wait until `ready` holds, or fail naming `what`.
@@ -235,8 +248,7 @@ impl RedisCluster {
         let replica = self.replica_of(primary);
         self.cli(replica, &["CLUSTER", "FAILOVER"]);
         settle("the failover", || {
-            self.cli(replica, &["ROLE"]).starts_with("master")
-                && self.cli(primary, &["ROLE"]).starts_with("slave")
+            has_role(self.port(replica), "master") && has_role(self.port(primary), "slave")
         });
         self.await_agreement();
         replica
@@ -317,8 +329,8 @@ impl Sentinels {
         redis_cli(first, &["SENTINEL", "FAILOVER", "main"]);
         let replica = self.replica.port();
         settle("the sentinels' failover", || {
-            redis_cli(replica, &["ROLE"]).starts_with("master")
-                && redis_cli(self.primary.port(), &["ROLE"]).starts_with("slave")
+            has_role(replica, "master")
+                && has_role(self.primary.port(), "slave")
                 && self.ports()[..3]
                     .iter()
                     .all(|&port| self.primary_named_by(port) == replica)

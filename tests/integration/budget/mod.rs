@@ -7,6 +7,8 @@ mod breaker;
 mod default_budget;
 /// The file store: sharing on one host, and state that is damaged, foreign or locked.
 mod file_store;
+/// A fleet's runs on a Redis Cluster and behind Sentinel, through a slot's move and failovers.
+mod fleet_stores;
 /// A job's history of runs, on a file and on a Redis store.
 mod history;
 /// The Redis store against real servers: sharing, the ratio, faults, TLS and `budget show`.

@@ -476,7 +476,7 @@ fn a_tls_store_without_tls_built_in_says_how_to_get_it() {
         .args(["--", "false"])
         .run()
         .expect_code(125)
-        .expect_stderr("--features tls");
+        .expect_stderr("built without TLS (--no-default-features)");
 }
 
 #[test]
@@ -624,4 +624,34 @@ fn budget_show_tells_the_state_of_either_store() {
     .run()
     .expect_code(125)
     .expect_stderr("cannot read retry budget api from redis://127.0.0.1:1");
+}
+
+/// The calls of the budget's script the server at `port` has answered, by `INFO commandstats`.
+fn script_calls(port: u16) -> u64 {
+    let stats = crate::support::redis_fleet::redis_cli(port, &["INFO", "commandstats"]);
+    stats
+        .lines()
+        .find_map(|line| line.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_run_on_a_standalone_store_costs_one_round_trip_before_its_first_attempt_and_one_a_retry() {
+    let server = RedisServer::on_loopback();
+    let scratch = Scratch::new();
+    let store = server.patient_url();
+    for (breaker, attempts, calls) in [(false, 1, 1), (false, 4, 4), (true, 4, 5)] {
+        let name = format!("api-{breaker}-{attempts}");
+        let more: &[&str] = if breaker { &["--breaker", "5/1m"] } else { &[] };
+        terms(&store, &name, "50/1h", &scratch.path("dir"), more);
+        let before = script_calls(server.port());
+        sharing(&store, &name, &scratch.path("dir"))
+            .args(["-n", &attempts.to_string(), "--base", "0s", "--", "false"])
+            .run()
+            .expect_code(1);
+        // The first attempt's admission, one reservation a retry, and with a breaker the run's
+        // end counted for it.
+        assert_eq!(script_calls(server.port()) - before, calls, "{name}");
+    }
 }

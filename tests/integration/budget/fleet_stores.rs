@@ -1,0 +1,116 @@
+//! A fleet's runs on the Redis deployments fleets run: a Redis Cluster whose budget's slot
+//! moves, or whose primary fails over, and a primary behind sentinels that fails over, each in
+//! the middle of the runs. The budget's bound holds exactly, and no run fails for the store's
+//! sake.
+//!
+//! Each run's first attempt waits at a gate (a file the test makes), so that every run has
+//! counted its first attempt and holds its connection when the store changes under it; then the
+//! gate opens and every run asks for its retry at once.
+
+use crate::support::harness::{Running, Scratch, retry, set_budget, wait_for};
+use crate::support::redis_fleet::{RedisCluster, Sentinels};
+
+/// An attempt: say so, wait at the gate, fail.
+const GATED_ATTEMPT: &str = "echo >> \"$ATTEMPTS\"; \
+                             while [ ! -e \"$GATE\" ]; do sleep 0.01; done; exit 1";
+
+/// `runs` runs sharing the budget `name` in `store`, two attempts each, their first held at the
+/// gate; returns them once every first attempt has begun.
+fn gated_runs(scratch: &Scratch, store: &str, name: &str, runs: usize) -> Vec<Running> {
+    let started: Vec<Running> = (0..runs)
+        .map(|_| {
+            retry([
+                "--log-format",
+                "json",
+                "--budget",
+                name,
+                "--budget-store",
+                store,
+            ])
+            .args(["-n", "2", "--base", "0s", "--max-time", "2m"])
+            .args(["--", "sh", "-c", GATED_ATTEMPT])
+            .env("ATTEMPTS", scratch.path("attempts"))
+            .env("GATE", scratch.path("gate"))
+            .spawn()
+        })
+        .collect();
+    wait_for("every run's first attempt", || {
+        scratch.lines("attempts") >= runs
+    });
+    started
+}
+
+/// Open the gate, wait for every run, and check that none met trouble with the store; the
+/// number of retries made.
+fn finish(scratch: &Scratch, runs: Vec<Running>) -> usize {
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    let count = runs.len();
+    for running in runs {
+        let run = running.finish();
+        run.expect_code(1);
+        assert!(run.events_named("warning").is_empty(), "{run}");
+    }
+    scratch.lines("attempts") - count
+}
+
+#[test]
+fn two_hundred_runs_on_a_cluster_make_exactly_the_budgets_retries_while_its_slot_moves() {
+    let cluster = RedisCluster::start(0);
+    let scratch = Scratch::new();
+    let store = format!("{}?timeout=20s", cluster.url(0));
+    // Fifty retries, and nothing regained over the test.
+    set_budget("api", &store, &["--rate", "50/30d"]);
+    let slot = cluster.slot_of("retry:budget:{api}");
+    let from = cluster.owner_of(slot, 0);
+    let to = (from + 1) % cluster.len();
+    let runs = gated_runs(&scratch, &store, "api", 200);
+    // The budget's keys move; the runs' retries meet ASK, then MOVED as the slot is given.
+    cluster.begin_migration(slot, from, to);
+    cluster.move_keys(slot, from, to);
+    let assigned = std::thread::scope(|scope| {
+        let assigning = scope.spawn(|| cluster.assign(slot, to));
+        let retries = finish(&scratch, runs);
+        assigning.join().expect("the slot is given");
+        retries
+    });
+    assert_eq!(assigned, 50);
+    assert_eq!(cluster.owner_of(slot, from), to);
+}
+
+#[test]
+fn runs_on_a_cluster_keep_the_budgets_bound_through_a_primarys_failover() {
+    let cluster = RedisCluster::start(1);
+    let scratch = Scratch::new();
+    let store = format!("{}?timeout=20s", cluster.url(0));
+    set_budget("api", &store, &["--rate", "30/30d"]);
+    let slot = cluster.slot_of("retry:budget:{api}");
+    let primary = cluster.owner_of(slot, 0);
+    let runs = gated_runs(&scratch, &store, "api", 80);
+    // An operator's failover (CLUSTER FAILOVER): the primary holds its clients until the
+    // replica has every write, so none is lost; the runs' retries meet MOVED.
+    let retries = std::thread::scope(|scope| {
+        let failing_over = scope.spawn(|| cluster.fail_over(primary));
+        let retries = finish(&scratch, runs);
+        failing_over.join().expect("the failover ends");
+        retries
+    });
+    assert_eq!(retries, 30);
+}
+
+#[test]
+fn runs_behind_sentinels_keep_the_budgets_bound_through_a_failover() {
+    let fleet = Sentinels::start();
+    let scratch = Scratch::new();
+    let sentinels: Vec<String> = fleet
+        .ports()
+        .iter()
+        .map(|port| format!("127.0.0.1:{port}"))
+        .collect();
+    let store = format!("redis+sentinel://{}/main?timeout=20s", sentinels.join(","));
+    set_budget("api", &store, &["--rate", "20/30d"]);
+    let runs = gated_runs(&scratch, &store, "api", 60);
+    // Every run holds a connection to the primary, which the failover makes a replica: its
+    // retry meets READONLY, and asks the sentinels again.
+    fleet.fail_over();
+    assert_eq!(finish(&scratch, runs), 20);
+}

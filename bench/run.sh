@@ -28,6 +28,9 @@ mkdir -p "$peers"
 
 cargo build --release --locked --quiet --package retry-exec --package retry-sim
 export RETRY_BIN="$PWD/target/release/retry"
+# The default build without its default `tls` feature, to say what TLS costs a run's start.
+CARGO_TARGET_DIR="$PWD/target/bench-no-tls" cargo build --release --locked --quiet --no-default-features
+export RETRY_NO_TLS="$PWD/target/bench-no-tls/release/retry"
 export RETRY_SIM_BIN="$PWD/target/release/retry-sim"
 scripts/dist x86_64 >/dev/null
 export RETRY_RELEASE="$PWD/target/x86_64-unknown-linux-musl/release/retry"

@@ -59,8 +59,8 @@ pub enum Error {
     UnknownScheme(String),
     /// A `rediss://` address (without its password) in a build without TLS.
     #[error(
-        "'{0}': this retry was built without TLS; use a release archive, or build it with \
-         --features tls (cargo install --locked --features tls ...)"
+        "'{0}': this retry was built without TLS (--no-default-features); use a release \
+         archive, or build it with its default features (cargo install --locked --path .)"
     )]
     NoTls(String),
     /// A file store's query with more than its `fail` key.

@@ -64,41 +64,58 @@ fn settle(what: &str, mut ready: impl FnMut() -> bool) {
 /// A Redis Cluster on loopback: three primaries, with `replicas` each.
 pub(crate) struct RedisCluster {
     nodes: Vec<RedisServer>,
+    /// `redis-cli`'s options for a cluster that speaks TLS: its authority.
+    tls: Vec<String>,
+}
+
+/// The options that make a server a node of a cluster, its bus on a port of its own.
+fn cluster_node() -> Vec<String> {
+    let options = "--cluster-enabled yes --cluster-config-file nodes.conf \
+                   --cluster-node-timeout 3000 --cluster-port";
+    let mut options: Vec<String> = options.split_whitespace().map(String::from).collect();
+    options.push(free_port().to_string());
+    options
 }
 
 impl RedisCluster {
     /// Start the nodes, make them a cluster, and wait until every node agrees on the slots
     /// (and every replica has synchronised).
     pub(crate) fn start(replicas: usize) -> RedisCluster {
-        let nodes: Vec<RedisServer> = (0..3 * (1 + replicas))
-            .map(|_| {
-                RedisServer::on_loopback_with(&[
-                    "--cluster-enabled".into(),
-                    "yes".into(),
-                    "--cluster-config-file".into(),
-                    "nodes.conf".into(),
-                    "--cluster-node-timeout".into(),
-                    "3000".into(),
-                    "--cluster-port".into(),
-                    free_port().to_string(),
-                ])
+        let nodes = (0..3 * (1 + replicas))
+            .map(|_| RedisServer::on_loopback_with(&cluster_node()))
+            .collect();
+        RedisCluster::of(nodes, replicas, Vec::new())
+    }
+
+    /// Three primaries that speak TLS only, to clients and to one another (`--tls-cluster`),
+    /// each with the certificate of `names` that `make_server_certificate` made in `certs`.
+    pub(crate) fn start_tls(certs: &std::path::Path, names: [&str; 3]) -> RedisCluster {
+        let nodes = names
+            .iter()
+            .map(|name| {
+                let mut options = cluster_node();
+                options.extend(["--tls-cluster", "yes"].map(String::from));
+                RedisServer::with_tls_from(certs, name, &options)
             })
             .collect();
+        let authority = certs.join("ca.crt").display().to_string();
+        RedisCluster::of(nodes, 0, vec!["--tls".into(), "--cacert".into(), authority])
+    }
+
+    /// The started `nodes` made a cluster with `replicas` a primary; `tls`, `redis-cli`'s
+    /// options to reach them.
+    fn of(nodes: Vec<RedisServer>, replicas: usize, tls: Vec<String>) -> RedisCluster {
+        let cluster = RedisCluster { nodes, tls };
         let mut create = vec!["--cluster".to_string(), "create".into()];
-        create.extend(
-            nodes
-                .iter()
-                .map(|node| format!("127.0.0.1:{}", node.port())),
-        );
+        create.extend((0..cluster.len()).map(|index| format!("127.0.0.1:{}", cluster.port(index))));
         create.extend(["--cluster-replicas".into(), replicas.to_string()]);
         create.push("--cluster-yes".into());
         let create: Vec<&str> = create.iter().map(String::as_str).collect();
-        redis_cli(nodes[0].port(), &create);
-        let cluster = RedisCluster { nodes };
+        cluster.cli(0, &create);
         cluster.await_agreement();
         settle("the replicas' synchronisation", || {
-            cluster.nodes.iter().all(|node| {
-                let info = redis_cli(node.port(), &["INFO", "replication"]);
+            (0..cluster.len()).all(|index| {
+                let info = cluster.cli(index, &["INFO", "replication"]);
                 info.contains("role:master") || info.contains("master_link_status:up")
             })
         });
@@ -110,6 +127,7 @@ impl RedisCluster {
         let first = format!("127.0.0.1:{}", self.nodes[0].port());
         settle("the nodes' agreement on the slots", || {
             let check = Command::new("redis-cli")
+                .args(&self.tls)
                 .args(["--cluster", "check", &first])
                 .stdin(Stdio::null())
                 .output()
@@ -142,7 +160,9 @@ impl RedisCluster {
 
     /// `redis-cli` against node `index`.
     pub(crate) fn cli(&self, index: usize, args: &[&str]) -> String {
-        redis_cli(self.port(index), args)
+        let mut options: Vec<&str> = self.tls.iter().map(String::as_str).collect();
+        options.extend(args);
+        redis_cli(self.port(index), &options)
     }
 
     /// The cluster's id of node `index`.

@@ -47,6 +47,9 @@ enum Listener {
     Loopback,
     /// On a loopback TCP port, with TLS only.
     Tls,
+    /// On a loopback TCP port, with TLS only, its certificate `name.crt` (and key) in `certs`,
+    /// signed by `certs/ca.crt`.
+    TlsWith { certs: PathBuf, name: String },
 }
 
 impl RedisServer {
@@ -94,6 +97,16 @@ impl RedisServer {
     /// [`RedisServer::authority`].
     pub(crate) fn with_tls() -> RedisServer {
         RedisServer::start(Listener::Tls, &[])
+    }
+
+    /// A server on a random loopback port speaking TLS only, with the certificate `name` that
+    /// [`make_server_certificate`] made in `certs`, and `extra` arguments.
+    pub(crate) fn with_tls_from(certs: &Path, name: &str, extra: &[String]) -> RedisServer {
+        let listener = Listener::TlsWith {
+            certs: certs.to_path_buf(),
+            name: name.to_string(),
+        };
+        RedisServer::start(listener, extra)
     }
 
     /// The server's URL, without any password.
@@ -181,17 +194,21 @@ fn listening(listener: &Listener, dir: &Path) -> (Vec<String>, String) {
             args.extend(loopback);
             (args, format!("redis://127.0.0.1:{port}"))
         }
-        Listener::Tls => {
+        Listener::Tls | Listener::TlsWith { .. } => {
+            let (certs, name) = match listener {
+                Listener::TlsWith { certs, name } => (certs.as_path(), name.as_str()),
+                _ => (dir, "server"),
+            };
             let port = free_port();
-            let file = |name: &str| dir.join(name).display().to_string();
+            let file = |name: String| certs.join(name).display().to_string();
             let mut args = vec!["--port".into(), "0".into(), "--tls-port".into()];
             args.push(port.to_string());
-            for (flag, name) in [
-                ("--tls-cert-file", "server.crt"),
-                ("--tls-key-file", "server.key"),
-                ("--tls-ca-cert-file", "ca.crt"),
+            for (flag, file_name) in [
+                ("--tls-cert-file", format!("{name}.crt")),
+                ("--tls-key-file", format!("{name}.key")),
+                ("--tls-ca-cert-file", "ca.crt".to_string()),
             ] {
-                args.extend([flag.to_string(), file(name)]);
+                args.extend([flag.to_string(), file(file_name)]);
             }
             args.extend(["--tls-auth-clients".into(), "no".into()]);
             args.extend(loopback);
@@ -225,7 +242,7 @@ fn await_listening(child: &mut Child, listener: &Listener, dir: &Path, url: &str
         }
         let accepted = match listener {
             Listener::Socket => UnixStream::connect(dir.join("redis.sock")).is_ok(),
-            Listener::Loopback | Listener::Tls => {
+            Listener::Loopback | Listener::Tls | Listener::TlsWith { .. } => {
                 let address = url.rsplit('/').next().unwrap_or_default();
                 TcpStream::connect(address).is_ok()
             }
@@ -244,44 +261,60 @@ fn await_listening(child: &mut Child, listener: &Listener, dir: &Path, url: &str
 /// A certificate authority (`ca.crt`) and a server certificate for 127.0.0.1 signed by it
 /// (`server.crt`, `server.key`), made with `openssl` in `dir`.
 pub(crate) fn make_certificates(dir: &Path) {
-    let openssl = |args: &[String]| {
-        let output = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap_or_else(|err| {
-                panic!(
-                    "cannot run openssl ({err}); the TLS test needs it: apt-get install -y openssl"
-                )
-            });
-        assert!(
-            output.status.success(),
-            "openssl {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    let new_key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    let words = |line: String| {
-        line.split_whitespace()
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
-    let mut authority = words(format!(
-        "req -x509 -days 1 {new_key} -keyout ca.key -out ca.crt"
+    make_authority(dir);
+    make_server_certificate(dir, "server", "IP:127.0.0.1,DNS:localhost");
+}
+
+/// Run `openssl` with `args` in `dir`.
+fn openssl(dir: &Path, args: &[String]) {
+    let output = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|err| {
+            panic!("cannot run openssl ({err}); the TLS test needs it: apt-get install -y openssl")
+        });
+    assert!(
+        output.status.success(),
+        "openssl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The words of `line`, as arguments.
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
+/// The key options of a new P-256 key, unencrypted.
+const NEW_KEY: &str = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+
+/// A certificate authority, `ca.crt` and `ca.key`, in `dir`.
+pub(crate) fn make_authority(dir: &Path) {
+    let mut authority = words(&format!(
+        "req -x509 -days 1 {NEW_KEY} -keyout ca.key -out ca.crt"
     ));
     authority.extend(["-subj".into(), "/CN=retry test authority".into()]);
-    openssl(&authority);
-    let mut request = words(format!("req {new_key} -keyout server.key -out server.csr"));
-    request.extend(["-subj".into(), "/CN=localhost".into()]);
-    openssl(&request);
+    openssl(dir, &authority);
+}
+
+/// A server certificate `name.crt` (and `name.key`) for the names `alt_names` (openssl's
+/// `subjectAltName`, e.g. `IP:127.0.0.1`), signed by the authority in `dir`.
+pub(crate) fn make_server_certificate(dir: &Path, name: &str, alt_names: &str) {
+    let mut request = words(&format!("req {NEW_KEY} -keyout {name}.key -out {name}.csr"));
+    request.extend(["-subj".into(), "/CN=retry test server".into()]);
+    openssl(dir, &request);
+    let extensions = format!("{name}.ext");
     std::fs::write(
-        dir.join("san.ext"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+        dir.join(&extensions),
+        format!("subjectAltName={alt_names}\n"),
     )
     .expect("write the certificate's extensions");
-    openssl(&words(
-        "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
-         -extfile san.ext -out server.crt"
-            .into(),
-    ));
+    openssl(
+        dir,
+        &words(&format!(
+            "x509 -req -in {name}.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+             -extfile {extensions} -out {name}.crt"
+        )),
+    );
 }

@@ -114,3 +114,52 @@ fn runs_behind_sentinels_keep_the_budgets_bound_through_a_failover() {
     fleet.fail_over();
     assert_eq!(finish(&scratch, runs), 20);
 }
+
+#[cfg(feature = "tls")]
+#[test]
+fn over_tls_each_nodes_certificate_is_checked_against_the_host_its_redirect_names() {
+    use crate::support::redis_server::{make_authority, make_server_certificate};
+    let scratch = Scratch::new();
+    let certs = scratch.path("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_authority(&certs);
+    make_server_certificate(&certs, "node", "IP:127.0.0.1");
+    make_server_certificate(&certs, "stranger", "DNS:elsewhere.test");
+    let cluster = RedisCluster::start_tls(&certs, ["node", "node", "stranger"]);
+    let store = format!("rediss://127.0.0.1:{}?timeout=10s", cluster.port(0));
+    // A budget each of the other two nodes serves, so that every call is a redirect.
+    let served_by = |node: usize| {
+        (0..)
+            .map(|index| format!("api-{index}"))
+            .find(|name| {
+                let slot = cluster.slot_of(&format!("retry:budget:{{{name}}}"));
+                cluster.owner_of(slot, 0) == node
+            })
+            .expect("a name of the node's slots")
+    };
+    let run = |name: &str| {
+        retry([
+            "--log-format",
+            "json",
+            "--budget",
+            name,
+            "--budget-store",
+            &store,
+        ])
+        .args(["-n", "2", "--base", "0s", "--", "false"])
+        .env("SSL_CERT_FILE", certs.join("ca.crt"))
+        .env("XDG_STATE_HOME", scratch.path("state"))
+        .run()
+    };
+    let trusted = run(&served_by(1));
+    trusted.expect_code(1);
+    assert!(trusted.events_named("warning").is_empty(), "{trusted}");
+    // The node the redirect names has no certificate for 127.0.0.1: the store is not used.
+    let refused = run(&served_by(2));
+    refused.expect_code(1);
+    let warning = refused.warning().to_lowercase();
+    assert!(
+        warning.contains("certificate") && warning.contains("127.0.0.1"),
+        "{refused}"
+    );
+}

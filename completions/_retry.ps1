@@ -63,6 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('budget', 'budget', [CompletionResultType]::ParameterValue, 'budget')
+            [CompletionResult]::new('job', 'job', [CompletionResultType]::ParameterValue, 'job')
             break
         }
         'retry;budget' {
@@ -70,7 +71,6 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a budget''s state now: its terms, its tokens, its counters, and when it will be full')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set a budget''s terms, which every run that shares the budget uses')
-            [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Print a job''s history of runs: clean, flaky and failed, and its pass rate')
             break
         }
         'retry;budget;show' {
@@ -93,7 +93,29 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
-        'retry;budget;history' {
+        'retry;job' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a job''s terms: whether its runs may overlap, and the run in progress')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set a job''s terms, which every run of the job obeys')
+            [CompletionResult]::new('history', 'history', [CompletionResultType]::ParameterValue, 'Print a job''s history of runs: clean, flaky and failed, and its pass rate')
+            break
+        }
+        'retry;job;show' {
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;job;set' {
+            [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'retry;job;history' {
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -12,7 +12,7 @@ _retry() {
             --) _command_offset $((i + 1)); return ;;
             -n|--max-attempts|--base|--cap|--jitter|--retry-on|--stop-on|--success-on|--flaky-exit|--preset|-t|--timeout|--max-time|--multiplier|--reset-after|--seed|--retry-after-output|--timeout-signal|--kill-after|--on-retry|--on-give-up|--hold|--report|--job|--log-format|--ci|--splay|--budget|--budget-store) ((i++)) ;;
             -*) ;;
-            budget) if ((i == 1)); then _retry_budget; return; fi
+            budget|job) if ((i == 1)); then _retry_${words[i]}; return; fi
                 _command_offset $i; return ;;
             *) _command_offset $i; return ;;
         esac
@@ -51,15 +51,14 @@ _retry() {
         return
     fi
     _command_offset $cword
-    if ((cword == 1)); then COMPREPLY+=($(compgen -W 'budget' -- "$cur")); fi
+    if ((cword == 1)); then COMPREPLY+=($(compgen -W 'budget job' -- "$cur")); fi
 }
 
 _retry_budget() {
-    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show set history' -- "$cur")); return; fi
+    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show set' -- "$cur")); return; fi
     case ${words[2]} in
         show) _retry_budget_show ;;
         set) _retry_budget_set ;;
-        history) _retry_budget_history ;;
     esac
 }
 
@@ -85,7 +84,32 @@ _retry_budget_set() {
     COMPREPLY=($(compgen -W '--rate --ratio --window --breaker --breaker-share --breaker-hosts --cool-down --budget-store -h --help' -- "$cur"))
 }
 
-_retry_budget_history() {
+_retry_job() {
+    if ((cword == 2)); then COMPREPLY=($(compgen -W 'show set history' -- "$cur")); return; fi
+    case ${words[2]} in
+        show) _retry_job_show ;;
+        set) _retry_job_set ;;
+        history) _retry_job_history ;;
+    esac
+}
+
+_retry_job_show() {
+    case $prev in
+        --budget-store) :; return ;;
+        --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
+    esac
+    COMPREPLY=($(compgen -W '--budget-store --log-format -h --help' -- "$cur"))
+}
+
+_retry_job_set() {
+    case $prev in
+        --overlap) COMPREPLY=($(compgen -W 'allow skip wait' -- "$cur")); return ;;
+        --budget-store) :; return ;;
+    esac
+    COMPREPLY=($(compgen -W '--overlap --budget-store -h --help' -- "$cur"))
+}
+
+_retry_job_history() {
     case $prev in
         --budget-store) :; return ;;
         --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;

@@ -60,13 +60,13 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand budget 'budget'
+            cand job 'job'
         }
         &'retry;budget'= {
             cand -h 'Print help'
             cand --help 'Print help'
             cand show 'Print a budget''s state now: its terms, its tokens, its counters, and when it will be full'
             cand set 'Set a budget''s terms, which every run that shares the budget uses'
-            cand history 'Print a job''s history of runs: clean, flaky and failed, and its pass rate'
         }
         &'retry;budget;show'= {
             cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
@@ -86,7 +86,26 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
-        &'retry;budget;history'= {
+        &'retry;job'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand show 'Print a job''s terms: whether its runs may overlap, and the run in progress'
+            cand set 'Set a job''s terms, which every run of the job obeys'
+            cand history 'Print a job''s history of runs: clean, flaky and failed, and its pass rate'
+        }
+        &'retry;job;show'= {
+            cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --log-format 'Print it as text, or as one JSON object (json)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'retry;job;set'= {
+            cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip'
+            cand --budget-store 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'retry;job;history'= {
             cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
             cand --log-format 'Print it as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'

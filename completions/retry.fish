@@ -48,7 +48,7 @@ function __retry_after
 end
 
 function __retry_subcommand
-    __retry_words budget
+    __retry_words budget; or __retry_words job
 end
 
 function __retry_own
@@ -58,9 +58,12 @@ end
 complete -c retry -f
 complete -c retry -n 'not __retry_subcommand; and __retry_command_tokens >/dev/null' -a '(__fish_complete_subcommand --commandline (__retry_command_tokens))'
 complete -c retry -n 'not __retry_subcommand; and test (count (commandline -opc)) = 1' -a budget -d 'Print a budget\'s state now: its terms, its tokens, its counters, and when it will be full'
+complete -c retry -n 'not __retry_subcommand; and test (count (commandline -opc)) = 1' -a job -d 'Print a job\'s terms: whether its runs may overlap, and the run in progress'
 complete -c retry -n '__retry_after budget' -a show -d 'Print a budget\'s state now: its terms, its tokens, its counters, and when it will be full'
 complete -c retry -n '__retry_after budget' -a set -d 'Set a budget\'s terms, which every run that shares the budget uses'
-complete -c retry -n '__retry_after budget' -a history -d 'Print a job\'s history of runs: clean, flaky and failed, and its pass rate'
+complete -c retry -n '__retry_after job' -a show -d 'Print a job\'s terms: whether its runs may overlap, and the run in progress'
+complete -c retry -n '__retry_after job' -a set -d 'Set a job\'s terms, which every run of the job obeys'
+complete -c retry -n '__retry_after job' -a history -d 'Print a job\'s history of runs: clean, flaky and failed, and its pass rate'
 complete -c retry -n __retry_own -s n -l max-attempts -x -d 'Most attempts, the first included'
 complete -c retry -n __retry_own -l base -x -d 'The first wait; later waits grow'
 complete -c retry -n __retry_own -l cap -x -d 'The longest single wait'
@@ -108,6 +111,12 @@ complete -c retry -n '__retry_words budget set' -l breaker-hosts -x -d 'On a sha
 complete -c retry -n '__retry_words budget set' -l cool-down -x -d 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m)'
 complete -c retry -n '__retry_words budget set' -l budget-store -x -d 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
 complete -c retry -n '__retry_words budget set' -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c retry -n '__retry_words budget history' -l budget-store -x -d 'Where the budget (and a job\'s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
-complete -c retry -n '__retry_words budget history' -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'Print it as text, or as one JSON object (json)'
-complete -c retry -n '__retry_words budget history' -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -n '__retry_words job show' -l budget-store -x -d 'Where the budget (and a job\'s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+complete -c retry -n '__retry_words job show' -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'Print it as text, or as one JSON object (json)'
+complete -c retry -n '__retry_words job show' -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -n '__retry_words job set' -l overlap -x -a '(printf "%s\t%s\n" "allow" "Runs of the job overlap as they come" "skip" "A run that finds another in progress makes no attempt, and exits 75" "wait" "A run that finds another in progress waits for it to end, within --max-time")' -d 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip'
+complete -c retry -n '__retry_words job set' -l budget-store -x -d 'Where the job\'s terms live, as its runs\' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+complete -c retry -n '__retry_words job set' -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -n '__retry_words job history' -l budget-store -x -d 'Where the budget (and a job\'s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+complete -c retry -n '__retry_words job history' -l log-format -x -a '(printf "%s\t%s\n" "text" "One line of prose per event, prefixed `retry:`" "json" "One JSON object per line, with an `event` key")' -d 'Print it as text, or as one JSON object (json)'
+complete -c retry -n '__retry_words job history' -s h -l help -d 'Print help (see more with \'--help\')'

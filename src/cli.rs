@@ -13,6 +13,7 @@ use clap::Parser;
 use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue};
 use retry_budget::breaker::GiveUps;
+use retry_budget::job::Overlap;
 use retry_budget::model::Rate;
 use retry_budget::show::ShowRequest;
 use retry_budget::store::StoreSettings;
@@ -87,7 +88,7 @@ fn after_long_help() -> String {
 /// The usage lines: COMMAND is the user's, after the options; `budget` is the tool's own.
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARG]...
        retry budget show|set NAME [OPTIONS]
-       retry budget history JOB [OPTIONS]";
+       retry job show|set|history JOB [OPTIONS]";
 
 /// What `-h` ends with.
 const SHORT_HELP_END: &str =
@@ -338,7 +339,7 @@ pub struct Cli {
     /// The job's name, for its history, metrics and CI groups
     ///
     /// Name the job: each run so named adds to the job's history in the budget's store (clean,
-    /// flaky or failed; retry budget history NAME shows it), and it is the job label of the
+    /// flaky or failed; retry job history NAME shows it), and it is the job label of the
     /// prom: report's gauges and the title of the CI system's groups (default: no history, and
     /// the --budget name, else the command's program name, for the rest; e.g. nightly-backup).
     #[arg(long, value_name = "NAME", hide_short_help = true, help_heading = OUTPUT)]
@@ -385,7 +386,7 @@ pub struct Cli {
     /// Keep the budget in STORE: 'file' (a file on this machine, in $XDG_STATE_HOME/retry/budgets
     /// or ~/.local/state/retry/budgets), file:DIR, or a Redis or Valkey server a fleet shares:
     /// redis://[USER@]HOST[:PORT][/DB] (any node of a Cluster), rediss://... (TLS),
-    /// redis+sentinel://HOST:PORT[,HOST:PORT...]/PRIMARY[/DB] (rediss+sentinel:// for TLS), or
+    /// redis+sentinel://HOST:PORT,HOST:PORT/PRIMARY (sentinels, then the primary's name), or
     /// redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
     /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
     /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line. An address
@@ -541,6 +542,79 @@ pub(crate) enum ToolCommand {
         disable_help_subcommand = true
     )]
     Budget(Deferred<BudgetArgs>),
+    /// Look at a job's terms or history, or set its terms.
+    #[command(
+        about = "Look at a job's terms or history, or set its terms.",
+        hide = true,
+        subcommand_required = true,
+        arg_required_else_help = false,
+        disable_help_subcommand = true
+    )]
+    Job(Deferred<JobArgs>),
+}
+
+/// `retry job`'s subcommand; without one, a usage error rather than the help.
+#[derive(clap::Args, Debug)]
+#[command(about = None, arg_required_else_help = false)]
+pub(crate) struct JobArgs {
+    #[command(subcommand)]
+    pub(crate) command: JobCommand,
+}
+
+/// What `retry job` can do.
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum JobCommand {
+    /// Print a job's terms: whether its runs may overlap, and the run in progress.
+    #[command(long_about = JOB_SHOW_ABOUT)]
+    Show(JobShowArgs),
+    /// Set a job's terms, which every run of the job obeys.
+    #[command(long_about = JOB_SET_ABOUT)]
+    Set(JobSetArgs),
+    /// Print a job's history of runs: clean, flaky and failed, and its pass rate.
+    #[command(long_about = JOB_HISTORY_ABOUT)]
+    History(JobShowArgs),
+}
+
+/// What `retry job show --help` says it does.
+const JOB_SHOW_ABOUT: &str = "\
+Print the terms of the job JOB (a run's --job) from the store its budget uses, changing \
+nothing: whether its runs may overlap, and on a shared store the run in progress (its \
+RETRY_RUN_ID) that holds the job.";
+
+/// What `retry job set --help` says it does.
+const JOB_SET_ABOUT: &str = "\
+Keep the terms of the job JOB (a run's --job) in the store its budget uses, where every run \
+of the job reads them before its first attempt: so that runs on every machine obey the same \
+terms, they are stated here once, never by a run.";
+
+/// The `retry job show` and `retry job history` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct JobShowArgs {
+    /// The job's name, as runs give it to --job.
+    #[arg(value_name = "JOB")]
+    pub(crate) job: String,
+
+    #[command(flatten)]
+    pub(crate) reading: Reading,
+}
+
+/// The `retry job set` options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct JobSetArgs {
+    /// The job's name, as runs give it to --job.
+    #[arg(value_name = "JOB")]
+    pub(crate) job: String,
+
+    /// Whether a run of the job may start while another is in progress, on any machine that
+    /// shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other
+    /// to end, within its --max-time), e.g. skip.
+    #[arg(long, value_name = "MODE", value_parser = choice::<Overlap>())]
+    pub(crate) overlap: Overlap,
+
+    /// Where the job's terms live, as its runs' budget does: file, file:DIR, or a redis:// URL
+    /// [default: $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
 }
 
 /// `retry budget`'s subcommand; without one, a usage error rather than the help.
@@ -560,30 +634,17 @@ pub(crate) enum BudgetCommand {
     /// Set a budget's terms, which every run that shares the budget uses.
     #[command(long_about = BUDGET_SET_ABOUT)]
     Set(BudgetSetArgs),
-    /// Print a job's history of runs: clean, flaky and failed, and its pass rate.
-    #[command(long_about = BUDGET_HISTORY_ABOUT)]
-    History(BudgetHistoryArgs),
 }
 
-/// What `retry budget history --help` says it does.
-const BUDGET_HISTORY_ABOUT: &str = "\
+/// What `retry job history --help` says it does.
+const JOB_HISTORY_ABOUT: &str = "\
 Print the history of the job JOB (a run's --job) from the store its budget uses, changing \
 nothing: how its last 100 runs ended (clean at the first attempt, flaky after failed ones, or \
 failed), in order; the share that passed at the first attempt and in the end, each with its \
 95% Wilson interval; and the runs counted in all. A run named with --job adds to it.";
 
-/// The `retry budget history` options.
-#[derive(clap::Args, Debug)]
-pub(crate) struct BudgetHistoryArgs {
-    /// The job's name, as runs give it to --job.
-    #[arg(value_name = "JOB")]
-    pub(crate) job: String,
-
-    #[command(flatten)]
-    pub(crate) reading: Reading,
-}
-
-/// Where `retry budget show` and `retry budget history` read, and how they print.
+/// Where `retry budget show`, `retry job show` and `retry job history` read, and how they
+/// print.
 #[derive(clap::Args, Debug)]
 pub(crate) struct Reading {
     /// Where the budget (and a job's history) lives, as runs give it: file, file:DIR, or a

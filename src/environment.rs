@@ -78,8 +78,15 @@ pub(crate) const DEPTH: Variable = Variable {
     meaning: "1 under the outermost retry, one more at each retry inside",
 };
 
+/// The run's identity.
+pub(crate) const RUN_ID: Variable = Variable {
+    name: "RETRY_RUN_ID",
+    meaning: "the run's identity, the same for all its attempts and hooks (a random UUID, \
+              e.g. for an idempotency key); an outer retry's is kept",
+};
+
 /// Every variable, in the order the help lists them.
-pub(crate) const ALL: [Variable; 8] = [
+pub(crate) const ALL: [Variable; 9] = [
     ATTEMPT,
     ATTEMPT_SINCE_RESET,
     MAX_ATTEMPTS,
@@ -88,6 +95,7 @@ pub(crate) const ALL: [Variable; 8] = [
     DEPTH,
     DEADLINE,
     ATTEMPT_TIMEOUT_MS,
+    RUN_ID,
 ];
 
 /// The failed attempt's status, for a hook.

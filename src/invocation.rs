@@ -12,14 +12,15 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::cli::{
-    BudgetCommand, BudgetHistoryArgs, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, ToolCommand,
-    requested_log_format,
+    BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, JobCommand, JobSetArgs,
+    JobShowArgs, ToolCommand, requested_log_format,
 };
 use crate::config::{Config, HistoryPlace};
 use crate::environment;
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
+use crate::overlap::{self, Held};
 use crate::plan;
 use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
@@ -49,10 +50,11 @@ use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
 use retry_budget::default_budget;
 use retry_budget::history::{self, Counts, Recorded, RunKind, Unkept};
+use retry_budget::job;
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
 use retry_budget::state_dir::StateHome;
-use retry_budget::store::StoreSettings;
+use retry_budget::store::{Location, StoreSettings};
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
@@ -102,7 +104,11 @@ pub fn run(mut cli: Cli, started: Started) -> anyhow::Result<Exit> {
         Some(ToolCommand::Budget(Deferred(budget))) => match budget.command {
             BudgetCommand::Show(options) => show_budget(&options),
             BudgetCommand::Set(options) => set_budget(&options),
-            BudgetCommand::History(options) => show_history(&options),
+        },
+        Some(ToolCommand::Job(Deferred(job))) => match job.command {
+            JobCommand::Show(options) => show_job(&options, job::print),
+            JobCommand::Set(options) => set_job(&options),
+            JobCommand::History(options) => show_job(&options, history::print),
         },
         None => {
             let config = Config::try_from(cli)?;
@@ -156,19 +162,41 @@ fn print_on_stdout(
     Ok(Exit::Success)
 }
 
-/// `retry budget history`: print a job's history of runs.
-fn show_history(options: &BudgetHistoryArgs) -> anyhow::Result<Exit> {
+/// How `retry job show` and `retry job history` print what they read of a job.
+type JobPrint = fn(
+    &str,
+    &Location,
+    show::Format,
+    &Threads,
+    &mut io::BufWriter<io::StdoutLock<'static>>,
+) -> Result<(), ShowError>;
+
+/// `retry job show` and `retry job history`: print a job's terms, or its history of runs, as
+/// `print` does.
+fn show_job(options: &JobShowArgs, print: JobPrint) -> anyhow::Result<Exit> {
     let store = StoreSettings::resolve(
         options.reading.budget_store.as_deref(),
         &environment::own,
-        "retry budget history",
+        "retry job",
     )
     .map_err(anyhow::Error::msg)?;
-    print_on_stdout(
-        "the job's history",
-        options.reading.log_format,
-        |format, out| history::print(&options.job, &store.location, format, &Threads, out),
+    print_on_stdout("the job", options.reading.log_format, |format, out| {
+        print(&options.job, &store.location, format, &Threads, out)
+    })
+}
+
+/// `retry job set`: keep a job's terms in its store, for every run of it.
+fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
+    let store = StoreSettings::resolve(
+        options.budget_store.as_deref(),
+        &environment::own,
+        "retry job set",
     )
+    .map_err(anyhow::Error::msg)?;
+    let name = history::history_name(&options.job);
+    job::set_terms(&store.location, &name, options.overlap, &Threads)
+        .map_err(anyhow::Error::msg)?;
+    Ok(Exit::Success)
 }
 
 /// `retry budget set`: keep a budget's terms in its store, for every run that shares it.
@@ -251,7 +279,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         input,
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
-        environment: started.environment,
+        environment: crate::process::environ::of_run(started.environment, config.run_id()),
         launcher,
         tails,
     };
@@ -260,22 +288,29 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         config.process(),
         &watch,
         terminal.as_ref(),
-        config.total_attempts(),
+        (config.total_attempts(), config.run_id()),
     );
     // The run's one deadline, which the loop counts to, bounds what is written after it too.
     let deadline = config.deadline_at();
-    let mut end = run::run(
-        &config.rules(),
-        Parts {
-            waits: &mut config.waits(),
-            attempts: &mut runner,
-            clock: &mut SignalClock::new(&watch),
-            budget: &mut budget,
-            release: &mut release,
-            hooks: &mut hooks,
-            sink: &mut (&mut reporter, &mut files),
-        },
-    );
+    let mut warn = |message| reporter.emit(&Event::Warning(message));
+    let (hold, mut end) = match overlap::hold(config, &watch, deadline, &mut warn) {
+        Held::NoAttempt(end) => (None, end),
+        Held::Go(hold) => {
+            let end = run::run(
+                &config.rules(),
+                Parts {
+                    waits: &mut config.waits(),
+                    attempts: &mut runner,
+                    clock: &mut SignalClock::new(&watch),
+                    budget: &mut budget,
+                    release: &mut release,
+                    hooks: &mut hooks,
+                    sink: &mut (&mut reporter, &mut files),
+                },
+            );
+            (hold, end)
+        }
+    };
     if let Some(place) = config.history() {
         match keep_history(place, &end, &watch, deadline) {
             Ok(Some(recorded)) => {
@@ -299,6 +334,9 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
             }
         }
     }
+    overlap::release(hold, &watch, deadline, &mut |message| {
+        reporter.emit(&Event::Warning(message));
+    });
     files.write(&mut end, &watch, deadline);
     let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(transcript) = transcript {
@@ -369,7 +407,8 @@ impl EndFiles {
         for spec in specs {
             match spec.format {
                 ReportFormat::Json => {
-                    let writer = ReportWriter::new(target(spec)?, options, config.depth());
+                    let writer =
+                        ReportWriter::new(target(spec)?, options, config.depth(), config.run_id());
                     reports.push(Box::new(writer) as Box<dyn EndFile>);
                 }
                 ReportFormat::Dotenv => dotenv.push(target(spec)?),

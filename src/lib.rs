@@ -17,6 +17,7 @@ mod first_and_last;
 mod git_remote;
 mod invocation;
 mod output;
+mod overlap;
 mod plan;
 mod process;
 #[cfg(test)]

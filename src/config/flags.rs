@@ -9,6 +9,7 @@ use retry_policy::backoff::{Backoff, Jitter};
 use retry_policy::duration::format_duration;
 use retry_policy::presets::Preset;
 use retry_policy::rules::{RuleList, UserRules};
+use retry_policy::run_id::RunId;
 
 use super::ConfigError;
 use crate::cli::Cli;
@@ -104,9 +105,10 @@ pub(super) fn process(cli: &Cli) -> ProcessOptions {
 }
 
 /// The form and amount of the tool's own messages.
-pub(super) fn log(cli: &Cli) -> LogSettings {
+pub(super) fn log(cli: &Cli, run_id: RunId) -> LogSettings {
     LogSettings {
         format: cli.log_format,
+        run_id: Some(run_id),
         verbosity: match (cli.quiet, cli.verbose) {
             (true, _) => Verbosity::Quiet,
             (false, true) => Verbosity::Verbose,

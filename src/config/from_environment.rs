@@ -14,6 +14,7 @@ use retry_policy::deadline::{self as deadlines, Deadline, JobLimit, Limit};
 use retry_policy::duration::parse_duration;
 use retry_policy::nesting::Nested;
 use retry_policy::printable::printable;
+use retry_policy::run_id::RunId;
 use retry_policy::seed::split_mix;
 
 use super::ConfigError;
@@ -163,6 +164,24 @@ pub(super) fn host_name(env: &impl Fn(&str) -> Option<OsString>) -> Vec<u8> {
             .map(|name| name.as_bytes().to_vec())
             .unwrap_or_default(),
     }
+}
+
+/// The run's identity: an outer run's `RETRY_RUN_ID`, read through `env`, when it is one a run
+/// makes; else a new one, from the operating system's entropy.
+pub(super) fn run_id(env: &impl Fn(&str) -> Option<OsString>) -> RunId {
+    let outer = env(environment::RUN_ID.name);
+    if let Some(id) = outer
+        .as_ref()
+        .and_then(|value| RunId::parse(value.to_str()?))
+    {
+        return id;
+    }
+    let mut bytes = [0u8; 16];
+    let halves = [random_seed(), random_seed()];
+    for (chunk, half) in bytes.chunks_mut(8).zip(halves) {
+        chunk.copy_from_slice(&half.to_le_bytes());
+    }
+    RunId::from_random(bytes)
 }
 
 /// A seed from the operating system's entropy, or from the clock if that is unavailable.

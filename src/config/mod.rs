@@ -28,6 +28,7 @@ use retry_policy::presets::Preset;
 use retry_policy::printable::printable;
 use retry_policy::rules::RuleList;
 use retry_policy::run::Rules;
+use retry_policy::run_id::RunId;
 use retry_policy::seed::Seed;
 
 use crate::cli::Cli;
@@ -51,7 +52,7 @@ pub(crate) use budget::HistoryPlace;
 use budget::{budget_in_force, history_place, job_name, run_budget};
 use flags::refuse;
 use from_environment::{
-    Deadlines, github_files, host_name, max_requested_wait, nested, random_seed,
+    Deadlines, github_files, host_name, max_requested_wait, nested, random_seed, run_id,
 };
 use record::InForce;
 pub(crate) use record::OptionsRecord;
@@ -74,6 +75,8 @@ pub(crate) struct Config {
     splay: Option<Duration>,
     budget: RunBudget,
     log: LogSettings,
+    /// The run's identity: an outer run's, or its own.
+    run_id: RunId,
     /// The run's deadline, and what the environment said of deadlines.
     deadlines: Deadlines,
     process: ProcessOptions,
@@ -156,6 +159,7 @@ impl Config {
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
+        let run_id = run_id(&env);
         let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
         let limit = layer.limit(nested, cli.max_attempts);
         let in_force = InForce {
@@ -197,7 +201,8 @@ impl Config {
             ]),
             reset_after: cli.reset_after,
             flaky_exit: cli.flaky_exit,
-            log: flags::log(&cli),
+            log: flags::log(&cli, run_id),
+            run_id,
             job,
             history,
             history_problem,
@@ -217,6 +222,11 @@ impl Config {
     /// The form and amount of the tool's own messages.
     pub(crate) fn log(&self) -> LogSettings {
         self.log
+    }
+
+    /// The run's identity (`RETRY_RUN_ID`).
+    pub(crate) fn run_id(&self) -> RunId {
+        self.run_id
     }
 
     /// What `--plan` shows.

@@ -11,12 +11,18 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::environment::{self, Variable};
+use retry_policy::run_id::RunId;
 use retry_sys::environ::ChildEnvironment;
 
 /// The tool's environment as its children inherit it: without `WITHHELD`, and without the
 /// attempt's variables an outer run set, which each attempt's values replace.
 pub(crate) fn inherited() -> ChildEnvironment {
     ChildEnvironment::inheriting(|name| !is_replaced(name))
+}
+
+/// `environment` with the run's identity `run_id` in `RETRY_RUN_ID`, for every child of the run.
+pub(crate) fn of_run(environment: ChildEnvironment, run_id: RunId) -> ChildEnvironment {
+    environment.with(environment::RUN_ID.name, OsStr::new(&run_id.to_string()))
 }
 
 /// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt

@@ -25,6 +25,7 @@ use retry_policy::attempts::AttemptLimit;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{Hook, HookEnd, HookOutcome};
 use retry_policy::run::{HookCall, Hooks};
+use retry_policy::run_id::RunId;
 use retry_policy::termination::TimeLimit;
 use retry_sys::environ::{ChildEnvironment, Value};
 use retry_sys::spawn::{ChildStdio, Launcher, Setup};
@@ -61,6 +62,8 @@ pub(crate) struct HookRunner<'a> {
     terminal: Option<&'a Terminal>,
     /// The attempts all nested layers together may make, passed on in `RETRY_TOTAL_ATTEMPTS`.
     total: AttemptLimit,
+    /// The run's identity, passed on in `RETRY_RUN_ID`.
+    run_id: RunId,
     /// What starts each hook, and its environment, made when a hook first runs.
     prepared: Option<Prepared>,
 }
@@ -75,8 +78,9 @@ struct Prepared {
 }
 
 impl Prepared {
-    /// The launchers of `lines` (`sh -c LINE`), the environment and `/dev/null`.
-    fn new(lines: &HookLines) -> io::Result<Prepared> {
+    /// The launchers of `lines` (`sh -c LINE`), the environment of the run `run_id` and
+    /// `/dev/null`.
+    fn new(lines: &HookLines, run_id: RunId) -> io::Result<Prepared> {
         let launcher = |line: &String| {
             let words = ["sh", "-c", line].map(std::ffi::OsString::from).to_vec();
             let command = CommandLine::direct(words).expect("sh is a word");
@@ -88,7 +92,10 @@ impl Prepared {
             .collect::<io::Result<_>>()?;
         Ok(Prepared {
             launchers,
-            environment: crate::process::environ::inherited(),
+            environment: crate::process::environ::of_run(
+                crate::process::environ::inherited(),
+                run_id,
+            ),
             null: File::open("/dev/null")?,
         })
     }
@@ -97,13 +104,13 @@ impl Prepared {
 impl<'a> HookRunner<'a> {
     /// The runner of the hooks `lines`, with the attempts' process `options`, taking signals
     /// from `watch` and handing over `terminal`; `total` is what all nested layers together may
-    /// make.
+    /// make; `run_id` is the run's identity.
     pub(crate) fn new(
         lines: HookLines,
         options: ProcessOptions,
         watch: &'a SignalWatch,
         terminal: Option<&'a Terminal>,
-        total: AttemptLimit,
+        (total, run_id): (AttemptLimit, RunId),
     ) -> Self {
         HookRunner {
             lines,
@@ -111,6 +118,7 @@ impl<'a> HookRunner<'a> {
             watch,
             terminal,
             total,
+            run_id,
             prepared: None,
         }
     }
@@ -159,7 +167,7 @@ impl HookRunner<'_> {
     fn start(&mut self, call: &HookCall) -> Result<nix::unistd::Pid, (u8, String)> {
         let prepared = match &mut self.prepared {
             Some(prepared) => prepared,
-            unprepared => match Prepared::new(&self.lines) {
+            unprepared => match Prepared::new(&self.lines, self.run_id) {
                 Ok(prepared) => unprepared.insert(prepared),
                 Err(err) => {
                     return Err((Exit::ToolFailed.status(), format!("cannot run sh: {err}")));

@@ -22,6 +22,7 @@ use retry_policy::duration::to_millis;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd, WaitCause};
+use retry_policy::run_id::RunId;
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;
@@ -57,6 +58,8 @@ struct Report<'a> {
     depth: u32,
     /// Whether it succeeded only after failed attempts.
     flaky: bool,
+    /// The run's identity (`RETRY_RUN_ID`).
+    run_id: RunId,
 }
 
 /// One attempt in the report: every key is always there, `null` when it does not apply.
@@ -89,6 +92,8 @@ pub(crate) struct ReportWriter {
     options: Value,
     /// The run's depth among nested retries.
     depth: u32,
+    /// The run's identity.
+    run_id: RunId,
     /// The `--splay` wait before the first attempt, once it is drawn.
     splay: Option<Duration>,
     attempts: KeptAttempts,
@@ -128,12 +133,19 @@ impl KeptAttempts {
 }
 
 impl ReportWriter {
-    /// Prepare to write the report to `target`, recording `options` as the options in force.
-    pub(crate) fn new(target: ReportTarget, options: &impl Serialize, depth: u32) -> Self {
+    /// Prepare to write the report of the run `run_id` to `target`, recording `options` as the
+    /// options in force.
+    pub(crate) fn new(
+        target: ReportTarget,
+        options: &impl Serialize,
+        depth: u32,
+        run_id: RunId,
+    ) -> Self {
         ReportWriter {
             target,
             options: serde_json::to_value(options).expect("the options serialise"),
             depth,
+            run_id,
             splay: None,
             attempts: KeptAttempts::default(),
         }
@@ -175,6 +187,7 @@ impl EndFile for ReportWriter {
             elapsed_ms: to_millis(end.elapsed),
             depth: self.depth,
             flaky: end.flaky(),
+            run_id: self.run_id,
         };
         let mut text = serde_json::to_vec_pretty(&report).expect("a report serialises");
         text.push(b'\n');
@@ -291,6 +304,7 @@ mod tests {
             elapsed_ms: 0.0,
             depth: 1,
             flaky: false,
+            run_id: RunId::from_random([0; 16]),
         };
         let report = serde_json::to_value(&report).unwrap();
         assert_eq!(

@@ -12,6 +12,7 @@ use retry_policy::duration::to_millis;
 use retry_policy::events::Event;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{AttemptOutcome, Hook, Next, Reason, WaitCause};
+use retry_policy::run_id::RunId;
 
 /// One line of the JSON event stream.
 #[derive(Debug, Serialize)]
@@ -23,6 +24,8 @@ pub(crate) enum JsonEvent<'a> {
         max_attempts: AttemptLimit,
         offset_ms: f64,
         depth: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        run_id: Option<RunId>,
     },
     AttemptEnd {
         attempt: u64,
@@ -84,6 +87,8 @@ pub(crate) enum JsonEvent<'a> {
         /// Succeeded only after failed attempts.
         #[serde(skip_serializing_if = "is_false")]
         flaky: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        run_id: Option<RunId>,
     },
 }
 
@@ -95,7 +100,8 @@ pub(crate) const EVENTS: [(&str, &str); 8] = [
         "attempt_start",
         "`attempt` (from 1), `attempt_since_reset`, `max_attempts` (a number or \
          `\"unlimited\"`), `offset_ms` (from the start of the run), `depth` (1 for the \
-         outermost run, one more inside each retry's attempt)",
+         outermost run, one more inside each retry's attempt), `run_id` (the run's \
+         `RETRY_RUN_ID`)",
     ),
     (
         "attempt_end",
@@ -146,7 +152,9 @@ pub(crate) const EVENTS: [(&str, &str); 8] = [
          `reason` (`\"success\"`, `\"exhausted\"`, `\"not_retryable\"`, `\"spawn_failed\"`, \
          `\"deadline\"`, `\"interrupted\"`, `\"budget\"`, `\"output_lost\"`, \
          `\"stop_requested\"`, `\"breaker_open\"` (no attempt: the budget's breaker was \
-         open), `\"error\"`), `elapsed_ms`; `error` (text) with `\"spawn_failed\"`, \
+         open), `\"overlap\"` (no attempt: another run of the job was in progress), \
+         `\"error\"`), `elapsed_ms`, `run_id` (the run's `RETRY_RUN_ID`; none with \
+         `\"error\"`); `error` (text) with `\"spawn_failed\"`, \
          `\"output_lost\"` and `\"error\"`; `signal` (a name) with `\"interrupted\"`; \
          `open_for_ms` with `\"breaker_open\"`, how long it stays open yet; `deadline` with \
          `\"deadline\"`, where the limit came from (`\"max_time\"`, `\"outer_run\"`, \
@@ -162,9 +170,9 @@ fn is_false(value: &bool) -> bool {
     !value
 }
 
-/// The objects for `event`: an attempt that will be retried gives its `attempt_end`, then the
-/// `wait` before the next attempt.
-pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
+/// The objects for `event` of the run `run_id`: an attempt that will be retried gives its
+/// `attempt_end`, then the `wait` before the next attempt.
+pub(crate) fn objects(event: &Event, run_id: Option<RunId>) -> Vec<JsonEvent<'_>> {
     match event {
         Event::AttemptStart { numbering, at } => vec![JsonEvent::AttemptStart {
             attempt: numbering.attempt,
@@ -172,6 +180,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             max_attempts: numbering.limit,
             offset_ms: to_millis(*at),
             depth: numbering.depth,
+            run_id,
         }],
         Event::AttemptEnd(outcome) => {
             let mut objects = vec![attempt_end(outcome)];
@@ -224,6 +233,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
             },
             report_error: end.report_error.as_deref(),
             flaky: end.flaky(),
+            run_id,
         }],
         Event::Failed(message) => vec![
             JsonEvent::Error { message },
@@ -239,6 +249,7 @@ pub(crate) fn objects(event: &Event) -> Vec<JsonEvent<'_>> {
                 wait_cause: None,
                 report_error: None,
                 flaky: false,
+                run_id,
             },
         ],
     }
@@ -376,7 +387,7 @@ mod tests {
     fn the_reference_lists_every_key_of_every_event() {
         let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         for event in every_event() {
-            for object in objects(&event) {
+            for object in objects(&event, Some(RunId::from_random([7; 16]))) {
                 let value = serde_json::to_value(&object).unwrap();
                 let name = value["event"].as_str().unwrap().to_string();
                 let keys = seen.entry(name).or_default();

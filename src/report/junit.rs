@@ -60,7 +60,7 @@ impl JunitReport {
         let time = seconds(end.elapsed);
         let (failures, errors, skipped) = match &end.reason {
             Reason::Success => (0, 0, 0),
-            Reason::BreakerOpen { .. } => (0, 0, 1),
+            Reason::BreakerOpen { .. } | Reason::Overlap(_) => (0, 0, 1),
             reason if reason.gives_up() && end.last.is_some() => (1, 0, 0),
             _ => (0, 1, 0),
         };
@@ -94,7 +94,7 @@ impl JunitReport {
                     xml += &attempt.element("flakyFailure");
                 }
             }
-            Reason::BreakerOpen { .. } => {
+            Reason::BreakerOpen { .. } | Reason::Overlap(_) => {
                 xml += &format!("    <skipped message=\"{}\"/>\n", escaped(&why));
             }
             reason if reason.gives_up() && end.last.is_some() => {

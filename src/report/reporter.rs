@@ -140,6 +140,7 @@ fn dropped_notice(format: LogFormat, dropped: u64) -> Vec<u8> {
     let settings = LogSettings {
         format,
         verbosity: Verbosity::Normal,
+        run_id: None,
     };
     let mut reporter = Reporter::new(Vec::new(), settings);
     reporter.emit(&Event::Warning(message));
@@ -185,7 +186,7 @@ impl<W: Write> Reporter<W> {
                 }
             }
             LogFormat::Json => {
-                for object in json::objects(event) {
+                for object in json::objects(event, self.settings.run_id) {
                     let line = serde_json::to_string(&object).expect("an event serialises");
                     self.write_line(&line);
                 }
@@ -200,6 +201,7 @@ pub(crate) fn say_failure(message: &str, format: LogFormat) {
     let settings = LogSettings {
         format,
         verbosity: Verbosity::Normal,
+        run_id: None,
     };
     Reporter::new(io::stderr(), settings).emit(&Event::Failed(message.to_string()));
 }
@@ -226,7 +228,11 @@ mod tests {
     }
 
     fn settings(format: LogFormat, verbosity: Verbosity) -> LogSettings {
-        LogSettings { format, verbosity }
+        LogSettings {
+            format,
+            verbosity,
+            run_id: None,
+        }
     }
 
     fn numbering(attempt: u64) -> Numbering {

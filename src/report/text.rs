@@ -179,6 +179,9 @@ fn give_up_line(end: &RunEnd, status: u8) -> Option<String> {
              up; try again later (status {status})",
             format_duration(*left)
         ),
+        Reason::Overlap(why) => {
+            format!("retry: no attempt: {why}; try again later (status {status})")
+        }
         Reason::SpawnFailed(_, error) => format!("retry: {error}"),
         Reason::OutputLost(error) => format!(
             "retry: {error}; stopping after {attempts}, as retry cannot vouch for the output"

@@ -1,6 +1,7 @@
 //! How much the tool says, and in which form: the settings of the reporter.
 
 use clap::ValueEnum;
+use retry_policy::run_id::RunId;
 
 /// The form of the tool's own messages on stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -27,4 +28,7 @@ pub(crate) enum Verbosity {
 pub(crate) struct LogSettings {
     pub(crate) format: LogFormat,
     pub(crate) verbosity: Verbosity,
+    /// The run's identity, which the JSON events carry; none for what is said before a run
+    /// has one (its usage refused).
+    pub(crate) run_id: Option<RunId>,
 }

@@ -129,7 +129,7 @@ fn in_a_gitlab_job_the_run_ends_a_margin_before_its_time_limit_with_its_report()
     let report: serde_json::Value = serde_json::from_str(&scratch.read("report.json")).unwrap();
     assert_eq!(report["reason"], "deadline");
     // Ended by its deadline, the run still counts in the job's history.
-    let history = retry(["budget", "history", "integration", "--log-format", "json"])
+    let history = retry(["job", "history", "integration", "--log-format", "json"])
         .env("XDG_STATE_HOME", &state)
         .run();
     history.expect_code(0);

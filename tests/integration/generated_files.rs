@@ -44,6 +44,7 @@ fn the_man_pages_pass_mandoc_and_groff_without_a_warning() {
         "man/retry.1",
         "crates/sim/man/retry-sim.1",
         "man/retry-budget.1",
+        "man/retry-job.1",
     ] {
         let page = root.join(page);
         let lint = program("mandoc").args(["-T", "lint"]).args([&page]).run();
@@ -76,7 +77,8 @@ fn every_example_of_the_help_is_in_the_readme() {
 #[test]
 fn the_man_pages_give_a_value_only_to_options_that_take_one() {
     let command = retry_exec::full_command();
-    let pages = [man::retry_page(&command), man::budget_page(&command)];
+    let mut pages = vec![man::retry_page(&command)];
+    pages.extend(man::group_pages(&command).into_iter().map(|(_, page)| page));
     let switches = ["\\-\\-quiet", "\\-\\-plan", "\\-\\-shell"];
     for page in &pages {
         for switch in switches {
@@ -109,7 +111,7 @@ fn the_readmes_man_page_step_makes_man_retry_work() {
     copy = copy.env("HOME", home.path("")).current_dir(root);
     copy.run().expect_code(0);
     let path = format!("{}:/usr/bin:/bin", home.path(".cargo/bin").display());
-    for page in ["retry", "retry-budget"] {
+    for page in ["retry", "retry-budget", "retry-job"] {
         let found = program("man")
             .args(["-w", page])
             .env("HOME", home.path(""))

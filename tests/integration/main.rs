@@ -39,6 +39,8 @@ mod report;
 mod requested;
 /// The core run: statuses, decisions, messages and events.
 mod run;
+/// `RETRY_RUN_ID`: one identity a run, kept by the runs nested in it.
+mod run_id;
 /// `--seed host` and `--splay`.
 mod seed_and_splay;
 /// Signals sent to the tool during attempts and waits.

@@ -516,11 +516,21 @@ impl Running {
     /// Wait until the run has written a JSON event named `name` on stderr; returns it.
     #[track_caller]
     pub(crate) fn await_event(&self, name: &str) -> serde_json::Value {
-        let marker = format!("{{\"event\":\"{name}\"");
+        self.await_any_event(&[name])
+    }
+
+    /// Wait until the run has written a JSON event named one of `names` on stderr; returns the
+    /// first.
+    #[track_caller]
+    pub(crate) fn await_any_event(&self, names: &[&str]) -> serde_json::Value {
+        let markers: Vec<String> = names
+            .iter()
+            .map(|name| format!("{{\"event\":\"{name}\""))
+            .collect();
         let line = self
             .stderr
-            .await_line(|line| line.starts_with(&marker))
-            .unwrap_or_else(|| panic!("no {name:?} event within {PATIENCE:?}: {:?}", self.argv));
+            .await_line(|line| markers.iter().any(|marker| line.starts_with(marker)))
+            .unwrap_or_else(|| panic!("no {names:?} event within {PATIENCE:?}: {:?}", self.argv));
         serde_json::from_str(&line).expect("an event is JSON")
     }
 

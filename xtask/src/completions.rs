@@ -99,25 +99,41 @@ fn names_of(words: &[(String, String)]) -> String {
         .join(" ")
 }
 
-/// The subcommands the completions know, each with the command whose options it takes.
-struct Subcommands {
-    /// `retry budget`'s subcommands: `show`, `set`.
-    budget: Vec<Command>,
+/// The tool's own commands the completions know (`budget`, `job`), each with its
+/// subcommands, whose options they take.
+struct Group {
+    /// `budget`.
+    name: String,
+    /// What it does, in a few words.
+    about: String,
+    /// Its subcommands: `show`, `set`.
+    subcommands: Vec<Command>,
 }
 
-impl Subcommands {
-    fn of(command: &Command) -> Self {
-        let budget = command.find_subcommand("budget").expect("budget");
-        Subcommands {
-            budget: budget.get_subcommands().cloned().collect(),
-        }
+impl Group {
+    /// The tool's own commands of `command`.
+    fn all(command: &Command) -> Vec<Group> {
+        command
+            .get_subcommands()
+            .map(|group| Group {
+                name: group.get_name().to_string(),
+                about: about(group),
+                subcommands: group.get_subcommands().cloned().collect(),
+            })
+            .collect()
     }
 
-    /// The budget's subcommands' names, space-separated.
-    fn budget_names(&self) -> String {
-        let names: Vec<&str> = self.budget.iter().map(Command::get_name).collect();
+    /// The subcommands' names, space-separated.
+    fn names(&self) -> String {
+        let names: Vec<&str> = self.subcommands.iter().map(Command::get_name).collect();
         names.join(" ")
     }
+}
+
+/// The names of `groups`, joined by `separator`.
+fn group_names(groups: &[Group], separator: &str) -> String {
+    let names: Vec<&str> = groups.iter().map(|group| group.name.as_str()).collect();
+    names.join(separator)
 }
 
 /// What a subcommand does, in a few words, from its definition; a group without words of its
@@ -148,7 +164,7 @@ const HEADER: &str = "completion for retry, written from its clap definition by 
 /// The bash completion; it needs bash-completion.
 pub(crate) fn bash(command: &Command) -> String {
     let own = flags(command);
-    let subcommands = Subcommands::of(command);
+    let groups = Group::all(command);
     let words = |flags: &[Flag]| {
         flags
             .iter()
@@ -172,7 +188,7 @@ pub(crate) fn bash(command: &Command) -> String {
          \x20           --) _command_offset $((i + 1)); return ;;\n\
          \x20           {skip}) ((i++)) ;;\n\
          \x20           -*) ;;\n\
-         \x20           budget) if ((i == 1)); then _retry_budget; return; fi\n\
+         \x20           {tools}) if ((i == 1)); then _retry_${{words[i]}}; return; fi\n\
          \x20               _command_offset $i; return ;;\n\
          \x20           *) _command_offset $i; return ;;\n\
          \x20       esac\n\
@@ -183,34 +199,40 @@ pub(crate) fn bash(command: &Command) -> String {
          \x20       return\n\
          \x20   fi\n\
          \x20   _command_offset $cword\n\
-         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W 'budget' -- \"$cur\")); fi\n\
+         \x20   if ((cword == 1)); then COMPREPLY+=($(compgen -W '{words}' -- \"$cur\")); fi\n\
          }}\n\n",
+        tools = group_names(&groups, "|"),
+        words = group_names(&groups, " "),
         skip = value_names(&own).join("|"),
         values = bash_values(&own),
         own = words(&own),
     );
-    script += &format!(
-        "_retry_budget() {{\n\
-         \x20   if ((cword == 2)); then COMPREPLY=($(compgen -W '{names}' -- \"$cur\")); return; fi\n\
-         \x20   case ${{words[2]}} in\n",
-        names = subcommands.budget_names(),
-    );
-    for subcommand in &subcommands.budget {
-        let name = subcommand.get_name();
-        script += &format!("        {name}) _retry_budget_{name} ;;\n");
-    }
-    script += "    esac\n}\n\n";
-    for subcommand in &subcommands.budget {
-        let flags = flags(subcommand);
+    for group in &groups {
         script += &format!(
-            "_retry_budget_{name}() {{\n\
-             {values}\
-             \x20   COMPREPLY=($(compgen -W '{words}' -- \"$cur\"))\n\
-             }}\n\n",
-            name = subcommand.get_name(),
-            values = bash_values(&flags),
-            words = words(&flags),
+            "_retry_{group}() {{\n\
+             \x20   if ((cword == 2)); then COMPREPLY=($(compgen -W '{names}' -- \"$cur\")); return; fi\n\
+             \x20   case ${{words[2]}} in\n",
+            group = group.name,
+            names = group.names(),
         );
+        for subcommand in &group.subcommands {
+            let name = subcommand.get_name();
+            script += &format!("        {name}) _retry_{}_{name} ;;\n", group.name);
+        }
+        script += "    esac\n}\n\n";
+        for subcommand in &group.subcommands {
+            let flags = flags(subcommand);
+            script += &format!(
+                "_retry_{group}_{name}() {{\n\
+                 {values}\
+                 \x20   COMPREPLY=($(compgen -W '{words}' -- \"$cur\"))\n\
+                 }}\n\n",
+                group = group.name,
+                name = subcommand.get_name(),
+                values = bash_values(&flags),
+                words = words(&flags),
+            );
+        }
     }
     script + "complete -F _retry retry\n"
 }
@@ -238,7 +260,7 @@ fn bash_values(flags: &[Flag]) -> String {
 /// The zsh completion, for a directory on `$fpath`.
 pub(crate) fn zsh(command: &Command) -> String {
     let own = flags(command);
-    let subcommands = Subcommands::of(command);
+    let groups = Group::all(command);
     let described = |pairs: &[(&str, String)]| {
         pairs
             .iter()
@@ -249,7 +271,38 @@ pub(crate) fn zsh(command: &Command) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let budget = command.find_subcommand("budget").expect("budget");
+    let group_block = |group: &Group| {
+        format!(
+            "\x20 if [[ $words[2] == {name} ]] && (( CURRENT > 2 )); then\n\
+             \x20   if (( CURRENT == 3 )); then\n\
+             \x20     _alternative '{name}-commands:{name} command:(({words}))'\n\
+             \x20   else\n\
+             \x20     shift 2 words; (( CURRENT -= 2 ))\n\
+             \x20     case $words[1] in\n\
+             {arguments}\
+             \x20     esac\n\
+             \x20   fi\n\
+             \x20   return\n\
+             \x20 fi\n",
+            name = group.name,
+            arguments = group
+                .subcommands
+                .iter()
+                .map(|subcommand| format!(
+                    "      ({}) _arguments -S : \\\n{} ;;\n",
+                    subcommand.get_name(),
+                    zsh_specs(&flags(subcommand))
+                ))
+                .collect::<String>(),
+            words = described(
+                &group
+                    .subcommands
+                    .iter()
+                    .map(|subcommand| (subcommand.get_name(), about(subcommand)))
+                    .collect::<Vec<_>>()
+            ),
+        )
+    };
     format!(
         "#compdef retry\n\
          # zsh {HEADER}\n\
@@ -265,17 +318,7 @@ pub(crate) fn zsh(command: &Command) -> String {
          \x20     (*) break ;;\n\
          \x20   esac\n\
          \x20 done\n\
-         \x20 if [[ $words[2] == budget ]] && (( CURRENT > 2 )); then\n\
-         \x20   if (( CURRENT == 3 )); then\n\
-         \x20     _alternative 'budget-commands:budget command:(({budget_words}))'\n\
-         \x20   else\n\
-         \x20     shift 2 words; (( CURRENT -= 2 ))\n\
-         \x20     case $words[1] in\n\
-         {budget_arguments}\
-         \x20     esac\n\
-         \x20   fi\n\
-         \x20   return\n\
-         \x20 fi\n\
+         {groups}\
          \x20 if (( CURRENT == 2 )) && [[ $PREFIX != -* ]]; then\n\
          \x20   _alternative 'commands:command:_command_names -e' \\\n\
          \x20     'retry-commands:retry command:(({tools}))'\n\
@@ -287,23 +330,13 @@ pub(crate) fn zsh(command: &Command) -> String {
          _retry \"$@\"\n",
         skip = value_names(&own).join("|"),
         own = zsh_specs(&own),
-        budget_arguments = subcommands
-            .budget
-            .iter()
-            .map(|subcommand| format!(
-                "      ({}) _arguments -S : \\\n{} ;;\n",
-                subcommand.get_name(),
-                zsh_specs(&flags(subcommand))
-            ))
-            .collect::<String>(),
-        budget_words = described(
-            &subcommands
-                .budget
+        groups = groups.iter().map(group_block).collect::<String>(),
+        tools = described(
+            &groups
                 .iter()
-                .map(|subcommand| (subcommand.get_name(), about(subcommand)))
+                .map(|group| (group.name.as_str(), group.about.clone()))
                 .collect::<Vec<_>>()
         ),
-        tools = described(&[("budget", about(budget))]),
     )
 }
 
@@ -339,8 +372,7 @@ fn zsh_specs(flags: &[Flag]) -> String {
 /// The fish completion, for `~/.config/fish/completions`.
 pub(crate) fn fish(command: &Command) -> String {
     let own = flags(command);
-    let subcommands = Subcommands::of(command);
-    let budget = command.find_subcommand("budget").expect("budget");
+    let groups = Group::all(command);
     let mut script = format!(
         "# fish {HEADER}\n\
          # After retry's own options, COMMAND completes as a command, and its arguments with its\n\
@@ -388,7 +420,7 @@ pub(crate) fn fish(command: &Command) -> String {
          \x20   __retry_words $argv; and test (count (commandline -opc)) = (math (count $argv) + 1)\n\
          end\n\n\
          function __retry_subcommand\n\
-         \x20   __retry_words budget\n\
+         \x20   {subcommand}\n\
          end\n\n\
          function __retry_own\n\
          \x20   not __retry_subcommand; and not __retry_command_tokens >/dev/null\n\
@@ -401,16 +433,23 @@ pub(crate) fn fish(command: &Command) -> String {
             .map(|name| format!("'{name}'"))
             .collect::<Vec<_>>()
             .join(" "),
+        subcommand = groups
+            .iter()
+            .map(|group| format!("__retry_words {}", group.name))
+            .collect::<Vec<_>>()
+            .join("; or "),
     );
-    let budget_words = subcommands
-        .budget
+    let tools = groups
         .iter()
-        .map(|subcommand| ("budget", subcommand.get_name(), about(subcommand)));
-    for (words, name, what) in [("", "budget", about(budget))]
-        .into_iter()
-        .chain(budget_words)
-    {
-        let condition = match words {
+        .map(|group| (String::new(), group.name.clone(), group.about.clone()));
+    let subcommand_words = groups.iter().flat_map(|group| {
+        group.subcommands.iter().map(|subcommand| {
+            let name = subcommand.get_name().to_string();
+            (group.name.clone(), name, about(subcommand))
+        })
+    });
+    for (words, name, what) in tools.chain(subcommand_words) {
+        let condition = match words.as_str() {
             "" => "not __retry_subcommand; and test (count (commandline -opc)) = 1".to_string(),
             words => format!("__retry_after {words}"),
         };
@@ -422,10 +461,12 @@ pub(crate) fn fish(command: &Command) -> String {
     for flag in &own {
         script += &fish_line(flag, "__retry_own");
     }
-    for subcommand in &subcommands.budget {
-        let condition = format!("'__retry_words budget {}'", subcommand.get_name());
-        for flag in &flags(subcommand) {
-            script += &fish_line(flag, &condition);
+    for group in &groups {
+        for subcommand in &group.subcommands {
+            let condition = format!("'__retry_words {} {}'", group.name, subcommand.get_name());
+            for flag in &flags(subcommand) {
+                script += &fish_line(flag, &condition);
+            }
         }
     }
     script

@@ -10,16 +10,13 @@ use super::{completions, man, readme, reference};
 /// Every generated file of `retry`: its path in the repository and its content.
 pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let command = retry_exec::full_command();
-    let mut files = vec![
-        (
-            root.join("man/retry.1"),
-            man::retry_page(&command).into_bytes(),
-        ),
-        (
-            root.join("man/retry-budget.1"),
-            man::budget_page(&command).into_bytes(),
-        ),
-    ];
+    let mut files = vec![(
+        root.join("man/retry.1"),
+        man::retry_page(&command).into_bytes(),
+    )];
+    for (name, page) in man::group_pages(&command) {
+        files.push((root.join(format!("man/{name}.1")), page.into_bytes()));
+    }
     let current = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     files.push((
         root.join("README.md"),

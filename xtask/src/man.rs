@@ -17,12 +17,16 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.line(".br");
     page.line(".B retry budget show|set");
     page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
+    page.line(".br");
+    page.line(".B retry job show|set|history");
+    page.line("\\fIJOB\\fR [\\fIOPTIONS\\fR]");
     page.section("DESCRIPTION");
     page.paragraphs(&command.get_long_about().expect("a long about").to_string());
     page.line(".PP");
     page.text(
         "Instead of a COMMAND, the words budget show print a retry budget's state, and budget \
-         set its terms; see retry-budget(1).",
+         set its terms; see retry-budget(1). The words job show, job set and job history print \
+         and set a job's terms and print its history; see retry-job(1).",
     );
     page.options(command, "OPTIONS");
     page.section("EXIT STATUS");
@@ -41,36 +45,69 @@ pub(crate) fn retry_page(command: &Command) -> String {
     page.rows(&read);
     page.examples(docs::examples());
     page.section("SEE ALSO");
-    page.line("\\fBretry\\-budget\\fR(1), \\fBretry\\-sim\\fR(1), \\fBtimeout\\fR(1)");
+    page.line(
+        "\\fBretry\\-budget\\fR(1), \\fBretry\\-job\\fR(1), \\fBretry\\-sim\\fR(1), \\fBtimeout\\fR(1)",
+    );
     page.finish()
 }
 
-/// `retry-budget(1)`, the page of `retry budget show` and `retry budget set`.
-pub(crate) fn budget_page(command: &Command) -> String {
-    let budget = command
-        .find_subcommand("budget")
-        .expect("the budget subcommand");
-    let mut page = Roff::new("RETRY\\-BUDGET", command);
+/// The tool's own commands, each with a page of its own: its name, what it does in a line, the
+/// word its subcommands take, and what it is.
+const GROUPS: [(&str, &str, &str, &str); 2] = [
+    (
+        "budget",
+        "show a retry budget of retry(1), or set its terms",
+        "NAME",
+        "A retry budget holds the tokens every run that names it (--budget) takes one of for each \
+         retry. Its state and its terms live in its store (--budget-store): show prints them, set \
+         changes the terms.",
+    ),
+    (
+        "job",
+        "show a job of retry(1), its terms and its history, or set its terms",
+        "JOB",
+        "A job is what runs named with --job have in common: a history of their runs, and terms \
+         that say whether they may overlap, both kept in the store their budget uses. show \
+         prints the terms, set changes them, history prints the runs.",
+    ),
+];
+
+/// The pages of the tool's own commands (`retry-budget(1)`, `retry-job(1)`): each page's name
+/// (`retry-budget`) and text.
+pub(crate) fn group_pages(command: &Command) -> Vec<(String, String)> {
+    GROUPS
+        .iter()
+        .map(|&(name, line, word, what)| {
+            (
+                format!("retry-{name}"),
+                group_page(command, name, line, word, what),
+            )
+        })
+        .collect()
+}
+
+/// The page of the tool's command `name`: `line` says what it does, its subcommands take
+/// `word`, and `what` says what it is.
+fn group_page(command: &Command, name: &str, line: &str, word: &str, what: &str) -> String {
+    let group = command.find_subcommand(name).expect("the tool's command");
+    let title = format!("RETRY\\-{}", name.to_uppercase());
+    let mut page = Roff::new(&title, command);
     page.section("NAME");
-    page.line("retry budget \\- show a retry budget of retry(1), or set its terms");
+    page.line(&format!("retry {name} \\- {line}"));
     page.section("SYNOPSIS");
-    let subcommands: Vec<&Command> = budget.get_subcommands().collect();
+    let subcommands: Vec<&Command> = group.get_subcommands().collect();
     for (index, subcommand) in subcommands.iter().enumerate() {
         if index > 0 {
             page.line(".br");
         }
-        page.line(&format!(".B retry budget {}", subcommand.get_name()));
-        page.line("\\fINAME\\fR [\\fIOPTIONS\\fR]");
+        page.line(&format!(".B retry {name} {}", subcommand.get_name()));
+        page.line(&format!("\\fI{word}\\fR [\\fIOPTIONS\\fR]"));
     }
     page.section("DESCRIPTION");
-    page.paragraphs(
-        "A retry budget holds the tokens every run that names it (--budget) takes one of for each \
-         retry. Its state and its terms live in its store (--budget-store): show prints them, set \
-         changes the terms.",
-    );
+    page.paragraphs(what);
     for subcommand in subcommands {
-        let name = subcommand.get_name();
-        page.section(&format!("RETRY BUDGET {}", name.to_uppercase()));
+        let heading = format!("RETRY {} {}", group.get_name(), subcommand.get_name());
+        page.section(&heading.to_uppercase());
         page.paragraphs(
             &subcommand
                 .get_long_about()
@@ -80,8 +117,8 @@ pub(crate) fn budget_page(command: &Command) -> String {
         page.options_under(subcommand, "Options");
     }
     page.section("ENVIRONMENT");
-    // Of the variables a run reads, only the store's concerns `budget show`: the others tell a
-    // run about the retries around its COMMAND, which `budget show` does not have.
+    // Of the variables a run reads, only the store's concerns these commands: the others tell a
+    // run about the retries around its COMMAND, which they do not have.
     let store: Vec<_> = docs::environment()[2]
         .iter()
         .filter(|(name, _)| *name == "RETRY_BUDGET_STORE")

@@ -171,6 +171,16 @@ impl BudgetFile {
     pub fn is_new(&self) -> bool {
         self.empty
     }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file, opened anew, refused if another was put in its place since it was checked.
+    pub(crate) fn open(&self) -> io::Result<File> {
+        open_checked(&self.path, self.identity)
+    }
 }
 
 /// The most entries of a directory one pruning looks at, so that it stays cheap whatever the

@@ -18,6 +18,7 @@ pub mod default_budget;
 mod error;
 pub mod file;
 pub mod history;
+pub mod job;
 mod microseconds;
 pub mod model;
 pub mod named_files;

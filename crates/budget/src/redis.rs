@@ -71,6 +71,13 @@ enum Operation<'t> {
     History { letter: Option<char>, recent: usize },
     /// Keep these terms for every run.
     Set(&'t Terms),
+    /// One of a job's operations (`job_hold`, ...), with its argument (the overlap to keep, or
+    /// the run's identity) and the lease.
+    Job {
+        name: &'static str,
+        argument: &'t str,
+        lease: Duration,
+    },
 }
 
 /// Why a call to the store did not answer.
@@ -107,6 +114,38 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             key,
             ..RedisStore::new(address, job, watch)
         }
+    }
+
+    /// The terms of the job `job` and the lease of its run in progress, on the server at
+    /// `address`, in two hashes no budget's name can make (`retry:budget:job:{JOB}` and
+    /// `...:lease`).
+    pub(crate) fn for_job(address: RedisAddress, job: &BudgetName, watch: &'a W) -> Self {
+        let key = format!("retry:budget:job:{{{}}}", job.as_str());
+        RedisStore {
+            terms_key: format!("{key}:lease"),
+            key,
+            ..RedisStore::new(address, job, watch)
+        }
+    }
+
+    /// The job operation `name` with `argument` and `lease`, within `latest`; its answer: the
+    /// overlap, the lease's holder, and what became of the lease.
+    pub(crate) fn job(
+        &mut self,
+        name: &'static str,
+        argument: &str,
+        lease: Duration,
+        latest: Option<Duration>,
+    ) -> Result<[String; 3], Failure> {
+        let operation = Operation::Job {
+            name,
+            argument,
+            lease,
+        };
+        let answer = self.call(operation, latest, None)?;
+        strings(&answer)
+            .and_then(|fields| <[String; 3]>::try_from(fields).ok())
+            .ok_or_else(|| unusable(&answer))
     }
 
     /// Count a run that ended with `letter` in the job's history (none: only read it), keeping
@@ -267,6 +306,19 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             Operation::Record { .. } => ("record", &DEFAULT_TERMS),
             Operation::Show => ("show", &DEFAULT_TERMS),
             Operation::Set(terms) => ("set", terms),
+            Operation::Job {
+                name,
+                argument,
+                lease,
+            } => {
+                return vec![
+                    self.key.clone().into_bytes(),
+                    self.terms_key.clone().into_bytes(),
+                    name.as_bytes().to_vec(),
+                    argument.as_bytes().to_vec(),
+                    lease.as_millis().to_string().into_bytes(),
+                ];
+            }
             // A history's hash is both keys; its operation takes the run's letter and the length.
             Operation::History { letter, recent } => {
                 let name = letter.map_or("history_show", |_| "history");

@@ -23,8 +23,9 @@ pub enum Exit {
     GaveUpAfterZero,
     /// The run gave up after an attempt that a time limit ended.
     TimedOut,
-    /// The budget's breaker was open: no attempt was made (sysexits' `EX_TEMPFAIL`).
-    BreakerOpen,
+    /// No attempt was made, for now: the budget's breaker was open, or another run of the job
+    /// was in progress (sysexits' `EX_TEMPFAIL`).
+    TryLater,
     /// The tool itself failed.
     ToolFailed,
     /// The command was found but could not be executed.
@@ -43,7 +44,7 @@ const VARIANTS: [Exit; 11] = [
     Exit::Flaky(3),
     Exit::GaveUp(2),
     Exit::GaveUpAfterZero,
-    Exit::BreakerOpen,
+    Exit::TryLater,
     Exit::TimedOut,
     Exit::ToolFailed,
     Exit::CannotExecute,
@@ -60,7 +61,7 @@ impl Exit {
             Reason::Interrupted(signal, _) => return Exit::Stopped(*signal),
             Reason::SpawnFailed(failure, _) => Exit::from(*failure),
             Reason::OutputLost(_) => Exit::ToolFailed,
-            Reason::BreakerOpen { .. } => Exit::BreakerOpen,
+            Reason::BreakerOpen { .. } | Reason::Overlap(_) => Exit::TryLater,
             // No attempt ran: the deadline had passed before the first, or during `--splay`.
             Reason::WokeLate(..) | Reason::Deadline(_) if end.last.is_none() => Exit::TimedOut,
             _ => Exit::after_giving_up(end.last.map_or(0, Termination::status)),
@@ -89,7 +90,7 @@ impl Exit {
             Exit::Success => 0,
             Exit::Flaky(status) | Exit::GaveUp(status) => status,
             Exit::GaveUpAfterZero => 1,
-            Exit::BreakerOpen => 75,
+            Exit::TryLater => 75,
             Exit::TimedOut => TIMED_OUT,
             Exit::ToolFailed => 125,
             Exit::CannotExecute => 126,
@@ -115,9 +116,10 @@ impl Exit {
                 "giving up after an attempt whose status 0 counted as a failure (--success-on \
                  without 0): a run that gives up never exits 0",
             ),
-            Exit::BreakerOpen => (
+            Exit::TryLater => (
                 "75",
-                "no attempt: the budget's breaker was open (sysexits' EX_TEMPFAIL, try again \
+                "no attempt: the budget's breaker was open, or another run of the job was in \
+                 progress (retry job set --overlap skip) (sysexits' EX_TEMPFAIL, try again \
                  later)",
             ),
             Exit::TimedOut => (
@@ -208,6 +210,10 @@ mod tests {
                     },
                     None,
                 ),
+                75,
+            ),
+            (
+                end(Reason::Overlap("another run of job nightly".into()), None),
                 75,
             ),
             (

@@ -29,6 +29,7 @@ pub mod printable;
 pub mod requested;
 pub mod rules;
 pub mod run;
+pub mod run_id;
 pub mod seed;
 pub mod signal;
 pub mod target;

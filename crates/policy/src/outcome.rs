@@ -155,6 +155,9 @@ pub enum Reason {
         /// Another run is the breaker's probe, and this is the most its lease has left.
         probing: bool,
     },
+    /// Another run of the job was in progress (its terms say `--overlap skip`, or `wait` and
+    /// the run's deadline came first): no attempt was made. Which, in words.
+    Overlap(String),
 }
 
 /// How a run ended, as a budget's breaker counts it.
@@ -241,7 +244,10 @@ impl Reason {
     pub fn gives_up(&self) -> bool {
         !matches!(
             self,
-            Reason::Success | Reason::Interrupted(..) | Reason::BreakerOpen { .. }
+            Reason::Success
+                | Reason::Interrupted(..)
+                | Reason::BreakerOpen { .. }
+                | Reason::Overlap(_)
         )
     }
 
@@ -262,7 +268,8 @@ impl Reason {
             | Reason::Interrupted(..)
             | Reason::OutputLost(_)
             | Reason::StopRequested
-            | Reason::BreakerOpen { .. } => Ended::Unjudged,
+            | Reason::BreakerOpen { .. }
+            | Reason::Overlap(_) => Ended::Unjudged,
         }
     }
 
@@ -279,6 +286,7 @@ impl Reason {
             Reason::OutputLost(_) => "output_lost",
             Reason::StopRequested => "stop_requested",
             Reason::BreakerOpen { .. } => "breaker_open",
+            Reason::Overlap(_) => "overlap",
         }
     }
 

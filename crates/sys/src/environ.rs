@@ -184,15 +184,32 @@ impl ChildEnvironment {
         for entry in &inherited {
             environment.inherit(entry.as_ref());
         }
-        // The inherited entries' pointers, made once: `inherited` never changes again.
-        let buffer = &environment.inherited;
-        environment.pointers = environment
+        environment.point();
+        environment
+    }
+
+    /// This table with `name` set to `value` for every child, besides the inherited variables:
+    /// a value that is the run's, the same for each attempt (one with a NUL is left out).
+    pub fn with(mut self, name: &str, value: &OsStr) -> Self {
+        let mut entry = Vec::with_capacity(name.len() + 1 + value.len());
+        entry.extend_from_slice(name.as_bytes());
+        entry.push(b'=');
+        entry.extend_from_slice(value.as_bytes());
+        self.inherit(&entry);
+        self.point();
+        self
+    }
+
+    /// Make the inherited entries' pointers, once `inherited` is whole: it does not change
+    /// again while children use them.
+    fn point(&mut self) {
+        let buffer = &self.inherited;
+        self.pointers = self
             .starts
             .iter()
             .map(|&start| buffer[start..].as_ptr().cast::<c_char>())
             .collect();
-        environment.set_attempt([]);
-        environment
+        self.set_attempt([]);
     }
 
     /// A table of the process's own variables but those `keep` refuses by name, copied as they
@@ -288,6 +305,34 @@ mod tests {
             .entries()
             .map(|entry| entry.to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn a_runs_own_value_goes_to_every_child_and_the_pointers_follow_it() {
+        let environment = ChildEnvironment::new(["PATH=/bin", "HOME=/root"])
+            .with(
+                "RETRY_RUN_ID",
+                OsStr::new("6ba7b810-9dad-41d1-80b4-00c04fd430c8"),
+            )
+            .with("BAD", OsStr::new("a\0b"));
+        let expected = [
+            "PATH=/bin",
+            "HOME=/root",
+            "RETRY_RUN_ID=6ba7b810-9dad-41d1-80b4-00c04fd430c8",
+        ];
+        assert_eq!(texts(&environment), expected);
+        // The table the child gets points at the entries as they are now, the buffer moved.
+        let pointed: Vec<String> = environment.pointers[..3]
+            .iter()
+            .map(|&pointer| {
+                // SAFETY: each pointer is to a NUL-terminated entry of `environment`, alive here.
+                unsafe { CStr::from_ptr(pointer) }
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(pointed, expected);
+        assert!(environment.pointers[3].is_null());
     }
 
     #[test]

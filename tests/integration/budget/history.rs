@@ -1,6 +1,6 @@
 //! A job's history of runs (`--job`), kept in the store its budget uses: clean, flaky and failed
 //! runs counted on this machine's file store and on a Redis store every host adds to, shown by
-//! `retry budget history` with its pass rates; a history that cannot be kept changes nothing.
+//! `retry job history` with its pass rates; a history that cannot be kept changes nothing.
 
 use std::path::Path;
 
@@ -17,9 +17,9 @@ fn job_run(job: &str, state: &Path, script: &str) -> Invocation {
         .args(["--", "sh", "-c", script])
 }
 
-/// `retry budget history JOB` with `flags`, as JSON.
+/// `retry job history JOB` with `flags`, as JSON.
 fn history(job: &str, state: &Path, flags: &[&str]) -> serde_json::Value {
-    let shown = retry(["budget", "history", job, "--log-format", "json"])
+    let shown = retry(["job", "history", job, "--log-format", "json"])
         .args(flags)
         .env("XDG_STATE_HOME", state)
         .run();
@@ -56,7 +56,7 @@ fn a_named_job_keeps_its_history_and_budget_history_shows_it() {
         "{shown}"
     );
     assert_eq!(shown["eventual_pass_rate"]["rate"], 0.75);
-    let text = retry(["budget", "history", "nightly"])
+    let text = retry(["job", "history", "nightly"])
         .env("XDG_STATE_HOME", &state)
         .run();
     text.expect_code(0);

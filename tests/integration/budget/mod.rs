@@ -11,6 +11,8 @@ mod file_store;
 mod fleet_stores;
 /// A job's history of runs, on a file and on a Redis store.
 mod history;
+/// One run of a job at a time: a lock on one machine, a lease on a shared store.
+mod overlap;
 /// The Redis store against real servers: sharing, the ratio, faults, TLS and `budget show`.
 mod shared_store;
 /// A wait one run's command asked for, holding every run that shares the budget.

@@ -3,7 +3,7 @@
 //! flaky job shows as one whichever machine ran it. This file is the record, pure: the stores
 //! keep [`History::stored`]'s text, and read it back through [`History::from_stored`], which
 //! trusts nothing it cannot check; [`wilson`] gives the pass rate's interval. `kept` is where a
-//! history lives and how a run adds to it; `shown` is what `retry budget history` prints.
+//! history lives and how a run adds to it; `shown` is what `retry job history` prints.
 
 mod kept;
 mod shown;

@@ -1,4 +1,4 @@
-//! `retry budget history JOB`: a job's history of runs, read from the store without changing
+//! `retry job history JOB`: a job's history of runs, read from the store without changing
 //! it, as text or as one JSON object: its last runs counted and in order, the pass rate at the
 //! first attempt and after retries, each with its 95 % Wilson interval, and the totals.
 
@@ -13,7 +13,7 @@ use crate::store::Location;
 use crate::waiter::Waiter;
 use retry_policy::printable::printable;
 
-/// What `retry budget history` prints: the `budget history` object of the reference.
+/// What `retry job history` prints: the `job history` object of the reference.
 #[derive(Debug, Serialize)]
 struct Shown {
     job: String,
@@ -151,7 +151,7 @@ mod tests {
         keys.extend(object_keys(&value["pass_rate"], &[]));
         keys.sort();
         keys.dedup();
-        assert_eq!(keys, row_keys("budget history"));
+        assert_eq!(keys, row_keys("job history"));
     }
 
     #[test]

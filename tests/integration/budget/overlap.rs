@@ -1,0 +1,182 @@
+//! One run of a job at a time (`retry job set JOB --overlap skip|wait`): on this machine by a
+//! lock the kernel gives back when its holder dies, and across machines by a lease on a shared
+//! Redis store that a killed run's time ends. Each run's command says when it starts and waits
+//! at a gate the test opens, so that "in progress" is an event the test waits for, never a
+//! sleep.
+
+use std::path::Path;
+
+use crate::support::harness::{Invocation, Running, Scratch, retry, wait_for};
+use crate::support::redis_server::RedisServer;
+
+/// An attempt: say so in `$STARTS`, wait at the gate, end.
+const GATED: &str = "echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; \
+                     while [ ! -e \"$GATE\" ]; do sleep 0.01; done";
+
+/// A run of the job `job` in `store`, one attempt, with JSON events; the test adds its flags.
+fn job_run(job: &str, store: &str, scratch: &Scratch) -> Invocation {
+    retry(["--log-format", "json", "-n", "1", "--job", job])
+        .env("RETRY_BUDGET_STORE", store)
+        .env("XDG_STATE_HOME", scratch.path("state"))
+        .env("STARTS", scratch.path("starts"))
+        .env("GATE", scratch.path("gate"))
+}
+
+/// `retry job set JOB --overlap OVERLAP` in `store`.
+fn set_overlap(job: &str, overlap: &str, store: &str) {
+    retry(["job", "set", job, "--overlap", overlap])
+        .env("RETRY_BUDGET_STORE", store)
+        .run()
+        .expect_code(0);
+}
+
+/// A gated run of `job`, returned once its attempt has begun.
+fn holding(job: &str, store: &str, scratch: &Scratch) -> Running {
+    let before = scratch.lines("starts");
+    let running = job_run(job, store, scratch)
+        .args(["--", "sh", "-c", GATED])
+        .spawn();
+    wait_for("the holding run's attempt", || {
+        scratch.lines("starts") > before
+    });
+    running
+}
+
+/// The file store in `dir`.
+fn file_store(dir: &Path) -> String {
+    format!("file:{}", dir.display())
+}
+
+#[test]
+fn a_second_run_of_a_job_skips_with_75_or_waits_for_the_first() {
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("store"));
+    // By default runs overlap.
+    let first = holding("nightly", &store, &scratch);
+    job_run("nightly", &store, &scratch)
+        .args(["--", "true"])
+        .run()
+        .expect_code(0);
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    first.finish().expect_code(0);
+    std::fs::remove_file(scratch.path("gate")).unwrap();
+
+    set_overlap("nightly", "skip", &store);
+    let first = holding("nightly", &store, &scratch);
+    let skipped = job_run("nightly", &store, &scratch)
+        .args(["--", "sh", "-c", "echo ran >> \"$STARTS\""])
+        .run();
+    skipped.expect_code(75);
+    let done = skipped.event("done");
+    assert_eq!(
+        (done["reason"].as_str(), done["attempts"].as_u64()),
+        (Some("overlap"), Some(0))
+    );
+    assert_eq!(
+        scratch.lines("starts"),
+        2,
+        "the skipped run made no attempt"
+    );
+
+    // Waiting: the second run's attempt begins only after the first has ended.
+    set_overlap("nightly", "wait", &store);
+    let waiting = job_run("nightly", &store, &scratch)
+        .args(["--", "sh", "-c", "echo second >> \"$STARTS\""])
+        .spawn();
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    let first = first.finish();
+    first.expect_code(0);
+    waiting.finish().expect_code(0);
+    let starts = scratch.read("starts");
+    assert!(starts.ends_with("second\n"), "{starts}");
+    // ... and a wait ends at the run's deadline, with no attempt.
+    std::fs::remove_file(scratch.path("gate")).unwrap();
+    let holder = holding("nightly", &store, &scratch);
+    let late = job_run("nightly", &store, &scratch)
+        .args(["--max-time", "300ms", "--", "true"])
+        .run();
+    late.expect_code(75);
+    assert_eq!(late.event("done")["reason"], "overlap");
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    holder.finish().expect_code(0);
+}
+
+#[test]
+fn a_killed_holder_frees_the_machine_lock_at_once() {
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("store"));
+    set_overlap("backup", "skip", &store);
+    let holder = holding("backup", &store, &scratch);
+    holder.signal(libc::SIGKILL);
+    assert_eq!(holder.finish().signal(), Some(libc::SIGKILL));
+    // Its attempt may live on (it is not the lock's holder): the next run starts all the same.
+    job_run("backup", &store, &scratch)
+        .args(["--", "true"])
+        .run()
+        .expect_code(0);
+    std::fs::write(scratch.path("gate"), "").unwrap();
+}
+
+#[test]
+fn on_redis_one_host_of_three_runs_and_a_killed_holders_lease_expires() {
+    let server = RedisServer::on_loopback();
+    let store = server.patient_url();
+    let scratch = Scratch::new();
+    set_overlap("sync", "skip", &store);
+    // Three hosts at once: one runs, two skip.
+    let runs: Vec<Running> = ["web-1", "web-2", "web-3"]
+        .into_iter()
+        .map(|host| {
+            job_run("sync", &store, &scratch)
+                .env("RETRY_HOST", host)
+                .args(["--", "sh", "-c", GATED])
+                .spawn()
+        })
+        .collect();
+    // Each run either starts its attempt or ends with no attempt; only then is the gate
+    // opened, so that no run could find the job free after another's end.
+    let firsts: Vec<String> = runs
+        .iter()
+        .map(|run| run.await_any_event(&["attempt_start", "done"])["event"].to_string())
+        .collect();
+    let shown = retry(["job", "show", "sync", "--log-format", "json"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run();
+    shown.expect_code(0);
+    let shown: serde_json::Value = serde_json::from_str(shown.stdout().trim()).unwrap();
+    assert_eq!(
+        shown["running"].as_str(),
+        scratch.read("starts").lines().next(),
+        "the lease is held in the running run's RETRY_RUN_ID"
+    );
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    let codes: Vec<Option<i32>> = runs.into_iter().map(|run| run.finish().code()).collect();
+    assert_eq!(
+        codes.iter().filter(|code| **code == Some(75)).count(),
+        2,
+        "{codes:?} {firsts:?}"
+    );
+    assert_eq!(
+        codes.iter().filter(|code| **code == Some(0)).count(),
+        1,
+        "{codes:?}"
+    );
+    assert_eq!(scratch.lines("starts"), 1);
+
+    // A holder killed with SIGKILL cannot give its lease back: a run that skips finds it held,
+    // and one that waits starts once it has expired.
+    std::fs::remove_file(scratch.path("gate")).unwrap();
+    let holder = holding("sync", &store, &scratch);
+    holder.signal(libc::SIGKILL);
+    holder.finish();
+    job_run("sync", &store, &scratch)
+        .args(["--", "true"])
+        .run()
+        .expect_code(75);
+    set_overlap("sync", "wait", &store);
+    job_run("sync", &store, &scratch)
+        .args(["--max-time", "1m", "--", "true"])
+        .run()
+        .expect_code(0);
+    std::fs::write(scratch.path("gate"), "").unwrap();
+}

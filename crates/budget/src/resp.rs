@@ -7,7 +7,6 @@
 //! write on the connection is bounded in time by the limit it was opened with.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -93,19 +92,15 @@ impl From<io::Error> for Trouble {
 
 /// The byte stream under a connection.
 enum Stream {
-    Tcp(TcpStream),
+    Net(retry_net::Stream),
     Unix(UnixStream),
-    #[cfg(feature = "tls")]
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
 impl Stream {
     fn socket(&self) -> BorrowedFd<'_> {
         match self {
-            Stream::Tcp(stream) => stream.as_fd(),
+            Stream::Net(stream) => stream.socket(),
             Stream::Unix(stream) => stream.as_fd(),
-            #[cfg(feature = "tls")]
-            Stream::Tls(stream) => stream.sock.as_fd(),
         }
     }
 }
@@ -113,10 +108,8 @@ impl Stream {
 impl Read for Stream {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(stream) => stream.read(buffer),
+            Stream::Net(stream) => stream.read(buffer),
             Stream::Unix(stream) => stream.read(buffer),
-            #[cfg(feature = "tls")]
-            Stream::Tls(stream) => stream.read(buffer),
         }
     }
 }
@@ -124,19 +117,15 @@ impl Read for Stream {
 impl Write for Stream {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(stream) => stream.write(bytes),
+            Stream::Net(stream) => stream.write(bytes),
             Stream::Unix(stream) => stream.write(bytes),
-            #[cfg(feature = "tls")]
-            Stream::Tls(stream) => stream.write(bytes),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Stream::Tcp(stream) => stream.flush(),
+            Stream::Net(stream) => stream.flush(),
             Stream::Unix(stream) => stream.flush(),
-            #[cfg(feature = "tls")]
-            Stream::Tls(stream) => stream.flush(),
         }
     }
 }
@@ -171,14 +160,7 @@ impl Connection {
                 Stream::Unix(stream)
             }
             Endpoint::Tcp { host, port, tls } => {
-                let stream = connect_tcp(host, *port, limit)?;
-                stream.set_read_timeout(Some(limit))?;
-                stream.set_write_timeout(Some(limit))?;
-                stream.set_nodelay(true)?;
-                match tls {
-                    true => secure(stream, host)?,
-                    false => Stream::Tcp(stream),
-                }
+                Stream::Net(retry_net::Stream::connect(host, *port, *tls, limit)?)
             }
             // The sentinel module asks them where the primary is, and reaches it.
             Endpoint::Sentinel { .. } => {
@@ -246,48 +228,6 @@ impl Connection {
             other => Err(Trouble::Malformed(format!("{doing}: {}", describe(&other)))),
         }
     }
-}
-
-/// A TCP connection to `host`:`port`, trying each of its addresses within `limit`.
-fn connect_tcp(host: &str, port: u16, limit: Duration) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
-    for address in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&address, limit) {
-            Ok(stream) => return Ok(stream),
-            Err(err) => last = err,
-        }
-    }
-    Err(last)
-}
-
-/// `stream` under TLS, checking the server's certificate for `host` against the system's
-/// certificate authorities (`SSL_CERT_FILE` and `SSL_CERT_DIR` name others).
-#[cfg(feature = "tls")]
-fn secure(stream: TcpStream, host: &str) -> Result<Stream, Trouble> {
-    use std::sync::Arc;
-    let tls = |why: String| Trouble::Io(io::Error::other(format!("TLS: {why}")));
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|err| tls(err.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = rustls::pki_types::ServerName::try_from(host.to_string())
-        .map_err(|err| tls(format!("{host}: {err}")))?;
-    let connection = rustls::ClientConnection::new(Arc::new(config), name)
-        .map_err(|err| tls(err.to_string()))?;
-    Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(
-        connection, stream,
-    ))))
-}
-
-#[cfg(not(feature = "tls"))]
-fn secure(_stream: TcpStream, _host: &str) -> Result<Stream, Trouble> {
-    Err(Trouble::Io(io::Error::other(
-        "this retry was built without TLS",
-    )))
 }
 
 /// Read one reply, at most [`MAX_REPLY`] bytes of it.

@@ -109,7 +109,8 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             break
         }
         'retry;job;set' {
-            [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip')
+            [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time) [default: allow], e.g. skip')
+            [CompletionResult]::new('--alert-after', '--alert-after', [CompletionResultType]::ParameterName, 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure: the runs before it are sent as a log entry that alerts no one, 1 to 99 [default: 1], e.g. 3')
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -104,9 +104,10 @@ _retry_job_show() {
 _retry_job_set() {
     case $prev in
         --overlap) COMPREPLY=($(compgen -W 'allow skip wait' -- "$cur")); return ;;
+        --alert-after) :; return ;;
         --budget-store) :; return ;;
     esac
-    COMPREPLY=($(compgen -W '--overlap --budget-store -h --help' -- "$cur"))
+    COMPREPLY=($(compgen -W '--overlap --alert-after --budget-store -h --help' -- "$cur"))
 }
 
 _retry_job_history() {

@@ -100,7 +100,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'retry;job;set'= {
-            cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip'
+            cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time) [default: allow], e.g. skip'
+            cand --alert-after 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure: the runs before it are sent as a log entry that alerts no one, 1 to 99 [default: 1], e.g. 3'
             cand --budget-store 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

@@ -607,9 +607,15 @@ pub(crate) struct JobSetArgs {
 
     /// Whether a run of the job may start while another is in progress, on any machine that
     /// shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other
-    /// to end, within its --max-time), e.g. skip.
-    #[arg(long, value_name = "MODE", value_parser = choice::<Overlap>())]
-    pub(crate) overlap: Overlap,
+    /// to end, within its --max-time) [default: allow], e.g. skip.
+    #[arg(long, value_name = "MODE", value_parser = choice::<Overlap>(), required_unless_present = "alert_after")]
+    pub(crate) overlap: Option<Overlap>,
+
+    /// From which failed run in a row the job's monitor (RETRY_MONITOR) is told of a failure:
+    /// the runs before it are sent as a log entry that alerts no one, 1 to 99 [default: 1], e.g.
+    /// 3.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(retry_budget::job::MOST_ALERT_AFTER)))]
+    pub(crate) alert_after: Option<u32>,
 
     /// Where the job's terms live, as its runs' budget does: file, file:DIR, or a redis:// URL
     /// [default: $RETRY_BUDGET_STORE, or file].

@@ -126,6 +126,21 @@ pub(crate) const BUDGET_STORE: Variable = Variable {
     meaning: "the --budget-store when none is given; COMMAND never sees it",
 };
 
+/// The heartbeat monitor a run tells of its start and its outcome.
+pub(crate) const MONITOR: Variable = Variable {
+    name: "RETRY_MONITOR",
+    meaning: "the monitor told of each run's start and outcome, as DIALECT:URL (healthchecks, \
+              cronitor, sentry or betterstack), e.g. healthchecks:https://hc-ping.com/UUID; \
+              COMMAND never sees it",
+};
+
+/// A file whose first line names the monitor, as `RETRY_MONITOR` would.
+pub(crate) const MONITOR_FILE: Variable = Variable {
+    name: "RETRY_MONITOR_FILE",
+    meaning: "a file whose first line is what RETRY_MONITOR would hold, kept from other users; \
+              COMMAND never sees it",
+};
+
 /// The budget every run spends from, when `--budget` names none.
 pub(crate) const BUDGET: Variable = Variable {
     name: "RETRY_BUDGET",
@@ -231,9 +246,11 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 17] = [
+pub(crate) const READ: [Variable; 19] = [
     BUDGET,
     BUDGET_STORE,
+    MONITOR,
+    MONITOR_FILE,
     HOST,
     NESTED,
     MAX_REQUESTED_WAIT,
@@ -292,5 +309,6 @@ pub(crate) fn of_limits(
 }
 
 /// The variables no child of the tool inherits from it: the store's address (its password is
-/// the tool's secret), and an outer run's request file.
-pub(crate) const WITHHELD: [Variable; 2] = [BUDGET_STORE, AFTER_FILE];
+/// the tool's secret), the monitor's URL (a credential) and its file, and an outer run's
+/// request file.
+pub(crate) const WITHHELD: [Variable; 4] = [BUDGET_STORE, MONITOR, MONITOR_FILE, AFTER_FILE];

@@ -17,6 +17,7 @@ use crate::cli::{
 };
 use crate::config::{Config, HistoryPlace};
 use crate::environment;
+use crate::monitor::Pings;
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
@@ -194,8 +195,11 @@ fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
     )
     .map_err(anyhow::Error::msg)?;
     let name = history::history_name(&options.job);
-    job::set_terms(&store.location, &name, options.overlap, &Threads)
-        .map_err(anyhow::Error::msg)?;
+    let change = job::TermsChange {
+        overlap: options.overlap,
+        alert_after: options.alert_after,
+    };
+    job::set_terms(&store.location, &name, change, &Threads).map_err(anyhow::Error::msg)?;
     Ok(Exit::Success)
 }
 
@@ -245,6 +249,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     };
     let watch = SignalWatch::install(terminal.is_some(), started.inherited)
         .context("cannot set up signal handling")?;
+    let mut pings = None;
     reaper::adopt_orphans();
     let ci = config
         .ci_log()
@@ -260,6 +265,20 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     };
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
+    }
+    if let Some(monitor) = config.monitor() {
+        let mut warn = |message| reporter.emit(&Event::Warning(message));
+        let kept = tails.clone().unwrap_or_default();
+        let job = config.history().map(|place| (&place.location, &place.job));
+        let monitor = monitor.clone();
+        pings = Some(Pings::prepare(
+            monitor,
+            config.run_id(),
+            job,
+            &watch,
+            kept,
+            &mut warn,
+        ));
     }
     // A deadline from outside the command line is said (in words with -v).
     if let (Some(deadline), Some(described)) = (config.deadline(), config.deadline_described()) {
@@ -305,15 +324,17 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
                     budget: &mut budget,
                     release: &mut release,
                     hooks: &mut hooks,
-                    sink: &mut (&mut reporter, &mut files),
+                    sink: &mut ((&mut reporter, &mut files), &mut pings),
                 },
             );
             (hold, end)
         }
     };
+    let mut failed_in_a_row = None;
     if let Some(place) = config.history() {
         match keep_history(place, &end, &watch, deadline) {
             Ok(Some(recorded)) => {
+                failed_in_a_row = Some(recorded.history.failed_in_a_row());
                 if let Some(why) = recorded.started_over {
                     reporter.emit(&Event::Warning(format!(
                         "job {}: {why}",
@@ -338,6 +359,13 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         reporter.emit(&Event::Warning(message));
     });
     files.write(&mut end, &watch, deadline);
+    if let Some(pings) = pings {
+        let mut warn = |message| reporter.emit(&Event::Warning(message));
+        // The run ends by the signal, as it would have a moment later without the ping.
+        if let Err(signal) = pings.finish(&end, failed_in_a_row, deadline, &mut warn) {
+            end.reason = Reason::Interrupted(signal, Moment::Report);
+        }
+    }
     let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(transcript) = transcript {
         reporter.stop_holding();

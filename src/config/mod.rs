@@ -33,6 +33,7 @@ use retry_policy::seed::Seed;
 
 use crate::cli::Cli;
 use crate::environment;
+use crate::monitor::Monitor;
 use crate::output::{Hold, OutputOptions};
 use crate::plan::PlanRequest;
 use crate::process::command_line::CommandLine;
@@ -97,6 +98,8 @@ pub(crate) struct Config {
     job_given: bool,
     /// `--preset`, as it resolved.
     preset: PresetInForce,
+    /// The heartbeat monitor told of the run's start and outcome.
+    monitor: Option<Monitor>,
     /// The CI system the run is in, and GitHub's files for its outcome.
     ci: Option<CiSystem>,
     github: GitHubFiles,
@@ -142,7 +145,10 @@ impl Config {
         let program = cli.command.first().and_then(|program| program.to_str());
         let preset = cli.preset.and_then(|choice| choice.resolve(program));
         let budget = run_budget(&cli, &env, preset)?;
-        let (rules, output) = flags::rules_and_output(&cli, preset)?;
+        let (rules, mut output) = flags::rules_and_output(&cli, preset)?;
+        let monitor = Monitor::from_environment(&env).map_err(ConfigError)?;
+        // The outcome's ping carries the end of the output.
+        output.keep_tails |= monitor.is_some();
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
@@ -208,6 +214,7 @@ impl Config {
             history_problem,
             job_given: cli.job.is_some(),
             github: github_files(ci, &env),
+            monitor,
             ci,
             recorded: OptionsRecord::of(&mut cli, in_force),
             reports: cli.report,
@@ -222,6 +229,11 @@ impl Config {
     /// The form and amount of the tool's own messages.
     pub(crate) fn log(&self) -> LogSettings {
         self.log
+    }
+
+    /// The heartbeat monitor told of the run, if any.
+    pub(crate) fn monitor(&self) -> Option<&Monitor> {
+        self.monitor.as_ref()
     }
 
     /// The run's identity (`RETRY_RUN_ID`).

@@ -2,7 +2,7 @@
 //! last [`TAIL_BYTES`] of each stream, and how many bytes came before them. Bounded however
 //! much the command writes; it is the start of a long output that is dropped, since the end is
 //! where a failure shows. The copy threads fill an attempt's tails; the runner hands the latest
-//! attempt's to the report through [`KeptTails`].
+//! attempt's to the report, and to the monitor's outcome ping, through [`KeptTails`].
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -53,20 +53,41 @@ pub(crate) struct Tails {
     pub(crate) stderr: Tail,
 }
 
-/// The latest attempt's tails, shared by the runner that fills them and the report that takes
-/// them when the attempt's end is reported.
+/// The latest attempt's tails, shared by the runner that fills them, the report that takes
+/// them when the attempt's end is reported, and the monitor's ping that reads them at the end.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct KeptTails(Arc<Mutex<Option<Tails>>>);
+pub(crate) struct KeptTails(Arc<Mutex<Latest>>);
+
+/// The latest attempt's tails, and whether the report took them.
+#[derive(Debug, Default)]
+struct Latest {
+    tails: Option<Tails>,
+    taken: bool,
+}
 
 impl KeptTails {
     /// Keep `tails` as the latest attempt's.
     pub(crate) fn keep(&self, tails: Tails) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(tails);
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Latest {
+            tails: Some(tails),
+            taken: false,
+        };
     }
 
-    /// The latest attempt's tails, if not taken yet.
+    /// The latest attempt's tails, if the report has not taken them yet: an attempt that could
+    /// not start kept none, and takes none of the one before.
     pub(crate) fn take(&self) -> Option<Tails> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+        let mut latest = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match std::mem::replace(&mut latest.taken, true) {
+            true => None,
+            false => latest.tails.clone(),
+        }
+    }
+
+    /// The last tails kept, taken or not.
+    pub(crate) fn latest(&self) -> Option<Tails> {
+        let latest = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        latest.tails.clone()
     }
 }
 

@@ -25,6 +25,8 @@ mod hooks;
 mod layers;
 /// Every relative link in the README and `docs/` resolves.
 mod links;
+/// Heartbeat monitors told of each run (`RETRY_MONITOR`).
+mod monitor;
 /// Rules on the command's output, and held output (`--hold`).
 mod output;
 /// `--plan`: the schedule a run would follow, without running it.

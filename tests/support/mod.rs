@@ -1,12 +1,16 @@
 //! What the test targets share: running the binary with a time limit (`harness`), a terminal of
 //! their own (`pty`), a real redis-server on a private address (`redis_server`, whose
 //! certificates serve the presets' TLS servers too) and the clusters and sentinels made of them
-//! (`redis_fleet`), and a small HTTP service (`http_service`).
+//! (`redis_fleet`), a small HTTP service (`http_service`), and a stand-in for a heartbeat
+//! monitor (`monitor_service`).
 
 pub(crate) mod harness;
 // Only the integration tests serve HTTP this way; the presets' tests have a faultier server.
 #[allow(dead_code)]
 pub(crate) mod http_service;
+// Only the integration tests tell a monitor.
+#[allow(dead_code)]
+pub(crate) mod monitor_service;
 pub(crate) mod pty;
 // Only the integration tests run clusters and sentinels; the presets' tests use none.
 #[allow(dead_code)]

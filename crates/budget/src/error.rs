@@ -246,7 +246,7 @@ pub enum PasswordFileProblem {
     #[error("{0}")]
     Unreadable(String),
     /// Its first line is empty.
-    #[error("its first line is empty; write the password there")]
+    #[error("its first line is empty")]
     Empty,
     /// Its first line is longer than this.
     #[error("its first line is longer than {0} bytes")]

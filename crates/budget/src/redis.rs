@@ -136,7 +136,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         argument: &str,
         lease: Duration,
         latest: Option<Duration>,
-    ) -> Result<[String; 3], Failure> {
+    ) -> Result<[String; 4], Failure> {
         let operation = Operation::Job {
             name,
             argument,
@@ -144,7 +144,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         };
         let answer = self.call(operation, latest, None)?;
         strings(&answer)
-            .and_then(|fields| <[String; 3]>::try_from(fields).ok())
+            .and_then(|fields| <[String; 4]>::try_from(fields).ok())
             .ok_or_else(|| unusable(&answer))
     }
 

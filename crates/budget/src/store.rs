@@ -562,27 +562,33 @@ pub const MAX_PASSWORD: usize = 4096;
 
 /// The password in the file at `path`: its first line, without its end.
 fn read_password(path: &Path) -> Result<Secret, Error> {
-    let cannot = |why| Error::PasswordFile {
-        path: printable(&path.display().to_string()),
-        why,
-    };
-    let bytes = named_files::read_regular(path, MAX_PASSWORD as u64 + 2)
-        .map_err(|err| cannot(PasswordFileProblem::Unreadable(err.to_string())))?;
+    secret_line(path, MAX_PASSWORD)
+        .map(Secret)
+        .map_err(|why| Error::PasswordFile {
+            path: printable(&path.display().to_string()),
+            why,
+        })
+}
+
+/// The first line of the file at `path`, which holds a secret (a password, a monitor's URL): a
+/// regular file, the line at most `max` bytes of UTF-8 without control characters; the error
+/// says what is wrong with it, never what it holds.
+pub fn secret_line(path: &Path, max: usize) -> Result<String, PasswordFileProblem> {
+    let bytes = named_files::read_regular(path, max as u64 + 2)
+        .map_err(|err| PasswordFileProblem::Unreadable(err.to_string()))?;
     let line = bytes
         .split(|&byte| byte == b'\n')
         .next()
         .unwrap_or_default();
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     match std::str::from_utf8(line) {
-        Ok("") => Err(cannot(PasswordFileProblem::Empty)),
-        Ok(_) if line.len() > MAX_PASSWORD => {
-            Err(cannot(PasswordFileProblem::TooLong(MAX_PASSWORD)))
+        Ok("") => Err(PasswordFileProblem::Empty),
+        Ok(_) if line.len() > max => Err(PasswordFileProblem::TooLong(max)),
+        Ok(secret) if secret.chars().any(char::is_control) => {
+            Err(PasswordFileProblem::ControlCharacter)
         }
-        Ok(password) if password.chars().any(char::is_control) => {
-            Err(cannot(PasswordFileProblem::ControlCharacter))
-        }
-        Ok(password) => Ok(Secret(password.to_string())),
-        Err(_) => Err(cannot(PasswordFileProblem::NotUtf8)),
+        Ok(secret) => Ok(secret.to_string()),
+        Err(_) => Err(PasswordFileProblem::NotUtf8),
     }
 }
 

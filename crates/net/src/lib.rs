@@ -34,6 +34,20 @@ impl Stream {
         }
     }
 
+    /// Bound each later read and write by `left` (at least a millisecond): what a caller with a
+    /// deadline for the whole exchange sets before each step.
+    pub fn set_time_left(&self, left: Duration) -> io::Result<()> {
+        #[cfg_attr(not(feature = "tls"), expect(clippy::infallible_destructuring_match))]
+        let socket = match self {
+            Stream::Tcp(stream) => stream,
+            #[cfg(feature = "tls")]
+            Stream::Tls(stream) => &stream.sock,
+        };
+        let left = left.max(Duration::from_millis(1));
+        socket.set_read_timeout(Some(left))?;
+        socket.set_write_timeout(Some(left))
+    }
+
     /// The socket under the connection.
     pub fn socket(&self) -> BorrowedFd<'_> {
         match self {

@@ -121,6 +121,16 @@ impl History {
         self.recent.iter().copied()
     }
 
+    /// How many of the last runs failed in a row, up to the latest (at most [`RECENT_RUNS`]).
+    pub fn failed_in_a_row(&self) -> u32 {
+        let failed = self
+            .recent
+            .iter()
+            .rev()
+            .take_while(|&&kind| kind == RunKind::Failed);
+        failed.count() as u32
+    }
+
     /// The last runs, counted.
     pub fn recent_counts(&self) -> Counts {
         let mut counts = Counts::default();

@@ -18,13 +18,12 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::{Overlap, read_file, terms_dir};
+use super::{Overlap, read_file, terms_dir, terms_of_reply};
 use crate::BudgetName;
 use crate::file::{BudgetFile, Keeps};
 use crate::redis::{Failure, RedisStore};
 use crate::store::{Location, RedisAddress};
 use crate::waiter::{Threads, Waited, Waiter};
-use retry_policy::choice::Choice;
 use retry_policy::signal::Signal;
 
 /// How long a lease lasts unless it is renewed.
@@ -138,7 +137,9 @@ fn hold_on_machine<W: Waiter>(
     watch: &W,
     until: Option<Instant>,
 ) -> Result<Holding, Unheld> {
-    let overlap = read_file(&terms_dir(dir).join(job.as_str())).map_err(Unheld::Failed)?;
+    let overlap = read_file(&terms_dir(dir).join(job.as_str()))
+        .map_err(Unheld::Failed)?
+        .overlap;
     if overlap == Overlap::Allow {
         return Ok(Holding::Free);
     }
@@ -179,8 +180,10 @@ fn hold_lease<W: Waiter>(
     let mut store = RedisStore::for_job(address.clone(), job, watch);
     loop {
         let latest = until.map(|until| until.saturating_duration_since(Instant::now()));
-        let [overlap, holder, state] = store.job("job_hold", run, LEASE, latest)?;
-        let overlap = Overlap::named(&overlap).unwrap_or(Overlap::Allow);
+        let reply = store.job("job_hold", run, LEASE, latest)?;
+        let state = reply[2].clone();
+        let (terms, holder) = terms_of_reply(reply);
+        let overlap = terms.overlap;
         match state.as_str() {
             "held" => {
                 let lease = Box::new(Lease::start(address, job, run));
@@ -189,7 +192,7 @@ fn hold_lease<W: Waiter>(
             "busy" if overlap == Overlap::Wait && has_time_for(until, ASK_AGAIN) => {
                 pause(watch, ASK_AGAIN)?;
             }
-            "busy" => return Ok(Holding::Busy(overlap, Some(holder))),
+            "busy" => return Ok(Holding::Busy(overlap, holder)),
             _ => return Ok(Holding::Free),
         }
     }
@@ -282,7 +285,7 @@ fn renew(
 ) {
     while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(RENEW) {
         match store.job("job_renew", run, LEASE, None) {
-            Ok([_, _, state]) if state == "held" => {}
+            Ok([_, _, state, _]) if state == "held" => {}
             _ => lost.store(true, Ordering::Relaxed),
         }
     }
@@ -292,6 +295,7 @@ fn renew(
 mod tests {
     use super::*;
     use crate::job::set_terms;
+    use crate::job::tests::overlap;
     use crate::redis::redis_server::RedisServer;
     use crate::store::Store;
 
@@ -311,6 +315,36 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_stores_terms_change_one_at_a_time_and_a_damaged_one_is_the_default() {
+        use crate::job::{JobTerms, TermsChange, terms};
+        let server = RedisServer::on_socket();
+        let (location, address) = shared(&server);
+        let job: BudgetName = "nightly".parse().unwrap();
+        let read = || terms(&location, &job, &Threads, None).unwrap();
+        assert_eq!(read(), JobTerms::default());
+        let alert_after = TermsChange {
+            overlap: None,
+            alert_after: Some(4),
+        };
+        set_terms(&location, &job, alert_after, &Threads).unwrap();
+        set_terms(&location, &job, overlap(Overlap::Wait), &Threads).unwrap();
+        let expected = JobTerms {
+            overlap: Overlap::Wait,
+            alert_after: 4,
+        };
+        assert_eq!(read(), expected);
+        // What the run's hold reads is the same terms.
+        let mut store = RedisStore::for_job(address.clone(), &job, &Threads);
+        let reply = store.job("job_hold", "a", LEASE, None).unwrap();
+        assert_eq!(super::terms_of_reply(reply).0, expected);
+        let raw = crate::resp::Connection::open(&address, Duration::from_secs(2));
+        raw.unwrap()
+            .call(&[b"HSET", b"retry:budget:job:{nightly}", b"alert_after", b"0"])
+            .unwrap();
+        assert_eq!(read().alert_after, 1);
+    }
+
+    #[test]
     fn a_lease_is_one_runs_until_it_is_given_back_or_expires() {
         let server = RedisServer::on_socket();
         let (location, address) = shared(&server);
@@ -318,7 +352,7 @@ mod tests {
         let hold = |run: &str, until| super::hold(&location, &job, run, &Threads, until).unwrap();
         // Allow, the default: nothing is held.
         assert!(matches!(hold("a", None), Holding::Free));
-        set_terms(&location, &job, Overlap::Skip, &Threads).unwrap();
+        set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
         let Holding::Held(first) = hold("a", None) else {
             panic!("a free job is held")
         };
@@ -333,7 +367,7 @@ mod tests {
         drop(second);
         // Waiting: for as long as the run may; a lease nobody renews (its run was killed)
         // expires, and the waiting run takes the job.
-        set_terms(&location, &job, Overlap::Wait, &Threads).unwrap();
+        set_terms(&location, &job, overlap(Overlap::Wait), &Threads).unwrap();
         let mut store = RedisStore::for_job(address, &job, &Threads);
         let short = Duration::from_millis(300);
         store.job("job_hold", "killed", short, None).unwrap();
@@ -355,7 +389,7 @@ mod tests {
         let job: BudgetName = "nightly".parse().unwrap();
         let hold = |until| super::hold(&location, &job, "run", &Threads, until).unwrap();
         assert!(matches!(hold(None), Holding::Free));
-        set_terms(&location, &job, Overlap::Skip, &Threads).unwrap();
+        set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
         let Holding::Held(first) = hold(None) else {
             panic!("a free job is held")
         };
@@ -364,7 +398,7 @@ mod tests {
         let Holding::Held(second) = hold(None) else {
             panic!("a lock closed frees the job")
         };
-        set_terms(&location, &job, Overlap::Wait, &Threads).unwrap();
+        set_terms(&location, &job, overlap(Overlap::Wait), &Threads).unwrap();
         let short = Some(Instant::now() + Duration::from_millis(200));
         assert!(matches!(hold(short), Holding::Busy(Overlap::Wait, None)));
         assert_eq!(second.release(&Threads, None), None);

@@ -1,11 +1,13 @@
-//! A job's terms, which `retry job set NAME --overlap skip|wait|allow` keeps where the job's
-//! history lives (the store its runs' budget uses), so that every run of the job, on any
-//! machine, obeys the same ones; and `retry job show`. A run named with `--job` reads them
-//! before its first attempt, in the same step as it takes its hold on the job (`hold`).
+//! A job's terms, which `retry job set NAME --overlap skip|wait|allow --alert-after N` keeps
+//! where the job's history lives (the store its runs' budget uses), so that every run of the
+//! job, on any machine, obeys the same ones; and `retry job show`. A run named with `--job` reads
+//! its overlap before its first attempt, in the same step as it takes its hold on the job
+//! (`hold`), and the failed runs in a row that alert its monitor when it ends failed.
 //!
 //! On Redis, a hash no budget's name can make (`retry:budget:job:{JOB}`), which nothing
 //! expires. In a file store, one small file per job in the store directory's `.jobs`, checked
-//! and written as a budget's file is: `retry-job-v1 overlap=skip`, padded to a record's size.
+//! and written as a budget's file is: `retry-job-v1 overlap=skip alert_after=3`, padded to a
+//! record's size (a file without `alert_after`, from before it, alerts from the first failure).
 
 mod hold;
 
@@ -62,6 +64,58 @@ impl Choice for Overlap {
     }
 }
 
+/// What a job's runs obey: whether they overlap, and from which failed run in a row its monitor
+/// is told of a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobTerms {
+    /// Whether a run may start while another is in progress.
+    pub overlap: Overlap,
+    /// The failed runs in a row from which each alerts: 1 (the default) alerts every one.
+    pub alert_after: u32,
+}
+
+impl Default for JobTerms {
+    fn default() -> Self {
+        JobTerms {
+            overlap: Overlap::Allow,
+            alert_after: 1,
+        }
+    }
+}
+
+/// The most failed runs in a row a job's terms may wait for before alerting: its history keeps
+/// the order of its last 100 runs, and no more.
+pub const MOST_ALERT_AFTER: u32 = 99;
+
+/// What `retry job set` changes of a job's terms; each term it leaves out stays as it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TermsChange {
+    /// The overlap to keep, if any.
+    pub overlap: Option<Overlap>,
+    /// The failed runs in a row that alert, if any.
+    pub alert_after: Option<u32>,
+}
+
+impl TermsChange {
+    /// `terms` with this change made.
+    fn applied(self, terms: JobTerms) -> JobTerms {
+        JobTerms {
+            overlap: self.overlap.unwrap_or(terms.overlap),
+            alert_after: self.alert_after.unwrap_or(terms.alert_after),
+        }
+    }
+
+    /// The change as the Redis script takes it: `OVERLAP ALERT_AFTER`, `-` for a term left as
+    /// it is.
+    fn argument(self) -> String {
+        let overlap = self.overlap.map_or("-", Overlap::name);
+        let alert_after = self
+            .alert_after
+            .map_or_else(|| "-".to_string(), |count| count.to_string());
+        format!("{overlap} {alert_after}")
+    }
+}
+
 /// The first word of a job's terms file, naming its format.
 const FORMAT: &str = "retry-job-v1";
 
@@ -93,16 +147,18 @@ struct Shown {
     location: String,
     /// Whether the job's runs may overlap.
     overlap: Overlap,
+    /// The failed runs in a row from which each alerts the job's monitor.
+    alert_after: u32,
     /// The identity (`RETRY_RUN_ID`) of the run that holds the job's lease, on a shared store.
     #[serde(skip_serializing_if = "Option::is_none")]
     running: Option<String>,
 }
 
-/// Keep `overlap` as the terms of the job `job` at `location`, for every run of it.
+/// Make `change` to the terms of the job `job` at `location`, for every run of it.
 pub fn set_terms<W: Waiter>(
     location: &Location,
     job: &BudgetName,
-    overlap: Overlap,
+    change: TermsChange,
     watch: &W,
 ) -> Result<(), Error> {
     let failed = |why: String| Error::StoreFailed {
@@ -111,10 +167,10 @@ pub fn set_terms<W: Waiter>(
         why,
     };
     match location {
-        Location::File(dir) => set_in_file(&terms_dir(dir), job, overlap, watch).map_err(failed),
+        Location::File(dir) => set_in_file(&terms_dir(dir), job, change, watch).map_err(failed),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
-            match store.job("job_set", overlap.name(), Duration::ZERO, None) {
+            match store.job("job_set", &change.argument(), Duration::ZERO, None) {
                 Ok(_) => Ok(()),
                 Err(Failure::Failed(why)) => Err(failed(why)),
                 Err(Failure::Interrupted(signal)) => Err(Error::Interrupted {
@@ -136,39 +192,66 @@ pub fn print(
     out: &mut impl io::Write,
 ) -> Result<(), ShowError> {
     let name = history_name(job);
-    let (overlap, running) = read(location, &name, watch).map_err(|why| {
+    let (terms, running) = read(location, &name, watch, None).map_err(|why| {
         ShowError::Unreadable(format!("cannot read the terms of job {job}: {why}"))
     })?;
     let shown = Shown {
         job: job.to_string(),
         store: location.to_string(),
         location: place(location, &name),
-        overlap,
+        overlap: terms.overlap,
+        alert_after: terms.alert_after,
         running,
     };
     write_as(format, out, &shown, write_text)
 }
 
-/// The overlap of the job `job` at `location`, and the run that holds its lease.
+/// The terms of the job `job` at `location`, read within `latest`, for a run of it.
+pub fn terms<W: Waiter>(
+    location: &Location,
+    job: &BudgetName,
+    watch: &W,
+    latest: Option<Duration>,
+) -> Result<JobTerms, String> {
+    read(location, job, watch, latest).map(|(terms, _)| terms)
+}
+
+/// The terms of the job `job` at `location`, and the run that holds its lease; within
+/// `latest`.
 fn read<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     watch: &W,
-) -> Result<(Overlap, Option<String>), String> {
+    latest: Option<Duration>,
+) -> Result<(JobTerms, Option<String>), String> {
     match location {
         Location::File(dir) => Ok((read_file(&terms_dir(dir).join(job.as_str()))?, None)),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
-            match store.job("job_show", "", Duration::ZERO, None) {
-                Ok([overlap, holder, _]) => Ok((
-                    Overlap::named(&overlap).unwrap_or(Overlap::Allow),
-                    Some(holder).filter(|holder| !holder.is_empty()),
-                )),
+            match store.job("job_show", "", Duration::ZERO, latest) {
+                Ok(fields) => Ok(terms_of_reply(fields)),
                 Err(Failure::Failed(why)) => Err(why),
-                Err(Failure::Interrupted(_)) => Err("interrupted".into()),
+                Err(Failure::Interrupted(signal)) => {
+                    Err(format!("interrupted by signal {}", signal.number()))
+                }
             }
         }
     }
+}
+
+/// The terms, and the lease's holder, in the script's reply to a job operation.
+pub(crate) fn terms_of_reply(
+    [overlap, holder, _, alert_after]: [String; 4],
+) -> (JobTerms, Option<String>) {
+    let terms = JobTerms {
+        overlap: Overlap::named(&overlap).unwrap_or(Overlap::Allow),
+        alert_after: alert_after
+            .parse()
+            .ok()
+            .filter(|count| (1..=MOST_ALERT_AFTER).contains(count))
+            .unwrap_or(1),
+    };
+    (terms, Some(holder).filter(|holder| !holder.is_empty()))
 }
 
 fn write_text(out: &mut impl io::Write, shown: &Shown) -> io::Result<()> {
@@ -184,6 +267,10 @@ fn write_text(out: &mut impl io::Write, shown: &Shown) -> io::Result<()> {
         overlap.name(),
         overlap.about().to_lowercase()
     )?;
+    match shown.alert_after {
+        1 => writeln!(out, "  alert    from the first failed run")?,
+        count => writeln!(out, "  alert    from {count} failed runs in a row")?,
+    }
     if let Some(running) = &shown.running {
         writeln!(out, "  running  {running}, which holds the job's lease")?;
     }
@@ -205,11 +292,11 @@ fn terms_dir(dir: &Path) -> PathBuf {
     dir.join(DIRECTORY)
 }
 
-/// Write `overlap` into the terms file of `job` in `dir`, under its lock.
+/// Make `change` to the terms file of `job` in `dir`, under its lock.
 fn set_in_file<W: Waiter>(
     dir: &Path,
     job: &BudgetName,
-    overlap: Overlap,
+    change: TermsChange,
     watch: &W,
 ) -> Result<(), String> {
     let file = BudgetFile::check_keeping(dir, job, TERMS).map_err(|refused| refused.0)?;
@@ -218,11 +305,21 @@ fn set_in_file<W: Waiter>(
         Trouble::Interrupted(signal) => format!("interrupted by signal {}", signal.number()),
     })?;
     let record = file::read_start(&locked, RECORD).map_err(|err| err.to_string())?;
-    if signature::recognise(&record, SIGNATURE) == Recognised::Foreign {
-        return Err(format!("{}: {}", dir.join(job.as_str()).display(), FOREIGN));
-    }
+    let path = dir.join(job.as_str());
+    let kept = match signature::recognise(&record, SIGNATURE) {
+        Recognised::Foreign => return Err(format!("{}: {FOREIGN}", path.display())),
+        Recognised::Empty => JobTerms::default(),
+        // Damaged terms are written whole again: the change, and the defaults beside it.
+        Recognised::Own => parse_record(&record).unwrap_or_default(),
+    };
+    let terms = change.applied(kept);
     let mut written = Vec::with_capacity(RECORD);
-    let _ = write!(written, "{FORMAT} overlap={}", overlap.name());
+    let _ = write!(
+        written,
+        "{FORMAT} overlap={} alert_after={}",
+        terms.overlap.name(),
+        terms.alert_after
+    );
     written.resize(RECORD - 1, b' ');
     written.push(b'\n');
     locked
@@ -234,30 +331,49 @@ fn set_in_file<W: Waiter>(
 /// What a terms file that is not one says.
 const FOREIGN: &str = "it is not a retry job's terms, so it is left alone";
 
-/// The overlap the terms file at `path` keeps, read without the lock; `allow` when there is
-/// none, or when it holds nothing a run could use (`retry job set` writes it again).
-fn read_file(path: &Path) -> Result<Overlap, String> {
+/// The terms the file at `path` keeps, read without the lock; the defaults when there is none.
+fn read_file(path: &Path) -> Result<JobTerms, String> {
     let record = file::peek_start(path, RECORD, TERMS).map_err(|refused| refused.0)?;
     let Some(record) = record else {
-        return Ok(Overlap::Allow);
+        return Ok(JobTerms::default());
     };
     match signature::recognise(&record, SIGNATURE) {
-        Recognised::Empty => return Ok(Overlap::Allow),
+        Recognised::Empty => return Ok(JobTerms::default()),
         Recognised::Foreign => return Err(format!("{}: {FOREIGN}", path.display())),
         Recognised::Own => {}
     }
-    let text = String::from_utf8_lossy(&record);
-    let overlap = text
-        .trim_end_matches([' ', '\n'])
-        .strip_prefix(FORMAT)
-        .and_then(|rest| rest.strip_prefix(" overlap="))
-        .and_then(Overlap::named);
-    overlap.ok_or_else(|| {
+    parse_record(&record).ok_or_else(|| {
         format!(
             "{}: its terms are damaged; set them again with retry job set",
             path.display()
         )
     })
+}
+
+/// The terms a record holds: `retry-job-v1 overlap=MODE`, then `alert_after=N` where it was
+/// set; none when any part is not what `set_in_file` writes.
+fn parse_record(record: &[u8]) -> Option<JobTerms> {
+    let text = std::str::from_utf8(record).ok()?;
+    let mut words = text.trim_end_matches([' ', '\n']).split(' ');
+    if words.next() != Some(FORMAT) {
+        return None;
+    }
+    let overlap = Overlap::named(words.next()?.strip_prefix("overlap=")?)?;
+    let alert_after = match words.next() {
+        None => 1,
+        Some(word) => word
+            .strip_prefix("alert_after=")?
+            .parse()
+            .ok()
+            .filter(|count| (1..=MOST_ALERT_AFTER).contains(count))?,
+    };
+    match words.next() {
+        Some(_) => None,
+        None => Some(JobTerms {
+            overlap,
+            alert_after,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -273,6 +389,7 @@ mod tests {
             store: "file".into(),
             location: "/s/.jobs/nightly".into(),
             overlap: Overlap::Skip,
+            alert_after: 3,
             running: Some("6ba7b810-9dad-41d1-80b4-00c04fd430c8".into()),
         };
         let value = serde_json::to_value(shown).unwrap();
@@ -283,21 +400,28 @@ mod tests {
         name.parse().unwrap()
     }
 
+    pub(super) fn overlap(overlap: Overlap) -> TermsChange {
+        TermsChange {
+            overlap: Some(overlap),
+            alert_after: None,
+        }
+    }
+
     #[test]
     fn a_file_stores_terms_are_kept_read_and_shown_and_a_foreign_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let location = Location::File(dir.path().to_path_buf());
-        let read = |name: &str| read(&location, &job(name), &Threads);
-        assert_eq!(read("nightly"), Ok((Overlap::Allow, None)));
-        for overlap in [Overlap::Skip, Overlap::Wait, Overlap::Allow, Overlap::Skip] {
-            set_terms(&location, &job("nightly"), overlap, &Threads).unwrap();
-            assert_eq!(read("nightly"), Ok((overlap, None)));
+        let read = |name: &str| read(&location, &job(name), &Threads, None);
+        assert_eq!(read("nightly"), Ok((JobTerms::default(), None)));
+        for mode in [Overlap::Skip, Overlap::Wait, Overlap::Allow, Overlap::Skip] {
+            set_terms(&location, &job("nightly"), overlap(mode), &Threads).unwrap();
+            assert_eq!(read("nightly").unwrap().0.overlap, mode);
         }
         let path = dir.path().join(".jobs/nightly");
         assert_eq!(std::fs::metadata(&path).unwrap().len(), RECORD as u64);
         std::fs::write(dir.path().join(".jobs/other"), "somebody's notes\n").unwrap();
-        let err = set_terms(&location, &job("other"), Overlap::Skip, &Threads).unwrap_err();
-        assert!(err.to_string().contains("left alone"), "{err}");
+        let err = set_terms(&location, &job("other"), overlap(Overlap::Skip), &Threads);
+        assert!(err.unwrap_err().to_string().contains("left alone"));
         let kept = std::fs::read_to_string(dir.path().join(".jobs/other")).unwrap();
         assert_eq!(kept, "somebody's notes\n");
         std::fs::write(&path, "retry-job-v1 overlap=sometimes").unwrap();
@@ -305,16 +429,71 @@ mod tests {
         assert!(err.contains("damaged"), "{err}");
         let mut text = Vec::new();
         std::fs::remove_file(&path).unwrap();
-        set_terms(&location, &job("nightly"), Overlap::Wait, &Threads).unwrap();
+        set_terms(&location, &job("nightly"), overlap(Overlap::Wait), &Threads).unwrap();
         print("nightly", &location, Format::Text, &Threads, &mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert_eq!(
             text,
             format!(
                 "job nightly in {}:\n  overlap  wait (a run that finds another in progress \
-                 waits for it to end, within --max-time)\n",
+                 waits for it to end, within --max-time)\n  alert    from the first failed \
+                 run\n",
                 path.display()
             )
         );
+    }
+
+    #[test]
+    fn each_term_is_changed_alone_and_a_record_from_before_alert_after_alerts_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        let path = dir.path().join(".jobs/nightly");
+        std::fs::create_dir(dir.path().join(".jobs")).unwrap();
+        let mut old = b"retry-job-v1 overlap=skip".to_vec();
+        old.resize(RECORD - 1, b' ');
+        old.push(b'\n');
+        std::fs::write(&path, &old).unwrap();
+        let terms = || terms(&location, &job("nightly"), &Threads, None).unwrap();
+        assert_eq!(
+            terms(),
+            JobTerms {
+                overlap: Overlap::Skip,
+                alert_after: 1
+            }
+        );
+        let alert_after = |count| TermsChange {
+            overlap: None,
+            alert_after: Some(count),
+        };
+        set_terms(&location, &job("nightly"), alert_after(3), &Threads).unwrap();
+        assert_eq!(
+            terms(),
+            JobTerms {
+                overlap: Overlap::Skip,
+                alert_after: 3
+            }
+        );
+        set_terms(
+            &location,
+            &job("nightly"),
+            overlap(Overlap::Allow),
+            &Threads,
+        )
+        .unwrap();
+        assert_eq!(
+            terms(),
+            JobTerms {
+                overlap: Overlap::Allow,
+                alert_after: 3
+            }
+        );
+        for damaged in [
+            "overlap=skip alert_after=0",
+            "overlap=skip alert_after=x",
+            "overlap=skip alert_after=3 more",
+        ] {
+            let record = format!("retry-job-v1 {damaged}");
+            assert_eq!(parse_record(record.as_bytes()), None, "{record}");
+        }
     }
 }

@@ -1,0 +1,328 @@
+//! One HTTP/1.1 request, for the monitors a run tells (heartbeat pings): an `http://` or
+//! `https://` URL taken apart, the request written with `Connection: close`, and the answer's
+//! status line and headers read in bounded memory, all within one deadline.
+//!
+//! Hand-written rather than a client crate: a run sends one small request to one server and
+//! needs its status and one header, never a redirect, a cookie or a pool; the crates that do
+//! more bring a runtime or several dozen crates into a binary that starts in a millisecond. The
+//! answer is untrusted input: at most [`MAX_HEAD`] bytes of it are read, and its body never.
+//! A URL is a credential (a healthchecks UUID is the check's password), so no error here ever
+//! holds one: a failure names the host alone.
+
+use std::io::{Read, Write};
+use std::time::Instant;
+
+use retry_net::Stream;
+
+/// The most bytes of an answer's status line and headers read.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// An `http://` or `https://` URL, taken apart. Its `Debug` hides all but the host.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Url {
+    tls: bool,
+    host: String,
+    port: u16,
+    /// The path, from its first `/`, without the query.
+    path: String,
+    /// The query, without its `?`, if any.
+    query: Option<String>,
+}
+
+impl std::fmt::Debug for Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Url({}, ...)", self.host)
+    }
+}
+
+/// A request to send.
+pub(crate) struct Request<'a> {
+    /// `GET` or `POST`.
+    pub(crate) method: &'static str,
+    pub(crate) url: &'a Url,
+    /// The body, with its content type; none for a `GET`.
+    pub(crate) body: Option<(&'static str, &'a [u8])>,
+}
+
+/// What the server answered: its status, and the headers the caller reads.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    head: String,
+}
+
+impl Answer {
+    /// The value of the header `name` (any case), if the answer has it.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.head.split("\r\n").skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+}
+
+impl Url {
+    /// `text` as a URL; the error says what is wrong without repeating it.
+    pub(crate) fn parse(text: &str) -> Result<Url, &'static str> {
+        let (tls, rest) = if let Some(rest) = text.strip_prefix("https://") {
+            (true, rest)
+        } else if let Some(rest) = text.strip_prefix("http://") {
+            (false, rest)
+        } else {
+            return Err("it must start with https:// or http://");
+        };
+        if text.chars().any(|c| c.is_control() || c == ' ') {
+            return Err("it holds a space or a control character");
+        }
+        let rest = rest.split('#').next().unwrap_or_default();
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, target) = rest.split_at(end);
+        if authority.contains('@') {
+            return Err("a user and password before the host are not supported");
+        }
+        let (host, port) = split_port(authority)?;
+        let (path, query) = match target.split_once('?') {
+            Some((path, query)) => (path, Some(query.to_string())),
+            None => (target, None),
+        };
+        Ok(Url {
+            tls,
+            host: host.to_string(),
+            port: port.unwrap_or(if tls { 443 } else { 80 }),
+            path: if path.is_empty() { "/" } else { path }.to_string(),
+            query,
+        })
+    }
+
+    /// The host, which a message may name.
+    pub(crate) fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// This URL with `/segment` after its path (`/start` after a check's URL).
+    pub(crate) fn joined(&self, segment: &str) -> Url {
+        Url {
+            path: format!("{}/{segment}", self.path.trim_end_matches('/')),
+            ..self.clone()
+        }
+    }
+
+    /// This URL with `pairs` added to its query; each value is percent-encoded.
+    pub(crate) fn with_query(&self, pairs: &[(&str, &str)]) -> Url {
+        let mut query = self.query.clone().unwrap_or_default();
+        for (key, value) in pairs {
+            if !query.is_empty() {
+                query.push('&');
+            }
+            query.push_str(key);
+            query.push('=');
+            query.push_str(&percent_encoded(value));
+        }
+        Url {
+            query: Some(query).filter(|query| !query.is_empty()),
+            ..self.clone()
+        }
+    }
+
+    /// What the request line names: the path and the query.
+    pub(crate) fn target(&self) -> String {
+        match &self.query {
+            Some(query) => format!("{}?{query}", self.path),
+            None => self.path.clone(),
+        }
+    }
+}
+
+/// `authority` as a host and an optional port; an IPv6 address in brackets loses them.
+fn split_port(authority: &str) -> Result<(&str, Option<u16>), &'static str> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => {
+            let (host, after) = bracketed
+                .split_once(']')
+                .ok_or("its IPv6 address lacks its ']'")?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err("it names no host");
+    }
+    match port {
+        None => Ok((host, None)),
+        Some(port) => port
+            .parse()
+            .ok()
+            .filter(|&port| port != 0)
+            .map(|port| (host, Some(port)))
+            .ok_or("its port is not a number from 1 to 65535"),
+    }
+}
+
+/// `value` with every byte but the unreserved ones (RFC 3986) percent-encoded.
+fn percent_encoded(value: &str) -> String {
+    let mut encoded = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                encoded.push(char::from(byte));
+            }
+            _ => encoded.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    encoded
+}
+
+/// Send `request` and read the answer's head, all before `until`; the error says what failed,
+/// naming the host alone.
+pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> {
+    let url = request.url;
+    let failed = |what: &str, err: std::io::Error| format!("{what} {}: {err}", url.host);
+    let left = || until.saturating_duration_since(Instant::now());
+    let mut stream = Stream::connect(&url.host, url.port, url.tls, left())
+        .map_err(|err| failed("cannot reach", err))?;
+    stream
+        .set_time_left(left())
+        .and_then(|()| stream.write_all(&request_bytes(request)))
+        .and_then(|()| stream.flush())
+        .map_err(|err| failed("cannot send to", err))?;
+    read_head(&mut stream, left).map_err(|err| failed("no answer from", err))
+}
+
+/// The request's bytes: its line, its headers and its body.
+fn request_bytes(request: &Request) -> Vec<u8> {
+    let url = request.url;
+    let host = match (url.host.contains(':'), url.port, url.tls) {
+        (true, ..) => format!("[{}]:{}", url.host, url.port),
+        (false, 443, true) | (false, 80, false) => url.host.clone(),
+        (false, port, _) => format!("{}:{port}", url.host),
+    };
+    let mut bytes = format!(
+        "{} {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: retry/{}\r\nConnection: close\r\n",
+        request.method,
+        url.target(),
+        env!("CARGO_PKG_VERSION"),
+    )
+    .into_bytes();
+    let body = match request.body {
+        Some((content_type, body)) => {
+            let _ = write!(
+                bytes,
+                "Content-Type: {content_type}\r\nContent-Length: {}\r\n",
+                body.len()
+            );
+            body
+        }
+        None => &[],
+    };
+    bytes.extend_from_slice(b"\r\n");
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// Read an answer's status line and headers from `stream`, each read bounded by `left`.
+fn read_head(
+    stream: &mut Stream,
+    left: impl Fn() -> std::time::Duration,
+) -> std::io::Result<Answer> {
+    let mut head = Vec::with_capacity(1024);
+    let mut buffer = [0u8; 2048];
+    while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+        if head.len() >= MAX_HEAD {
+            return Err(std::io::Error::other(format!(
+                "its answer's headers are longer than {MAX_HEAD} bytes"
+            )));
+        }
+        let left = left();
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        stream.set_time_left(left)?;
+        let read = stream.read(&mut buffer[..(MAX_HEAD - head.len()).min(2048)])?;
+        if read == 0 {
+            break;
+        }
+        head.extend_from_slice(&buffer[..read]);
+    }
+    parse_head(&head).ok_or_else(|| std::io::Error::other("its answer is not HTTP"))
+}
+
+/// The answer whose head is `head`, if its status line is HTTP's.
+fn parse_head(head: &[u8]) -> Option<Answer> {
+    let head = String::from_utf8_lossy(head).into_owned();
+    let mut words = head.split("\r\n").next()?.split(' ');
+    if !words.next()?.starts_with("HTTP/1.") {
+        return None;
+    }
+    let status = words.next()?;
+    let status: u16 = status
+        .parse()
+        .ok()
+        .filter(|code| status.len() == 3 && (100..600).contains(code))?;
+    Some(Answer { status, head })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_taken_apart_and_built_on() {
+        let url = Url::parse("https://hc-ping.com/5a8b?create=1#x").unwrap();
+        assert_eq!((url.tls, url.host(), url.port), (true, "hc-ping.com", 443));
+        let start = url.joined("start").with_query(&[("rid", "a b/c")]);
+        assert_eq!(start.target(), "/5a8b/start?create=1&rid=a%20b%2Fc");
+        let url = Url::parse("http://[::1]:8080").unwrap();
+        assert_eq!(
+            (url.host(), url.port, url.target()),
+            ("::1", 8080, "/".into())
+        );
+        assert_eq!(url.joined("fail").target(), "/fail");
+        let request = Request {
+            method: "POST",
+            url: &url,
+            body: Some(("text/plain", b"hi")),
+        };
+        let bytes = String::from_utf8(request_bytes(&request)).unwrap();
+        assert!(
+            bytes.starts_with("POST / HTTP/1.1\r\nHost: [::1]:8080\r\n"),
+            "{bytes}"
+        );
+        assert!(bytes.ends_with("Content-Length: 2\r\n\r\nhi"), "{bytes}");
+    }
+
+    #[test]
+    fn a_bad_url_is_refused_without_repeating_it() {
+        for (text, why) in [
+            ("ftp://host/x", "https://"),
+            ("https://user:secret@host/x", "user and password"),
+            ("https://host:99999/x", "port"),
+            ("https:///x", "no host"),
+            ("https://host/a b", "space"),
+            ("https://[::1/x", "']'"),
+        ] {
+            let err = Url::parse(text).unwrap_err();
+            assert!(err.contains(why), "{text}: {err}");
+            assert!(!err.contains("secret"));
+        }
+        let url = Url::parse("https://host/secret-uuid").unwrap();
+        assert!(!format!("{url:?}").contains("secret"));
+    }
+
+    #[test]
+    fn an_answers_status_and_headers_are_read() {
+        let answer = parse_head(b"HTTP/1.1 200 OK\r\nPing-Body-Limit: 100000\r\n\r\n").unwrap();
+        assert_eq!(answer.status, 200);
+        assert_eq!(answer.header("ping-body-limit"), Some("100000"));
+        assert_eq!(answer.header("Server"), None);
+        for bad in [
+            &b"SSH-2.0-OpenSSH\r\n\r\n"[..],
+            b"HTTP/1.1 2000 OK\r\n\r\n",
+            b"",
+        ] {
+            assert_eq!(parse_head(bad), None);
+        }
+    }
+}

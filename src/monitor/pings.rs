@@ -1,0 +1,284 @@
+//! A run's two pings: the start, sent on a thread of its own when the first attempt starts (after
+//! `--splay`, the breaker and the job's overlap), so that it never holds the attempt back; and
+//! the outcome, once the run's exit status is final, after its end files. The start is one try
+//! of at most [`START_LIMIT`]; the outcome at most [`TRIES`] tries within [`OUTCOME_LIMIT`] and
+//! the run's deadline (with the grace the end files get). A monitor that is down, slow or
+//! refusing is said in a warning, and changes neither the exit status nor the output; only a
+//! signal that ends the run ends the wait for it.
+//!
+//! A job whose terms tolerate failures (`retry job set NAME --alert-after N`) sends no start:
+//! every one of these monitors counts a start without an end as a failure, which would alert
+//! for the very runs the job tolerates. Its tolerated failures are sent as a log entry where the
+//! monitor has one (healthchecks' `/log`), and not at all where it has none.
+
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use super::Monitor;
+use super::body::{self, DEFAULT_LIMIT};
+use super::dialect::Ping;
+use crate::http::{self, Answer, Url};
+use crate::output::tail::KeptTails;
+use crate::report::outlet::GRACE;
+use crate::signals::{SignalWatch, Waited, Waiter};
+use retry_budget::BudgetName;
+use retry_budget::job;
+use retry_budget::store::Location;
+use retry_policy::events::{Event, EventSink};
+use retry_policy::exit::Exit;
+use retry_policy::outcome::RunEnd;
+use retry_policy::run_id::RunId;
+use retry_policy::signal::Signal;
+
+/// The longest the start ping may take.
+const START_LIMIT: Duration = Duration::from_secs(2);
+
+/// The longest the outcome's tries may take together.
+const OUTCOME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The most tries of the outcome.
+const TRIES: u32 = 3;
+
+/// The pause before the outcome's second try, doubled before the third.
+const PAUSE: Duration = Duration::from_millis(500);
+
+/// The content type of a ping's body.
+const TEXT: &str = "text/plain; charset=utf-8";
+
+/// The run's pings to its monitor.
+pub(crate) struct Pings<'w> {
+    monitor: Monitor,
+    run_id: String,
+    watch: &'w SignalWatch,
+    /// The last attempt's output, for the outcome's body.
+    tails: KeptTails,
+    /// The failed runs in a row from which the job's failures alert.
+    alert_after: u32,
+    /// The start's answer, once it is under way.
+    start: Option<Receiver<Result<Answer, String>>>,
+    /// Whether the start was sent, or could not be.
+    started: bool,
+    /// What went wrong with the start.
+    start_problem: Option<String>,
+}
+
+impl<'w> Pings<'w> {
+    /// The pings of the run `run_id` to `monitor`, with the last attempt's output in `tails`;
+    /// the tolerance of its job (named, and where its terms live), read from its terms now,
+    /// within the start's limit.
+    pub(crate) fn prepare(
+        monitor: Monitor,
+        run_id: RunId,
+        job: Option<(&Location, &BudgetName)>,
+        watch: &'w SignalWatch,
+        tails: KeptTails,
+        warn: &mut dyn FnMut(String),
+    ) -> Pings<'w> {
+        let alert_after = job.map_or(1, |(location, name)| {
+            match job::terms(location, name, watch, Some(START_LIMIT)) {
+                Ok(terms) => terms.alert_after,
+                Err(why) => {
+                    warn(format!(
+                        "job {}: cannot read how many failed runs in a row alert its monitor \
+                         ({why}); each failed run alerts",
+                        name.as_str()
+                    ));
+                    1
+                }
+            }
+        });
+        Pings {
+            monitor,
+            run_id: run_id.to_string(),
+            watch,
+            tails,
+            alert_after,
+            start: None,
+            started: false,
+            start_problem: None,
+        }
+    }
+
+    /// Send the start on a thread of its own, where the monitor has one.
+    fn send_start(&mut self) {
+        self.started = true;
+        if self.alert_after > 1 {
+            return;
+        }
+        let Some(request) =
+            self.monitor
+                .dialect
+                .request(&self.monitor.url, Ping::Start, &self.run_id, "")
+        else {
+            return;
+        };
+        let (answer, answered) = mpsc::channel();
+        let sent = std::thread::Builder::new()
+            .name("retry-ping".into())
+            .spawn(move || {
+                let until = Instant::now() + START_LIMIT;
+                let _ = answer.send(http::send(&get(&request.url), until));
+            });
+        match sent {
+            Ok(_) => self.start = Some(answered),
+            Err(err) => self.start_problem = Some(format!("cannot start a thread: {err}")),
+        }
+    }
+
+    /// Send the outcome of the run that ended as `end`, when its job's failed runs in a row
+    /// (this one among them) number `failed_in_a_row`, if its history counted it; within the
+    /// run's `deadline` (and its grace). `warn` is told what the monitor was not told; a signal
+    /// that ends the run is returned.
+    pub(crate) fn finish(
+        mut self,
+        end: &RunEnd,
+        failed_in_a_row: Option<u32>,
+        deadline: Option<Instant>,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<(), Signal> {
+        let host = self.monitor.host().to_string();
+        let limit = self.body_limit()?;
+        if let Some(why) = self.start_problem.take() {
+            warn(format!(
+                "the monitor ({host}) was not told the run started: {why}"
+            ));
+        }
+        let status = Exit::of(end).status();
+        let ping = match status {
+            0 => Ping::Success,
+            // A failed run its job tolerates (not a flaky one that --flaky-exit fails).
+            status
+                if failed_in_a_row.is_some_and(|count| (1..self.alert_after).contains(&count)) =>
+            {
+                Ping::Tolerated(status)
+            }
+            status => Ping::Failure(status),
+        };
+        let summary = body::summary(end, status);
+        let monitor = &self.monitor;
+        let Some(request) = monitor
+            .dialect
+            .request(&monitor.url, ping, &self.run_id, &summary)
+        else {
+            return Ok(());
+        };
+        let body = request
+            .with_body
+            .then(|| body::body(&summary, self.tails.latest().as_ref(), limit));
+        let mut until = Instant::now() + OUTCOME_LIMIT;
+        if let Some(deadline) = deadline {
+            until = until.min(deadline.max(Instant::now()) + GRACE);
+        }
+        let url = request.url;
+        let sent = self
+            .watch
+            .run_job(Some(until), move || send_outcome(&url, body, until));
+        let told = match sent {
+            Ok(Waited::Done(told)) => told,
+            Ok(Waited::Stopped(signal)) => return Err(signal),
+            Ok(Waited::TimedOut) => Err("it did not answer in time".to_string()),
+            Err(err) => Err(format!("cannot start a thread: {err}")),
+        };
+        if let Err(why) = told {
+            warn(format!(
+                "the monitor ({host}) was not told how the run ended: {why}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The most bytes the monitor takes in a body, as the start's answer announced it; waits
+    /// for that answer (within the start's limit), awake to the signals that end a run.
+    fn body_limit(&mut self) -> Result<usize, Signal> {
+        let Some(answered) = self.start.take() else {
+            return Ok(DEFAULT_LIMIT);
+        };
+        let until = Instant::now() + START_LIMIT;
+        let answer = match self.watch.run_job(Some(until), move || answered.recv()) {
+            Ok(Waited::Done(Ok(answer))) => answer,
+            Ok(Waited::Stopped(signal)) => return Err(signal),
+            Ok(Waited::Done(Err(_)) | Waited::TimedOut) => Err("it did not answer".to_string()),
+            Err(err) => Err(format!("cannot start a thread: {err}")),
+        };
+        match answer {
+            Ok(answer) if is_success(answer.status) => Ok(announced_limit(&answer)),
+            Ok(answer) => {
+                self.start_problem = Some(format!("it answered {}", answer.status));
+                Ok(DEFAULT_LIMIT)
+            }
+            Err(why) => {
+                self.start_problem = Some(why);
+                Ok(DEFAULT_LIMIT)
+            }
+        }
+    }
+}
+
+impl EventSink for Pings<'_> {
+    fn emit(&mut self, event: &Event) {
+        if matches!(event, Event::AttemptStart { .. }) && !self.started {
+            self.send_start();
+        }
+    }
+}
+
+/// The body limit `answer` announces (`Ping-Body-Limit`), or [`DEFAULT_LIMIT`].
+fn announced_limit(answer: &Answer) -> usize {
+    answer
+        .header("Ping-Body-Limit")
+        .and_then(|limit| limit.parse().ok())
+        .filter(|&limit| limit > 0)
+        .unwrap_or(DEFAULT_LIMIT)
+}
+
+/// A `GET` of `url`.
+fn get(url: &Url) -> http::Request<'_> {
+    http::Request {
+        method: "GET",
+        url,
+        body: None,
+    }
+}
+
+/// Send the outcome to `url` (with `body`, if any), trying again after a failure that another
+/// try could mend, within `until`.
+fn send_outcome(url: &Url, body: Option<Vec<u8>>, until: Instant) -> Result<(), String> {
+    let request = match &body {
+        Some(body) => http::Request {
+            method: "POST",
+            url,
+            body: Some((TEXT, body)),
+        },
+        None => get(url),
+    };
+    let mut pause = PAUSE;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let left = until.saturating_duration_since(Instant::now());
+        // Each try gets its share of the time left.
+        let share = left / (TRIES + 1 - tries);
+        let why = match http::send(&request, Instant::now() + share) {
+            Ok(answer) if is_success(answer.status) => return Ok(()),
+            Ok(answer) if !may_mend(answer.status) => {
+                return Err(format!("it answered {}", answer.status));
+            }
+            Ok(answer) => format!("it answered {}", answer.status),
+            Err(why) => why,
+        };
+        if tries == TRIES || Instant::now() + pause >= until {
+            return Err(format!("{why} (tried {tries} times)"));
+        }
+        std::thread::sleep(pause);
+        pause *= 2;
+    }
+}
+
+fn is_success(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+/// Whether another try could get a different answer than `status`.
+fn may_mend(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500..=599)
+}

@@ -249,7 +249,6 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     };
     let watch = SignalWatch::install(terminal.is_some(), started.inherited)
         .context("cannot set up signal handling")?;
-    let mut pings = None;
     reaper::adopt_orphans();
     let ci = config
         .ci_log()
@@ -265,20 +264,6 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     };
     for warning in config.warnings() {
         reporter.emit(&Event::Warning(warning));
-    }
-    if let Some(monitor) = config.monitor() {
-        let mut warn = |message| reporter.emit(&Event::Warning(message));
-        let kept = tails.clone().unwrap_or_default();
-        let job = config.history().map(|place| (&place.location, &place.job));
-        let monitor = monitor.clone();
-        pings = Some(Pings::prepare(
-            monitor,
-            config.run_id(),
-            job,
-            &watch,
-            kept,
-            &mut warn,
-        ));
     }
     // A deadline from outside the command line is said (in words with -v).
     if let (Some(deadline), Some(described)) = (config.deadline(), config.deadline_described()) {
@@ -300,7 +285,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         requests: Some(RequestFiles::new()),
         environment: crate::process::environ::of_run(started.environment, config.run_id()),
         launcher,
-        tails,
+        tails: tails.clone(),
     };
     let mut hooks = HookRunner::new(
         config.hooks().clone(),
@@ -312,9 +297,18 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     // The run's one deadline, which the loop counts to, bounds what is written after it too.
     let deadline = config.deadline_at();
     let mut warn = |message| reporter.emit(&Event::Warning(message));
-    let (hold, mut end) = match overlap::hold(config, &watch, deadline, &mut warn) {
+    let held = overlap::hold(config, &watch, deadline, &mut warn);
+    let alert_after = match &held {
+        Held::Go(_, terms) => terms.alert_after,
+        Held::NoAttempt(_) => 1,
+    };
+    let mut pings = config.monitor().map(|monitor| {
+        let tails = tails.unwrap_or_default();
+        Pings::new(monitor, config.run_id(), alert_after, tails)
+    });
+    let (hold, mut end) = match held {
         Held::NoAttempt(end) => (None, end),
-        Held::Go(hold) => {
+        Held::Go(hold, _) => {
             let end = run::run(
                 &config.rules(),
                 Parts {
@@ -362,7 +356,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     if let Some(pings) = pings {
         let mut warn = |message| reporter.emit(&Event::Warning(message));
         // The run ends by the signal, as it would have a moment later without the ping.
-        if let Err(signal) = pings.finish(&end, failed_in_a_row, deadline, &mut warn) {
+        if let Err(signal) = pings.finish(&end, failed_in_a_row, &watch, deadline, &mut warn) {
             end.reason = Reason::Interrupted(signal, Moment::Report);
         }
     }

@@ -5,19 +5,21 @@
 //! `retry_budget::job`'s; this module decides what it means for the run.
 //!
 //! A store that cannot say whether another run is in progress does not stop the run: it is
-//! said once, and the run goes on, as a run with no terms would.
+//! said once, and the run goes on, as a run with no terms would. The job's other terms, read in
+//! the same step, go on with the run.
 
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::signals::SignalWatch;
-use retry_budget::job::{self, Hold, Holding, Overlap, Unheld};
+use retry_budget::job::{self, Hold, Holding, JobTerms, Overlap, Unheld};
 use retry_policy::outcome::{Moment, Reason, RunEnd};
 
 /// What became of the run's hold on its job.
 pub(crate) enum Held {
-    /// The run may start: it holds the job (to give back when it ends), or holds nothing.
-    Go(Option<Hold>),
+    /// The run may start: it holds the job (to give back when it ends), or holds nothing; with
+    /// the job's terms (the defaults for a run with no job, or a store that could not say).
+    Go(Option<Hold>, JobTerms),
     /// The run makes no attempt, and ends so.
     NoAttempt(RunEnd),
 }
@@ -31,22 +33,22 @@ pub(crate) fn hold(
     warn: &mut dyn FnMut(String),
 ) -> Held {
     let Some(place) = config.history() else {
-        return Held::Go(None);
+        return Held::Go(None, JobTerms::default());
     };
     let started = Instant::now();
     let run = config.run_id().to_string();
     let job = place.job.as_str();
     let reason = match job::hold(&place.location, &place.job, &run, watch, deadline) {
-        Ok(Holding::Free) => return Held::Go(None),
-        Ok(Holding::Held(hold)) => return Held::Go(Some(hold)),
-        Ok(Holding::Busy(overlap, holder)) => Reason::Overlap(busy(job, overlap, holder)),
+        Ok((Holding::Free, terms)) => return Held::Go(None, terms),
+        Ok((Holding::Held(hold), terms)) => return Held::Go(Some(hold), terms),
+        Ok((Holding::Busy(overlap, holder), _)) => Reason::Overlap(busy(job, overlap, holder)),
         Err(Unheld::Interrupted(signal)) => Reason::Interrupted(signal, Moment::Budget),
         Err(Unheld::Failed(why)) => {
             warn(format!(
                 "job {job}: cannot tell whether another run is in progress ({why}); the run \
                  goes on as if its runs may overlap"
             ));
-            return Held::Go(None);
+            return Held::Go(None, JobTerms::default());
         }
     };
     Held::NoAttempt(RunEnd {

@@ -21,7 +21,7 @@ pub(crate) use dialect::Dialect;
 pub(crate) use pings::Pings;
 
 /// The monitor a run tells: how it speaks, and its URL (a secret).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Monitor {
     dialect: Dialect,
     url: Url,
@@ -59,13 +59,15 @@ impl Monitor {
             ),
             (None, Some(path)) => (
                 environment::MONITOR_FILE.name,
-                retry_budget::store::secret_line(Path::new(&path), MAX_LINE).map_err(|why| {
-                    format!(
-                        "cannot read the monitor from {} ({}): {why}",
-                        environment::MONITOR_FILE.name,
-                        retry_policy::printable::printable(&path.to_string_lossy())
-                    )
-                })?,
+                retry_budget::named_files::secret_line(Path::new(&path), MAX_LINE).map_err(
+                    |why| {
+                        format!(
+                            "cannot read the monitor from {} ({}): {why}",
+                            environment::MONITOR_FILE.name,
+                            retry_policy::printable::printable(&path.to_string_lossy())
+                        )
+                    },
+                )?,
             ),
         };
         Monitor::parse(&text)

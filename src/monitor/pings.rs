@@ -21,9 +21,6 @@ use crate::http::{self, Answer, Url};
 use crate::output::tail::KeptTails;
 use crate::report::outlet::GRACE;
 use crate::signals::{SignalWatch, Waited, Waiter};
-use retry_budget::BudgetName;
-use retry_budget::job;
-use retry_budget::store::Location;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
 use retry_policy::outcome::RunEnd;
@@ -46,10 +43,9 @@ const PAUSE: Duration = Duration::from_millis(500);
 const TEXT: &str = "text/plain; charset=utf-8";
 
 /// The run's pings to its monitor.
-pub(crate) struct Pings<'w> {
-    monitor: Monitor,
+pub(crate) struct Pings<'m> {
+    monitor: &'m Monitor,
     run_id: String,
-    watch: &'w SignalWatch,
     /// The last attempt's output, for the outcome's body.
     tails: KeptTails,
     /// The failed runs in a row from which the job's failures alert.
@@ -62,35 +58,19 @@ pub(crate) struct Pings<'w> {
     start_problem: Option<String>,
 }
 
-impl<'w> Pings<'w> {
-    /// The pings of the run `run_id` to `monitor`, with the last attempt's output in `tails`;
-    /// the tolerance of its job (named, and where its terms live), read from its terms now,
-    /// within the start's limit.
-    pub(crate) fn prepare(
-        monitor: Monitor,
+impl<'m> Pings<'m> {
+    /// The pings of the run `run_id` to `monitor`, whose job's failures alert from the
+    /// `alert_after`th in a row (its terms, read as the run took its hold on the job), with the
+    /// last attempt's output in `tails`.
+    pub(crate) fn new(
+        monitor: &'m Monitor,
         run_id: RunId,
-        job: Option<(&Location, &BudgetName)>,
-        watch: &'w SignalWatch,
+        alert_after: u32,
         tails: KeptTails,
-        warn: &mut dyn FnMut(String),
-    ) -> Pings<'w> {
-        let alert_after = job.map_or(1, |(location, name)| {
-            match job::terms(location, name, watch, Some(START_LIMIT)) {
-                Ok(terms) => terms.alert_after,
-                Err(why) => {
-                    warn(format!(
-                        "job {}: cannot read how many failed runs in a row alert its monitor \
-                         ({why}); each failed run alerts",
-                        name.as_str()
-                    ));
-                    1
-                }
-            }
-        });
+    ) -> Pings<'m> {
         Pings {
             monitor,
             run_id: run_id.to_string(),
-            watch,
             tails,
             alert_after,
             start: None,
@@ -127,17 +107,18 @@ impl<'w> Pings<'w> {
 
     /// Send the outcome of the run that ended as `end`, when its job's failed runs in a row
     /// (this one among them) number `failed_in_a_row`, if its history counted it; within the
-    /// run's `deadline` (and its grace). `warn` is told what the monitor was not told; a signal
-    /// that ends the run is returned.
+    /// run's `deadline` (and its grace), awake to `watch`'s signals. `warn` is told what the
+    /// monitor was not told; a signal that ends the run is returned.
     pub(crate) fn finish(
         mut self,
         end: &RunEnd,
         failed_in_a_row: Option<u32>,
+        watch: &SignalWatch,
         deadline: Option<Instant>,
         warn: &mut dyn FnMut(String),
     ) -> Result<(), Signal> {
         let host = self.monitor.host().to_string();
-        let limit = self.body_limit()?;
+        let limit = self.body_limit(watch)?;
         if let Some(why) = self.start_problem.take() {
             warn(format!(
                 "the monitor ({host}) was not told the run started: {why}"
@@ -155,7 +136,7 @@ impl<'w> Pings<'w> {
             status => Ping::Failure(status),
         };
         let summary = body::summary(end, status);
-        let monitor = &self.monitor;
+        let monitor = self.monitor;
         let Some(request) = monitor
             .dialect
             .request(&monitor.url, ping, &self.run_id, &summary)
@@ -170,9 +151,7 @@ impl<'w> Pings<'w> {
             until = until.min(deadline.max(Instant::now()) + GRACE);
         }
         let url = request.url;
-        let sent = self
-            .watch
-            .run_job(Some(until), move || send_outcome(&url, body, until));
+        let sent = watch.run_job(Some(until), move || send_outcome(&url, body, until));
         let told = match sent {
             Ok(Waited::Done(told)) => told,
             Ok(Waited::Stopped(signal)) => return Err(signal),
@@ -189,12 +168,12 @@ impl<'w> Pings<'w> {
 
     /// The most bytes the monitor takes in a body, as the start's answer announced it; waits
     /// for that answer (within the start's limit), awake to the signals that end a run.
-    fn body_limit(&mut self) -> Result<usize, Signal> {
+    fn body_limit(&mut self, watch: &SignalWatch) -> Result<usize, Signal> {
         let Some(answered) = self.start.take() else {
             return Ok(DEFAULT_LIMIT);
         };
         let until = Instant::now() + START_LIMIT;
-        let answer = match self.watch.run_job(Some(until), move || answered.recv()) {
+        let answer = match watch.run_job(Some(until), move || answered.recv()) {
             Ok(Waited::Done(Ok(answer))) => answer,
             Ok(Waited::Stopped(signal)) => return Err(signal),
             Ok(Waited::Done(Err(_)) | Waited::TimedOut) => Err("it did not answer".to_string()),

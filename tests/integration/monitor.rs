@@ -214,8 +214,8 @@ fn a_monitor_that_is_down_or_hangs_changes_neither_the_status_nor_the_output() {
     run.expect_stderr("the monitor (127.0.0.1) was not told the run started");
     run.expect_stderr("was not told how the run ended");
     assert!(!run.stderr().contains("/uuid"), "{}", run.stderr());
-    // Hanging: the start's answer and every try of the outcome time out, and the run still
-    // ends with its own status.
+    // Hanging (Better Stack has no start): every try of the outcome times out, and the run
+    // still ends with its own status.
     let monitor = MonitorService::start(|_| Answer::Hang);
     let run = retry(["-n", "1", "--", "sh", "-c", "echo failed; exit 6"])
         .env(

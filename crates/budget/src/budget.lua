@@ -78,8 +78,8 @@ end
 -- other run holds it; 'job_renew' lengthens the run's own; 'job_release' gives it back if it is
 -- still the run's; 'job_show' changes nothing. Returns {overlap ('allow', 'skip' or 'wait';
 -- 'allow' for none or a damaged one), the lease's holder ('' for none), 'free' (no lease needed),
--- 'held', 'busy' or 'lost', and the failed runs in a row that alert ('1' for none or a damaged
--- value)}.
+-- 'held', 'busy' or 'lost', and the failed runs in a row that alert, as kept ('' for none; the
+-- job module checks it)}.
 if string.sub(operation, 1, 4) == 'job_' then
   local run, lease = ARGV[2], tonumber(ARGV[3])
   if operation == 'job_set' then
@@ -88,9 +88,8 @@ if string.sub(operation, 1, 4) == 'job_' then
     if alert_after and alert_after ~= '-' then redis.call('HSET', key, 'alert_after', alert_after) end
   end
   local terms = redis.call('HMGET', key, 'overlap', 'alert_after')
-  local overlap, alert_after = terms[1], terms[2]
+  local overlap, alert_after = terms[1], terms[2] or ''
   if overlap ~= 'skip' and overlap ~= 'wait' then overlap = 'allow' end
-  if not alert_after or not string.match(alert_after, '^[1-9][0-9]?$') then alert_after = '1' end
   local holder = redis.call('HMGET', terms_key, 'holder')[1] or ''
   if operation == 'job_set' or operation == 'job_show' then
     return {overlap, holder, 'free', alert_after}

@@ -206,16 +206,10 @@ mod tests {
     use crate::model::{DEFAULT_TERMS, LONGEST_HOLD};
     use crate::redis::redis_fleet::RedisCluster;
     use crate::redis::{Failure, RedisStore};
-    use crate::store::Store;
     use crate::waiter::Threads;
     use retry_policy::run::TokenRequest;
 
-    fn address(text: &str) -> RedisAddress {
-        match Store::parse(text) {
-            Ok(Store::Redis(address)) => address,
-            other => panic!("{text}: {other:?}"),
-        }
-    }
+    use crate::store::redis_address as address;
 
     fn error(text: &str) -> Reply {
         Reply::Error(text.to_string())

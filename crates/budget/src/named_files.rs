@@ -1,5 +1,6 @@
 //! Opening a path from outside the tool (a password file, a report, `$GITHUB_OUTPUT`, a budget's
-//! state): never blocking, whatever it turns out to be, and its type taken from what was opened.
+//! state): never blocking, whatever it turns out to be, and its type taken from what was opened;
+//! and reading the secret on a file's first line (a store's password, a monitor's URL).
 //!
 //! `open(2)` itself can block: on a FIFO with no reader (for writing) or no writer (for reading),
 //! and on some devices; a tool blocked there is past its `--max-time` and deaf to its purpose
@@ -13,6 +14,8 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+use crate::error::PasswordFileProblem;
 
 /// A file opened without blocking, with what it is.
 pub struct Opened {
@@ -71,6 +74,28 @@ pub fn kind(metadata: &Metadata) -> &'static str {
         _ if file_type.is_char_device() => "a character device",
         _ if file_type.is_block_device() => "a block device",
         _ => "not a regular file",
+    }
+}
+
+/// The first line of the file at `path`, which holds a secret (a password, a monitor's URL): a
+/// regular file, the line at most `max` bytes of UTF-8 without control characters; the error
+/// says what is wrong with it, never what it holds.
+pub fn secret_line(path: &Path, max: usize) -> Result<String, PasswordFileProblem> {
+    let bytes = read_regular(path, max as u64 + 2)
+        .map_err(|err| PasswordFileProblem::Unreadable(err.to_string()))?;
+    let line = bytes
+        .split(|&byte| byte == b'\n')
+        .next()
+        .unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match std::str::from_utf8(line) {
+        Ok("") => Err(PasswordFileProblem::Empty),
+        Ok(_) if line.len() > max => Err(PasswordFileProblem::TooLong(max)),
+        Ok(secret) if secret.chars().any(char::is_control) => {
+            Err(PasswordFileProblem::ControlCharacter)
+        }
+        Ok(secret) => Ok(secret.to_string()),
+        Err(_) => Err(PasswordFileProblem::NotUtf8),
     }
 }
 

@@ -595,7 +595,6 @@ mod tests {
     use crate::model::Rate;
     use crate::resp::Connection;
     use crate::script;
-    use crate::store::Store;
     use crate::waiter::Threads;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
@@ -624,17 +623,13 @@ mod tests {
     }
 
     fn store(server: &RedisServer, name: &str) -> RedisStore<'static, Threads> {
-        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
-            panic!("{} is not a Redis URL", server.url())
-        };
+        let address = crate::store::redis_address(server.url());
         RedisStore::new(address, &name.parse().unwrap(), &Threads)
     }
 
     /// A connection of the test's own to `server`.
     fn direct(server: &RedisServer) -> Connection {
-        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
-            panic!("{} is not a Redis URL", server.url())
-        };
+        let address = crate::store::redis_address(server.url());
         Connection::open(&address, Duration::from_secs(5)).unwrap()
     }
 
@@ -838,9 +833,7 @@ mod tests {
     #[test]
     fn a_jobs_history_counts_its_runs_and_a_damaged_one_starts_over() {
         let server = RedisServer::on_socket();
-        let Ok(Store::Redis(address)) = Store::parse(server.url()) else {
-            panic!("{} is not a Redis URL", server.url())
-        };
+        let address = crate::store::redis_address(server.url());
         let job = "nightly".parse().unwrap();
         let mut store = RedisStore::for_history(address, &job, &Threads);
         let recent = 100;

@@ -136,15 +136,12 @@ mod tests {
     use crate::model::LONGEST_HOLD;
     use crate::redis::redis_fleet::{Sentinels, redis_cli};
     use crate::redis::{Failure, RedisStore};
-    use crate::store::Store;
     use crate::waiter::Threads;
     use retry_policy::run::TokenRequest;
 
     /// A store of the budget `api` at `url`.
     fn store(url: &str) -> RedisStore<'static, Threads> {
-        let Ok(Store::Redis(address)) = Store::parse(url) else {
-            panic!("{url} is not a Redis URL")
-        };
+        let address = crate::store::redis_address(url);
         RedisStore::new(address, &"api".parse().unwrap(), &Threads)
     }
 

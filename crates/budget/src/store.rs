@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Reservation;
-use crate::error::{Error, PasswordFileProblem};
+use crate::error::Error;
 use crate::named_files;
 use crate::state_dir::StateHome;
 use retry_policy::choice::Choice;
@@ -562,34 +562,12 @@ pub const MAX_PASSWORD: usize = 4096;
 
 /// The password in the file at `path`: its first line, without its end.
 fn read_password(path: &Path) -> Result<Secret, Error> {
-    secret_line(path, MAX_PASSWORD)
+    named_files::secret_line(path, MAX_PASSWORD)
         .map(Secret)
         .map_err(|why| Error::PasswordFile {
             path: printable(&path.display().to_string()),
             why,
         })
-}
-
-/// The first line of the file at `path`, which holds a secret (a password, a monitor's URL): a
-/// regular file, the line at most `max` bytes of UTF-8 without control characters; the error
-/// says what is wrong with it, never what it holds.
-pub fn secret_line(path: &Path, max: usize) -> Result<String, PasswordFileProblem> {
-    let bytes = named_files::read_regular(path, max as u64 + 2)
-        .map_err(|err| PasswordFileProblem::Unreadable(err.to_string()))?;
-    let line = bytes
-        .split(|&byte| byte == b'\n')
-        .next()
-        .unwrap_or_default();
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    match std::str::from_utf8(line) {
-        Ok("") => Err(PasswordFileProblem::Empty),
-        Ok(_) if line.len() > max => Err(PasswordFileProblem::TooLong(max)),
-        Ok(secret) if secret.chars().any(char::is_control) => {
-            Err(PasswordFileProblem::ControlCharacter)
-        }
-        Ok(secret) => Ok(secret.to_string()),
-        Err(_) => Err(PasswordFileProblem::NotUtf8),
-    }
 }
 
 impl RedisAddress {
@@ -765,16 +743,19 @@ impl fmt::Debug for Store {
     }
 }
 
+/// The Redis address `text` gives, for a test; a panic when it gives none.
+#[cfg(test)]
+pub(crate) fn redis_address(text: &str) -> RedisAddress {
+    match Store::parse(text) {
+        Ok(Store::Redis(address)) => address,
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::redis_address as address;
     use super::*;
-
-    fn address(text: &str) -> RedisAddress {
-        match Store::parse(text) {
-            Ok(Store::Redis(address)) => address,
-            other => panic!("{text}: {other:?}"),
-        }
-    }
 
     #[test]
     fn passwords_never_show_whatever_their_spelling() {

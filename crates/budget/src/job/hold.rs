@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::{Overlap, read_file, terms_dir, terms_of_reply};
+use super::{JobTerms, Overlap, read_file, terms_dir, terms_of_reply};
 use crate::BudgetName;
 use crate::file::{BudgetFile, Keeps};
 use crate::redis::{Failure, RedisStore};
@@ -104,16 +104,21 @@ struct Lease {
 
 /// Hold the job `job` at `location` for the run `run` (its `RETRY_RUN_ID`), as the job's terms
 /// say: nothing for `allow`; for `skip`, the hold if it is free; for `wait`, the hold once it
-/// is free, waiting until `until` at the latest, awake to the signals that end a run.
+/// is free, waiting until `until` at the latest, awake to the signals that end a run. The terms
+/// read in the same step come with it, for the rest of the run.
 pub fn hold<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     run: &str,
     watch: &W,
     until: Option<Instant>,
-) -> Result<Holding, Unheld> {
+) -> Result<(Holding, JobTerms), Unheld> {
     match location {
-        Location::File(dir) => hold_on_machine(dir, job, watch, until),
+        Location::File(dir) => {
+            let terms = read_file(&terms_dir(dir).join(job.as_str())).map_err(Unheld::Failed)?;
+            let holding = hold_on_machine(dir, job, terms.overlap, watch, until)?;
+            Ok((holding, terms))
+        }
         Location::Shared { address, .. } => hold_lease(address, job, run, watch, until),
     }
 }
@@ -130,16 +135,14 @@ impl Hold {
     }
 }
 
-/// The job's lock on this machine: the terms from the job's file, then its lock file.
+/// The job's lock file on this machine, as its `overlap` says.
 fn hold_on_machine<W: Waiter>(
     dir: &std::path::Path,
     job: &BudgetName,
+    overlap: Overlap,
     watch: &W,
     until: Option<Instant>,
 ) -> Result<Holding, Unheld> {
-    let overlap = read_file(&terms_dir(dir).join(job.as_str()))
-        .map_err(Unheld::Failed)?
-        .overlap;
     if overlap == Overlap::Allow {
         return Ok(Holding::Free);
     }
@@ -176,7 +179,7 @@ fn hold_lease<W: Waiter>(
     run: &str,
     watch: &W,
     until: Option<Instant>,
-) -> Result<Holding, Unheld> {
+) -> Result<(Holding, JobTerms), Unheld> {
     let mut store = RedisStore::for_job(address.clone(), job, watch);
     loop {
         let latest = until.map(|until| until.saturating_duration_since(Instant::now()));
@@ -184,17 +187,16 @@ fn hold_lease<W: Waiter>(
         let state = reply[2].clone();
         let (terms, holder) = terms_of_reply(reply);
         let overlap = terms.overlap;
-        match state.as_str() {
-            "held" => {
-                let lease = Box::new(Lease::start(address, job, run));
-                return Ok(Holding::Held(Hold(Held::Lease(lease))));
-            }
+        let holding = match state.as_str() {
+            "held" => Holding::Held(Hold(Held::Lease(Box::new(Lease::start(address, job, run))))),
             "busy" if overlap == Overlap::Wait && has_time_for(until, ASK_AGAIN) => {
                 pause(watch, ASK_AGAIN)?;
+                continue;
             }
-            "busy" => return Ok(Holding::Busy(overlap, holder)),
-            _ => return Ok(Holding::Free),
-        }
+            "busy" => Holding::Busy(overlap, holder),
+            _ => Holding::Free,
+        };
+        return Ok((holding, terms));
     }
 }
 
@@ -297,12 +299,9 @@ mod tests {
     use crate::job::set_terms;
     use crate::job::tests::overlap;
     use crate::redis::redis_server::RedisServer;
-    use crate::store::Store;
 
     fn shared(server: &RedisServer) -> (Location, RedisAddress) {
-        let Ok(Store::Redis(address)) = Store::parse(&server.patient_url()) else {
-            panic!("{} is not a Redis URL", server.url())
-        };
+        let address = crate::store::redis_address(&server.patient_url());
         let location = Location::Shared {
             address: address.clone(),
             fallback: Ok(std::env::temp_dir()),
@@ -316,11 +315,11 @@ mod tests {
 
     #[test]
     fn a_shared_stores_terms_change_one_at_a_time_and_a_damaged_one_is_the_default() {
-        use crate::job::{JobTerms, TermsChange, terms};
+        use crate::job::{TermsChange, read};
         let server = RedisServer::on_socket();
         let (location, address) = shared(&server);
         let job: BudgetName = "nightly".parse().unwrap();
-        let read = || terms(&location, &job, &Threads, None).unwrap();
+        let read = || read(&location, &job, &Threads).unwrap().0;
         assert_eq!(read(), JobTerms::default());
         let alert_after = TermsChange {
             overlap: None,
@@ -334,9 +333,8 @@ mod tests {
         };
         assert_eq!(read(), expected);
         // What the run's hold reads is the same terms.
-        let mut store = RedisStore::for_job(address.clone(), &job, &Threads);
-        let reply = store.job("job_hold", "a", LEASE, None).unwrap();
-        assert_eq!(super::terms_of_reply(reply).0, expected);
+        let (_, held_with) = super::hold(&location, &job, "a", &Threads, None).unwrap();
+        assert_eq!(held_with, expected);
         let raw = crate::resp::Connection::open(&address, Duration::from_secs(2));
         raw.unwrap()
             .call(&[b"HSET", b"retry:budget:job:{nightly}", b"alert_after", b"0"])
@@ -349,7 +347,10 @@ mod tests {
         let server = RedisServer::on_socket();
         let (location, address) = shared(&server);
         let job: BudgetName = "nightly".parse().unwrap();
-        let hold = |run: &str, until| super::hold(&location, &job, run, &Threads, until).unwrap();
+        let hold = |run: &str, until| {
+            let (holding, _) = super::hold(&location, &job, run, &Threads, until).unwrap();
+            holding
+        };
         // Allow, the default: nothing is held.
         assert!(matches!(hold("a", None), Holding::Free));
         set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
@@ -387,7 +388,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let location = Location::File(dir.path().to_path_buf());
         let job: BudgetName = "nightly".parse().unwrap();
-        let hold = |until| super::hold(&location, &job, "run", &Threads, until).unwrap();
+        let hold = |until| {
+            super::hold(&location, &job, "run", &Threads, until)
+                .unwrap()
+                .0
+        };
         assert!(matches!(hold(None), Holding::Free));
         set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
         let Holding::Held(first) = hold(None) else {

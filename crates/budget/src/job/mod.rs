@@ -192,7 +192,7 @@ pub fn print(
     out: &mut impl io::Write,
 ) -> Result<(), ShowError> {
     let name = history_name(job);
-    let (terms, running) = read(location, &name, watch, None).map_err(|why| {
+    let (terms, running) = read(location, &name, watch).map_err(|why| {
         ShowError::Unreadable(format!("cannot read the terms of job {job}: {why}"))
     })?;
     let shown = Shown {
@@ -206,29 +206,17 @@ pub fn print(
     write_as(format, out, &shown, write_text)
 }
 
-/// The terms of the job `job` at `location`, read within `latest`, for a run of it.
-pub fn terms<W: Waiter>(
-    location: &Location,
-    job: &BudgetName,
-    watch: &W,
-    latest: Option<Duration>,
-) -> Result<JobTerms, String> {
-    read(location, job, watch, latest).map(|(terms, _)| terms)
-}
-
-/// The terms of the job `job` at `location`, and the run that holds its lease; within
-/// `latest`.
+/// The terms of the job `job` at `location`, and the run that holds its lease.
 fn read<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     watch: &W,
-    latest: Option<Duration>,
 ) -> Result<(JobTerms, Option<String>), String> {
     match location {
         Location::File(dir) => Ok((read_file(&terms_dir(dir).join(job.as_str()))?, None)),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
-            match store.job("job_show", "", Duration::ZERO, latest) {
+            match store.job("job_show", "", Duration::ZERO, None) {
                 Ok(fields) => Ok(terms_of_reply(fields)),
                 Err(Failure::Failed(why)) => Err(why),
                 Err(Failure::Interrupted(signal)) => {
@@ -411,7 +399,7 @@ mod tests {
     fn a_file_stores_terms_are_kept_read_and_shown_and_a_foreign_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let location = Location::File(dir.path().to_path_buf());
-        let read = |name: &str| read(&location, &job(name), &Threads, None);
+        let read = |name: &str| read(&location, &job(name), &Threads);
         assert_eq!(read("nightly"), Ok((JobTerms::default(), None)));
         for mode in [Overlap::Skip, Overlap::Wait, Overlap::Allow, Overlap::Skip] {
             set_terms(&location, &job("nightly"), overlap(mode), &Threads).unwrap();
@@ -453,7 +441,7 @@ mod tests {
         old.resize(RECORD - 1, b' ');
         old.push(b'\n');
         std::fs::write(&path, &old).unwrap();
-        let terms = || terms(&location, &job("nightly"), &Threads, None).unwrap();
+        let terms = || read(&location, &job("nightly"), &Threads).unwrap().0;
         assert_eq!(
             terms(),
             JobTerms {

@@ -141,6 +141,35 @@ pub(crate) const MONITOR_FILE: Variable = Variable {
               COMMAND never sees it",
 };
 
+/// A trace's context, which a run joins, and which each attempt gets its own of.
+pub(crate) const TRACEPARENT: Variable = Variable {
+    name: "TRACEPARENT",
+    meaning: "a W3C traceparent the run joins; with it or an OTLP endpoint, each attempt gets \
+              its own, whose parent is the attempt's span (TRACESTATE passes on as it is)",
+};
+
+/// Where a run's spans go (OpenTelemetry's exporter variables).
+pub(crate) const OTLP_ENDPOINT: Variable = Variable {
+    name: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    meaning: "send the run's span and its attempts' there at its end (or to \
+              OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), with the standard PROTOCOL (http/protobuf, \
+              http/json), TIMEOUT, OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; \
+              OTEL_SDK_DISABLED=true turns tracing off",
+};
+
+/// The headers the spans are sent with: secrets.
+pub(crate) const OTLP_HEADERS: Variable = Variable {
+    name: "OTEL_EXPORTER_OTLP_HEADERS",
+    meaning: "the headers the spans are sent with (or OTEL_EXPORTER_OTLP_TRACES_HEADERS), \
+              key=value,...; secrets: never said, and COMMAND never sees either",
+};
+
+/// The exporter variables that hold secrets, which no child inherits.
+pub(crate) const EXPORTER_SECRETS: [&str; 2] = [
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+];
+
 /// The budget every run spends from, when `--budget` names none.
 pub(crate) const BUDGET: Variable = Variable {
     name: "RETRY_BUDGET",
@@ -246,11 +275,14 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 19] = [
+pub(crate) const READ: [Variable; 22] = [
     BUDGET,
     BUDGET_STORE,
     MONITOR,
     MONITOR_FILE,
+    TRACEPARENT,
+    OTLP_ENDPOINT,
+    OTLP_HEADERS,
     HOST,
     NESTED,
     MAX_REQUESTED_WAIT,

@@ -1,4 +1,5 @@
-//! One HTTP/1.1 request, for the monitors a run tells (heartbeat pings): an `http://` or
+//! One HTTP/1.1 request, for the monitors a run tells (heartbeat pings) and the collector its
+//! spans go to: an `http://` or
 //! `https://` URL taken apart, the request written with `Connection: close`, and the answer's
 //! status line and headers read in bounded memory, all within one deadline.
 //!
@@ -40,6 +41,9 @@ pub(crate) struct Request<'a> {
     /// `GET` or `POST`.
     pub(crate) method: &'static str,
     pub(crate) url: &'a Url,
+    /// Headers of the caller's (an exporter's, which are secrets): names and values without a
+    /// line break, which their reader checks.
+    pub(crate) headers: &'a [(String, String)],
     /// The body, with its content type; none for a `GET`.
     pub(crate) body: Option<(&'static str, &'a [u8])>,
 }
@@ -206,6 +210,9 @@ fn request_bytes(request: &Request) -> Vec<u8> {
         env!("CARGO_PKG_VERSION"),
     )
     .into_bytes();
+    for (name, value) in request.headers {
+        let _ = write!(bytes, "{name}: {value}\r\n");
+    }
     let body = match request.body {
         Some((content_type, body)) => {
             let _ = write!(
@@ -280,9 +287,11 @@ mod tests {
             ("::1", 8080, "/".into())
         );
         assert_eq!(url.joined("fail").target(), "/fail");
+        let headers = [("Authorization".to_string(), "Bearer x".to_string())];
         let request = Request {
             method: "POST",
             url: &url,
+            headers: &headers,
             body: Some(("text/plain", b"hi")),
         };
         let bytes = String::from_utf8(request_bytes(&request)).unwrap();
@@ -290,6 +299,7 @@ mod tests {
             bytes.starts_with("POST / HTTP/1.1\r\nHost: [::1]:8080\r\n"),
             "{bytes}"
         );
+        assert!(bytes.contains("\r\nAuthorization: Bearer x\r\n"), "{bytes}");
         assert!(bytes.ends_with("Content-Length: 2\r\n\r\nhi"), "{bytes}");
     }
 

@@ -47,6 +47,7 @@ use crate::signals::SignalWatch;
 use crate::signals::reaper;
 use crate::signals::startup::{self, Inherited};
 use crate::spill::HoldError;
+use crate::trace::Tracing;
 use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
 use retry_budget::default_budget;
@@ -283,9 +284,13 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         input,
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
-        environment: crate::process::environ::of_run(started.environment, config.run_id()),
+        environment: crate::process::environ::of_attempts(
+            crate::process::environ::of_run(started.environment, config.run_id()),
+            config.tracing().is_some(),
+        ),
         launcher,
         tails: tails.clone(),
+        trace: config.tracing().map(Tracing::context),
     };
     let mut hooks = HookRunner::new(
         config.hooks().clone(),
@@ -302,6 +307,9 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         Held::Go(_, terms) => terms.alert_after,
         Held::NoAttempt(_) => 1,
     };
+    let mut spans = config
+        .tracing()
+        .and_then(|tracing| tracing.recorder(config.run_id()));
     let mut pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
         Pings::new(monitor, config.run_id(), alert_after, tails)
@@ -318,7 +326,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
                     budget: &mut budget,
                     release: &mut release,
                     hooks: &mut hooks,
-                    sink: &mut ((&mut reporter, &mut files), &mut pings),
+                    sink: &mut ((&mut reporter, &mut files), (&mut pings, &mut spans)),
                 },
             );
             (hold, end)
@@ -357,6 +365,12 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         let mut warn = |message| reporter.emit(&Event::Warning(message));
         // The run ends by the signal, as it would have a moment later without the ping.
         if let Err(signal) = pings.finish(&end, failed_in_a_row, &watch, deadline, &mut warn) {
+            end.reason = Reason::Interrupted(signal, Moment::Report);
+        }
+    }
+    if let (Some(tracing), Some(spans)) = (config.tracing(), &spans) {
+        let mut warn = |message| reporter.emit(&Event::Warning(message));
+        if let Err(signal) = tracing.send(spans, &end, &watch, deadline, &mut warn) {
             end.reason = Reason::Interrupted(signal, Moment::Report);
         }
     }

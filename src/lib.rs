@@ -27,6 +27,7 @@ mod reference;
 mod report;
 mod signals;
 mod spill;
+mod trace;
 
 pub use cli::{Cli, full_command, one_line_error};
 pub use invocation::{Started, prepare, run, say_error};

@@ -21,6 +21,7 @@ use super::ConfigError;
 use crate::environment;
 use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
+use crate::trace::Tracing;
 
 /// The longest wait a command may ask for, unless `RETRY_MAX_REQUESTED_WAIT` says otherwise.
 pub(super) const MAX_REQUESTED_WAIT: Duration = Duration::from_secs(15 * 60);
@@ -182,6 +183,20 @@ pub(super) fn run_id(env: &impl Fn(&str) -> Option<OsString>) -> RunId {
         chunk.copy_from_slice(&half.to_le_bytes());
     }
     RunId::from_random(bytes)
+}
+
+/// The run's tracing, if the environment asks for it, and what it could not use; a new trace's
+/// id and the run's span drawn from the operating system's entropy.
+pub(super) fn tracing(env: &impl Fn(&str) -> Option<OsString>) -> (Option<Tracing>, Vec<String>) {
+    let mut problems = Vec::new();
+    let ids = || {
+        let mut trace_id = [0u8; 16];
+        trace_id[..8].copy_from_slice(&random_seed().to_be_bytes());
+        trace_id[8..].copy_from_slice(&random_seed().to_be_bytes());
+        (trace_id, random_seed().to_be_bytes())
+    };
+    let tracing = Tracing::from_environment(env, ids, &mut problems);
+    (tracing, problems)
 }
 
 /// A seed from the operating system's entropy, or from the clock if that is unavailable.

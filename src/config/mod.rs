@@ -43,6 +43,7 @@ use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
 use crate::report::formats::ReportSpec;
 use crate::report::verbosity::{LogFormat, LogSettings};
+use crate::trace::Tracing;
 
 mod budget;
 mod flags;
@@ -53,7 +54,7 @@ pub(crate) use budget::HistoryPlace;
 use budget::{budget_in_force, history_place, job_name, run_budget};
 use flags::refuse;
 use from_environment::{
-    Deadlines, github_files, host_name, max_requested_wait, nested, random_seed, run_id,
+    Deadlines, github_files, host_name, max_requested_wait, nested, random_seed, run_id, tracing,
 };
 use record::InForce;
 pub(crate) use record::OptionsRecord;
@@ -100,6 +101,10 @@ pub(crate) struct Config {
     preset: PresetInForce,
     /// The heartbeat monitor told of the run's start and outcome.
     monitor: Option<Monitor>,
+    /// The run's place in a trace, and where its spans go.
+    tracing: Option<Tracing>,
+    /// What the tracing variables held that could not be used.
+    tracing_problems: Vec<String>,
     /// The CI system the run is in, and GitHub's files for its outcome.
     ci: Option<CiSystem>,
     github: GitHubFiles,
@@ -147,6 +152,7 @@ impl Config {
         let budget = run_budget(&cli, &env, preset)?;
         let (rules, mut output) = flags::rules_and_output(&cli, preset)?;
         let monitor = Monitor::from_environment(&env).map_err(ConfigError)?;
+        let (tracing, tracing_problems) = tracing(&env);
         // The outcome's ping carries the end of the output.
         output.keep_tails |= monitor.is_some();
         let layer = Layer::of(
@@ -215,6 +221,8 @@ impl Config {
             job_given: cli.job.is_some(),
             github: github_files(ci, &env),
             monitor,
+            tracing,
+            tracing_problems,
             ci,
             recorded: OptionsRecord::of(&mut cli, in_force),
             reports: cli.report,
@@ -234,6 +242,11 @@ impl Config {
     /// The heartbeat monitor told of the run, if any.
     pub(crate) fn monitor(&self) -> Option<&Monitor> {
         self.monitor.as_ref()
+    }
+
+    /// The run's tracing, if the environment asks for it.
+    pub(crate) fn tracing(&self) -> Option<&Tracing> {
+        self.tracing.as_ref()
     }
 
     /// The run's identity (`RETRY_RUN_ID`).
@@ -269,6 +282,7 @@ impl Config {
             .into_iter()
             .chain(self.deadlines.problems.iter().cloned())
             .chain(self.history_problem.iter().cloned())
+            .chain(self.tracing_problems.iter().cloned())
             .collect();
         if let PresetInForce::NoneForProgram(program) = &self.preset {
             warnings.push(format!(

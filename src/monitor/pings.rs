@@ -2,7 +2,8 @@
 //! `--splay`, the breaker and the job's overlap), so that it never holds the attempt back; and
 //! the outcome, once the run's exit status is final, after its end files. The start is one try
 //! of at most [`START_LIMIT`]; the outcome at most [`TRIES`] tries within [`OUTCOME_LIMIT`] and
-//! the run's deadline (with the grace the end files get). A monitor that is down, slow or
+//! the run's deadline (with the grace the end files get; only the grace when a signal ended
+//! the run). A monitor that is down, slow or
 //! refusing is said in a warning, and changes neither the exit status nor the output; only a
 //! signal that ends the run ends the wait for it.
 //!
@@ -19,11 +20,11 @@ use super::body::{self, DEFAULT_LIMIT};
 use super::dialect::Ping;
 use crate::http::{self, Answer, Url};
 use crate::output::tail::KeptTails;
-use crate::report::outlet::GRACE;
 use crate::signals::{SignalWatch, Waited, Waiter};
+use retry_policy::deadline::telling_limit;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
-use retry_policy::outcome::RunEnd;
+use retry_policy::outcome::{Reason, RunEnd};
 use retry_policy::run_id::RunId;
 use retry_policy::signal::Signal;
 
@@ -118,7 +119,9 @@ impl<'m> Pings<'m> {
         warn: &mut dyn FnMut(String),
     ) -> Result<(), Signal> {
         let host = self.monitor.host().to_string();
-        let limit = self.body_limit(watch)?;
+        let interrupted = matches!(end.reason, Reason::Interrupted(..));
+        let until = telling_limit(Instant::now(), OUTCOME_LIMIT, deadline, interrupted);
+        let limit = self.body_limit(watch, until)?;
         if let Some(why) = self.start_problem.take() {
             warn(format!(
                 "the monitor ({host}) was not told the run started: {why}"
@@ -146,10 +149,6 @@ impl<'m> Pings<'m> {
         let body = request
             .with_body
             .then(|| body::body(&summary, self.tails.latest().as_ref(), limit));
-        let mut until = Instant::now() + OUTCOME_LIMIT;
-        if let Some(deadline) = deadline {
-            until = until.min(deadline.max(Instant::now()) + GRACE);
-        }
         let url = request.url;
         let sent = watch.run_job(Some(until), move || send_outcome(&url, body, until));
         let told = match sent {
@@ -167,12 +166,13 @@ impl<'m> Pings<'m> {
     }
 
     /// The most bytes the monitor takes in a body, as the start's answer announced it; waits
-    /// for that answer (within the start's limit), awake to the signals that end a run.
-    fn body_limit(&mut self, watch: &SignalWatch) -> Result<usize, Signal> {
+    /// for that answer (within the start's limit, and `until`), awake to the signals that end a
+    /// run.
+    fn body_limit(&mut self, watch: &SignalWatch, until: Instant) -> Result<usize, Signal> {
         let Some(answered) = self.start.take() else {
             return Ok(DEFAULT_LIMIT);
         };
-        let until = Instant::now() + START_LIMIT;
+        let until = until.min(Instant::now() + START_LIMIT);
         let answer = match watch.run_job(Some(until), move || answered.recv()) {
             Ok(Waited::Done(Ok(answer))) => answer,
             Ok(Waited::Stopped(signal)) => return Err(signal),
@@ -215,6 +215,7 @@ fn get(url: &Url) -> http::Request<'_> {
     http::Request {
         method: "GET",
         url,
+        headers: &[],
         body: None,
     }
 }
@@ -226,6 +227,7 @@ fn send_outcome(url: &Url, body: Option<Vec<u8>>, until: Instant) -> Result<(), 
         Some(body) => http::Request {
             method: "POST",
             url,
+            headers: &[],
             body: Some((TEXT, body)),
         },
         None => get(url),

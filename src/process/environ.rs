@@ -25,11 +25,26 @@ pub(crate) fn of_run(environment: ChildEnvironment, run_id: RunId) -> ChildEnvir
     environment.with(environment::RUN_ID.name, OsStr::new(&run_id.to_string()))
 }
 
+/// `environment` (the run's) for its attempts: in a traced run each attempt gets a
+/// `TRACEPARENT` of its own in place of the one the run joined.
+pub(crate) fn of_attempts(environment: ChildEnvironment, traced: bool) -> ChildEnvironment {
+    match traced {
+        true => environment.without(environment::TRACEPARENT.name),
+        false => environment,
+    }
+}
+
 /// Whether the tool's own value of `name` never reaches a child: withheld, or set per attempt
-/// or per hook. All of those are named with the tool's prefix, so that most of an environment is
-/// passed by one comparison.
+/// or per hook. All of those but the exporter's secrets are named with the tool's prefix, so
+/// that most of an environment is passed by a comparison or two.
 fn is_replaced(name: &OsStr) -> bool {
-    if !name.as_bytes().starts_with(environment::PREFIX.as_bytes()) {
+    let name_bytes = name.as_bytes();
+    if name_bytes.starts_with(b"OTEL_EXPORTER_OTLP_") {
+        return environment::EXPORTER_SECRETS
+            .iter()
+            .any(|secret| name == *secret);
+    }
+    if !name_bytes.starts_with(environment::PREFIX.as_bytes()) {
         return false;
     }
     let named = |variable: &Variable| name == variable.name;
@@ -67,6 +82,10 @@ mod tests {
             assert!(is_replaced(OsStr::new(variable.name)), "{}", variable.name);
         }
         assert!(!is_replaced(OsStr::new("PATH")));
+        for secret in environment::EXPORTER_SECRETS {
+            assert!(is_replaced(OsStr::new(secret)), "{secret}");
+        }
+        assert!(!is_replaced(OsStr::new("OTEL_EXPORTER_OTLP_ENDPOINT")));
         let mut environment = inherited();
         environment.set_attempt([]);
         // Whatever the test runner's environment holds, none of the tool's own goes on.

@@ -19,7 +19,7 @@ pub(crate) mod stdin_replay;
 mod supervision;
 pub(crate) mod terminal;
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -41,6 +41,7 @@ use retry_policy::outcome::SpawnFailure;
 use retry_policy::requested;
 use retry_policy::run::{AttemptReport, Attempts, SpawnError};
 use retry_policy::termination::TimeLimit;
+use retry_policy::trace_context::TraceContext;
 use retry_sys::environ::{ChildEnvironment, Value};
 use retry_sys::spawn::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 
@@ -93,6 +94,8 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) launcher: Launcher,
     /// Where each attempt's output tails go, for a report that shows them.
     pub(crate) tails: Option<KeptTails>,
+    /// The run's place in a trace, whose attempts each get a `TRACEPARENT` of their own.
+    pub(crate) trace: Option<TraceContext>,
 }
 
 impl ProcessRunner<'_> {
@@ -121,11 +124,18 @@ impl ProcessRunner<'_> {
                 Value::Text(file.path().as_os_str()),
             )
         });
+        let traceparent = self
+            .trace
+            .map(|context| OsString::from(context.traceparent(numbering.attempt)));
+        let traceparent = traceparent
+            .as_deref()
+            .map(|value| (environment::TRACEPARENT.name, Value::Text(value)));
         self.environment.set_attempt(
             values
                 .into_iter()
                 .chain(limits.into_iter().flatten())
-                .chain(request),
+                .chain(request)
+                .chain(traceparent),
         );
         let piped = |piped: bool| match piped {
             true => ChildStdio::Pipe,

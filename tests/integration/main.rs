@@ -60,5 +60,7 @@ mod support;
 mod terminal;
 /// `--kill-after` and `--max-time`.
 mod time_limits;
+/// Traces through OpenTelemetry's variables: TRACEPARENT per attempt, and OTLP export.
+mod traces;
 /// Bad input, help, version and extreme values.
 mod usage;

@@ -1,8 +1,8 @@
 //! What the test targets share: running the binary with a time limit (`harness`), a terminal of
 //! their own (`pty`), a real redis-server on a private address (`redis_server`, whose
 //! certificates serve the presets' TLS servers too) and the clusters and sentinels made of them
-//! (`redis_fleet`), a small HTTP service (`http_service`), and a stand-in for a heartbeat
-//! monitor (`monitor_service`).
+//! (`redis_fleet`), a small HTTP service (`http_service`), a stand-in for a heartbeat
+//! monitor (`monitor_service`), and a trace collector (`otlp_receiver`).
 
 pub(crate) mod harness;
 // Only the integration tests serve HTTP this way; the presets' tests have a faultier server.
@@ -11,6 +11,9 @@ pub(crate) mod http_service;
 // Only the integration tests tell a monitor.
 #[allow(dead_code)]
 pub(crate) mod monitor_service;
+// Only the integration tests collect traces.
+#[allow(dead_code)]
+pub(crate) mod otlp_receiver;
 pub(crate) mod pty;
 // Only the integration tests run clusters and sentinels; the presets' tests use none.
 #[allow(dead_code)]

@@ -224,9 +224,40 @@ impl Deadline {
     }
 }
 
+/// The latest moment a run that has ended, at `now`, may spend telling a service outside of it
+/// (a monitor, a trace collector): `limit` from now, but no later than its `deadline`'s grace,
+/// and only the grace once a signal ended it (`interrupted`), which must end it soon.
+pub fn telling_limit(
+    now: Instant,
+    limit: Duration,
+    deadline: Option<Instant>,
+    interrupted: bool,
+) -> Instant {
+    let mut until = now + limit;
+    if let Some(deadline) = deadline {
+        until = until.min(deadline.max(now) + GRACE);
+    }
+    match interrupted {
+        true => until.min(now + GRACE),
+        false => until,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn telling_a_service_outside_stays_within_the_deadline_and_a_signal() {
+        let now = Instant::now();
+        let limit = Duration::from_secs(10);
+        assert_eq!(telling_limit(now, limit, None, false), now + limit);
+        let soon = now + Duration::from_secs(1);
+        assert_eq!(telling_limit(now, limit, Some(soon), false), soon + GRACE);
+        let past = now - Duration::from_secs(1);
+        assert_eq!(telling_limit(now, limit, Some(past), false), now + GRACE);
+        assert_eq!(telling_limit(now, limit, None, true), now + GRACE);
+    }
 
     fn at(seconds: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(seconds)

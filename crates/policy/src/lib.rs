@@ -35,4 +35,5 @@ pub mod signal;
 pub mod target;
 pub mod termination;
 pub mod timestamp;
+pub mod trace_context;
 pub mod verdict;

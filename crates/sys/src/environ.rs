@@ -200,6 +200,18 @@ impl ChildEnvironment {
         self
     }
 
+    /// This table without the inherited variable `name`: one the run gives every child a value
+    /// of its own for (one per attempt, say).
+    pub fn without(mut self, name: &str) -> Self {
+        let buffer = &self.inherited;
+        self.starts.retain(|&start| {
+            let entry = &buffer[start..];
+            !(entry.starts_with(name.as_bytes()) && entry.get(name.len()) == Some(&b'='))
+        });
+        self.point();
+        self
+    }
+
     /// Make the inherited entries' pointers, once `inherited` is whole: it does not change
     /// again while children use them.
     fn point(&mut self) {
@@ -333,6 +345,14 @@ mod tests {
             .collect();
         assert_eq!(pointed, expected);
         assert!(environment.pointers[3].is_null());
+    }
+
+    #[test]
+    fn a_variable_left_out_is_gone_and_only_it() {
+        let environment =
+            ChildEnvironment::new(["TRACEPARENT=00-a", "TRACEPARENTS=kept", "PATH=/bin"])
+                .without("TRACEPARENT");
+        assert_eq!(texts(&environment), ["TRACEPARENTS=kept", "PATH=/bin"]);
     }
 
     #[test]

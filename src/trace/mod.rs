@@ -1,0 +1,129 @@
+//! A run in a distributed trace, through OpenTelemetry's standard variables and nothing else.
+//! When the environment carries a `TRACEPARENT`, or names an OTLP endpoint, the run joins that
+//! trace (or starts one) and gives each attempt its own `TRACEPARENT`, whose parent is the
+//! attempt's span, so that the command's own spans nest under it; with an endpoint, and the
+//! trace sampled, one request at the run's end sends the run's span and its attempts'. Without
+//! either, or with `OTEL_SDK_DISABLED=true`, nothing here runs and `TRACEPARENT` passes through
+//! as it came. A collector that is down or slow is a warning, within the exporter's timeout and
+//! the run's deadline; it changes neither the exit status nor the output. `export` reads the
+//! exporter's variables, `spans` records the spans from the run's events, `otlp` encodes them.
+
+mod export;
+mod otlp;
+mod spans;
+
+use std::ffi::OsString;
+use std::time::Instant;
+
+use crate::environment;
+use crate::http;
+use crate::signals::{SignalWatch, Waited, Waiter};
+use export::{Export, Protocol};
+use retry_policy::deadline::telling_limit;
+use retry_policy::outcome::{Reason, RunEnd};
+use retry_policy::run_id::RunId;
+use retry_policy::signal::Signal;
+use retry_policy::trace_context::{SpanId, TraceContext, TraceId};
+
+pub(crate) use spans::Recorder;
+
+/// A run's tracing: its place in the trace, and where its spans go.
+#[derive(Debug)]
+pub(crate) struct Tracing {
+    context: TraceContext,
+    /// Where the spans are sent; none when no endpoint is named, or the trace is not sampled.
+    export: Option<Export>,
+}
+
+impl Tracing {
+    /// The tracing `env` asks for, if any, its new ids (a new trace's, the run's span) drawn
+    /// from `ids` only then. What cannot be used is said in `problems`.
+    pub(crate) fn from_environment(
+        env: &impl Fn(&str) -> Option<OsString>,
+        ids: impl FnOnce() -> (TraceId, SpanId),
+        problems: &mut Vec<String>,
+    ) -> Option<Tracing> {
+        let disabled = env("OTEL_SDK_DISABLED")
+            .is_some_and(|value| value.to_string_lossy().trim().eq_ignore_ascii_case("true"));
+        if disabled {
+            return None;
+        }
+        let traceparent = env(environment::TRACEPARENT.name);
+        let export = Export::from_environment(env, problems);
+        if traceparent.is_none() && export.is_none() {
+            return None;
+        }
+        let traceparent = traceparent.as_deref().and_then(|value| value.to_str());
+        let (new_trace, run_span) = ids();
+        let context = TraceContext::new(traceparent, new_trace, run_span);
+        Some(Tracing {
+            export: export.filter(|_| context.sampled()),
+            context,
+        })
+    }
+
+    /// The run's place in the trace.
+    pub(crate) fn context(&self) -> TraceContext {
+        self.context
+    }
+
+    /// A recorder of the run `run_id`'s spans, when they are to be sent.
+    pub(crate) fn recorder(&self, run_id: RunId) -> Option<Recorder> {
+        self.export
+            .as_ref()
+            .map(|_| Recorder::new(self.context, run_id))
+    }
+
+    /// Send the spans `recorder` kept of the run that ended as `end`, within the exporter's
+    /// timeout and the run's `deadline` (and its grace; only the grace when a signal ended it),
+    /// awake to `watch`'s signals; `warn` is
+    /// told what the collector did not take, a signal that ends the run is returned.
+    pub(crate) fn send(
+        &self,
+        recorder: &Recorder,
+        end: &RunEnd,
+        watch: &SignalWatch,
+        deadline: Option<Instant>,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<(), Signal> {
+        let Some(export) = &self.export else {
+            return Ok(());
+        };
+        let spans = recorder.spans(end);
+        let (body, content_type) = match export.protocol {
+            Protocol::Protobuf => (
+                otlp::protobuf(&self.context, &export.resource, &spans),
+                "application/x-protobuf",
+            ),
+            Protocol::Json => (
+                otlp::json(&self.context, &export.resource, &spans),
+                "application/json",
+            ),
+        };
+        let interrupted = matches!(end.reason, Reason::Interrupted(..));
+        let until = telling_limit(Instant::now(), export.timeout, deadline, interrupted);
+        let (url, headers) = (export.url.clone(), export.headers.clone());
+        let sent = watch.run_job(Some(until), move || {
+            let request = http::Request {
+                method: "POST",
+                url: &url,
+                headers: &headers,
+                body: Some((content_type, &body)),
+            };
+            http::send(&request, until)
+        });
+        let failed = match sent {
+            Ok(Waited::Done(Ok(answer))) if (200..300).contains(&answer.status) => return Ok(()),
+            Ok(Waited::Done(Ok(answer))) => format!("it answered {}", answer.status),
+            Ok(Waited::Done(Err(why))) => why,
+            Ok(Waited::TimedOut) => "it did not answer in time".to_string(),
+            Ok(Waited::Stopped(signal)) => return Err(signal),
+            Err(err) => format!("cannot start a thread: {err}"),
+        };
+        warn(format!(
+            "traces: the collector ({}) did not take the run's spans: {failed}",
+            export.url.host()
+        ));
+        Ok(())
+    }
+}

@@ -43,13 +43,19 @@ impl Tracing {
         ids: impl FnOnce() -> (TraceId, SpanId),
         problems: &mut Vec<String>,
     ) -> Option<Tracing> {
+        let traceparent = env(environment::TRACEPARENT.name);
+        let mut found = Vec::new();
+        let export = Export::from_environment(env, &mut found);
+        // Most runs have neither, and look no further.
+        if traceparent.is_none() && export.is_none() && found.is_empty() {
+            return None;
+        }
         let disabled = env("OTEL_SDK_DISABLED")
             .is_some_and(|value| value.to_string_lossy().trim().eq_ignore_ascii_case("true"));
         if disabled {
             return None;
         }
-        let traceparent = env(environment::TRACEPARENT.name);
-        let export = Export::from_environment(env, problems);
+        problems.append(&mut found);
         if traceparent.is_none() && export.is_none() {
             return None;
         }

@@ -199,7 +199,8 @@ impl EventSink for Recorder {
                 start: Instant::now(),
                 end: None,
                 status: None,
-                verdict: "running",
+                // Until its end comes: one that could not start, or a signal cut short, has none.
+                verdict: "unfinished",
                 reason: None,
                 wait_before: self.next_wait.take(),
             }),

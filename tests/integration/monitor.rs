@@ -294,3 +294,55 @@ fn without_a_monitor_a_run_opens_no_network_socket() {
         "a socket of the network was opened:\n{traced}"
     );
 }
+
+#[test]
+fn a_run_an_open_breaker_kept_out_alerts_with_75_and_sends_no_start() {
+    let scratch = Scratch::new();
+    let store = format!("file:{}", scratch.path("budgets").display());
+    std::fs::create_dir(scratch.path("budgets")).unwrap();
+    retry([
+        "budget",
+        "set",
+        "svc",
+        "--budget-store",
+        &store,
+        "--rate",
+        "10/1m",
+    ])
+    .args(["--breaker", "1/1m", "--cool-down", "1h"])
+    .run()
+    .expect_code(0);
+    let monitor = MonitorService::answering();
+    let run = || {
+        retry([
+            "--budget",
+            "svc",
+            "--budget-store",
+            &store,
+            "-n",
+            "1",
+            "--",
+            "false",
+        ])
+        .env(
+            "RETRY_MONITOR",
+            format!("healthchecks:{}", monitor.url("/u")),
+        )
+        .run()
+    };
+    run().expect_code(1);
+    run().expect_code(75);
+    let requests = monitor.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    assert!(requests[0].starts_with("GET /u/start?rid="), "{requests:?}");
+    assert!(requests[1].starts_with("POST /u/1?rid="), "{requests:?}");
+    assert!(
+        requests[2].starts_with("POST /u/75?rid="),
+        "no attempt, no start: {requests:?}"
+    );
+    let body = &monitor.received()[2].body;
+    assert!(
+        body.starts_with("retry: 0 attempts, reason breaker_open"),
+        "{body}"
+    );
+}

@@ -86,7 +86,7 @@ impl<'a> Supervision<'a> {
             match self.watch.wait_until(next) {
                 Wake::Changed => {
                     match reaper::reap_ended(Some(self.leader), self.terminal.is_some()) {
-                        Some(WaitStatus::Stopped(..)) => self.stop_along(),
+                        Some(WaitStatus::Stopped(_, stop)) => self.stop_along(stop),
                         Some(status) => return status,
                         None => {}
                     }
@@ -206,14 +206,22 @@ impl<'a> Supervision<'a> {
         }
     }
 
-    /// The attempt was stopped at the terminal (Ctrl-Z): take the terminal back and stop too, so
-    /// that the user's shell sees the job stopped. When the shell continues the tool, continue
-    /// the attempt, and give it the terminal only if the tool was continued in the foreground
-    /// (`fg`, not `bg`).
-    fn stop_along(&self) {
+    /// The attempt was stopped at the terminal (Ctrl-Z, or `stop`, a read or a write there while
+    /// in the background): take the terminal back and stop too, so that the user's shell sees
+    /// the job stopped. When the shell continues the tool, continue the attempt, and give it the
+    /// terminal only if the tool was continued in the foreground (`fg`, not `bg`). A read or a
+    /// write of a moment the tool has left behind (it holds the terminal again: `fg` came before
+    /// the stop was seen) stops nothing: the attempt takes the terminal and goes on.
+    fn stop_along(&self, stop: nix::sys::signal::Signal) {
+        use nix::sys::signal::Signal::{SIGTTIN, SIGTTOU};
         let Some(terminal) = self.terminal else {
             return;
         };
+        if matches!(stop, SIGTTIN | SIGTTOU) && terminal.is_in_foreground() {
+            terminal.give_to(self.leader);
+            self.send(signal::CONT);
+            return;
+        }
         terminal.take_back_from(self.leader);
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
         terminal.give_to(self.leader);

@@ -51,6 +51,11 @@ impl Terminal {
         tcgetpgrp(&self.tty).ok() == Some(group)
     }
 
+    /// Whether the tool's own group is the terminal's foreground.
+    pub(crate) fn is_in_foreground(&self) -> bool {
+        self.is_held_by(self.own_group)
+    }
+
     /// Make the tool's own group the foreground again, if `group` holds the terminal; errors are
     /// ignored, as the terminal may be gone.
     pub(crate) fn take_back_from(&self, group: Pid) {
@@ -61,7 +66,7 @@ impl Terminal {
 
     /// Make `group` the terminal's foreground, if the tool's own group holds it.
     pub(crate) fn give_to(&self, group: Pid) {
-        if self.is_held_by(self.own_group) {
+        if self.is_in_foreground() {
             let _ = tcsetpgrp(&self.tty, group);
         }
     }

@@ -21,7 +21,7 @@ use crate::monitor::Pings;
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
-use crate::overlap::{self, Held};
+use crate::overlap::JobHold;
 use crate::plan;
 use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
@@ -60,6 +60,7 @@ use retry_budget::store::{Location, StoreSettings};
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
+use retry_policy::job_end::{self, Counted};
 use retry_policy::outcome::{Moment, Reason, RunEnd};
 use retry_policy::run::Release;
 use retry_policy::run::{self, Parts};
@@ -301,37 +302,27 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     );
     // The run's one deadline, which the loop counts to, bounds what is written after it too.
     let deadline = config.deadline_at();
-    let mut warn = |message| reporter.emit(&Event::Warning(message));
-    let held = overlap::hold(config, &watch, deadline, &mut warn);
-    let alert_after = match &held {
-        Held::Go(_, terms) => terms.alert_after,
-        Held::NoAttempt(_) => 1,
-    };
+    let mut job = JobHold::new(config, &watch);
     let mut spans = config
         .tracing()
         .and_then(|tracing| tracing.recorder(config.run_id()));
     let mut pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
-        Pings::new(monitor, config.run_id(), alert_after, tails)
+        Pings::new(monitor, config.run_id(), job.terms(), tails)
     });
-    let (hold, mut end) = match held {
-        Held::NoAttempt(end) => (None, end),
-        Held::Go(hold, _) => {
-            let end = run::run(
-                &config.rules(),
-                Parts {
-                    waits: &mut config.waits(),
-                    attempts: &mut runner,
-                    clock: &mut SignalClock::new(&watch),
-                    budget: &mut budget,
-                    release: &mut release,
-                    hooks: &mut hooks,
-                    sink: &mut ((&mut reporter, &mut files), (&mut pings, &mut spans)),
-                },
-            );
-            (hold, end)
-        }
-    };
+    let mut end = run::run(
+        &config.rules(),
+        Parts {
+            job: &mut job,
+            waits: &mut config.waits(),
+            attempts: &mut runner,
+            clock: &mut SignalClock::new(&watch),
+            budget: &mut budget,
+            release: &mut release,
+            hooks: &mut hooks,
+            sink: &mut ((&mut reporter, &mut files), (&mut pings, &mut spans)),
+        },
+    );
     let mut failed_in_a_row = None;
     if let Some(place) = config.history() {
         match keep_history(place, &end, &watch, deadline) {
@@ -357,7 +348,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
             }
         }
     }
-    overlap::release(hold, &watch, deadline, &mut |message| {
+    job.release(deadline, &mut |message| {
         reporter.emit(&Event::Warning(message));
     });
     files.write(&mut end, &watch, deadline);
@@ -399,11 +390,11 @@ fn keep_history(
     watch: &SignalWatch,
     deadline: Option<Instant>,
 ) -> Result<Option<Recorded>, Unkept> {
-    let kind = match &end.reason {
-        Reason::Success if end.attempts > 1 => RunKind::Flaky,
-        Reason::Success => RunKind::Clean,
-        reason if reason.gives_up() && end.last.is_some() => RunKind::Failed,
-        _ => return Ok(None),
+    let kind = match job_end::counted(end) {
+        Some(Counted::Clean) => RunKind::Clean,
+        Some(Counted::Flaky) => RunKind::Flaky,
+        Some(Counted::Failed) => RunKind::Failed,
+        None => return Ok(None),
     };
     // A run its deadline ended still counts: the history gets the grace the end files get.
     let latest =

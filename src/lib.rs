@@ -58,6 +58,14 @@ pub mod docs {
         retry_policy::examples::continued_lines(command, width)
     }
 
+    /// The rows of the precedence of a run's ends, in their order.
+    pub fn precedence() -> Vec<retry_policy::precedence::Row> {
+        retry_policy::precedence::PRECEDENCE
+            .iter()
+            .map(|obstacle| obstacle.row())
+            .collect()
+    }
+
     /// `(event, keys)` rows of the JSON events, as the reference's table gives them.
     pub fn events() -> &'static [(&'static str, &'static str)] {
         &crate::report::json::EVENTS

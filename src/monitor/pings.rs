@@ -10,7 +10,8 @@
 //! A job whose terms tolerate failures (`retry job set NAME --alert-after N`) sends no start:
 //! every one of these monitors counts a start without an end as a failure, which would alert
 //! for the very runs the job tolerates. Its tolerated failures are sent as a log entry where the
-//! monitor has one (healthchecks' `/log`), and not at all where it has none.
+//! monitor has one (healthchecks' `/log`), and not at all where it has none; so is a run that
+//! another run of its own job kept out, which is no failure of the job (`job_end` decides).
 
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
@@ -20,10 +21,12 @@ use super::body::{self, DEFAULT_LIMIT};
 use super::dialect::Ping;
 use crate::http::{self, Answer, Url};
 use crate::output::tail::KeptTails;
+use crate::overlap::SharedTerms;
 use crate::signals::{SignalWatch, Waited, Waiter};
 use retry_policy::deadline::telling_limit;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
+use retry_policy::job_end::{self, Told};
 use retry_policy::outcome::{Reason, RunEnd};
 use retry_policy::run_id::RunId;
 use retry_policy::signal::Signal;
@@ -49,8 +52,9 @@ pub(crate) struct Pings<'m> {
     run_id: String,
     /// The last attempt's output, for the outcome's body.
     tails: KeptTails,
-    /// The failed runs in a row from which the job's failures alert.
-    alert_after: u32,
+    /// The job's terms, as its hold read them: from which failed run in a row its failures
+    /// alert.
+    terms: SharedTerms,
     /// The start's answer, once it is under way.
     start: Option<Receiver<Result<Answer, String>>>,
     /// Whether the start was sent, or could not be.
@@ -60,30 +64,35 @@ pub(crate) struct Pings<'m> {
 }
 
 impl<'m> Pings<'m> {
-    /// The pings of the run `run_id` to `monitor`, whose job's failures alert from the
-    /// `alert_after`th in a row (its terms, read as the run took its hold on the job), with the
+    /// The pings of the run `run_id` to `monitor`, whose job's `terms` (read as the run takes
+    /// its hold on the job) say from which failed run in a row its failures alert, with the
     /// last attempt's output in `tails`.
     pub(crate) fn new(
         monitor: &'m Monitor,
         run_id: RunId,
-        alert_after: u32,
+        terms: SharedTerms,
         tails: KeptTails,
     ) -> Pings<'m> {
         Pings {
             monitor,
             run_id: run_id.to_string(),
             tails,
-            alert_after,
+            terms,
             start: None,
             started: false,
             start_problem: None,
         }
     }
 
+    /// The failed runs in a row from which the job's failures alert.
+    fn alert_after(&self) -> u32 {
+        self.terms.get().alert_after
+    }
+
     /// Send the start on a thread of its own, where the monitor has one.
     fn send_start(&mut self) {
         self.started = true;
-        if self.alert_after > 1 {
+        if self.alert_after() > 1 {
             return;
         }
         let Some(request) =
@@ -128,15 +137,11 @@ impl<'m> Pings<'m> {
             ));
         }
         let status = Exit::of(end).status();
-        let ping = match status {
-            0 => Ping::Success,
-            // A failed run its job tolerates (not a flaky one that --flaky-exit fails).
-            status
-                if failed_in_a_row.is_some_and(|count| (1..self.alert_after).contains(&count)) =>
-            {
-                Ping::Tolerated(status)
-            }
-            status => Ping::Failure(status),
+        let ping = match job_end::told(end, status, self.alert_after(), failed_in_a_row) {
+            Told::Success => Ping::Success,
+            Told::Failure(status) => Ping::Failure(status),
+            // Neither alerts anyone: a note, where the monitor keeps notes.
+            Told::Tolerated(status) | Told::KeptOut(status) => Ping::Tolerated(status),
         };
         let summary = body::summary(end, status);
         let monitor = self.monitor;

@@ -346,3 +346,55 @@ fn a_run_an_open_breaker_kept_out_alerts_with_75_and_sends_no_start() {
         "{body}"
     );
 }
+
+#[test]
+fn a_run_another_run_of_its_job_kept_out_is_a_note_and_no_failure_of_the_job() {
+    let scratch = Scratch::new();
+    let store = format!("file:{}", scratch.path("store").display());
+    std::fs::create_dir(scratch.path("store")).unwrap();
+    let set = ["--overlap", "skip", "--alert-after", "2"];
+    retry(["job", "set", "nightly", "--budget-store", &store])
+        .args(set)
+        .run()
+        .expect_code(0);
+    let monitor = MonitorService::answering();
+    let run = |script: &str| {
+        retry(["--job", "nightly", "-n", "1", "--log-format", "json"])
+            .args(["--", "sh", "-c", script])
+            .env("RETRY_BUDGET_STORE", &store)
+            .env("GATE", scratch.path("gate"))
+            .env("STARTED", scratch.path("started"))
+            .env(
+                "RETRY_MONITOR",
+                format!("healthchecks:{}", monitor.url("/u")),
+            )
+    };
+    // One failure, tolerated: a note.
+    run("exit 4").run().expect_code(4);
+    // A run in progress keeps the next out, which exits 75 and is only a note.
+    let holder =
+        run("touch \"$STARTED\"; while [ ! -e \"$GATE\" ]; do sleep 0.01; done; exit 4").spawn();
+    crate::support::harness::wait_for("the holder's attempt", || scratch.path("started").exists());
+    let kept_out = run("true").run();
+    kept_out.expect_code(75);
+    assert_eq!(kept_out.event("done")["reason"], "overlap");
+    let requests = monitor.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(requests[1].starts_with("POST /u/log?rid="), "{requests:?}");
+    let body = &monitor.received()[1].body;
+    assert!(body.contains("reason overlap"), "{body}");
+    // The run kept out was not the job's second failure: the holder's failure is.
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    holder.finish().expect_code(4);
+    let requests = monitor.requests();
+    assert!(
+        requests.last().unwrap().starts_with("POST /u/4?rid="),
+        "{requests:?}"
+    );
+    let history = retry(["job", "history", "nightly", "--log-format", "json"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run();
+    history.expect_code(0);
+    let history: serde_json::Value = serde_json::from_str(history.stdout().trim()).unwrap();
+    assert_eq!(history["totals"]["runs"], 2, "{history}");
+}

@@ -5,6 +5,9 @@
 
 use retry_exec::docs;
 
+/// A generated table: its marker's name, its header and its rows.
+type Table<'a> = (&'a str, &'a [&'a str], Vec<Vec<String>>);
+
 /// `reference` with every generated table written anew.
 pub(crate) fn with_tables(reference: &str) -> String {
     let [attempt, hook, read] = docs::environment();
@@ -12,28 +15,54 @@ pub(crate) fn with_tables(reference: &str) -> String {
         .iter()
         .map(|(name, keys)| (format!("`{name}`"), keys.to_string()))
         .collect();
-    let variables = |rows: Vec<(&str, &str)>| -> Vec<(String, String)> {
+    let variables = |rows: Vec<(&str, &str)>| -> Vec<Vec<String>> {
         rows.into_iter()
-            .map(|(name, meaning)| (format!("`{name}`"), meaning.to_string()))
+            .map(|(name, meaning)| vec![format!("`{name}`"), meaning.to_string()])
             .collect()
     };
-    let tables = [
+    let events = events
+        .into_iter()
+        .map(|(name, keys)| vec![name, keys])
+        .collect();
+    let precedence = docs::precedence()
+        .into_iter()
+        .enumerate()
+        .map(|(place, row)| {
+            let cells = [row.obstacle, row.status, row.reason, row.failure_of_the_job];
+            let mut cells: Vec<String> = cells.map(str::to_string).to_vec();
+            cells[2] = format!("`{}`", cells[2]);
+            cells.insert(0, (place + 1).to_string());
+            cells
+        })
+        .collect();
+    let tables: [Table; 5] = [
         (
             "environment of an attempt",
-            ("variable", "value"),
+            &["variable", "value"],
             variables(attempt),
         ),
         (
             "environment of a hook",
-            ("variable", "value"),
+            &["variable", "value"],
             variables(hook),
         ),
         (
             "variables retry reads",
-            ("variable", "what retry makes of it"),
+            &["variable", "what retry makes of it"],
             variables(read),
         ),
-        ("JSON events", ("event", "keys"), events),
+        ("JSON events", &["event", "keys"], events),
+        (
+            "precedence of a run's ends",
+            &[
+                "",
+                "what keeps the run from starting or going on",
+                "status",
+                "reason",
+                "a failure of its job (monitor, `--alert-after`, history)",
+            ],
+            precedence,
+        ),
     ];
     tables
         .into_iter()
@@ -43,10 +72,12 @@ pub(crate) fn with_tables(reference: &str) -> String {
 }
 
 /// The table of `rows` under `header`.
-fn table((first, second): (&str, &str), rows: &[(String, String)]) -> String {
-    let mut table = format!("| {first} | {second} |\n|---|---|\n");
-    for (label, text) in rows {
-        table += &format!("| {label} | {} |\n", text.replace('|', "\\|"));
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let mut table = line(header.iter().map(|cell| cell.to_string()).collect());
+    table += &format!("|{}\n", "---|".repeat(header.len()));
+    for row in rows {
+        table += &line(row.iter().map(|cell| cell.replace('|', "\\|")).collect());
     }
     table
 }

@@ -89,16 +89,65 @@ fn a_second_run_of_a_job_skips_with_75_or_waits_for_the_first() {
     waiting.finish().expect_code(0);
     let starts = scratch.read("starts");
     assert!(starts.ends_with("second\n"), "{starts}");
-    // ... and a wait ends at the run's deadline, with no attempt.
+    // ... and a wait ends at the run's deadline, with no attempt, as the deadline ends a run.
     std::fs::remove_file(scratch.path("gate")).unwrap();
     let holder = holding("nightly", &store, &scratch);
     let late = job_run("nightly", &store, &scratch)
         .args(["--max-time", "300ms", "--", "true"])
         .run();
-    late.expect_code(75);
-    assert_eq!(late.event("done")["reason"], "overlap");
+    late.expect_code(124);
+    assert_eq!(late.event("done")["reason"], "deadline");
     std::fs::write(scratch.path("gate"), "").unwrap();
     holder.finish().expect_code(0);
+}
+
+/// A `RETRY_DEADLINE` a second in the past, as an outer run whose time ran out hands it on.
+fn passed_deadline() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    (now.as_millis() - 1000).to_string()
+}
+
+#[test]
+fn a_run_whose_deadline_has_passed_ends_124_whether_or_not_its_job_is_held() {
+    let server = RedisServer::on_loopback();
+    for store in ["file", "redis"] {
+        let scratch = Scratch::new();
+        let store = match store {
+            "file" => file_store(&scratch.path("store")),
+            _ => server.patient_url(),
+        };
+        for overlap in ["skip", "wait"] {
+            set_overlap("nightly", overlap, &store);
+            let late = || {
+                job_run("nightly", &store, &scratch)
+                    .env("RETRY_DEADLINE", passed_deadline())
+                    .args(["--", "sh", "-c", "echo late >> \"$STARTS\""])
+                    .run()
+            };
+            // The job free, and held by another run: the same end.
+            let free = late();
+            free.expect_code(124);
+            assert_eq!(
+                free.event("done")["reason"],
+                "deadline",
+                "{store} {overlap}"
+            );
+            let holder = holding("nightly", &store, &scratch);
+            let held = late();
+            held.expect_code(124);
+            assert_eq!(
+                held.event("done")["reason"],
+                "deadline",
+                "{store} {overlap}"
+            );
+            std::fs::write(scratch.path("gate"), "").unwrap();
+            holder.finish().expect_code(0);
+            std::fs::remove_file(scratch.path("gate")).unwrap();
+        }
+        assert!(!scratch.read("starts").contains("late"), "{store}");
+    }
 }
 
 #[test]

@@ -189,8 +189,13 @@ fn hold_lease<W: Waiter>(
         let overlap = terms.overlap;
         let holding = match state.as_str() {
             "held" => Holding::Held(Hold(Held::Lease(Box::new(Lease::start(address, job, run))))),
-            "busy" if overlap == Overlap::Wait && has_time_for(until, ASK_AGAIN) => {
-                pause(watch, ASK_AGAIN)?;
+            // A waiting run asks again until its deadline has come, so that a run that gave up
+            // waiting always ends at its deadline, never a moment before it.
+            "busy" if overlap == Overlap::Wait && before(until) => {
+                let left = until.map_or(ASK_AGAIN, |until| {
+                    until.saturating_duration_since(Instant::now())
+                });
+                pause(watch, left.min(ASK_AGAIN))?;
                 continue;
             }
             "busy" => Holding::Busy(overlap, holder),
@@ -200,9 +205,9 @@ fn hold_lease<W: Waiter>(
     }
 }
 
-/// Whether there is more than `pause` before `until`.
-fn has_time_for(until: Option<Instant>, pause: Duration) -> bool {
-    until.is_none_or(|until| until.saturating_duration_since(Instant::now()) > pause)
+/// Whether `until` is still ahead.
+fn before(until: Option<Instant>) -> bool {
+    until.is_none_or(|until| Instant::now() < until)
 }
 
 /// Wait for `pause`, awake to the signals that end a run.

@@ -17,6 +17,7 @@ use crate::events::{Event, EventSink};
 use crate::outcome::{
     AttemptOutcome, Ended, Hook, Moment, Next, Reason, RunEnd, Shortfall, WaitCause,
 };
+use crate::precedence::{self, Obstacle};
 use crate::requested::Requested;
 use crate::rules::{Decision, RuleList, RuleRef};
 use crate::signal::Signal;
@@ -24,8 +25,8 @@ use crate::termination::{Termination, TimeLimit};
 use crate::verdict::Verdict;
 
 pub use ports::{
-    Admission, AttemptOutput, AttemptReport, Attempts, Clock, HookCall, Hooks, Parts, Release,
-    Released, Reservation, RetryBudget, SpawnError, TokenRequest, Waits,
+    Admission, AttemptOutput, AttemptReport, Attempts, Clock, HookCall, Hooks, JobGate, JobTaken,
+    Parts, Release, Released, Reservation, RetryBudget, SpawnError, TokenRequest, Waits,
 };
 
 /// The fixed rules of one run.
@@ -61,7 +62,10 @@ type Last = (Termination, Option<RuleRef>);
 /// budget token for each retry, releasing each attempt's held output as its outcome says, and
 /// running the hooks; returns how the run ended, for the caller to report once the report is
 /// written.
-pub fn run<W, A, C, B, R, H, S>(rules: &Rules, mut parts: Parts<'_, W, A, C, B, R, H, S>) -> RunEnd
+pub fn run<W, A, C, B, R, H, S, J>(
+    rules: &Rules,
+    mut parts: Parts<'_, W, A, C, B, R, H, S, J>,
+) -> RunEnd
 where
     W: Waits,
     A: Attempts,
@@ -70,6 +74,7 @@ where
     R: Release<A::Held>,
     H: Hooks,
     S: EventSink,
+    J: JobGate,
 {
     let start = parts.clock.now();
     let deadline = rules.deadline;
@@ -154,24 +159,43 @@ fn run_hook(
     end.interrupted_by
 }
 
-/// What comes before the first attempt: a deadline that has already passed ends the run at
-/// once; then `--splay`'s wait, then the budget's word on whether the run may start (its
-/// breaker); why the run ends before it, if it does.
-fn before_the_first<W, A, C, B, R, H, S>(
+/// What comes before the first attempt: the run's deadline and its job, whichever the
+/// precedence table puts first deciding when both would keep it out (a deadline that has
+/// passed takes no hold); then `--splay`'s wait, then the budget's word on whether the run may
+/// start (its breaker); why the run ends before it, if it does.
+fn before_the_first<W, A, C, B, R, H, S, J>(
     rules: &Rules,
-    parts: &mut Parts<'_, W, A, C, B, R, H, S>,
+    parts: &mut Parts<'_, W, A, C, B, R, H, S, J>,
     deadline: Option<Limit>,
 ) -> Result<Admission, Reason>
 where
     C: Clock,
     B: RetryBudget,
     S: EventSink,
+    J: JobGate,
 {
     let (clock, budget, sink) = (&mut *parts.clock, &mut *parts.budget, &mut *parts.sink);
-    if let Some(deadline) = deadline
-        && deadline.left(clock.now()).is_zero()
-    {
-        return Err(Reason::Deadline(deadline.source));
+    let passed = |clock: &C| {
+        deadline
+            .filter(|deadline| deadline.left(clock.now()).is_zero())
+            .map(|deadline| (Obstacle::Deadline, Reason::Deadline(deadline.source)))
+    };
+    let mut found: Vec<(Obstacle, Reason)> = passed(clock).into_iter().collect();
+    if found.is_empty() {
+        let warn = &mut |message| sink.emit(&Event::Warning(message));
+        match parts.job.take(at(deadline), warn) {
+            JobTaken::Go => {}
+            JobTaken::Busy(why) => found.push((Obstacle::Job, Reason::Overlap(why))),
+            JobTaken::Interrupted(signal) => found.push((
+                Obstacle::Signal,
+                Reason::Interrupted(signal, Moment::Budget),
+            )),
+        }
+        // A wait for the job that ran to the deadline ends as the deadline does.
+        found.extend(passed(clock));
+    }
+    if let Some(reason) = precedence::decide(found) {
+        return Err(reason);
     }
     if !rules.splay.is_zero() {
         sink.emit(&Event::Splay(rules.splay));
@@ -209,9 +233,9 @@ where
 
 /// The attempts, and the waits and retry hooks between them, from `start` up to the end of the
 /// run, which `deadline` bounds.
-fn attempt_until_the_end<W, A, C, B, R, H, S>(
+fn attempt_until_the_end<W, A, C, B, R, H, S, J>(
     rules: &Rules,
-    parts: &mut Parts<'_, W, A, C, B, R, H, S>,
+    parts: &mut Parts<'_, W, A, C, B, R, H, S, J>,
     start: Instant,
     deadline: Option<Limit>,
 ) -> Ending

@@ -152,8 +152,38 @@ impl<R: rand::Rng> Waits for Schedule<R> {
     }
 }
 
+/// Holds the run's job (`--job`) before its first attempt, as the job's terms say: the hold
+/// itself, and giving it back, are the caller's.
+pub trait JobGate {
+    /// Take the job for the run, waiting no later than `until` where its terms say to wait for
+    /// another run to end; what kept the run out, if anything. What the run goes on without
+    /// (a store that could not say) goes to `warn`.
+    fn take(&mut self, until: Option<Instant>, warn: &mut dyn FnMut(String)) -> JobTaken;
+}
+
+/// What a run found when it went to take its job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobTaken {
+    /// The run may start: it holds the job, or the job needs no hold (or its store could not
+    /// say, which the gate warned of).
+    Go,
+    /// Another run of the job holds it; which, in words.
+    Busy(String),
+    /// A signal that ends the run arrived while the gate waited.
+    Interrupted(Signal),
+}
+
+/// A run with no job: nothing keeps it out.
+impl JobGate for () {
+    fn take(&mut self, _until: Option<Instant>, _warn: &mut dyn FnMut(String)) -> JobTaken {
+        JobTaken::Go
+    }
+}
+
 /// The loop's collaborators, lent for one run.
-pub struct Parts<'a, W, A, C, B, R, H, S> {
+pub struct Parts<'a, W, A, C, B, R, H, S, J = ()> {
+    /// The run's job, taken before the first attempt.
+    pub job: &'a mut J,
     /// The waits between attempts.
     pub waits: &'a mut W,
     /// The command's attempts.

@@ -328,6 +328,7 @@ fn run_parts(
     let mut events = Vec::new();
     let mut releases = Releases::default();
     let parts = Parts {
+        job: &mut (),
         waits: &mut Counting(0),
         attempts: &mut attempts,
         clock: &mut clock,

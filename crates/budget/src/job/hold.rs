@@ -189,14 +189,18 @@ fn hold_lease<W: Waiter>(
         let overlap = terms.overlap;
         let holding = match state.as_str() {
             "held" => Holding::Held(Hold(Held::Lease(Box::new(Lease::start(address, job, run))))),
-            // A waiting run asks again until its deadline has come, so that a run that gave up
-            // waiting always ends at its deadline, never a moment before it.
-            "busy" if overlap == Overlap::Wait && before(until) => {
-                let left = until.map_or(ASK_AGAIN, |until| {
+            "busy" if overlap == Overlap::Wait && has_time_for(until, ASK_AGAIN) => {
+                pause(watch, ASK_AGAIN)?;
+                continue;
+            }
+            // A run that gave up waiting ends at its deadline, never a moment before it: the
+            // rest of its time is too short for another question, not for the answer.
+            "busy" if overlap == Overlap::Wait => {
+                let rest = until.map_or(Duration::ZERO, |until| {
                     until.saturating_duration_since(Instant::now())
                 });
-                pause(watch, left.min(ASK_AGAIN))?;
-                continue;
+                pause(watch, rest)?;
+                Holding::Busy(overlap, holder)
             }
             "busy" => Holding::Busy(overlap, holder),
             _ => Holding::Free,
@@ -205,9 +209,9 @@ fn hold_lease<W: Waiter>(
     }
 }
 
-/// Whether `until` is still ahead.
-fn before(until: Option<Instant>) -> bool {
-    until.is_none_or(|until| Instant::now() < until)
+/// Whether there is more than `pause` before `until`.
+fn has_time_for(until: Option<Instant>, pause: Duration) -> bool {
+    until.is_none_or(|until| until.saturating_duration_since(Instant::now()) > pause)
 }
 
 /// Wait for `pause`, awake to the signals that end a run.

@@ -275,7 +275,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         let message = format!("retry budget: {why}; {}", on_failure.consequence());
         reporter.emit(&Event::Warning(message));
     }
-    let mut budget = budget.map(|budget| budget.open(&watch));
+    let mut budget = budget.map(|budget| budget.open(&watch, config.cap()));
     let mut runner = ProcessRunner {
         command,
         total: config.total_attempts(),

@@ -337,6 +337,12 @@ impl Config {
             .schedule(Xoshiro256PlusPlus::seed_from_u64(self.seed))
     }
 
+    /// `--cap`: the longest wait between attempts, and the longest a named budget makes a
+    /// retry wait for its token.
+    pub(crate) fn cap(&self) -> Duration {
+        self.backoff.cap()
+    }
+
     /// The limit of the whole run, from its resolution: `--max-time`, or a sooner deadline from
     /// outside.
     fn max_time(&self) -> Option<Duration> {

@@ -81,7 +81,7 @@ use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
 use retry_policy::choice::Choice;
-use retry_policy::outcome::Ended;
+use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, Reservation, RetryBudget, TokenRequest};
 use retry_policy::signal::Signal;
 use shared::SharedBudget;
@@ -155,7 +155,7 @@ impl RunBudget {
     pub fn describe(&self) -> String {
         match self {
             RunBudget::Named(settings) => format!(
-                "{}; its tokens running out may make waits longer",
+                "{}; a retry waits for its token for at most --cap, and is refused past it",
                 settings.describe()
             ),
             RunBudget::Default(budget) => format!(
@@ -235,7 +235,14 @@ enum Checked {
 }
 
 /// The budget of a run.
-pub struct Budget<'a, W: Waiter>(Opened<'a, W>);
+pub struct Budget<'a, W: Waiter> {
+    opened: Opened<'a, W>,
+    /// A named budget's bound on a retry's wait for its token (`--cap`): a token further ahead
+    /// is refused. None for the machine's default budget, which waits for it.
+    within: Option<Duration>,
+    /// The bound that refused the last retry refused, if it was that.
+    refused_within: Option<Duration>,
+}
 
 /// A budget, open where it is kept.
 enum Opened<'a, W: Waiter> {
@@ -258,9 +265,16 @@ impl Prepared {
         }
     }
 
-    /// The budget, its waits awake to `watch`'s signals.
-    pub fn open<W: Waiter>(self, watch: &W) -> Budget<'_, W> {
-        Budget(match self.0 {
+    /// The budget, its waits awake to `watch`'s signals; a named one refuses a retry whose
+    /// token is further ahead than `within` (the run's `--cap`), as every budget of this kind
+    /// does (Finagle's, gRPC's retry throttling, the AWS SDKs' retry quota), while the
+    /// machine's default budget waits for it.
+    pub fn open<W: Waiter>(self, watch: &W, within: Duration) -> Budget<'_, W> {
+        let within = match &self.0 {
+            Checked::Default(_) => None,
+            _ => Some(within),
+        };
+        let opened = match self.0 {
             Checked::File {
                 file,
                 on_failure,
@@ -279,13 +293,18 @@ impl Prepared {
                 let budget = SharedBudget::new(store, host, on_failure, dir, name.clone(), watch);
                 Opened::Shared(Box::new(budget), name)
             }
-        })
+        };
+        Budget {
+            opened,
+            within,
+            refused_within: None,
+        }
     }
 }
 
 impl<W: Waiter> RetryBudget for Budget<'_, W> {
     fn admit(&mut self, latest: Option<Duration>, warn: &mut dyn FnMut(String)) -> Admission {
-        match &mut self.0 {
+        match &mut self.opened {
             Opened::File(budget, _) => budget.admit(latest, warn),
             Opened::Default(budget) => budget.admit(latest, warn),
             Opened::Shared(budget, _) => budget.admit(latest, warn),
@@ -300,7 +319,7 @@ impl<W: Waiter> RetryBudget for Budget<'_, W> {
         latest: Option<Duration>,
         warn: &mut dyn FnMut(String),
     ) -> Option<Signal> {
-        match &mut self.0 {
+        match &mut self.opened {
             Opened::File(budget, _) => budget.finish(ended, admission, latest, warn),
             Opened::Default(budget) => budget.finish(ended, admission, latest, warn),
             Opened::Shared(budget, _) => budget.finish(ended, admission, latest, warn),
@@ -309,7 +328,7 @@ impl<W: Waiter> RetryBudget for Budget<'_, W> {
     }
 
     fn breaker(&self) -> String {
-        match &self.0 {
+        match &self.opened {
             Opened::File(_, name) | Opened::Shared(_, name) => {
                 format!("the breaker of the retry budget {}", name.as_str())
             }
@@ -318,21 +337,55 @@ impl<W: Waiter> RetryBudget for Budget<'_, W> {
     }
 
     fn reserve(&mut self, request: TokenRequest, warn: &mut dyn FnMut(String)) -> Reservation {
-        match &mut self.0 {
+        let (within, opened) = (self.within, &mut self.opened);
+        let mut reserve = |request| match opened {
             Opened::File(budget, _) => budget.reserve(request, warn),
             Opened::Default(budget) => budget.reserve(request, warn),
             Opened::Shared(budget, _) => budget.reserve(request, warn),
             Opened::Unusable(on_failure) => on_failure.reservation(),
-        }
+        };
+        let (reservation, refused_within) = reserve_within(within, request, &mut reserve);
+        self.refused_within = refused_within;
+        reservation
     }
 
     fn refusal(&self) -> String {
-        match &self.0 {
-            Opened::Default(budget) => budget.refusal(),
-            Opened::File(_, name) => named_refusal(name),
-            Opened::Shared(_, name) => named_refusal(name),
-            Opened::Unusable(_) => "the retry budget cannot be used".into(),
+        match (&self.opened, self.refused_within) {
+            (Opened::Default(budget), _) => budget.refusal(),
+            (Opened::File(_, name) | Opened::Shared(_, name), Some(within)) => format!(
+                "the retry budget {} has no token for another within --cap ({}); a named budget \
+                 refuses a retry it cannot give within --cap",
+                name.as_str(),
+                retry_policy::duration::format_duration(within)
+            ),
+            (Opened::File(_, name) | Opened::Shared(_, name), None) => named_refusal(name),
+            (Opened::Unusable(_), _) => "the retry budget cannot be used".into(),
         }
+    }
+}
+
+/// The answer of a budget that `reserve`s tokens to `request`, when it may make a retry wait no
+/// longer than `within` for its token: a token further ahead is refused, unless the run's
+/// deadline comes sooner, which then ends the run as the precedence of its ends says. A wait
+/// for a run that shares the budget and was asked to wait is never bounded by `within`.
+/// Returns the answer, and the bound when it was the bound that refused.
+fn reserve_within(
+    within: Option<Duration>,
+    request: TokenRequest,
+    reserve: &mut impl FnMut(TokenRequest) -> Reservation,
+) -> (Reservation, Option<Duration>) {
+    let Some(within) = within.filter(|within| request.latest.is_none_or(|left| *within < left))
+    else {
+        return (reserve(request), None);
+    };
+    let bounded = TokenRequest {
+        latest: Some(within),
+        ..request
+    };
+    match reserve(bounded) {
+        Reservation::PastDeadline(_, WaitCause::Budget) => (Reservation::Refused, Some(within)),
+        Reservation::PastDeadline(_, WaitCause::Shared) => (reserve(request), None),
+        answer => (answer, None),
     }
 }
 
@@ -416,6 +469,58 @@ impl FromStr for BudgetChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_budget_refuses_past_its_bound_unless_the_deadline_comes_first() {
+        let request = |latest: Option<u64>| TokenRequest {
+            latest: latest.map(Duration::from_secs),
+            asked: None,
+            longest_hold: Duration::from_secs(900),
+        };
+        // A store whose next token is 60s ahead, and whose shared hold (when `held`) is 30s.
+        let store = |held: bool| {
+            move |request: TokenRequest| {
+                let (needed, cause) = match held {
+                    true => (Duration::from_secs(30), WaitCause::Shared),
+                    false => (Duration::from_secs(60), WaitCause::Budget),
+                };
+                match request.latest {
+                    Some(latest) if needed >= latest => Reservation::PastDeadline(needed, cause),
+                    _ => Reservation::Granted(needed),
+                }
+            }
+        };
+        let second = Some(Duration::from_secs(1));
+        let refused = (Reservation::Refused, second);
+        assert_eq!(
+            reserve_within(second, request(None), &mut store(false)),
+            refused
+        );
+        assert_eq!(
+            reserve_within(second, request(Some(600)), &mut store(false)),
+            refused
+        );
+        let past = Reservation::PastDeadline(Duration::from_secs(60), WaitCause::Budget);
+        assert_eq!(
+            reserve_within(
+                Some(Duration::from_secs(10)),
+                request(Some(5)),
+                &mut store(false)
+            ),
+            (past, None)
+        );
+        // The default budget has no bound; a shared hold is never bounded by it.
+        let granted = Reservation::Granted(Duration::from_secs(60));
+        assert_eq!(
+            reserve_within(None, request(None), &mut store(false)),
+            (granted, None)
+        );
+        let held = Reservation::Granted(Duration::from_secs(30));
+        assert_eq!(
+            reserve_within(second, request(None), &mut store(true)),
+            (held, None)
+        );
+    }
 
     #[test]
     fn ratios_are_more_than_0_and_at_most_1() {

@@ -454,3 +454,40 @@ fn every_run_spends_on_the_terms_budget_set_keeps() {
     .expect_code(125)
     .expect_stderr("--rate");
 }
+
+#[test]
+fn a_named_budget_refuses_a_retry_it_has_no_token_for_within_cap() {
+    let scratch = Scratch::new();
+    let budgets = scratch.path("budgets");
+    set_budget("api", &file_store(&budgets), &["--rate", "1/1h"]);
+    let run = |max_time: &[&str]| {
+        let run = sharing_budget("api", None, &budgets)
+            .args(["-n", "5", "--base", "0s", "--cap", "1s"])
+            .args(max_time)
+            .args(["--", "sh", "-c", "exit 3"])
+            .run();
+        run.expect_code(3);
+        let done = run.event("done");
+        let reason = done["reason"].as_str().unwrap().to_string();
+        (done["attempts"].as_u64(), reason, run)
+    };
+    // The bucket's one token goes to the first run's first retry; its next is an hour ahead.
+    let (attempts, reason, first) = run(&[]);
+    assert_eq!((attempts, reason.as_str()), (Some(2), "budget"), "{first}");
+    retry(["--budget", "api", "--budget-store", &file_store(&budgets)])
+        .args([
+            "-n", "5", "--base", "0s", "--cap", "1s", "--", "sh", "-c", "exit 3",
+        ])
+        .run()
+        .expect_code(3)
+        .expect_stderr(
+            "giving up after 1 attempt: the retry budget api has no token for another within \
+             --cap (1s)",
+        );
+    // A --max-time longer than --cap changes nothing: the budget refused, at once.
+    let (attempts, reason, run_) = run(&["--max-time", "10m"]);
+    assert_eq!((attempts, reason.as_str()), (Some(1), "budget"), "{run_}");
+    // A deadline sooner than --cap is what ends the run, as the precedence says.
+    let (attempts, reason, run_) = run(&["--max-time", "500ms"]);
+    assert_eq!((attempts, reason.as_str()), (Some(1), "deadline"), "{run_}");
+}

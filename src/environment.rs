@@ -85,8 +85,16 @@ pub(crate) const RUN_ID: Variable = Variable {
               e.g. for an idempotency key); an outer retry's is kept",
 };
 
+/// What proves to a run inside an attempt that it is part of the run that holds its job.
+pub(crate) const JOB_HOLD: Variable = Variable {
+    name: "RETRY_JOB_HOLD",
+    meaning: "with a --job whose terms keep its runs apart: what proves to a retry --job inside \
+              this attempt that it is part of this run of the job (a lock's descriptor, or a \
+              lease's secret token), so that it goes ahead; for the attempt alone, never shown",
+};
+
 /// Every variable, in the order the help lists them.
-pub(crate) const ALL: [Variable; 9] = [
+pub(crate) const ALL: [Variable; 10] = [
     ATTEMPT,
     ATTEMPT_SINCE_RESET,
     MAX_ATTEMPTS,
@@ -96,6 +104,7 @@ pub(crate) const ALL: [Variable; 9] = [
     DEADLINE,
     ATTEMPT_TIMEOUT_MS,
     RUN_ID,
+    JOB_HOLD,
 ];
 
 /// The failed attempt's status, for a hook.
@@ -190,6 +199,13 @@ pub(crate) const OUTER_DEPTH: Variable = Variable {
     meaning: "set: this run is inside another retry's attempt (see RETRY_NESTED)",
 };
 
+/// An outer run's `RETRY_JOB_HOLD`, which lets this run into a job the outer run holds.
+pub(crate) const OUTER_JOB_HOLD: Variable = Variable {
+    name: JOB_HOLD.name,
+    meaning: "set by an outer retry --job: a run of the same job inside its attempt goes ahead \
+              as part of it; passed on to this run's attempts",
+};
+
 /// An outer run's `RETRY_DEADLINE`, which bounds this run too.
 pub(crate) const OUTER_DEADLINE: Variable = Variable {
     name: DEADLINE.name,
@@ -275,7 +291,7 @@ pub(crate) const GITHUB_STEP_SUMMARY: Variable = Variable {
 };
 
 /// Every variable the tool reads, in the order the help lists them.
-pub(crate) const READ: [Variable; 22] = [
+pub(crate) const READ: [Variable; 23] = [
     BUDGET,
     BUDGET_STORE,
     MONITOR,
@@ -289,6 +305,7 @@ pub(crate) const READ: [Variable; 22] = [
     OUTER_DEPTH,
     OUTER_TOTAL_ATTEMPTS,
     OUTER_DEADLINE,
+    OUTER_JOB_HOLD,
     CI_JOB_TIMEOUT,
     CI_JOB_STARTED_AT,
     BUILDKITE_TIMEOUT,

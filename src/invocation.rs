@@ -276,6 +276,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         reporter.emit(&Event::Warning(message));
     }
     let mut budget = budget.map(|budget| budget.open(&watch, config.cap()));
+    let mut job = JobHold::new(config, &watch);
     let mut runner = ProcessRunner {
         command,
         total: config.total_attempts(),
@@ -292,6 +293,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         launcher,
         tails: tails.clone(),
         trace: config.tracing().map(Tracing::context),
+        job: job.shared(),
     };
     let mut hooks = HookRunner::new(
         config.hooks().clone(),
@@ -302,13 +304,12 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     );
     // The run's one deadline, which the loop counts to, bounds what is written after it too.
     let deadline = config.deadline_at();
-    let mut job = JobHold::new(config, &watch);
     let mut spans = config
         .tracing()
         .and_then(|tracing| tracing.recorder(config.run_id()));
     let mut pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
-        Pings::new(monitor, config.run_id(), job.terms(), tails)
+        Pings::new(monitor, config.run_id(), job.shared(), tails)
     });
     let mut end = run::run(
         &config.rules(),

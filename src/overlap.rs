@@ -7,14 +7,21 @@
 //! A store that cannot say whether another run is in progress does not stop the run: it is
 //! said once, and the run goes on, as a run with no terms would. The job's other terms, read in
 //! the same step, go on with the run.
+//!
+//! The hold is the run's and its attempts': `RETRY_JOB_HOLD` hands each attempt the proof of it
+//! (`JOB=PROOF` entries, one for each job held around the attempt, the run's own among them),
+//! so that a `retry --job` of the same job inside an attempt goes ahead as part of the run,
+//! while any other run, whatever its `RETRY_RUN_ID`, is kept out.
 
-use std::cell::Cell;
+use std::cell::{Cell, Ref, RefCell};
+use std::ffi::{OsStr, OsString};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::config::Config;
+use crate::config::{self, Config};
+use crate::environment;
 use crate::signals::SignalWatch;
-use retry_budget::job::{self, Hold, Holding, JobTerms, Overlap, Unheld};
+use retry_budget::job::{self, Claim, Hold, Holding, JobTerms, Overlap, Unheld};
 use retry_policy::run::{JobGate, JobTaken};
 
 /// A run's hold on its job: taken, as the loop asks, before the first attempt; given back when
@@ -24,29 +31,54 @@ pub(crate) struct JobHold<'r> {
     watch: &'r SignalWatch,
     /// What the run holds, once it took it.
     hold: Option<Hold>,
-    /// The job's terms, read as the hold was taken (the defaults until then, for a run with
-    /// no job, or a store that could not say), shared with what the run tells them to.
-    terms: SharedTerms,
+    /// What the run's attempts and observers learn of the job as the hold is taken.
+    shared: SharedJob,
 }
 
-/// A job's terms as its run read them, shared by the hold that reads them and the observers of
-/// the run that obey them (its pings).
-pub(crate) type SharedTerms = Rc<Cell<JobTerms>>;
+/// What the hold learns of the job, shared with the parts of the run that use it: its terms
+/// (the pings obey them) and the proof the attempts are handed.
+pub(crate) type SharedJob = Rc<RunJob>;
+
+/// What a run learns of its job as it takes its hold.
+#[derive(Debug, Default)]
+pub(crate) struct RunJob {
+    /// The job's terms, read as the hold was taken (the defaults until then, for a run with no
+    /// job, or a store that could not say).
+    terms: Cell<JobTerms>,
+    /// `RETRY_JOB_HOLD` for the attempts: what the run was handed, with its own hold's proof.
+    handed_on: RefCell<Option<OsString>>,
+}
+
+impl RunJob {
+    /// The job's terms, as the run's hold read them.
+    pub(crate) fn terms(&self) -> JobTerms {
+        self.terms.get()
+    }
+
+    /// The value of `RETRY_JOB_HOLD` for the attempts, if they get one.
+    pub(crate) fn handed_on(&self) -> Ref<'_, Option<OsString>> {
+        self.handed_on.borrow()
+    }
+}
 
 impl<'r> JobHold<'r> {
     /// The hold of the run `config` describes, on its job if it names one.
     pub(crate) fn new(config: &'r Config, watch: &'r SignalWatch) -> JobHold<'r> {
+        let handed = environment::own(environment::JOB_HOLD.name);
         JobHold {
             config,
             watch,
             hold: None,
-            terms: SharedTerms::default(),
+            shared: Rc::new(RunJob {
+                terms: Cell::default(),
+                handed_on: RefCell::new(handed),
+            }),
         }
     }
 
-    /// The job's terms, as they are read when the hold is taken.
-    pub(crate) fn terms(&self) -> SharedTerms {
-        Rc::clone(&self.terms)
+    /// What the run learns of its job as the hold is taken.
+    pub(crate) fn shared(&self) -> SharedJob {
+        Rc::clone(&self.shared)
     }
 }
 
@@ -55,14 +87,26 @@ impl JobGate for JobHold<'_> {
         let Some(place) = self.config.history() else {
             return JobTaken::Go;
         };
-        let run = self.config.run_id().to_string();
+        let (run_id, token) = (
+            self.config.run_id().to_string(),
+            config::new_id().to_string(),
+        );
         let job = place.job.as_str();
-        match job::hold(&place.location, &place.job, &run, self.watch, until) {
+        let handed = self.shared.handed_on().clone();
+        let handed = handed.as_deref().and_then(OsStr::to_str);
+        let claim = Claim {
+            run_id: &run_id,
+            token: &token,
+            inside: handed.and_then(|handed| proof(handed, job)),
+        };
+        match job::hold(&place.location, &place.job, claim, self.watch, until) {
             Ok((holding, terms)) => {
-                self.terms.set(terms);
+                self.shared.terms.set(terms);
                 match holding {
-                    Holding::Free => JobTaken::Go,
+                    Holding::Free | Holding::Inside => JobTaken::Go,
                     Holding::Held(hold) => {
+                        let entries = with_proof(handed.unwrap_or_default(), job, &hold.proof());
+                        *self.shared.handed_on.borrow_mut() = Some(entries.into());
                         self.hold = Some(hold);
                         JobTaken::Go
                     }
@@ -94,6 +138,23 @@ impl JobHold<'_> {
     }
 }
 
+/// The proof `handed` (a `RETRY_JOB_HOLD`) holds for `job`, if any.
+fn proof<'h>(handed: &'h str, job: &str) -> Option<&'h str> {
+    handed
+        .split(' ')
+        .find_map(|entry| entry.strip_prefix(job)?.strip_prefix('='))
+}
+
+/// `handed` (a `RETRY_JOB_HOLD`) with `proof` as `job`'s, in place of any it had.
+fn with_proof(handed: &str, job: &str, proof: &str) -> String {
+    let others = handed
+        .split(' ')
+        .filter(|entry| !entry.is_empty())
+        .filter(|entry| entry.split_once('=').is_none_or(|(name, _)| name != job));
+    let mine = format!("{job}={proof}");
+    others.chain([mine.as_str()]).collect::<Vec<_>>().join(" ")
+}
+
 /// Why a run of `job`, which another run holds, makes no attempt.
 fn busy(job: &str, overlap: Overlap, holder: Option<String>) -> String {
     let holder = holder.map_or(String::new(), |holder| format!(" ({holder})"));
@@ -102,5 +163,24 @@ fn busy(job: &str, overlap: Overlap, holder: Option<String>) -> String {
             format!("another run of job {job}{holder} was still in progress at the deadline")
         }
         _ => format!("another run of job {job}{holder} is in progress"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_job_held_around_an_attempt_has_one_proof_and_the_runs_own_replaces_its_jobs() {
+        let handed = "deploy=lock:5 nightly=lease:abc";
+        assert_eq!(proof(handed, "nightly"), Some("lease:abc"));
+        assert_eq!(proof(handed, "deploy"), Some("lock:5"));
+        assert_eq!(proof(handed, "night"), None);
+        assert_eq!(proof("", "deploy"), None);
+        assert_eq!(
+            with_proof(handed, "deploy", "lock:7"),
+            "nightly=lease:abc deploy=lock:7"
+        );
+        assert_eq!(with_proof("", "sync", "lease:x"), "sync=lease:x");
     }
 }

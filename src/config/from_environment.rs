@@ -177,6 +177,11 @@ pub(super) fn run_id(env: &impl Fn(&str) -> Option<OsString>) -> RunId {
     {
         return id;
     }
+    new_id()
+}
+
+/// A new random identity, from the operating system's entropy.
+pub(crate) fn new_id() -> RunId {
     let mut bytes = [0u8; 16];
     let halves = [random_seed(), random_seed()];
     for (chunk, half) in bytes.chunks_mut(8).zip(halves) {

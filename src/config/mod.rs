@@ -53,6 +53,7 @@ mod record;
 pub(crate) use budget::HistoryPlace;
 use budget::{budget_in_force, history_place, job_name, run_budget};
 use flags::refuse;
+pub(crate) use from_environment::new_id;
 use from_environment::{
     Deadlines, github_files, host_name, max_requested_wait, nested, random_seed, run_id, tracing,
 };

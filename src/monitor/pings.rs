@@ -21,7 +21,7 @@ use super::body::{self, DEFAULT_LIMIT};
 use super::dialect::Ping;
 use crate::http::{self, Answer, Url};
 use crate::output::tail::KeptTails;
-use crate::overlap::SharedTerms;
+use crate::overlap::SharedJob;
 use crate::signals::{SignalWatch, Waited, Waiter};
 use retry_policy::deadline::telling_limit;
 use retry_policy::events::{Event, EventSink};
@@ -54,7 +54,7 @@ pub(crate) struct Pings<'m> {
     tails: KeptTails,
     /// The job's terms, as its hold read them: from which failed run in a row its failures
     /// alert.
-    terms: SharedTerms,
+    job: SharedJob,
     /// The start's answer, once it is under way.
     start: Option<Receiver<Result<Answer, String>>>,
     /// Whether the start was sent, or could not be.
@@ -64,20 +64,20 @@ pub(crate) struct Pings<'m> {
 }
 
 impl<'m> Pings<'m> {
-    /// The pings of the run `run_id` to `monitor`, whose job's `terms` (read as the run takes
+    /// The pings of the run `run_id` to `monitor`, whose `job`'s terms (read as the run takes
     /// its hold on the job) say from which failed run in a row its failures alert, with the
     /// last attempt's output in `tails`.
     pub(crate) fn new(
         monitor: &'m Monitor,
         run_id: RunId,
-        terms: SharedTerms,
+        job: SharedJob,
         tails: KeptTails,
     ) -> Pings<'m> {
         Pings {
             monitor,
             run_id: run_id.to_string(),
             tails,
-            terms,
+            job,
             start: None,
             started: false,
             start_problem: None,
@@ -86,7 +86,7 @@ impl<'m> Pings<'m> {
 
     /// The failed runs in a row from which the job's failures alert.
     fn alert_after(&self) -> u32 {
-        self.terms.get().alert_after
+        self.job.terms().alert_after
     }
 
     /// Send the start on a thread of its own, where the monitor has one.

@@ -21,6 +21,7 @@ pub(crate) mod terminal;
 
 use std::ffi::{OsStr, OsString};
 use std::io;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -28,6 +29,7 @@ use crate::environment;
 use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
 use crate::output::tail::KeptTails;
 use crate::output::{Hold, OutputOptions};
+use crate::overlap::SharedJob;
 use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
@@ -96,6 +98,8 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) tails: Option<KeptTails>,
     /// The run's place in a trace, whose attempts each get a `TRACEPARENT` of their own.
     pub(crate) trace: Option<TraceContext>,
+    /// The run's job, whose hold each attempt is handed the proof of.
+    pub(crate) job: SharedJob,
 }
 
 impl ProcessRunner<'_> {
@@ -130,12 +134,18 @@ impl ProcessRunner<'_> {
         let traceparent = traceparent
             .as_deref()
             .map(|value| (environment::TRACEPARENT.name, Value::Text(value)));
+        let job = Rc::clone(&self.job);
+        let held = job.handed_on();
+        let held = held
+            .as_deref()
+            .map(|value| (environment::JOB_HOLD.name, Value::Text(value)));
         self.environment.set_attempt(
             values
                 .into_iter()
                 .chain(limits.into_iter().flatten())
                 .chain(request)
-                .chain(traceparent),
+                .chain(traceparent)
+                .chain(held),
         );
         let piped = |piped: bool| match piped {
             true => ChildStdio::Pipe,

@@ -73,39 +73,50 @@ end
 -- A job's terms and the lease of its run in progress (crates/budget/src/job/), KEYS[1] the
 -- terms, a hash that `retry job set` writes and nothing expires, and KEYS[2] the lease, a hash
 -- that expires unless its holder renews it. 'job_set' keeps ARGV[2], 'OVERLAP ALERT_AFTER' ('-'
--- for a term it leaves as it is), as the terms; for the others ARGV[2] is the run's identity and
--- ARGV[3] the lease (ms). 'job_hold' takes the lease when the overlap is 'skip' or 'wait' and no
--- other run holds it; 'job_renew' lengthens the run's own; 'job_release' gives it back if it is
--- still the run's; 'job_show' changes nothing. Returns {overlap ('allow', 'skip' or 'wait';
--- 'allow' for none or a damaged one), the lease's holder ('' for none), 'free' (no lease needed),
--- 'held', 'busy' or 'lost', and the failed runs in a row that alert, as kept ('' for none; the
--- job module checks it)}.
+-- for a term it leaves as it is), as the terms; for the others ARGV[2] is 'TOKEN [RUN]', the
+-- holding run's secret token (the lease is held in it, and never shown) and, on 'job_hold', its
+-- identity (shown as the holder's), and ARGV[3] the lease (ms). 'job_hold' takes the lease when
+-- the overlap is 'skip' or 'wait' and no other run holds it, or answers 'inside' when the token
+-- is the holder's own (a run inside the holder's attempts); 'job_renew' lengthens the run's
+-- own; 'job_release' gives it back if it is still the run's; 'job_show' changes nothing.
+-- Returns {overlap ('allow', 'skip' or 'wait'; 'allow' for none or a damaged one), the lease's
+-- holder's identity ('' for none), 'free' (no lease needed), 'held', 'inside', 'busy' or 'lost',
+-- and the failed runs in a row that alert, as kept ('' for none; the job module checks it)}.
 if string.sub(operation, 1, 4) == 'job_' then
-  local run, lease = ARGV[2], tonumber(ARGV[3])
+  local run, shown = string.match(ARGV[2], '^(%S*) ?(%S*)$')
+  local lease = tonumber(ARGV[3])
   if operation == 'job_set' then
-    local overlap, alert_after = string.match(run, '^(%S+) (%S+)$')
+    local overlap, alert_after = string.match(ARGV[2], '^(%S+) (%S+)$')
     if overlap and overlap ~= '-' then redis.call('HSET', key, 'overlap', overlap) end
     if alert_after and alert_after ~= '-' then redis.call('HSET', key, 'alert_after', alert_after) end
   end
   local terms = redis.call('HMGET', key, 'overlap', 'alert_after')
   local overlap, alert_after = terms[1], terms[2] or ''
   if overlap ~= 'skip' and overlap ~= 'wait' then overlap = 'allow' end
-  local holder = redis.call('HMGET', terms_key, 'holder')[1] or ''
+  local held = redis.call('HMGET', terms_key, 'holder', 'running')
+  local holder = held[1] or ''
+  local running = held[2] or holder
   if operation == 'job_set' or operation == 'job_show' then
-    return {overlap, holder, 'free', alert_after}
+    return {overlap, running, 'free', alert_after}
   elseif operation == 'job_release' then
-    if holder == run then redis.call('HDEL', terms_key, 'holder') end
+    if holder == run then redis.call('DEL', terms_key) end
     return {overlap, '', 'free', alert_after}
+  elseif holder ~= '' and holder == run and operation == 'job_hold' then
+    return {overlap, running, 'inside', alert_after}
   elseif holder ~= '' and holder ~= run then
-    return {overlap, holder, 'busy', alert_after}
+    return {overlap, running, 'busy', alert_after}
   elseif operation == 'job_renew' and holder == '' then
     return {overlap, '', 'lost', alert_after}
   elseif overlap == 'allow' and operation == 'job_hold' then
     return {overlap, '', 'free', alert_after}
   end
   redis.call('HSET', terms_key, 'holder', run)
+  if shown ~= '' then
+    redis.call('HSET', terms_key, 'running', shown)
+    running = shown
+  end
   redis.call('PEXPIRE', terms_key, lease)
-  return {overlap, run, 'held', alert_after}
+  return {overlap, running, 'held', alert_after}
 end
 local capacity = tonumber(ARGV[2])
 local period = tonumber(ARGV[3])

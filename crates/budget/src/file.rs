@@ -172,6 +172,11 @@ impl BudgetFile {
         self.empty
     }
 
+    /// The file's device and inode, as it was checked.
+    pub(crate) fn identity(&self) -> (u64, u64) {
+        self.identity
+    }
+
     /// The file's path.
     pub(crate) fn path(&self) -> &Path {
         &self.path

@@ -10,7 +10,7 @@ use super::resp::{Connection, Reply, Trouble, describe};
 pub(crate) const TEXT: &str = include_str!("budget.lua");
 
 /// The script's SHA-1, in lowercase hexadecimal, as `SCRIPT LOAD` answers it.
-pub(crate) const SHA1: &[u8; 40] = b"fd4c5d68436940cfc25843d9de2421520dee26d1";
+pub(crate) const SHA1: &[u8; 40] = b"f050e0554b23211612fe71894904de20cfaba918";
 
 /// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
 /// not have it yet.

@@ -150,20 +150,86 @@ fn a_run_whose_deadline_has_passed_ends_124_whether_or_not_its_job_is_held() {
     }
 }
 
+/// An attempt that, told to stop, goes on until the gate opens: cleaning up, say. (It leaves
+/// the run's output, which the test reads to its end once the run is gone.)
+const STUBBORN: &str = "exec >/dev/null 2>&1; trap 'echo told >> \"$STARTS\"' TERM; echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; \
+                        while [ ! -e \"$GATE\" ]; do sleep 0.01; done";
+
 #[test]
-fn a_killed_holder_frees_the_machine_lock_at_once() {
+fn a_killed_holders_attempt_keeps_the_machine_lock_until_it_ends() {
     let scratch = Scratch::new();
     let store = file_store(&scratch.path("store"));
     set_overlap("backup", "skip", &store);
-    let holder = holding("backup", &store, &scratch);
+    let holder = job_run("backup", &store, &scratch)
+        .args(["--", "sh", "-c", STUBBORN])
+        .spawn();
+    wait_for("the holder's attempt", || scratch.lines("starts") == 1);
     holder.signal(libc::SIGKILL);
     assert_eq!(holder.finish().signal(), Some(libc::SIGKILL));
-    // Its attempt may live on (it is not the lock's holder): the next run starts all the same.
-    job_run("backup", &store, &scratch)
+    // Its attempt lives on, told to stop: the job is still held, as flock(1) hands its lock
+    // to its command.
+    let kept_out = job_run("backup", &store, &scratch)
         .args(["--", "true"])
-        .run()
-        .expect_code(0);
+        .run();
+    kept_out.expect_code(75);
+    assert_eq!(kept_out.event("done")["reason"], "overlap");
+    // Once the attempt has ended, the job is free: a run that waits for it starts.
+    set_overlap("backup", "wait", &store);
+    let waiting = job_run("backup", &store, &scratch)
+        .args(["--max-time", "1m", "--", "true"])
+        .spawn();
     std::fs::write(scratch.path("gate"), "").unwrap();
+    waiting.finish().expect_code(0);
+}
+
+#[test]
+fn a_jobs_hold_belongs_to_its_run_and_the_runs_inside_its_attempts_on_both_stores() {
+    let server = RedisServer::on_loopback();
+    for kind in ["file", "redis"] {
+        let scratch = Scratch::new();
+        let store = match kind {
+            "file" => file_store(&scratch.path("store")),
+            _ => server.patient_url(),
+        };
+        for overlap in ["skip", "wait"] {
+            set_overlap("deploy", overlap, &store);
+            // A run of the job inside the holder's attempt is part of that run and goes
+            // ahead, directly and through a retry that names no job.
+            let nested = "\"$RETRY\" -n 1 --job deploy -- sh -c 'echo inner >> \"$STARTS\"' && \
+                          \"$RETRY\" -n 1 -- \"$RETRY\" -n 1 --job deploy -- \
+                          sh -c 'echo innermost >> \"$STARTS\"'";
+            job_run("deploy", &store, &scratch)
+                .env("RETRY", crate::support::harness::binary())
+                .args(["--max-time", "1m", "--", "sh", "-c", nested])
+                .run()
+                .expect_code(0);
+            let starts = scratch.read("starts");
+            assert!(starts.ends_with("inner\ninnermost\n"), "{kind} {overlap}: {starts}");
+        }
+        // Two runs that share one RETRY_RUN_ID (siblings inside one outer run, or a copy of
+        // what `retry job show` prints) are two runs: one holds the job, the other is kept
+        // out, and a third may start only once the holder has given the job back.
+        set_overlap("deploy", "skip", &store);
+        let shared_id = "0f0e0d0c-0b0a-4908-8706-050403020100";
+        let before = scratch.lines("starts");
+        let first = job_run("deploy", &store, &scratch)
+            .env("RETRY_RUN_ID", shared_id)
+            .args(["--", "sh", "-c", GATED])
+            .spawn();
+        wait_for("the first run's attempt", || scratch.lines("starts") > before);
+        let second = job_run("deploy", &store, &scratch)
+            .env("RETRY_RUN_ID", shared_id)
+            .args(["--", "true"])
+            .run();
+        second.expect_code(75);
+        assert_eq!(second.event("done")["reason"], "overlap", "{kind}");
+        std::fs::write(scratch.path("gate"), "").unwrap();
+        first.finish().expect_code(0);
+        job_run("deploy", &store, &scratch)
+            .args(["--", "true"])
+            .run()
+            .expect_code(0);
+    }
 }
 
 #[test]

@@ -1,14 +1,23 @@
 //! A run's hold on its job, which makes the runs of a job whose terms say `--overlap skip` or
-//! `wait` one at a time, from before the first attempt to after the last.
+//! `wait` one at a time, from before the first attempt to after the last; it belongs to the run
+//! that took it and to the runs inside its attempts ([`Hold::proof`], which only the attempts
+//! are handed), and to no one else.
 //!
 //! In a file store, an exclusive `flock` on the job's lock file (`.job-locks/JOB`, checked as a
-//! budget's file is): the kernel gives it back when the holding process ends, however it ends,
-//! so a run killed with SIGKILL frees the job at once. On Redis, a lease in the job's hash
-//! `retry:budget:job:{JOB}:lease`, taken in the run's name (its `RETRY_RUN_ID`) in the same
-//! step as the terms are read, for [`LEASE`]; a thread renews it every [`RENEW`] while the run
-//! lives, and the run gives it back (compare-and-delete, in the script) when it ends, or when
-//! the hold is dropped on a way out that did not give it back. A run killed before that
-//! leaves a lease that expires within [`LEASE`].
+//! budget's file is), whose descriptor the attempts inherit, as `flock -n LOCK CMD` hands its
+//! lock to its command: the kernel gives it back when the last process that has it ends, however
+//! each ends, so the job stays held while the work runs, even when its run was killed with
+//! SIGKILL. A run inside the attempts is shown the descriptor's number, and goes ahead when that
+//! descriptor is the job's lock file.
+//!
+//! On Redis, a lease in the job's hash `retry:budget:job:{JOB}:lease`, taken in the run's own
+//! token (random, never shown; `retry job show` shows the holder's `RETRY_RUN_ID`, which nested
+//! runs share and anyone may copy), in the same step as the terms are read, for [`LEASE`]; a
+//! thread renews it every [`RENEW`] while the run lives, and the run gives it back
+//! (compare-and-delete, in the script) when it ends, or when the hold is dropped on a way out
+//! that did not give it back. A run killed before that leaves a lease that expires within
+//! [`LEASE`]. A run inside the attempts is shown the token, and goes ahead while the lease is
+//! held in it.
 
 use std::fs::File;
 use std::sync::Arc;
@@ -16,7 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use nix::fcntl::{Flock, FlockArg};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+
+use nix::fcntl::{FcntlArg, FdFlag, Flock, FlockArg};
 
 use super::{JobTerms, Overlap, read_file, terms_dir, terms_of_reply};
 use crate::BudgetName;
@@ -47,11 +59,26 @@ const LOCK: Keeps = Keeps {
     directory_option: "give --budget-store file:DIR (or XDG_STATE_HOME)",
 };
 
+/// Who asks for a job's hold.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim<'a> {
+    /// The run's identity (`RETRY_RUN_ID`), shown as the holder's.
+    pub run_id: &'a str,
+    /// A secret of the run's own, in which a lease is held: never shown.
+    pub token: &'a str,
+    /// The proof a run whose attempt this run is inside handed on for the job
+    /// ([`Hold::proof`]), if it did.
+    pub inside: Option<&'a str>,
+}
+
 /// What a run found when it went to hold its job.
 #[derive(Debug)]
 pub enum Holding {
     /// The job's runs may overlap: nothing is held.
     Free,
+    /// The run is inside the attempts of the run that holds the job: it is part of that run,
+    /// and goes ahead holding nothing.
+    Inside,
     /// The run holds the job until the hold is released or dropped.
     Held(Hold),
     /// Another run holds the job: at once (`skip`), or for as long as this run could wait
@@ -83,8 +110,9 @@ pub struct Hold(Held);
 
 #[derive(Debug)]
 enum Held {
-    /// The lock file, locked: unlocked when dropped, which closes it.
-    Machine(#[expect(dead_code, reason = "held for its drop alone")] Flock<File>),
+    /// The lock file, locked, its descriptor inherited by the attempts: this run's share of the
+    /// lock goes when it is dropped, which closes it.
+    Machine(Flock<File>),
     /// A lease on a shared store.
     Lease(Box<Lease>),
 }
@@ -94,7 +122,8 @@ enum Held {
 struct Lease {
     address: RedisAddress,
     job: BudgetName,
-    run: String,
+    /// The secret it is held in.
+    token: String,
     /// Dropped to stop the renewing thread.
     renewing: Option<mpsc::Sender<()>>,
     /// Set when a renewal found the lease gone or another run's, or could not reach the store.
@@ -102,28 +131,45 @@ struct Lease {
     released: bool,
 }
 
-/// Hold the job `job` at `location` for the run `run` (its `RETRY_RUN_ID`), as the job's terms
-/// say: nothing for `allow`; for `skip`, the hold if it is free; for `wait`, the hold once it
-/// is free, waiting until `until` at the latest, awake to the signals that end a run. The terms
-/// read in the same step come with it, for the rest of the run.
+/// Hold the job `job` at `location` for the run `claim` names, as the job's terms say: nothing
+/// for `allow`; for `skip`, the hold if it is free; for `wait`, the hold once it is free,
+/// waiting until `until` at the latest, awake to the signals that end a run; nothing for a run
+/// inside the attempts of the run that holds it. The terms read in the same step come with it,
+/// for the rest of the run.
 pub fn hold<W: Waiter>(
     location: &Location,
     job: &BudgetName,
-    run: &str,
+    claim: Claim<'_>,
     watch: &W,
     until: Option<Instant>,
 ) -> Result<(Holding, JobTerms), Unheld> {
     match location {
         Location::File(dir) => {
             let terms = read_file(&terms_dir(dir).join(job.as_str())).map_err(Unheld::Failed)?;
-            let holding = hold_on_machine(dir, job, terms.overlap, watch, until)?;
+            let holding = hold_on_machine(dir, job, terms.overlap, claim.inside, watch, until)?;
             Ok((holding, terms))
         }
-        Location::Shared { address, .. } => hold_lease(address, job, run, watch, until),
+        Location::Shared { address, .. } => hold_lease(address, job, claim, watch, until),
     }
 }
 
+/// The prefix of a proof of a lock on this machine, before its descriptor's number.
+const LOCK_PROOF: &str = "lock:";
+
+/// The prefix of a proof of a lease, before its token.
+const LEASE_PROOF: &str = "lease:";
+
 impl Hold {
+    /// What proves to a run inside this run's attempts that it is part of this run: the lock's
+    /// descriptor, which they inherit, or the lease's token. For the attempts alone: whoever has
+    /// it walks past the hold.
+    pub fn proof(&self) -> String {
+        match &self.0 {
+            Held::Machine(lock) => format!("{LOCK_PROOF}{}", lock.as_raw_fd()),
+            Held::Lease(lease) => format!("{LEASE_PROOF}{}", lease.token),
+        }
+    }
+
     /// Give the job back, within `latest`; says so when the lease was lost while the run went on
     /// (the store failed to renew it, or another run took it after it expired), or could not
     /// be given back.
@@ -135,11 +181,13 @@ impl Hold {
     }
 }
 
-/// The job's lock file on this machine, as its `overlap` says.
+/// The job's lock file on this machine, as its `overlap` says; nothing when `inside` hands on
+/// a descriptor of that very file (the run is inside the holder's attempts).
 fn hold_on_machine<W: Waiter>(
     dir: &std::path::Path,
     job: &BudgetName,
     overlap: Overlap,
+    inside: Option<&str>,
     watch: &W,
     until: Option<Instant>,
 ) -> Result<Holding, Unheld> {
@@ -149,9 +197,15 @@ fn hold_on_machine<W: Waiter>(
     let file = BudgetFile::check_keeping(&dir.join(LOCKS), job, LOCK)
         .map_err(|refused| Unheld::Failed(refused.0))?;
     let failed = |err: std::io::Error| Unheld::Failed(format!("{}: {err}", file.path().display()));
+    let handed_on = inside
+        .and_then(|proof| proof.strip_prefix(LOCK_PROOF))
+        .and_then(|number| number.parse::<RawFd>().ok());
+    if handed_on.is_some_and(|number| is_the_lock(number, &file)) {
+        return Ok(Holding::Inside);
+    }
     let opened = file.open().map_err(failed)?;
     match Flock::lock(opened, FlockArg::LockExclusiveNonblock) {
-        Ok(locked) => return Ok(Holding::Held(Hold(Held::Machine(locked)))),
+        Ok(locked) => return handed_to_attempts(locked).map_err(failed),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) if overlap == Overlap::Skip => {
             return Ok(Holding::Busy(overlap, None));
         }
@@ -165,30 +219,57 @@ fn hold_on_machine<W: Waiter>(
         Flock::lock(reopened, FlockArg::LockExclusive).map_err(|(_, errno)| errno)
     });
     match waited.map_err(failed)? {
-        Waited::Done(Ok(locked)) => Ok(Holding::Held(Hold(Held::Machine(locked)))),
+        Waited::Done(Ok(locked)) => handed_to_attempts(locked).map_err(failed),
         Waited::Done(Err(errno)) => Err(failed(errno.into())),
         Waited::Stopped(signal) => Err(Unheld::Interrupted(signal)),
         Waited::TimedOut => Ok(Holding::Busy(overlap, None)),
     }
 }
 
-/// The job's lease on a shared store, its terms read in the same step.
+/// The lock `locked`, its descriptor left open across `exec`, so that every attempt holds it
+/// too.
+fn handed_to_attempts(locked: Flock<File>) -> std::io::Result<Holding> {
+    nix::fcntl::fcntl(&*locked, FcntlArg::F_SETFD(FdFlag::empty()))?;
+    Ok(Holding::Held(Hold(Held::Machine(locked))))
+}
+
+/// Whether the descriptor numbered `number` is open on the lock file `file`.
+fn is_the_lock(number: RawFd, file: &BudgetFile) -> bool {
+    let Ok(handed_on) = retry_sys::descriptors::duplicate_numbered(number) else {
+        return false;
+    };
+    File::from(handed_on)
+        .metadata()
+        .is_ok_and(|metadata| (metadata.dev(), metadata.ino()) == file.identity())
+}
+
+/// The job's lease on a shared store, its terms read in the same step; held in the token of
+/// the run `claim` names, or in the token a run whose attempt it is inside handed on.
 fn hold_lease<W: Waiter>(
     address: &RedisAddress,
     job: &BudgetName,
-    run: &str,
+    claim: Claim<'_>,
     watch: &W,
     until: Option<Instant>,
 ) -> Result<(Holding, JobTerms), Unheld> {
     let mut store = RedisStore::for_job(address.clone(), job, watch);
+    let handed_on = claim
+        .inside
+        .and_then(|proof| proof.strip_prefix(LEASE_PROOF));
+    let token = handed_on.unwrap_or(claim.token);
+    let asking = format!("{token} {}", claim.run_id);
     loop {
         let latest = until.map(|until| until.saturating_duration_since(Instant::now()));
-        let reply = store.job("job_hold", run, LEASE, latest)?;
+        let reply = store.job("job_hold", &asking, LEASE, latest)?;
         let state = reply[2].clone();
         let (terms, holder) = terms_of_reply(reply);
         let overlap = terms.overlap;
         let holding = match state.as_str() {
-            "held" => Holding::Held(Hold(Held::Lease(Box::new(Lease::start(address, job, run))))),
+            "held" => {
+                let lease = Lease::start(address, job, token);
+                Holding::Held(Hold(Held::Lease(Box::new(lease))))
+            }
+            "inside" => Holding::Inside,
             "busy" if overlap == Overlap::Wait && has_time_for(until, ASK_AGAIN) => {
                 pause(watch, ASK_AGAIN)?;
                 continue;
@@ -228,24 +309,24 @@ fn pause<W: Waiter>(watch: &W, pause: Duration) -> Result<(), Unheld> {
 
 impl Lease {
     /// The lease just taken, and the thread that renews it.
-    fn start(address: &RedisAddress, job: &BudgetName, run: &str) -> Lease {
+    fn start(address: &RedisAddress, job: &BudgetName, token: &str) -> Lease {
         let (renewing, stop) = mpsc::channel::<()>();
         let lost = Arc::new(AtomicBool::new(false));
         let (renewer, noted) = (
             RedisStore::for_job(address.clone(), job, &Threads),
             lost.clone(),
         );
-        let run_id = run.to_string();
+        let renewed = token.to_string();
         let started = std::thread::Builder::new()
             .name("retry-lease".into())
-            .spawn(move || renew(renewer, &run_id, &stop, &noted));
+            .spawn(move || renew(renewer, &renewed, &stop, &noted));
         if started.is_err() {
             lost.store(true, Ordering::Relaxed);
         }
         Lease {
             address: address.clone(),
             job: job.clone(),
-            run: run.to_string(),
+            token: token.to_string(),
             renewing: Some(renewing),
             lost,
             released: false,
@@ -257,7 +338,7 @@ impl Lease {
         self.renewing = None;
         self.released = true;
         let mut store = RedisStore::for_job(self.address.clone(), &self.job, watch);
-        let given_back = store.job("job_release", &self.run, LEASE, latest);
+        let given_back = store.job("job_release", &self.token, LEASE, latest);
         let lost = self.lost.load(Ordering::Relaxed);
         match (given_back, lost) {
             (Ok(_), false) => None,
@@ -286,16 +367,16 @@ impl Drop for Lease {
     }
 }
 
-/// Renew the run's lease every [`RENEW`] until `stop` ends; note in `lost` a renewal that
-/// found the lease gone or could not reach the store.
+/// Renew the lease held in `token` every [`RENEW`] until `stop` ends; note in `lost` a renewal
+/// that found the lease gone or could not reach the store.
 fn renew(
     mut store: RedisStore<'static, Threads>,
-    run: &str,
+    token: &str,
     stop: &mpsc::Receiver<()>,
     lost: &AtomicBool,
 ) {
     while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(RENEW) {
-        match store.job("job_renew", run, LEASE, None) {
+        match store.job("job_renew", token, LEASE, None) {
             Ok([_, _, state, _]) if state == "held" => {}
             _ => lost.store(true, Ordering::Relaxed),
         }
@@ -316,6 +397,15 @@ mod tests {
             fallback: Ok(std::env::temp_dir()),
         };
         (location, address)
+    }
+
+    /// The claim of a run whose identity and token are both `run`, inside no other.
+    fn claim(run: &str) -> Claim<'_> {
+        Claim {
+            run_id: run,
+            token: run,
+            inside: None,
+        }
     }
 
     fn soon(seconds: u64) -> Option<Instant> {
@@ -342,7 +432,7 @@ mod tests {
         };
         assert_eq!(read(), expected);
         // What the run's hold reads is the same terms.
-        let (_, held_with) = super::hold(&location, &job, "a", &Threads, None).unwrap();
+        let (_, held_with) = super::hold(&location, &job, claim("a"), &Threads, None).unwrap();
         assert_eq!(held_with, expected);
         let raw = crate::resp::Connection::open(&address, Duration::from_secs(2));
         raw.unwrap()
@@ -357,7 +447,7 @@ mod tests {
         let (location, address) = shared(&server);
         let job: BudgetName = "nightly".parse().unwrap();
         let hold = |run: &str, until| {
-            let (holding, _) = super::hold(&location, &job, run, &Threads, until).unwrap();
+            let (holding, _) = super::hold(&location, &job, claim(run), &Threads, until).unwrap();
             holding
         };
         // Allow, the default: nothing is held.
@@ -398,7 +488,7 @@ mod tests {
         let location = Location::File(dir.path().to_path_buf());
         let job: BudgetName = "nightly".parse().unwrap();
         let hold = |until| {
-            super::hold(&location, &job, "run", &Threads, until)
+            super::hold(&location, &job, claim("run"), &Threads, until)
                 .unwrap()
                 .0
         };
@@ -417,5 +507,80 @@ mod tests {
         assert!(matches!(hold(short), Holding::Busy(Overlap::Wait, None)));
         assert_eq!(second.release(&Threads, None), None);
         assert!(matches!(hold(soon(10)), Holding::Held(_)));
+    }
+
+    #[test]
+    fn a_lease_is_its_runs_token_and_its_attempts_not_whoever_shares_its_identity() {
+        let server = RedisServer::on_socket();
+        let (location, _) = shared(&server);
+        let job: BudgetName = "deploy".parse().unwrap();
+        set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
+        let hold = |claim| super::hold(&location, &job, claim, &Threads, None).unwrap().0;
+        let outer = Claim {
+            run_id: "shared-id",
+            token: "t1",
+            inside: None,
+        };
+        let Holding::Held(first) = hold(outer) else {
+            panic!("a free job is held")
+        };
+        let proof = first.proof();
+        assert_eq!(proof, "lease:t1");
+        // Another run with the same identity (a sibling inside one outer run, or a copy of what
+        // `retry job show` prints) is kept out, and shown the holder's identity.
+        let sibling = Claim {
+            token: "t2",
+            ..outer
+        };
+        let Holding::Busy(_, Some(shown)) = hold(sibling) else {
+            panic!("a run that shares an identity is kept out")
+        };
+        assert_eq!(shown, "shared-id");
+        // A run inside the holder's attempts, handed its proof, goes ahead holding nothing.
+        let inside = Claim {
+            run_id: "inner",
+            token: "t3",
+            inside: Some(&proof),
+        };
+        assert!(matches!(hold(inside), Holding::Inside));
+        assert!(matches!(hold(sibling), Holding::Busy(..)), "still held");
+        assert_eq!(first.release(&Threads, None), None);
+        assert!(matches!(hold(sibling), Holding::Held(_)));
+    }
+
+    #[test]
+    fn a_machine_lock_is_handed_to_the_attempts_and_known_by_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        let job: BudgetName = "deploy".parse().unwrap();
+        set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
+        let hold = |claim| super::hold(&location, &job, claim, &Threads, None).unwrap().0;
+        let Holding::Held(first) = hold(claim("outer")) else {
+            panic!("a free job is held")
+        };
+        let proof = first.proof();
+        let number: RawFd = proof.strip_prefix("lock:").unwrap().parse().unwrap();
+        let Hold(Held::Machine(lock)) = &first else {
+            panic!("a lock on this machine")
+        };
+        // Its descriptor stays open across exec, for the attempts.
+        let flags = nix::fcntl::fcntl(&**lock, FcntlArg::F_GETFD).unwrap();
+        assert_eq!(flags & libc::FD_CLOEXEC, 0);
+        assert_eq!(lock.as_raw_fd(), number);
+        let inside = Claim {
+            inside: Some(&proof),
+            ..claim("inner")
+        };
+        assert!(matches!(hold(inside), Holding::Inside));
+        // A descriptor of another file proves nothing.
+        let other = std::fs::File::open("/dev/null").unwrap();
+        let forged = format!("lock:{}", other.as_raw_fd());
+        let forged = Claim {
+            inside: Some(&forged),
+            ..claim("other")
+        };
+        assert!(matches!(hold(forged), Holding::Busy(..)));
+        drop(first);
+        assert!(matches!(hold(claim("next")), Holding::Held(_)));
     }
 }

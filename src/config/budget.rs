@@ -122,9 +122,9 @@ pub(crate) struct HistoryPlace {
     pub(crate) job: BudgetName,
 }
 
-/// Where the job `job` keeps its history: in a named budget's store, else in the store a named
-/// budget would use (`RETRY_BUDGET_STORE`, or this machine's file store); why it keeps none when
-/// that store cannot be named.
+/// Where the job `job` keeps its terms and its history: in a named budget's store, else in the
+/// store a named budget would use (`RETRY_BUDGET_STORE`, or this machine's file store); why it
+/// has none when that store cannot be named, saying all that the run goes on without.
 pub(super) fn history_place(
     job: &str,
     cli: &Cli,
@@ -132,14 +132,19 @@ pub(super) fn history_place(
     env: &impl Fn(&str) -> Option<OsString>,
 ) -> Result<HistoryPlace, String> {
     let name = history::history_name(job);
-    let location = match budget {
-        RunBudget::Named(settings) => settings.store.location.clone(),
-        _ => {
-            StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job's history")
-                .map_err(|why| format!("no history of the job's runs is kept: {why}"))?
-                .location
-        }
-    };
+    let location =
+        match budget {
+            RunBudget::Named(settings) => settings.store.location.clone(),
+            _ => StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job")
+                .map_err(|why| {
+                    format!(
+                        "job {job}: its terms (--overlap, --alert-after: retry job set) cannot be \
+                         read, so its runs may overlap and every failure alerts, and no history \
+                         of its runs is kept: {why}"
+                    )
+                })?
+                .location,
+        };
     Ok(HistoryPlace {
         location,
         job: name,

@@ -204,7 +204,10 @@ fn a_jobs_hold_belongs_to_its_run_and_the_runs_inside_its_attempts_on_both_store
                 .run()
                 .expect_code(0);
             let starts = scratch.read("starts");
-            assert!(starts.ends_with("inner\ninnermost\n"), "{kind} {overlap}: {starts}");
+            assert!(
+                starts.ends_with("inner\ninnermost\n"),
+                "{kind} {overlap}: {starts}"
+            );
         }
         // Two runs that share one RETRY_RUN_ID (siblings inside one outer run, or a copy of
         // what `retry job show` prints) are two runs: one holds the job, the other is kept
@@ -216,7 +219,9 @@ fn a_jobs_hold_belongs_to_its_run_and_the_runs_inside_its_attempts_on_both_store
             .env("RETRY_RUN_ID", shared_id)
             .args(["--", "sh", "-c", GATED])
             .spawn();
-        wait_for("the first run's attempt", || scratch.lines("starts") > before);
+        wait_for("the first run's attempt", || {
+            scratch.lines("starts") > before
+        });
         let second = job_run("deploy", &store, &scratch)
             .env("RETRY_RUN_ID", shared_id)
             .args(["--", "true"])
@@ -294,4 +299,18 @@ fn on_redis_one_host_of_three_runs_and_a_killed_holders_lease_expires() {
         .run()
         .expect_code(0);
     std::fs::write(scratch.path("gate"), "").unwrap();
+}
+
+#[test]
+fn a_job_whose_terms_have_no_place_says_so_once_and_runs() {
+    // As under cron: no HOME, no XDG_STATE_HOME, no store named.
+    let run = retry(["--job", "nightly", "-n", "1", "--", "sh", "-c", "exit 3"])
+        .env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("RETRY_BUDGET_STORE")
+        .run();
+    run.expect_code(3);
+    let said = "job nightly: its terms (--overlap, --alert-after: retry job set) cannot be read";
+    assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
+    run.expect_stderr("give --budget-store file:DIR, or set XDG_STATE_HOME");
 }

@@ -515,7 +515,11 @@ mod tests {
         let (location, _) = shared(&server);
         let job: BudgetName = "deploy".parse().unwrap();
         set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
-        let hold = |claim| super::hold(&location, &job, claim, &Threads, None).unwrap().0;
+        let hold = |claim| {
+            super::hold(&location, &job, claim, &Threads, None)
+                .unwrap()
+                .0
+        };
         let outer = Claim {
             run_id: "shared-id",
             token: "t1",
@@ -554,7 +558,11 @@ mod tests {
         let location = Location::File(dir.path().to_path_buf());
         let job: BudgetName = "deploy".parse().unwrap();
         set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
-        let hold = |claim| super::hold(&location, &job, claim, &Threads, None).unwrap().0;
+        let hold = |claim| {
+            super::hold(&location, &job, claim, &Threads, None)
+                .unwrap()
+                .0
+        };
         let Holding::Held(first) = hold(claim("outer")) else {
             panic!("a free job is held")
         };

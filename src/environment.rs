@@ -132,7 +132,8 @@ pub(crate) const HOOK: [Variable; 3] = [STATUS, NEXT_WAIT_MS, REASON];
 /// of argv (which every user of the machine can read); removed from the command's environment.
 pub(crate) const BUDGET_STORE: Variable = Variable {
     name: "RETRY_BUDGET_STORE",
-    meaning: "the --budget-store when none is given; COMMAND never sees it",
+    meaning: "the --budget-store when none is given; COMMAND gets the store the run was given \
+              without its password (a password_file= goes along), for a retry inside it",
 };
 
 /// The heartbeat monitor a run tells of its start and its outcome.
@@ -357,7 +358,7 @@ pub(crate) fn of_limits(
     ]
 }
 
-/// The variables no child of the tool inherits from it: the store's address (its password is
-/// the tool's secret), the monitor's URL (a credential) and its file, and an outer run's
-/// request file.
+/// The variables no child of the tool inherits from it as they are: the store's address (its
+/// password is the tool's secret; the run sets it anew without one), the monitor's URL (a
+/// credential) and its file, and an outer run's request file.
 pub(crate) const WITHHELD: [Variable; 4] = [BUDGET_STORE, MONITOR, MONITOR_FILE, AFTER_FILE];

@@ -287,7 +287,11 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         output: config.output().clone(),
         requests: Some(RequestFiles::new()),
         environment: crate::process::environ::of_attempts(
-            crate::process::environ::of_run(started.environment, config.run_id()),
+            crate::process::environ::of_run(
+                started.environment,
+                config.run_id(),
+                config.store_passed_on(),
+            ),
             config.tracing().is_some(),
         ),
         launcher,
@@ -300,7 +304,11 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         config.process(),
         &watch,
         terminal.as_ref(),
-        (config.total_attempts(), config.run_id()),
+        (
+            config.total_attempts(),
+            config.run_id(),
+            config.store_passed_on(),
+        ),
     );
     // The run's one deadline, which the loop counts to, bounds what is written after it too.
     let deadline = config.deadline_at();

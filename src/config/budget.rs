@@ -150,3 +150,19 @@ pub(super) fn history_place(
         job: name,
     })
 }
+
+/// The store the run was given (`--budget-store`, or else `RETRY_BUDGET_STORE`), as the runs
+/// inside its attempts are given it: without its password, which stays this run's (a
+/// `password_file` is a path, and goes along).
+pub(super) fn store_passed_on(
+    cli: &Cli,
+    env: &impl Fn(&str) -> Option<OsString>,
+) -> Option<String> {
+    let given = match cli.budget_store.clone() {
+        Some(flag) => Some(flag),
+        None => env(retry_budget::store::BUDGET_STORE)?.into_string().ok(),
+    };
+    given
+        .filter(|text| !text.is_empty())
+        .map(|text| retry_budget::store::without_password(&text))
+}

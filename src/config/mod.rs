@@ -80,6 +80,9 @@ pub(crate) struct Config {
     log: LogSettings,
     /// The run's identity: an outer run's, or its own.
     run_id: RunId,
+    /// The store the run was given (`--budget-store`, or `RETRY_BUDGET_STORE`), without its
+    /// password, for the runs inside its attempts.
+    store_passed_on: Option<String>,
     /// The run's deadline, and what the environment said of deadlines.
     deadlines: Deadlines,
     process: ProcessOptions,
@@ -173,6 +176,7 @@ impl Config {
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
         let run_id = run_id(&env);
+        let store_passed_on = budget::store_passed_on(&cli, &env);
         let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
         let limit = layer.limit(nested, cli.max_attempts);
         let in_force = InForce {
@@ -216,6 +220,7 @@ impl Config {
             flaky_exit: cli.flaky_exit,
             log: flags::log(&cli, run_id),
             run_id,
+            store_passed_on,
             job,
             history,
             history_problem,
@@ -253,6 +258,12 @@ impl Config {
     /// The run's identity (`RETRY_RUN_ID`).
     pub(crate) fn run_id(&self) -> RunId {
         self.run_id
+    }
+
+    /// The store the runs inside the attempts are given (`RETRY_BUDGET_STORE`): the one this
+    /// run was given, without its password.
+    pub(crate) fn store_passed_on(&self) -> Option<&str> {
+        self.store_passed_on.as_deref()
     }
 
     /// What `--plan` shows.

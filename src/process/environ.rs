@@ -20,9 +20,19 @@ pub(crate) fn inherited() -> ChildEnvironment {
     ChildEnvironment::inheriting(|name| !is_replaced(name))
 }
 
-/// `environment` with the run's identity `run_id` in `RETRY_RUN_ID`, for every child of the run.
-pub(crate) fn of_run(environment: ChildEnvironment, run_id: RunId) -> ChildEnvironment {
-    environment.with(environment::RUN_ID.name, OsStr::new(&run_id.to_string()))
+/// `environment` with the run's identity `run_id` in `RETRY_RUN_ID`, and the store the run
+/// passes on (`store`, without its password) in `RETRY_BUDGET_STORE`, for every child of the
+/// run.
+pub(crate) fn of_run(
+    environment: ChildEnvironment,
+    run_id: RunId,
+    store: Option<&str>,
+) -> ChildEnvironment {
+    let environment = environment.with(environment::RUN_ID.name, OsStr::new(&run_id.to_string()));
+    match store {
+        Some(store) => environment.with(environment::BUDGET_STORE.name, OsStr::new(store)),
+        None => environment,
+    }
 }
 
 /// `environment` (the run's) for its attempts: in a traced run each attempt gets a

@@ -64,6 +64,8 @@ pub(crate) struct HookRunner<'a> {
     total: AttemptLimit,
     /// The run's identity, passed on in `RETRY_RUN_ID`.
     run_id: RunId,
+    /// The budget store the run passes on to its children, without its password.
+    store: Option<&'a str>,
     /// What starts each hook, and its environment, made when a hook first runs.
     prepared: Option<Prepared>,
 }
@@ -78,9 +80,9 @@ struct Prepared {
 }
 
 impl Prepared {
-    /// The launchers of `lines` (`sh -c LINE`), the environment of the run `run_id` and
-    /// `/dev/null`.
-    fn new(lines: &HookLines, run_id: RunId) -> io::Result<Prepared> {
+    /// The launchers of `lines` (`sh -c LINE`), the environment of the run `run_id` (with the
+    /// `store` it passes on) and `/dev/null`.
+    fn new(lines: &HookLines, (run_id, store): (RunId, Option<&str>)) -> io::Result<Prepared> {
         let launcher = |line: &String| {
             let words = ["sh", "-c", line].map(std::ffi::OsString::from).to_vec();
             let command = CommandLine::direct(words).expect("sh is a word");
@@ -95,6 +97,7 @@ impl Prepared {
             environment: crate::process::environ::of_run(
                 crate::process::environ::inherited(),
                 run_id,
+                store,
             ),
             null: File::open("/dev/null")?,
         })
@@ -104,13 +107,13 @@ impl Prepared {
 impl<'a> HookRunner<'a> {
     /// The runner of the hooks `lines`, with the attempts' process `options`, taking signals
     /// from `watch` and handing over `terminal`; `total` is what all nested layers together may
-    /// make; `run_id` is the run's identity.
+    /// make; `run_id` is the run's identity, and `store` the budget store it passes on.
     pub(crate) fn new(
         lines: HookLines,
         options: ProcessOptions,
         watch: &'a SignalWatch,
         terminal: Option<&'a Terminal>,
-        (total, run_id): (AttemptLimit, RunId),
+        (total, run_id, store): (AttemptLimit, RunId, Option<&'a str>),
     ) -> Self {
         HookRunner {
             lines,
@@ -119,6 +122,7 @@ impl<'a> HookRunner<'a> {
             terminal,
             total,
             run_id,
+            store,
             prepared: None,
         }
     }
@@ -167,7 +171,7 @@ impl HookRunner<'_> {
     fn start(&mut self, call: &HookCall) -> Result<nix::unistd::Pid, (u8, String)> {
         let prepared = match &mut self.prepared {
             Some(prepared) => prepared,
-            unprepared => match Prepared::new(&self.lines, self.run_id) {
+            unprepared => match Prepared::new(&self.lines, (self.run_id, self.store)) {
                 Ok(prepared) => unprepared.insert(prepared),
                 Err(err) => {
                     return Err((Exit::ToolFailed.status(), format!("cannot run sh: {err}")));

@@ -284,7 +284,18 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         match answer {
             Err(trouble) if trouble.is_time_limit() => Err(no_answer_within(limit)),
             Ok(Reply::Error(error)) => {
-                Err(Failure::Failed(self.address.scrub(&first_words(&error))))
+                let mut why = self.address.scrub(&first_words(&error));
+                // An unauthenticated client is told NOAUTH, or, for a call as long as the
+                // script's, that its request is too long for one (Redis 7).
+                let unauthenticated =
+                    error.starts_with("NOAUTH") || error.contains("unauthenticated");
+                if unauthenticated && self.address.password().is_none() {
+                    why += "; the store asks for a password, and its address gives none: give \
+                            it with ?password_file=FILE (a password given inline stays with the \
+                            run it was given to, and is not passed on to the runs inside its \
+                            attempts)";
+                }
+                Err(Failure::Failed(why))
             }
             Ok(reply) => Ok(reply),
             Err(trouble) => Err(Failure::Failed(self.address.scrub(&trouble.to_string()))),

@@ -340,6 +340,35 @@ fn holds_password(text: &str) -> bool {
         })
 }
 
+/// The address `text` as a run passes it on to the runs inside its attempts: as given, but
+/// without any password (its user information's, a `pass` or `password` query key's), which
+/// stays the run's own; a `password_file` is a path, and goes along.
+pub fn without_password(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let before_query = match before_query.rsplit_once('@') {
+        Some((info, host)) => match info.split_once(':').map_or(info, |(user, _)| user) {
+            "" => host.to_string(),
+            user => format!("{user}@{host}"),
+        },
+        None => before_query.to_string(),
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .filter(|pair| {
+            let key = pair.split('=').next().unwrap_or(pair);
+            decode(key).is_ok_and(|key| !is_password_key(&key))
+        })
+        .collect();
+    match kept.is_empty() {
+        true => format!("{scheme}://{before_query}"),
+        false => format!("{scheme}://{before_query}?{}", kept.join("&")),
+    }
+}
+
 /// Whether a query's `key` (decoded) names the password: `pass` or `password`, in any case.
 fn is_password_key(key: &str) -> bool {
     key.eq_ignore_ascii_case("pass") || key.eq_ignore_ascii_case("password")
@@ -756,6 +785,36 @@ pub(crate) fn redis_address(text: &str) -> RedisAddress {
 mod tests {
     use super::redis_address as address;
     use super::*;
+
+    #[test]
+    fn an_address_is_passed_on_without_its_password_and_with_its_password_file() {
+        for (given, passed_on) in [
+            (
+                "redis://app:s3cret@cache:6379/2?fail=closed",
+                "redis://app@cache:6379/2?fail=closed",
+            ),
+            ("rediss://:s3:c@ret@cache", "rediss://cache"),
+            (
+                "redis://cache?Password=s3cret&timeout=2s",
+                "redis://cache?timeout=2s",
+            ),
+            (
+                "redis+unix:///run/redis.sock?pass=s3cret&db=1",
+                "redis+unix:///run/redis.sock?db=1",
+            ),
+            (
+                "redis+sentinel://app:pw@s1:26379,s2/primary?password_file=/run/pw",
+                "redis+sentinel://app@s1:26379,s2/primary?password_file=/run/pw",
+            ),
+            ("redis://app@cache", "redis://app@cache"),
+            ("file:/var/lib/budgets", "file:/var/lib/budgets"),
+        ] {
+            let passed = without_password(given);
+            assert_eq!(passed, passed_on, "{given}");
+            assert!(!holds_password(&passed), "{given}");
+            assert!(!passed.contains("s3"), "{given}");
+        }
+    }
 
     #[test]
     fn passwords_never_show_whatever_their_spelling() {

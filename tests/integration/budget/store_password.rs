@@ -72,7 +72,45 @@ fn from_the_environment_it_reaches_neither_the_command_nor_a_hook() {
         .run();
     run.expect_code(1);
     assert!(run.events_named("warning").is_empty(), "{run}");
-    assert!(!run.stdout().contains("RETRY_BUDGET_STORE"), "{run}");
+    // The address reaches them, for a run inside them; its password does not.
+    let passed_on = format!("RETRY_BUDGET_STORE={}\n", server.patient_url());
+    assert_eq!(run.stdout().matches(&passed_on).count(), 2, "{run}");
+    assert_unseen(&run, "s3cret");
+}
+
+#[test]
+fn a_run_inside_an_attempt_keeps_the_store_and_a_password_file_but_no_inline_password() {
+    let server = RedisServer::on_socket_requiring("s3cret-pw");
+    let scratch = Scratch::new();
+    let password = scratch.path("password");
+    std::fs::write(&password, "s3cret-pw\n").unwrap();
+    let inner = "\"$RETRY\" --budget api -n 2 --base 1ms -- false";
+    let outer = |store: &str| {
+        retry(["-n", "1", "--", "sh", "-c", inner])
+            .env("RETRY", crate::support::harness::binary())
+            .env("RETRY_BUDGET_STORE", store)
+            .env("XDG_STATE_HOME", scratch.path("state"))
+            .run()
+    };
+    // A password in a file is a path, and goes along: the run inside spends on the store.
+    let with_file = format!(
+        "{}&password_file={}",
+        server.patient_url(),
+        password.display()
+    );
+    let run = outer(&with_file);
+    run.expect_code(1).expect_no_stderr("retry budget");
+    retry(["budget", "show", "api"])
+        .env("RETRY_BUDGET_STORE", &with_file)
+        .run()
+        .expect_code(0)
+        .expect_stdout_contains("  retries         1\n");
+    // A password given inline stays with the run it was given to: the run inside cannot log
+    // in, and says what to give.
+    let run = outer(&format!("{}&pass=s3cret-pw", server.patient_url()));
+    run.expect_code(1)
+        .expect_stderr("the store asks for a password, and its address gives none")
+        .expect_stderr("give it with ?password_file=FILE");
     assert_unseen(&run, "s3cret");
 }
 

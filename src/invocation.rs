@@ -15,8 +15,12 @@ use crate::cli::{
     BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, JobCommand, JobSetArgs,
     JobShowArgs, ToolCommand, requested_log_format,
 };
-use crate::config::{Config, HistoryPlace};
+use crate::config::Config;
+use crate::end_files::EndFiles;
 use crate::environment;
+use crate::held_job::SharedJob;
+use crate::job_history::JobHistory;
+use crate::lifecycle::{Ending, Observers};
 use crate::monitor::Pings;
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
@@ -26,22 +30,16 @@ use crate::plan;
 use crate::process::ProcessRunner;
 use crate::process::clock::SignalClock;
 use crate::process::command_line::CommandLine;
+use crate::process::environ;
 use crate::process::hooks::HookRunner;
 use crate::process::release::StdRelease;
 use crate::process::release::{TranscriptRelease, write_transcript};
 use crate::process::request_file::RequestFiles;
 use crate::process::stdin_replay::HeldInput;
 use crate::process::terminal::Terminal;
-use crate::report::ci::log::{CiLog, shown_command};
-use crate::report::ci::outputs::StepOutputs;
-use crate::report::end_file::EndFile;
-use crate::report::file::ReportWriter;
-use crate::report::formats::{ReportFormat, ReportSpec};
-use crate::report::junit::JunitReport;
-use crate::report::metrics::Metrics;
-use crate::report::outlet::GRACE;
+use crate::report::ci::log::CiLog;
+use crate::report::outlet::Outlet;
 use crate::report::reporter::{self, Reporter};
-use crate::report::target::{ReportError, ReportTarget};
 use crate::report::verbosity::LogFormat;
 use crate::signals::SignalWatch;
 use crate::signals::reaper;
@@ -51,7 +49,7 @@ use crate::trace::Tracing;
 use retry_budget::Prepared;
 use retry_budget::breaker::BreakerTerms;
 use retry_budget::default_budget;
-use retry_budget::history::{self, Counts, Recorded, RunKind, Unkept};
+use retry_budget::history;
 use retry_budget::job;
 use retry_budget::model::Terms;
 use retry_budget::show::{self, ShowError};
@@ -60,8 +58,7 @@ use retry_budget::store::{Location, StoreSettings};
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
-use retry_policy::job_end::{self, Counted};
-use retry_policy::outcome::{Moment, Reason, RunEnd};
+use retry_policy::outcome::{Reason, RunEnd};
 use retry_policy::run::Release;
 use retry_policy::run::{self, Parts};
 use retry_sys::environ::ChildEnvironment;
@@ -232,10 +229,11 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// Run `command` under `config` until it succeeds or the run gives up.
+/// Run `command` under `config` until it succeeds or the run gives up: the observers of the
+/// run (`lifecycle`), and the run between its ends.
 fn run_command(config: &Config, command: CommandLine, started: Started) -> anyhow::Result<Exit> {
     let tails = config.output().keep_tails.then(KeptTails::default);
-    let mut files = EndFiles::prepare(config, tails.clone())?;
+    let files = EndFiles::prepare(config, tails.clone())?;
     let launcher = Launcher::new(command.program(), command.args())
         .with_context(|| format!("cannot prepare to start {command}"))?;
     let budget = config.budget().prepare();
@@ -245,81 +243,36 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     };
     // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
     // tool at once, before any attempt.
-    let input = match config.replay_stdin() {
-        true => Some(read_stdin()?),
-        false => None,
-    };
+    let input = config.replay_stdin().then(read_stdin).transpose()?;
     let watch = SignalWatch::install(terminal.is_some(), started.inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
-    let ci = config
-        .ci_log()
-        .map(|system| CiLog::new(system, config.command_words()).for_job(config.job_given()));
-    let mut reporter = Reporter::on_stderr(config.log()).with_ci(ci);
-    let transcript = config.holds_everything().then(Transcript::default);
-    let mut release: Box<dyn Release<HeldOutput>> = match &transcript {
-        Some(transcript) => {
-            reporter.hold_in(transcript.clone());
-            Box::new(TranscriptRelease::new(transcript.clone()))
-        }
-        None => Box::new(StdRelease::new(&watch)),
-    };
-    for warning in config.warnings() {
-        reporter.emit(&Event::Warning(warning));
-    }
-    // A deadline from outside the command line is said (in words with -v).
-    if let (Some(deadline), Some(described)) = (config.deadline(), config.deadline_described()) {
-        reporter.emit(&Event::Deadline(deadline, described));
-    }
-    if let Some((why, on_failure)) = budget.as_ref().and_then(Prepared::unusable) {
-        let message = format!("retry budget: {why}; {}", on_failure.consequence());
-        reporter.emit(&Event::Warning(message));
-    }
+    let (mut reporter, transcript, mut release) = say_the_run(config, &watch, budget.as_ref());
     let mut budget = budget.map(|budget| budget.open(&watch, config.cap()));
     let mut job = JobHold::new(config, &watch);
-    let mut runner = ProcessRunner {
+    let attempts = Attempts {
         command,
-        total: config.total_attempts(),
-        options: config.process(),
-        watch: &watch,
-        terminal: terminal.as_ref(),
-        input,
-        output: config.output().clone(),
-        requests: Some(RequestFiles::new()),
-        environment: crate::process::environ::of_attempts(
-            crate::process::environ::of_run(
-                started.environment,
-                config.run_id(),
-                config.store_passed_on(),
-            ),
-            config.tracing().is_some(),
-        ),
         launcher,
+        environment: started.environment,
+        input,
         tails: tails.clone(),
-        trace: config.tracing().map(Tracing::context),
-        job: job.shared(),
     };
-    let mut hooks = HookRunner::new(
-        config.hooks().clone(),
-        config.process(),
-        &watch,
-        terminal.as_ref(),
-        (
-            config.total_attempts(),
-            config.run_id(),
-            config.store_passed_on(),
-        ),
-    );
-    // The run's one deadline, which the loop counts to, bounds what is written after it too.
-    let deadline = config.deadline_at();
-    let mut spans = config
-        .tracing()
-        .and_then(|tracing| tracing.recorder(config.run_id()));
-    let mut pings = config.monitor().map(|monitor| {
+    let mut runner = attempts.runner(config, &watch, terminal.as_ref(), job.shared());
+    let mut hooks = hooks(config, &watch, terminal.as_ref());
+    let pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
         Pings::new(monitor, config.run_id(), job.shared(), tails)
     });
-    let mut end = run::run(
+    let traced = config
+        .tracing()
+        .and_then(|tracing| tracing.recorder(config.run_id()));
+    let mut observers = Observers::default()
+        .with(config.history().map(JobHistory::at))
+        .with(Some(job.give_back()))
+        .with(Some(files))
+        .with(pings)
+        .with(traced);
+    let end = run::run(
         &config.rules(),
         Parts {
             job: &mut job,
@@ -329,86 +282,141 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
             budget: &mut budget,
             release: &mut release,
             hooks: &mut hooks,
-            sink: &mut ((&mut reporter, &mut files), (&mut pings, &mut spans)),
+            sink: &mut (&mut reporter, &mut observers),
         },
     );
-    let mut failed_in_a_row = None;
-    if let Some(place) = config.history() {
-        match keep_history(place, &end, &watch, deadline) {
-            Ok(Some(recorded)) => {
-                failed_in_a_row = Some(recorded.history.failed_in_a_row());
-                if let Some(why) = recorded.started_over {
-                    reporter.emit(&Event::Warning(format!(
-                        "job {}: {why}",
-                        place.job.as_str()
-                    )));
-                }
-                files.count_runs(recorded.history.totals);
-            }
-            Ok(None) => {}
-            Err(Unkept::Failed(why)) => reporter.emit(&Event::Warning(format!(
-                "cannot keep the history of job {} in {}: {why}; the run is as it was",
-                place.job.as_str(),
-                place.location
-            ))),
-            // The run ends by the signal, as it would have a moment later without the history.
-            Err(Unkept::Interrupted(signal)) => {
-                end.reason = Reason::Interrupted(signal, Moment::Budget);
-            }
+    // The run's one deadline, which the loop counts to, bounds what is done after it too.
+    let deadline = config.deadline_at();
+    let end = observers.finish(Ending::new(end, &watch, deadline, &mut reporter));
+    Ok(say_the_end(reporter, transcript, end, &watch, deadline))
+}
+
+/// The run's reporter (on stderr, in the CI system's dialect, holding its lines in the run's
+/// transcript with `--hold all`), the transcript, and where each attempt's held output goes;
+/// the warnings of the run's settings said (a `budget` that cannot be used among them), and a
+/// deadline from outside the command line.
+fn say_the_run<'w>(
+    config: &Config,
+    watch: &'w SignalWatch,
+    budget: Option<&Prepared>,
+) -> (
+    StderrReporter,
+    Option<Transcript>,
+    Box<dyn Release<HeldOutput> + 'w>,
+) {
+    let ci = config
+        .ci_log()
+        .map(|system| CiLog::new(system, config.command_words()).for_job(config.job_given()));
+    let mut reporter = Reporter::on_stderr(config.log()).with_ci(ci);
+    let transcript = config.holds_everything().then(Transcript::default);
+    let release: Box<dyn Release<HeldOutput> + 'w> = match &transcript {
+        Some(transcript) => {
+            reporter.hold_in(transcript.clone());
+            Box::new(TranscriptRelease::new(transcript.clone()))
         }
+        None => Box::new(StdRelease::new(watch)),
+    };
+    for warning in config.warnings() {
+        reporter.emit(&Event::Warning(warning));
     }
-    job.release(deadline, &mut |message| {
+    // A deadline from outside the command line is said (in words with -v).
+    if let (Some(deadline), Some(described)) = (config.deadline(), config.deadline_described()) {
+        reporter.emit(&Event::Deadline(deadline, described));
+    }
+    if let Some((why, on_failure)) = budget.and_then(Prepared::unusable) {
+        let message = format!("retry budget: {why}; {}", on_failure.consequence());
         reporter.emit(&Event::Warning(message));
-    });
-    files.write(&mut end, &watch, deadline);
-    if let Some(pings) = pings {
-        let mut warn = |message| reporter.emit(&Event::Warning(message));
-        // The run ends by the signal, as it would have a moment later without the ping.
-        if let Err(signal) = pings.finish(&end, failed_in_a_row, &watch, deadline, &mut warn) {
-            end.reason = Reason::Interrupted(signal, Moment::Report);
-        }
     }
-    if let (Some(tracing), Some(spans)) = (config.tracing(), &spans) {
-        let mut warn = |message| reporter.emit(&Event::Warning(message));
-        if let Err(signal) = tracing.send(spans, &end, &watch, deadline, &mut warn) {
-            end.reason = Reason::Interrupted(signal, Moment::Report);
-        }
-    }
+    (reporter, transcript, release)
+}
+
+/// The runner of the hooks of the run `config` describes, awake to `watch`'s signals, handing
+/// over `terminal`.
+fn hooks<'r>(
+    config: &'r Config,
+    watch: &'r SignalWatch,
+    terminal: Option<&'r Terminal>,
+) -> HookRunner<'r> {
+    let run = (
+        config.total_attempts(),
+        config.run_id(),
+        config.store_passed_on(),
+    );
+    HookRunner::new(
+        config.hooks().clone(),
+        config.process(),
+        watch,
+        terminal,
+        run,
+    )
+}
+
+/// Say how the run ended: the transcript of a run that did not succeed, then the `done` event,
+/// and the exit status (the signal that stopped the tool while it said so, if one did).
+fn say_the_end(
+    mut reporter: StderrReporter,
+    transcript: Option<Transcript>,
+    end: RunEnd,
+    watch: &SignalWatch,
+    deadline: Option<Instant>,
+) -> Exit {
     let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(transcript) = transcript {
         reporter.stop_holding();
         if Exit::of(&end) != Exit::Success
-            && let Err(message) = write_transcript(transcript, &watch, deadline, interrupted)
+            && let Err(message) = write_transcript(transcript, watch, deadline, interrupted)
         {
             reporter.emit(&Event::Warning(message));
         }
     }
     reporter.emit(&Event::Done(end.clone()));
-    if let Some(signal) = reporter.finish(&watch, deadline, interrupted) {
-        return Ok(Exit::Stopped(signal));
+    match reporter.finish(watch, deadline, interrupted) {
+        Some(signal) => Exit::Stopped(signal),
+        None => Exit::of(&end),
     }
-    Ok(Exit::of(&end))
 }
 
-/// Count the run that ended as `end` in its job's history at `place`, within `deadline`: a
-/// clean, flaky or failed run (none for a run a signal or the breaker stopped, or that never
-/// started).
-fn keep_history(
-    place: &HistoryPlace,
-    end: &RunEnd,
-    watch: &SignalWatch,
-    deadline: Option<Instant>,
-) -> Result<Option<Recorded>, Unkept> {
-    let kind = match job_end::counted(end) {
-        Some(Counted::Clean) => RunKind::Clean,
-        Some(Counted::Flaky) => RunKind::Flaky,
-        Some(Counted::Failed) => RunKind::Failed,
-        None => return Ok(None),
-    };
-    // A run its deadline ended still counts: the history gets the grace the end files get.
-    let latest =
-        deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()) + GRACE);
-    history::record(&place.location, &place.job, kind, watch, latest).map(Some)
+/// The run's reporter, on stderr.
+type StderrReporter = Reporter<Outlet>;
+
+/// What each attempt's process is made of, gathered before the run.
+struct Attempts {
+    command: CommandLine,
+    launcher: Launcher,
+    /// The environment the tool's commands inherit.
+    environment: ChildEnvironment,
+    input: Option<HeldInput>,
+    tails: Option<KeptTails>,
+}
+
+impl Attempts {
+    /// The runner of the attempts of the run `config` describes, awake to `watch`'s signals,
+    /// handing over `terminal`, each attempt handed the proof of the `job`'s hold.
+    fn runner<'r>(
+        self,
+        config: &Config,
+        watch: &'r SignalWatch,
+        terminal: Option<&'r Terminal>,
+        job: SharedJob,
+    ) -> ProcessRunner<'r> {
+        let environment =
+            environ::of_run(self.environment, config.run_id(), config.store_passed_on());
+        ProcessRunner {
+            command: self.command,
+            total: config.total_attempts(),
+            options: config.process(),
+            watch,
+            terminal,
+            input: self.input,
+            output: config.output().clone(),
+            requests: Some(RequestFiles::new()),
+            environment: environ::of_attempts(environment, config.tracing().is_some()),
+            launcher: self.launcher,
+            tails: self.tails,
+            trace: config.tracing().map(Tracing::context),
+            job,
+        }
+    }
 }
 
 /// Read stdin to its end for `--replay-stdin`.
@@ -419,88 +427,4 @@ fn read_stdin() -> anyhow::Result<HeldInput> {
             anyhow::anyhow!("cannot keep stdin for --replay-stdin beyond 1 MiB: {err}")
         }
     })
-}
-
-/// What a run writes when it ends, besides its messages: the `--report` files and the CI
-/// system's step outputs; each a [`ReportTarget`], so each checked (and opened, where it can
-/// be) before the first attempt, and each taking the run's events. They are written in this
-/// order: the JSON reports, the step outputs, the metrics, the JUnit reports.
-struct EndFiles(Vec<Box<dyn EndFile>>);
-
-impl EndFiles {
-    /// The files `config` asks for, each checked: one that cannot be written fails the run now.
-    /// A JUnit report takes each attempt's output from `tails`.
-    fn prepare(config: &Config, tails: Option<KeptTails>) -> anyhow::Result<EndFiles> {
-        let target = |spec: &ReportSpec| {
-            ReportTarget::check(&spec.path, "--report", spec.format.example_file())
-                .map_err(anyhow::Error::msg)
-        };
-        let (specs, options) = config.reports();
-        let (mut reports, mut dotenv, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
-        let mut junit = Vec::new();
-        let shown = shown_command(config.command_words());
-        let case = config.job_given().unwrap_or(&shown);
-        for spec in specs {
-            match spec.format {
-                ReportFormat::Json => {
-                    let writer =
-                        ReportWriter::new(target(spec)?, options, config.depth(), config.run_id());
-                    reports.push(Box::new(writer) as Box<dyn EndFile>);
-                }
-                ReportFormat::Dotenv => dotenv.push(target(spec)?),
-                ReportFormat::Prometheus => {
-                    metrics.push(Box::new(Metrics::new(target(spec)?, config.job())) as _);
-                }
-                ReportFormat::Junit => junit.push(Box::new(JunitReport::new(
-                    target(spec)?,
-                    case,
-                    tails.clone().unwrap_or_default(),
-                )) as _),
-            }
-        }
-        let outputs =
-            StepOutputs::new(config.github(), dotenv, shown.clone()).map_err(anyhow::Error::msg)?;
-        if outputs.any() {
-            reports.push(Box::new(outputs));
-        }
-        Ok(EndFiles(
-            reports.into_iter().chain(metrics).chain(junit).collect(),
-        ))
-    }
-
-    /// The job's runs, as its history counts them, for the files that show them.
-    fn count_runs(&mut self, runs: Counts) {
-        for file in &mut self.0 {
-            file.count_runs(runs);
-        }
-    }
-
-    /// Write every file for the run that ended as `end`, making a failure part of how it ended.
-    fn write(self, end: &mut RunEnd, watch: &SignalWatch, deadline: Option<Instant>) {
-        for file in self.0 {
-            written(file.write(end, watch, deadline), end);
-        }
-    }
-}
-
-impl EventSink for EndFiles {
-    fn emit(&mut self, event: &Event) {
-        for file in &mut self.0 {
-            file.emit(event);
-        }
-    }
-}
-
-/// Make the failure of a file written at the end (`written`) part of how the run ended as
-/// `end`: the first one that failed is said, and a signal while one was written ends the run.
-fn written(written: Result<(), ReportError>, end: &mut RunEnd) {
-    match written {
-        Ok(()) => {}
-        Err(ReportError::Failed(error)) => {
-            end.report_error.get_or_insert(error);
-        }
-        Err(ReportError::Interrupted(signal)) => {
-            end.reason = Reason::Interrupted(signal, Moment::Report);
-        }
-    }
 }

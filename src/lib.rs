@@ -11,12 +11,16 @@
 
 mod cli;
 mod config;
+mod end_files;
 mod environment;
 mod examples;
 mod first_and_last;
 mod git_remote;
+mod held_job;
 mod http;
 mod invocation;
+mod job_history;
+mod lifecycle;
 mod monitor;
 mod output;
 mod overlap;

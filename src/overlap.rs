@@ -13,15 +13,16 @@
 //! so that a `retry --job` of the same job inside an attempt goes ahead as part of the run,
 //! while any other run, whatever its `RETRY_RUN_ID`, is kept out.
 
-use std::cell::{Cell, Ref, RefCell};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
 use crate::environment;
+use crate::held_job::{HeldJob, SharedJob};
+use crate::lifecycle::{Ending, Observer, Stage};
 use crate::signals::SignalWatch;
-use retry_budget::job::{self, Claim, Hold, Holding, JobTerms, Overlap, Unheld};
+use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
 use retry_policy::run::{JobGate, JobTaken};
 
 /// A run's hold on its job: taken, as the loop asks, before the first attempt; given back when
@@ -29,36 +30,9 @@ use retry_policy::run::{JobGate, JobTaken};
 pub(crate) struct JobHold<'r> {
     config: &'r Config,
     watch: &'r SignalWatch,
-    /// What the run holds, once it took it.
-    hold: Option<Hold>,
-    /// What the run's attempts and observers learn of the job as the hold is taken.
+    /// What the run's attempts and observers learn of the job as the hold is taken, and the
+    /// hold itself, which the run gives back as it ends ([`GiveBack`]).
     shared: SharedJob,
-}
-
-/// What the hold learns of the job, shared with the parts of the run that use it: its terms
-/// (the pings obey them) and the proof the attempts are handed.
-pub(crate) type SharedJob = Rc<RunJob>;
-
-/// What a run learns of its job as it takes its hold.
-#[derive(Debug, Default)]
-pub(crate) struct RunJob {
-    /// The job's terms, read as the hold was taken (the defaults until then, for a run with no
-    /// job, or a store that could not say).
-    terms: Cell<JobTerms>,
-    /// `RETRY_JOB_HOLD` for the attempts: what the run was handed, with its own hold's proof.
-    handed_on: RefCell<Option<OsString>>,
-}
-
-impl RunJob {
-    /// The job's terms, as the run's hold read them.
-    pub(crate) fn terms(&self) -> JobTerms {
-        self.terms.get()
-    }
-
-    /// The value of `RETRY_JOB_HOLD` for the attempts, if they get one.
-    pub(crate) fn handed_on(&self) -> Ref<'_, Option<OsString>> {
-        self.handed_on.borrow()
-    }
 }
 
 impl<'r> JobHold<'r> {
@@ -68,11 +42,7 @@ impl<'r> JobHold<'r> {
         JobHold {
             config,
             watch,
-            hold: None,
-            shared: Rc::new(RunJob {
-                terms: Cell::default(),
-                handed_on: RefCell::new(handed),
-            }),
+            shared: Rc::new(HeldJob::handed(handed)),
         }
     }
 
@@ -101,13 +71,12 @@ impl JobGate for JobHold<'_> {
         };
         match job::hold(&place.location, &place.job, claim, self.watch, until) {
             Ok((holding, terms)) => {
-                self.shared.terms.set(terms);
+                self.shared.set_terms(terms);
                 match holding {
                     Holding::Free | Holding::Inside => JobTaken::Go,
                     Holding::Held(hold) => {
                         let entries = with_proof(handed.unwrap_or_default(), job, &hold.proof());
-                        *self.shared.handed_on.borrow_mut() = Some(entries.into());
-                        self.hold = Some(hold);
+                        self.shared.held(hold, entries.into());
                         JobTaken::Go
                     }
                     Holding::Busy(overlap, holder) => JobTaken::Busy(busy(job, overlap, holder)),
@@ -125,15 +94,34 @@ impl JobGate for JobHold<'_> {
     }
 }
 
+/// Giving the job back as the run ends, within the time left before its deadline: an
+/// observer of the run.
+pub(crate) struct GiveBack(SharedJob);
+
 impl JobHold<'_> {
-    /// Give the job back, within the time left before `deadline`; `warn` is told of a lease that
-    /// was lost on the way.
-    pub(crate) fn release(self, deadline: Option<Instant>, warn: &mut dyn FnMut(String)) {
-        let latest = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+    /// What gives the job back as the run ends.
+    pub(crate) fn give_back(&self) -> GiveBack {
+        GiveBack(self.shared())
+    }
+}
+
+impl Observer for GiveBack {
+    fn stage(&self) -> Stage {
+        Stage::GiveBack
+    }
+
+    /// Give the job back; a lease that was lost on the way is said.
+    fn finish(self: Box<Self>, ending: &mut Ending<'_>) {
+        let Some(hold) = self.0.take_hold() else {
+            return;
+        };
+        let latest = ending
+            .deadline
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()));
         // A run at its deadline still gives its lease back, with the grace an end file gets.
         let latest = latest.map(|left| left.max(Duration::from_millis(500)));
-        if let Some(why) = self.hold.and_then(|hold| hold.release(self.watch, latest)) {
-            warn(why);
+        if let Some(why) = hold.release(ending.watch, latest) {
+            ending.warn(why);
         }
     }
 }

@@ -19,12 +19,13 @@ use std::time::{Duration, Instant};
 use super::Monitor;
 use super::body::{self, DEFAULT_LIMIT};
 use super::dialect::Ping;
+use crate::held_job::SharedJob;
 use crate::http::{self, Answer, Url};
+use crate::lifecycle::{Ending, Observer, Stage};
 use crate::output::tail::KeptTails;
-use crate::overlap::SharedJob;
 use crate::signals::{SignalWatch, Waited, Waiter};
 use retry_policy::deadline::telling_limit;
-use retry_policy::events::{Event, EventSink};
+use retry_policy::events::Event;
 use retry_policy::exit::Exit;
 use retry_policy::job_end::{self, Told};
 use retry_policy::outcome::{Reason, RunEnd};
@@ -119,7 +120,7 @@ impl<'m> Pings<'m> {
     /// (this one among them) number `failed_in_a_row`, if its history counted it; within the
     /// run's `deadline` (and its grace), awake to `watch`'s signals. `warn` is told what the
     /// monitor was not told; a signal that ends the run is returned.
-    pub(crate) fn finish(
+    fn tell_outcome(
         mut self,
         end: &RunEnd,
         failed_in_a_row: Option<u32>,
@@ -198,11 +199,23 @@ impl<'m> Pings<'m> {
     }
 }
 
-impl EventSink for Pings<'_> {
+impl Observer for Pings<'_> {
+    fn stage(&self) -> Stage {
+        Stage::Tell
+    }
+
     fn emit(&mut self, event: &Event) {
         if matches!(event, Event::AttemptStart { .. }) && !self.started {
             self.send_start();
         }
+    }
+
+    fn finish(self: Box<Self>, ending: &mut Ending<'_>) {
+        let failed_in_a_row = ending.counted.map(|(in_a_row, _)| in_a_row);
+        ending.telling(|end, watch, deadline, warn| {
+            self.tell_outcome(end, failed_in_a_row, watch, deadline, warn)
+                .err()
+        });
     }
 }
 

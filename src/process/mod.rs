@@ -26,10 +26,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::environment;
+use crate::held_job::SharedJob;
 use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
 use crate::output::tail::KeptTails;
 use crate::output::{Hold, OutputOptions};
-use crate::overlap::SharedJob;
 use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;

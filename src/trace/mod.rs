@@ -17,15 +17,41 @@ use std::time::Instant;
 
 use crate::environment;
 use crate::http;
+use crate::lifecycle::{Ending, Observer, Stage};
 use crate::signals::{SignalWatch, Waited, Waiter};
 use export::{Export, Protocol};
 use retry_policy::deadline::telling_limit;
+use retry_policy::events::{Event, EventSink};
 use retry_policy::outcome::{Reason, RunEnd};
 use retry_policy::run_id::RunId;
 use retry_policy::signal::Signal;
 use retry_policy::trace_context::{SpanId, TraceContext, TraceId};
 
-pub(crate) use spans::Recorder;
+use spans::Recorder;
+
+/// A run's spans, recorded from its events and sent at its end.
+pub(crate) struct Traced<'t> {
+    tracing: &'t Tracing,
+    recorder: Recorder,
+}
+
+impl Observer for Traced<'_> {
+    fn stage(&self) -> Stage {
+        Stage::Tell
+    }
+
+    fn emit(&mut self, event: &Event) {
+        self.recorder.emit(event);
+    }
+
+    fn finish(self: Box<Self>, ending: &mut Ending<'_>) {
+        ending.telling(|end, watch, deadline, warn| {
+            self.tracing
+                .send(&self.recorder, end, watch, deadline, warn)
+                .err()
+        });
+    }
+}
 
 /// A run's tracing: its place in the trace, and where its spans go.
 #[derive(Debug)]
@@ -73,18 +99,20 @@ impl Tracing {
         self.context
     }
 
-    /// A recorder of the run `run_id`'s spans, when they are to be sent.
-    pub(crate) fn recorder(&self, run_id: RunId) -> Option<Recorder> {
-        self.export
-            .as_ref()
-            .map(|_| Recorder::new(self.context, run_id))
+    /// The observer that records the run `run_id`'s spans and sends them at its end, when
+    /// they are to be sent.
+    pub(crate) fn recorder(&self, run_id: RunId) -> Option<Traced<'_>> {
+        self.export.as_ref().map(|_| Traced {
+            tracing: self,
+            recorder: Recorder::new(self.context, run_id),
+        })
     }
 
     /// Send the spans `recorder` kept of the run that ended as `end`, within the exporter's
     /// timeout and the run's `deadline` (and its grace; only the grace when a signal ended it),
     /// awake to `watch`'s signals; `warn` is
     /// told what the collector did not take, a signal that ends the run is returned.
-    pub(crate) fn send(
+    fn send(
         &self,
         recorder: &Recorder,
         end: &RunEnd,

@@ -3,6 +3,8 @@
 
 /// A budget's breaker across runs, on a file and on a Redis store.
 mod breaker;
+/// Deadline, job and breaker together, on both stores: one order decides.
+mod combinations;
 /// The default budget: never noticed, free while nothing fails, never in the way.
 mod default_budget;
 /// The file store: sharing on one host, and state that is damaged, foreign or locked.

@@ -525,4 +525,6 @@ fn stop_reason<H>(
 }
 
 #[cfg(test)]
+mod combinations;
+#[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@
 
 use std::cell::{Cell, Ref, RefCell};
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use retry_budget::job::{Hold, JobTerms};
@@ -23,6 +24,8 @@ pub(crate) struct HeldJob {
     handed_on: RefCell<Option<OsString>>,
     /// What the run holds, once it took it, until it gives it back.
     hold: RefCell<Option<Hold>>,
+    /// The run's end of the pipe that keeps its lease's keeper going, if it started one.
+    keeper: RefCell<Option<OwnedFd>>,
 }
 
 impl HeldJob {
@@ -55,8 +58,17 @@ impl HeldJob {
         self.handed_on.borrow()
     }
 
-    /// The hold, to give back, if the run took one and has not given it back.
-    pub(crate) fn take_hold(&self) -> Option<Hold> {
-        self.hold.borrow_mut().take()
+    /// The lease's keeper goes on while `keeper` (and every copy of it) is open.
+    pub(crate) fn kept_by(&self, keeper: OwnedFd) {
+        *self.keeper.borrow_mut() = Some(keeper);
+    }
+
+    /// The hold, to give back, if the run took one and has not given it back; and the run's
+    /// end of its keeper's pipe, to close once it is given back.
+    pub(crate) fn take_hold(&self) -> (Option<Hold>, Option<OwnedFd>) {
+        (
+            self.hold.borrow_mut().take(),
+            self.keeper.borrow_mut().take(),
+        )
     }
 }

@@ -20,6 +20,7 @@ mod held_job;
 mod http;
 mod invocation;
 mod job_history;
+mod lease_keeper;
 mod lifecycle;
 mod monitor;
 mod output;
@@ -35,6 +36,7 @@ mod trace;
 
 pub use cli::{Cli, full_command, one_line_error};
 pub use invocation::{Started, prepare, run, say_error};
+pub use lease_keeper::{ARGUMENT as KEEP_LEASE, keep as keep_lease};
 pub use retry_policy::exit::Exit;
 pub use signals::die_of;
 

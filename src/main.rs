@@ -18,6 +18,12 @@ static ALLOCATOR: retry_sys::allocator::Allocator = retry_sys::allocator::Alloca
 fn main() -> ExitCode {
     let inherited = retry_exec::prepare();
     let args: Vec<OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|first| first == retry_exec::KEEP_LEASE)
+    {
+        return retry_exec::keep_lease(&args);
+    }
     let outcome = match Cli::parse_args(&args) {
         Ok(cli) => retry_exec::run(cli, inherited),
         Err(err)

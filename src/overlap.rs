@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use crate::config::{self, Config};
 use crate::environment;
 use crate::held_job::{HeldJob, SharedJob};
+use crate::lease_keeper;
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::signals::SignalWatch;
 use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
@@ -43,6 +44,19 @@ impl<'r> JobHold<'r> {
             config,
             watch,
             shared: Rc::new(HeldJob::handed(handed)),
+        }
+    }
+
+    /// Start the keeper of the lease held in `token` on `job`, so that the job stays held
+    /// while the run's attempts go on, should the run be killed; `warn` is told if it cannot.
+    fn keep(&self, token: &str, job: &str, warn: &mut dyn FnMut(String)) {
+        match lease_keeper::start(token, job, self.config.store_flag()) {
+            Ok(keeper) => self.shared.kept_by(keeper),
+            Err(err) => warn(format!(
+                "job {job}: cannot start the keeper of its lease ({err}); should this run be \
+                 killed, its lease expires within {} even if its command still runs",
+                retry_policy::duration::format_duration(job::LEASE)
+            )),
         }
     }
 
@@ -76,6 +90,9 @@ impl JobGate for JobHold<'_> {
                     Holding::Free | Holding::Inside => JobTaken::Go,
                     Holding::Held(hold) => {
                         let entries = with_proof(handed.unwrap_or_default(), job, &hold.proof());
+                        if let Some(token) = hold.lease_token() {
+                            self.keep(token, job, warn);
+                        }
                         self.shared.held(hold, entries.into());
                         JobTaken::Go
                     }
@@ -112,7 +129,7 @@ impl Observer for GiveBack {
 
     /// Give the job back; a lease that was lost on the way is said.
     fn finish(self: Box<Self>, ending: &mut Ending<'_>) {
-        let Some(hold) = self.0.take_hold() else {
+        let (Some(hold), _keeper) = self.0.take_hold() else {
             return;
         };
         let latest = ending

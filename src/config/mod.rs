@@ -83,6 +83,8 @@ pub(crate) struct Config {
     /// The store the run was given (`--budget-store`, or `RETRY_BUDGET_STORE`), without its
     /// password, for the runs inside its attempts.
     store_passed_on: Option<String>,
+    /// `--budget-store`, as given (it holds no password).
+    store_flag: Option<String>,
     /// The run's deadline, and what the environment said of deadlines.
     deadlines: Deadlines,
     process: ProcessOptions,
@@ -221,6 +223,7 @@ impl Config {
             log: flags::log(&cli, run_id),
             run_id,
             store_passed_on,
+            store_flag: cli.budget_store.clone(),
             job,
             history,
             history_problem,
@@ -258,6 +261,11 @@ impl Config {
     /// The run's identity (`RETRY_RUN_ID`).
     pub(crate) fn run_id(&self) -> RunId {
         self.run_id
+    }
+
+    /// `--budget-store`, as given (it holds no password), for a process of the run's own.
+    pub(crate) fn store_flag(&self) -> Option<&str> {
+        self.store_flag.as_deref()
     }
 
     /// The store the runs inside the attempts are given (`RETRY_BUDGET_STORE`): the one this

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use crate::support::harness::{Invocation, Running, Scratch, retry, wait_for};
+use crate::support::redis_fleet::redis_cli;
 use crate::support::redis_server::RedisServer;
 
 /// An attempt: say so in `$STARTS`, wait at the gate, end.
@@ -238,7 +239,7 @@ fn a_jobs_hold_belongs_to_its_run_and_the_runs_inside_its_attempts_on_both_store
 }
 
 #[test]
-fn on_redis_one_host_of_three_runs_and_a_killed_holders_lease_expires() {
+fn on_redis_one_host_of_three_runs_and_a_killed_holders_attempt_keeps_the_lease() {
     let server = RedisServer::on_loopback();
     let store = server.patient_url();
     let scratch = Scratch::new();
@@ -283,22 +284,37 @@ fn on_redis_one_host_of_three_runs_and_a_killed_holders_lease_expires() {
     );
     assert_eq!(scratch.lines("starts"), 1);
 
-    // A holder killed with SIGKILL cannot give its lease back: a run that skips finds it held,
-    // and one that waits starts once it has expired.
+    // A holder killed with SIGKILL leaves its attempt running, told to stop: its lease's
+    // keeper renews the lease (its time to live grows again after the kill) while the attempt
+    // runs, so a run that skips finds it held; once the attempt ends, the keeper gives the
+    // lease back, and a run that waits starts.
     std::fs::remove_file(scratch.path("gate")).unwrap();
-    let holder = holding("sync", &store, &scratch);
+    let before = scratch.lines("starts");
+    let holder = job_run("sync", &store, &scratch)
+        .args(["--", "sh", "-c", STUBBORN])
+        .spawn();
+    wait_for("the holder's attempt", || scratch.lines("starts") > before);
     holder.signal(libc::SIGKILL);
     holder.finish();
+    let time_to_live = || -> i64 {
+        let reply = redis_cli(server.port(), &["PTTL", "retry:budget:job:{sync}:lease"]);
+        reply.parse().unwrap()
+    };
+    let after_the_kill = time_to_live();
+    assert!(after_the_kill > 0, "the lease is held: {after_the_kill}");
+    wait_for("a renewal after the holder's death", || {
+        time_to_live() > after_the_kill
+    });
     job_run("sync", &store, &scratch)
         .args(["--", "true"])
         .run()
         .expect_code(75);
     set_overlap("sync", "wait", &store);
-    job_run("sync", &store, &scratch)
+    let waiting = job_run("sync", &store, &scratch)
         .args(["--max-time", "1m", "--", "true"])
-        .run()
-        .expect_code(0);
+        .spawn();
     std::fs::write(scratch.path("gate"), "").unwrap();
+    waiting.finish().expect_code(0);
 }
 
 #[test]

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 
 use nix::fcntl::{FcntlArg, FdFlag, Flock, FlockArg};
@@ -160,6 +160,15 @@ const LOCK_PROOF: &str = "lock:";
 const LEASE_PROOF: &str = "lease:";
 
 impl Hold {
+    /// The secret a lease is held in, for the process that keeps it ([`keep_lease`]); none for
+    /// a lock on this machine, which the attempts hold by their descriptor.
+    pub fn lease_token(&self) -> Option<&str> {
+        match &self.0 {
+            Held::Machine(_) => None,
+            Held::Lease(lease) => Some(&lease.token),
+        }
+    }
+
     /// What proves to a run inside this run's attempts that it is part of this run: the lock's
     /// descriptor, which they inherit, or the lease's token. For the attempts alone: whoever has
     /// it walks past the hold.
@@ -353,6 +362,38 @@ impl Lease {
                 retry_policy::duration::format_duration(LEASE)
             )),
             (Err(Failure::Interrupted(_)), _) => None,
+        }
+    }
+}
+
+/// Keep the lease held in `token` on the job `job` at `address` for as long as `alive` is open
+/// for writing anywhere: renew it every [`RENEW`], and once every process that could write to
+/// `alive` has ended (the run, and its attempts, which inherit it), give it back. Whatever is
+/// written to `alive` is read and ignored. Returns when the lease has been given back, or was
+/// lost (another run holds it, or the store failed to renew it in time). For a process of its
+/// own, which outlives a run killed with SIGKILL while its attempts go on: the lease then lasts
+/// as long as they do.
+pub fn keep_lease(address: &RedisAddress, job: &BudgetName, token: &str, alive: &impl AsFd) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut store = RedisStore::for_job(address.clone(), job, &Threads);
+    let renew_every = PollTimeout::try_from(RENEW).unwrap_or(PollTimeout::MAX);
+    let mut ignored = [0u8; 64];
+    loop {
+        let mut ready = [PollFd::new(alive.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut ready, renew_every) {
+            Ok(0) => match store.job("job_renew", token, LEASE, None) {
+                Ok([_, _, state, _]) if state == "held" => {}
+                _ => return,
+            },
+            Ok(_) => match nix::unistd::read(alive.as_fd(), &mut ignored) {
+                Ok(0) | Err(_) => {
+                    let _ = store.job("job_release", token, LEASE, Some(address.call_limit()));
+                    return;
+                }
+                Ok(_) => {}
+            },
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return,
         }
     }
 }

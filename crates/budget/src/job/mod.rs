@@ -28,7 +28,7 @@ use crate::waiter::Waiter;
 use retry_policy::choice::Choice;
 use retry_policy::printable::printable;
 
-pub use hold::{Claim, Hold, Holding, LEASE, Unheld, hold};
+pub use hold::{Claim, Hold, Holding, LEASE, Unheld, hold, keep_lease};
 
 /// Whether a run of a job may start while another is in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -155,8 +155,9 @@ pub enum Reason {
         /// Another run is the breaker's probe, and this is the most its lease has left.
         probing: bool,
     },
-    /// Another run of the job was in progress (its terms say `--overlap skip`, or `wait` and
-    /// the run's deadline came first): no attempt was made. Which, in words.
+    /// Another run of the job was in progress (its terms say `--overlap skip`; with `wait`, a
+    /// wait that reaches the deadline ends by the deadline instead): no attempt was made.
+    /// Which, in words.
     Overlap(String),
 }
 

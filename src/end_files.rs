@@ -64,6 +64,13 @@ impl EndFiles {
     }
 }
 
+impl EndFiles {
+    /// The files, as an observer of the run, if there are any to write.
+    pub(crate) fn observer(self) -> Option<EndFiles> {
+        (!self.0.is_empty()).then_some(self)
+    }
+}
+
 impl Observer for EndFiles {
     fn stage(&self) -> Stage {
         Stage::Write

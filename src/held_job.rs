@@ -20,7 +20,8 @@ pub(crate) struct HeldJob {
     /// The job's terms, read as the hold was taken (the defaults until then, for a run with no
     /// job, or a store that could not say).
     terms: Cell<JobTerms>,
-    /// `RETRY_JOB_HOLD` for the attempts: what the run was handed, with its own hold's proof.
+    /// `RETRY_JOB_HOLD` for the attempts, once the run holds its job: what the run was handed,
+    /// with its own hold's proof (until then the attempts inherit the run's own, if any).
     handed_on: RefCell<Option<OsString>>,
     /// What the run holds, once it took it, until it gives it back.
     hold: RefCell<Option<Hold>>,
@@ -29,14 +30,6 @@ pub(crate) struct HeldJob {
 }
 
 impl HeldJob {
-    /// Nothing learned yet, in a run that was handed `handed` (its `RETRY_JOB_HOLD`).
-    pub(crate) fn handed(handed: Option<OsString>) -> HeldJob {
-        HeldJob {
-            handed_on: RefCell::new(handed),
-            ..HeldJob::default()
-        }
-    }
-
     /// The job's terms, as the run's hold read them.
     pub(crate) fn terms(&self) -> JobTerms {
         self.terms.get()
@@ -53,7 +46,8 @@ impl HeldJob {
         *self.hold.borrow_mut() = Some(hold);
     }
 
-    /// The value of `RETRY_JOB_HOLD` for the attempts, if they get one.
+    /// The value of `RETRY_JOB_HOLD` for the attempts, in place of the run's own, once the run
+    /// holds its job.
     pub(crate) fn handed_on(&self) -> Ref<'_, Option<OsString>> {
         self.handed_on.borrow()
     }

@@ -15,7 +15,7 @@ use crate::cli::{
     BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, JobCommand, JobSetArgs,
     JobShowArgs, ToolCommand, requested_log_format,
 };
-use crate::config::Config;
+use crate::config::{self, Config};
 use crate::end_files::EndFiles;
 use crate::environment;
 use crate::held_job::SharedJob;
@@ -68,10 +68,21 @@ use retry_sys::spawn::Launcher;
 pub struct Started {
     /// What it must not take on trust (see `startup`).
     inherited: Inherited,
+    /// Whether its environment gives a budget store, which the run passes on.
+    store_given: bool,
     /// The environment its commands inherit, copied before anything else allocates: a buffer
     /// of that size made after the command line's parse (and its many small frees) costs
     /// glibc's allocator a consolidation of them, 15,000 instructions when measured.
     environment: ChildEnvironment,
+}
+
+impl Started {
+    /// The budget store the run `config` describes passes on to its children, without its
+    /// password: looked for in the environment only where the process was given one there.
+    fn store_passed_on(&self, config: &Config) -> Option<String> {
+        let given = self.store_given.then_some(environment::own);
+        config::store_passed_on(config.store_flag(), &|name| given?(name))
+    }
 }
 
 /// Prepare the process, first thing in `main`: what it must not take on trust from its parent
@@ -85,9 +96,12 @@ pub fn prepare() -> Started {
         say_error(&message, &args);
         std::process::exit(i32::from(Exit::ToolFailed.status()));
     }));
+    let inherited = startup::prepare();
+    let (environment, store_given) = crate::process::environ::inherited();
     Started {
-        inherited: startup::prepare(),
-        environment: crate::process::environ::inherited(),
+        inherited,
+        store_given,
+        environment,
     }
 }
 
@@ -250,28 +264,27 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     let (mut reporter, transcript, mut release) = say_the_run(config, &watch, budget.as_ref());
     let mut budget = budget.map(|budget| budget.open(&watch, config.cap()));
     let mut job = JobHold::new(config, &watch);
+    let store = started.store_passed_on(config);
     let attempts = Attempts {
         command,
         launcher,
+        store: store.as_deref(),
         environment: started.environment,
         input,
         tails: tails.clone(),
     };
     let mut runner = attempts.runner(config, &watch, terminal.as_ref(), job.shared());
-    let mut hooks = hooks(config, &watch, terminal.as_ref());
+    let mut hooks = hooks(config, &watch, terminal.as_ref(), store.as_deref());
     let pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
         Pings::new(monitor, config.run_id(), job.shared(), tails)
     });
-    let traced = config
-        .tracing()
-        .and_then(|tracing| tracing.recorder(config.run_id()));
     let mut observers = Observers::default()
         .with(config.history().map(JobHistory::at))
-        .with(Some(job.give_back()))
-        .with(Some(files))
+        .with(config.history().map(|_| job.give_back()))
+        .with(files.observer())
         .with(pings)
-        .with(traced);
+        .with(config.traced());
     let end = run::run(
         &config.rules(),
         Parts {
@@ -331,17 +344,14 @@ fn say_the_run<'w>(
 }
 
 /// The runner of the hooks of the run `config` describes, awake to `watch`'s signals, handing
-/// over `terminal`.
+/// over `terminal`, the budget `store` passed on to them.
 fn hooks<'r>(
-    config: &'r Config,
+    config: &Config,
     watch: &'r SignalWatch,
     terminal: Option<&'r Terminal>,
+    store: Option<&'r str>,
 ) -> HookRunner<'r> {
-    let run = (
-        config.total_attempts(),
-        config.run_id(),
-        config.store_passed_on(),
-    );
+    let run = (config.total_attempts(), config.run_id(), store);
     HookRunner::new(
         config.hooks().clone(),
         config.process(),
@@ -380,16 +390,18 @@ fn say_the_end(
 type StderrReporter = Reporter<Outlet>;
 
 /// What each attempt's process is made of, gathered before the run.
-struct Attempts {
+struct Attempts<'s> {
     command: CommandLine,
     launcher: Launcher,
+    /// The budget store passed on to the run's children, without its password.
+    store: Option<&'s str>,
     /// The environment the tool's commands inherit.
     environment: ChildEnvironment,
     input: Option<HeldInput>,
     tails: Option<KeptTails>,
 }
 
-impl Attempts {
+impl Attempts<'_> {
     /// The runner of the attempts of the run `config` describes, awake to `watch`'s signals,
     /// handing over `terminal`, each attempt handed the proof of the `job`'s hold.
     fn runner<'r>(
@@ -399,8 +411,7 @@ impl Attempts {
         terminal: Option<&'r Terminal>,
         job: SharedJob,
     ) -> ProcessRunner<'r> {
-        let environment =
-            environ::of_run(self.environment, config.run_id(), config.store_passed_on());
+        let environment = environ::of_run(self.environment, config.run_id(), self.store);
         ProcessRunner {
             command: self.command,
             total: config.total_attempts(),
@@ -415,6 +426,7 @@ impl Attempts {
             tails: self.tails,
             trace: config.tracing().map(Tracing::context),
             job,
+            holds_job: false,
         }
     }
 }

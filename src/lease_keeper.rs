@@ -7,21 +7,24 @@
 //! still runs, and no longer (within a renewal).
 //!
 //! It is a process of its own, in a process group of its own (no Ctrl-C of the run's reaches
-//! it), with the run's environment (so the store is found, and logged in to, as the run did),
-//! and it never outlives the last holder of the pipe by more than a renewal.
+//! it), without the parent-death signal the tool's other children get, with the run's whole
+//! environment (so the store is found, and logged in to, as the run did), and it never
+//! outlives the last holder of the pipe by more than a renewal.
 
 use std::ffi::OsString;
+use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
-use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
-use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
+use nix::fcntl::{FcntlArg, FdFlag, fcntl};
 
 use crate::environment;
+use crate::signals::SignalWatch;
 use retry_budget::BudgetName;
 use retry_budget::store::{Location, StoreSettings};
+use retry_sys::environ::ChildEnvironment;
+use retry_sys::spawn::{ChildStdio, Launcher, Setup};
 
 /// The first argument of `retry` that makes it a lease's keeper: never a program's name.
 pub const ARGUMENT: &str = "--keep-job-lease";
@@ -30,23 +33,44 @@ pub const ARGUMENT: &str = "--keep-job-lease";
 const MOST_TOKEN: usize = 128;
 
 /// Start the keeper of the lease held in `token` on the job `job`, in the store `flag` names
-/// (`--budget-store`, else the environment's); the end of the pipe that keeps it going, left
-/// open across `exec` for the attempts.
-pub(crate) fn start(token: &str, job: &str, flag: Option<&str>) -> io::Result<OwnedFd> {
-    let (keeper_end, run_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    let mut keeper = Command::new(std::env::current_exe()?);
-    keeper
-        .arg(ARGUMENT)
-        .arg(job)
-        .args(flag)
-        .stdin(Stdio::from(keeper_end))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    keeper.spawn()?;
-    let mut run_end = std::fs::File::from(run_end);
+/// (`--budget-store`, else the environment's), with the signal mask `watch` gives children;
+/// the end of the pipe that keeps it going, left open across `exec` for the attempts.
+///
+/// It is started as every child of the tool is (`retry_sys::spawn`, which a run has linked
+/// already: std's `Command` would add thirty symbols for the loader to bind at every start),
+/// with the tool's whole environment.
+pub(crate) fn start(
+    token: &str,
+    job: &str,
+    flag: Option<&str>,
+    watch: &SignalWatch,
+) -> io::Result<OwnedFd> {
+    let program = std::env::current_exe()?;
+    let args: Vec<OsString> = [ARGUMENT, job]
+        .into_iter()
+        .chain(flag)
+        .map(OsString::from)
+        .collect();
+    let mut launcher = Launcher::new(program.as_os_str(), &args)?;
+    let environment = ChildEnvironment::inheriting(|_| true);
+    let null = File::options().read(true).write(true).open("/dev/null")?;
+    let setup = Setup {
+        environ: environment.environ(),
+        stdio: [
+            ChildStdio::Pipe,
+            ChildStdio::From(null.as_fd()),
+            ChildStdio::From(null.as_fd()),
+        ],
+        own_group: true,
+        handover: None,
+        mask: watch.child_mask(),
+    };
+    let started = launcher.start(&setup).map_err(|err| err.error)?;
+    let run_end = started
+        .stdin
+        .ok_or_else(|| io::Error::other("no pipe to the keeper"))?;
+    let mut run_end = File::from(run_end);
     run_end.write_all(format!("{token}\n").as_bytes())?;
-    // Only now, so that the keeper itself does not hold it open.
     fcntl(&run_end, FcntlArg::F_SETFD(FdFlag::empty()))?;
     Ok(run_end.into())
 }
@@ -54,8 +78,10 @@ pub(crate) fn start(token: &str, job: &str, flag: Option<&str>) -> io::Result<Ow
 /// Be the keeper (`args`: `retry --keep-job-lease JOB [STORE]`, the token on stdin): keep the
 /// lease until stdin is closed everywhere.
 pub fn keep(args: &[OsString]) -> ExitCode {
-    // The run's mask, which blocks the signals it waits for, is not the keeper's.
-    let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
+    // Started as the tool's children are, with SIGTERM for when the tool ends: the keeper is
+    // for just that end.
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_pdeathsig(None);
     let job = args
         .get(2)
         .and_then(|job| job.to_str()?.parse::<BudgetName>().ok());

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
 use crate::environment;
-use crate::held_job::{HeldJob, SharedJob};
+use crate::held_job::SharedJob;
 use crate::lease_keeper;
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::signals::SignalWatch;
@@ -39,18 +39,17 @@ pub(crate) struct JobHold<'r> {
 impl<'r> JobHold<'r> {
     /// The hold of the run `config` describes, on its job if it names one.
     pub(crate) fn new(config: &'r Config, watch: &'r SignalWatch) -> JobHold<'r> {
-        let handed = environment::own(environment::JOB_HOLD.name);
         JobHold {
             config,
             watch,
-            shared: Rc::new(HeldJob::handed(handed)),
+            shared: SharedJob::default(),
         }
     }
 
     /// Start the keeper of the lease held in `token` on `job`, so that the job stays held
     /// while the run's attempts go on, should the run be killed; `warn` is told if it cannot.
     fn keep(&self, token: &str, job: &str, warn: &mut dyn FnMut(String)) {
-        match lease_keeper::start(token, job, self.config.store_flag()) {
+        match lease_keeper::start(token, job, self.config.store_flag(), self.watch) {
             Ok(keeper) => self.shared.kept_by(keeper),
             Err(err) => warn(format!(
                 "job {job}: cannot start the keeper of its lease ({err}); should this run be \
@@ -76,7 +75,8 @@ impl JobGate for JobHold<'_> {
             config::new_id().to_string(),
         );
         let job = place.job.as_str();
-        let handed = self.shared.handed_on().clone();
+        // Read only by a run of a job: an outer run's hold passes through to the others.
+        let handed = environment::own(environment::JOB_HOLD.name);
         let handed = handed.as_deref().and_then(OsStr::to_str);
         let claim = Claim {
             run_id: &run_id,

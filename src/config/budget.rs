@@ -151,15 +151,15 @@ pub(super) fn history_place(
     })
 }
 
-/// The store the run was given (`--budget-store`, or else `RETRY_BUDGET_STORE`), as the runs
-/// inside its attempts are given it: without its password, which stays this run's (a
-/// `password_file` is a path, and goes along).
-pub(super) fn store_passed_on(
-    cli: &Cli,
+/// The store a run was given (`--budget-store` as `flag`, or else `RETRY_BUDGET_STORE`, read
+/// through `env`), as the runs inside its attempts are given it: without its password, which
+/// stays this run's (a `password_file` is a path, and goes along).
+pub(crate) fn store_passed_on(
+    flag: Option<&str>,
     env: &impl Fn(&str) -> Option<OsString>,
 ) -> Option<String> {
-    let given = match cli.budget_store.clone() {
-        Some(flag) => Some(flag),
+    let given = match flag {
+        Some(flag) => Some(flag.to_string()),
         None => env(retry_budget::store::BUDGET_STORE)?.into_string().ok(),
     };
     given

@@ -43,7 +43,7 @@ use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
 use crate::report::formats::ReportSpec;
 use crate::report::verbosity::{LogFormat, LogSettings};
-use crate::trace::Tracing;
+use crate::trace::{Traced, Tracing};
 
 mod budget;
 mod flags;
@@ -51,6 +51,7 @@ mod from_environment;
 mod record;
 
 pub(crate) use budget::HistoryPlace;
+pub(crate) use budget::store_passed_on;
 use budget::{budget_in_force, history_place, job_name, run_budget};
 use flags::refuse;
 pub(crate) use from_environment::new_id;
@@ -80,9 +81,6 @@ pub(crate) struct Config {
     log: LogSettings,
     /// The run's identity: an outer run's, or its own.
     run_id: RunId,
-    /// The store the run was given (`--budget-store`, or `RETRY_BUDGET_STORE`), without its
-    /// password, for the runs inside its attempts.
-    store_passed_on: Option<String>,
     /// `--budget-store`, as given (it holds no password).
     store_flag: Option<String>,
     /// The run's deadline, and what the environment said of deadlines.
@@ -178,7 +176,6 @@ impl Config {
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
         let run_id = run_id(&env);
-        let store_passed_on = budget::store_passed_on(&cli, &env);
         let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
         let limit = layer.limit(nested, cli.max_attempts);
         let in_force = InForce {
@@ -222,7 +219,6 @@ impl Config {
             flaky_exit: cli.flaky_exit,
             log: flags::log(&cli, run_id),
             run_id,
-            store_passed_on,
             store_flag: cli.budget_store.clone(),
             job,
             history,
@@ -258,6 +254,11 @@ impl Config {
         self.tracing.as_ref()
     }
 
+    /// The observer that records the run's spans and sends them at its end, when it sends them.
+    pub(crate) fn traced(&self) -> Option<Traced<'_>> {
+        self.tracing()?.recorder(self.run_id)
+    }
+
     /// The run's identity (`RETRY_RUN_ID`).
     pub(crate) fn run_id(&self) -> RunId {
         self.run_id
@@ -266,12 +267,6 @@ impl Config {
     /// `--budget-store`, as given (it holds no password), for a process of the run's own.
     pub(crate) fn store_flag(&self) -> Option<&str> {
         self.store_flag.as_deref()
-    }
-
-    /// The store the runs inside the attempts are given (`RETRY_BUDGET_STORE`): the one this
-    /// run was given, without its password.
-    pub(crate) fn store_passed_on(&self) -> Option<&str> {
-        self.store_passed_on.as_deref()
     }
 
     /// What `--plan` shows.

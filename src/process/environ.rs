@@ -15,9 +15,17 @@ use retry_policy::run_id::RunId;
 use retry_sys::environ::ChildEnvironment;
 
 /// The tool's environment as its children inherit it: without `WITHHELD`, and without the
-/// attempt's variables an outer run set, which each attempt's values replace.
-pub(crate) fn inherited() -> ChildEnvironment {
-    ChildEnvironment::inheriting(|name| !is_replaced(name))
+/// attempt's variables an outer run set, which each attempt's values replace; and whether it
+/// held `RETRY_BUDGET_STORE`, which the run passes on without its password (so that a run
+/// given none looks for it no further).
+pub(crate) fn inherited() -> (ChildEnvironment, bool) {
+    let mut store_given = false;
+    let environment = ChildEnvironment::inheriting(|name| {
+        let replaced = is_replaced(name);
+        store_given |= replaced && name == environment::BUDGET_STORE.name;
+        !replaced
+    });
+    (environment, store_given)
 }
 
 /// `environment` with the run's identity `run_id` in `RETRY_RUN_ID`, and the store the run
@@ -57,7 +65,9 @@ fn is_replaced(name: &OsStr) -> bool {
     if !name_bytes.starts_with(environment::PREFIX.as_bytes()) {
         return false;
     }
-    let named = |variable: &Variable| name == variable.name;
+    // An outer run's hold on a job passes through, but where this run holds one of its own
+    // (the runner then puts its own value in its place): so only a run of a job reads it.
+    let named = |variable: &Variable| name == variable.name && name != environment::JOB_HOLD.name;
     [
         &environment::WITHHELD[..],
         &environment::ALL,
@@ -89,14 +99,20 @@ mod tests {
                 "{}",
                 variable.name
             );
-            assert!(is_replaced(OsStr::new(variable.name)), "{}", variable.name);
+            let passes_through = variable.name == environment::JOB_HOLD.name;
+            assert_eq!(
+                is_replaced(OsStr::new(variable.name)),
+                !passes_through,
+                "{}",
+                variable.name
+            );
         }
         assert!(!is_replaced(OsStr::new("PATH")));
         for secret in environment::EXPORTER_SECRETS {
             assert!(is_replaced(OsStr::new(secret)), "{secret}");
         }
         assert!(!is_replaced(OsStr::new("OTEL_EXPORTER_OTLP_ENDPOINT")));
-        let mut environment = inherited();
+        let (mut environment, _) = inherited();
         environment.set_attempt([]);
         // Whatever the test runner's environment holds, none of the tool's own goes on.
         assert_eq!(replaced_entries(&environment), Vec::<String>::new());

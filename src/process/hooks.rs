@@ -95,7 +95,7 @@ impl Prepared {
         Ok(Prepared {
             launchers,
             environment: crate::process::environ::of_run(
-                crate::process::environ::inherited(),
+                crate::process::environ::inherited().0,
                 run_id,
                 store,
             ),

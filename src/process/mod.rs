@@ -100,6 +100,8 @@ pub(crate) struct ProcessRunner<'a> {
     pub(crate) trace: Option<TraceContext>,
     /// The run's job, whose hold each attempt is handed the proof of.
     pub(crate) job: SharedJob,
+    /// Whether the attempts' environment has the run's own proof in place of an outer run's.
+    pub(crate) holds_job: bool,
 }
 
 impl ProcessRunner<'_> {
@@ -136,6 +138,11 @@ impl ProcessRunner<'_> {
             .map(|value| (environment::TRACEPARENT.name, Value::Text(value)));
         let job = Rc::clone(&self.job);
         let held = job.handed_on();
+        if held.is_some() && !self.holds_job {
+            // The run's own proof takes the place of an outer run's, which passed through.
+            self.environment.remove(environment::JOB_HOLD.name);
+            self.holds_job = true;
+        }
         let held = held
             .as_deref()
             .map(|value| (environment::JOB_HOLD.name, Value::Text(value)));

@@ -203,13 +203,19 @@ impl ChildEnvironment {
     /// This table without the inherited variable `name`: one the run gives every child a value
     /// of its own for (one per attempt, say).
     pub fn without(mut self, name: &str) -> Self {
+        self.remove(name);
+        self
+    }
+
+    /// Remove the inherited variable `name` from the table (and the attempt's variables, which
+    /// the next start sets anew).
+    pub fn remove(&mut self, name: &str) {
         let buffer = &self.inherited;
         self.starts.retain(|&start| {
             let entry = &buffer[start..];
             !(entry.starts_with(name.as_bytes()) && entry.get(name.len()) == Some(&b'='))
         });
         self.point();
-        self
     }
 
     /// Make the inherited entries' pointers, once `inherited` is whole: it does not change

@@ -277,7 +277,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     let mut hooks = hooks(config, &watch, terminal.as_ref(), store.as_deref());
     let pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
-        Pings::new(monitor, config.run_id(), job.shared(), tails)
+        Pings::new(monitor, config::new_id(), job.shared(), tails)
     });
     let mut observers = Observers::default()
         .with(config.history().map(JobHistory::at))

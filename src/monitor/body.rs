@@ -1,8 +1,10 @@
 //! What an outcome's ping says beside its status: one summary line (attempts, reason, flaky,
 //! exit status), then the end of the last attempt's output, the tail the tool keeps of each
-//! stream, cut to the monitor's limit (its `Ping-Body-Limit`, or [`DEFAULT_LIMIT`]). The
-//! summary line and the output's last line are always kept; what is cut is the start of the
-//! output, and a line says how much.
+//! stream, cut to the monitor's limit (its `Ping-Body-Limit`, or [`DEFAULT_LIMIT`]). A monitor
+//! keeps the first bytes of a body up to its limit, so the body is cut here, and what matters
+//! most is kept first: the output's last line (the error, as a rule), then the summary, then as
+//! much of the output before the last line as fits, whole lines, after a line that says how
+//! much was cut.
 
 use retry_policy::outcome::RunEnd;
 
@@ -24,7 +26,26 @@ pub(crate) fn summary(end: &RunEnd, status: u8) -> String {
     )
 }
 
-/// The body: `summary`, then the output in `tails`, in at most `limit` bytes.
+/// The line that says a run failed, though its monitor is told of it as a success: the
+/// `in_a_row`th failed run in a row of a job that alerts from the `alert_after`th.
+pub(crate) fn tolerated(in_a_row: u32, alert_after: u32) -> String {
+    format!(
+        "retry: FAILED, tolerated: failed run {in_a_row} in a row; this job alerts from failed \
+         run {alert_after} in a row (retry job set --alert-after {alert_after})"
+    )
+}
+
+/// The line that says which of a monitor's own settings (`setting`, with its value) alerts as
+/// a job that alerts from the `alert_after`th failed run in a row does.
+pub(crate) fn own_tolerance(setting: &str, alert_after: u32) -> String {
+    format!(
+        "retry: this job alerts from failed run {alert_after} in a row (retry job set \
+         --alert-after {alert_after}), which this monitor counts itself: set its {setting}"
+    )
+}
+
+/// The body: `summary`, then the output in `tails`, in at most `limit` bytes: the output's
+/// last line first of all, then the summary, then the output before the last line.
 pub(crate) fn body(summary: &str, tails: Option<&Tails>, limit: usize) -> Vec<u8> {
     let output: String = tails
         .into_iter()
@@ -32,21 +53,35 @@ pub(crate) fn body(summary: &str, tails: Option<&Tails>, limit: usize) -> Vec<u8
         .filter(|tail| !tail.is_empty())
         .map(|tail| tail.text())
         .collect();
-    let mut body = cut_to(summary, limit).to_string();
-    if output.is_empty() || body.len() >= limit {
-        return body.into_bytes();
+    if output.is_empty() {
+        return cut_to(summary, limit).as_bytes().to_vec();
     }
-    body.push('\n');
-    let room = limit - body.len();
-    if output.len() <= room {
-        body.push_str(&output);
-        return body.into_bytes();
+    let last_start = output
+        .trim_end_matches('\n')
+        .rfind('\n')
+        .map_or(0, |at| at + 1);
+    let (before, last) = output.split_at(last_start);
+    if last.len() >= limit {
+        return end_of(last, limit).as_bytes().to_vec();
     }
-    let notice = |cut: usize| format!("[{cut} bytes of output before these not sent]\n");
-    let room = room.saturating_sub(notice(output.len()).len());
-    let kept = kept_end(&output, room);
-    body.push_str(&notice(output.len() - kept.len()));
-    body.push_str(kept);
+    let mut room = limit - last.len();
+    let mut body = String::with_capacity(limit);
+    if summary.len() < room {
+        body.push_str(summary);
+        body.push('\n');
+        room -= summary.len() + 1;
+    }
+    if before.len() <= room {
+        body.push_str(before);
+    } else {
+        let notice = |cut: usize| format!("[{cut} bytes of output before these not sent]\n");
+        if let Some(room) = room.checked_sub(notice(before.len()).len()) {
+            let kept = whole_lines_at_the_end(before, room);
+            body.push_str(&notice(before.len() - kept.len()));
+            body.push_str(kept);
+        }
+    }
+    body.push_str(last);
     body.into_bytes()
 }
 
@@ -59,22 +94,21 @@ fn cut_to(text: &str, limit: usize) -> &str {
     &text[..end]
 }
 
-/// The end of `output` in at most `room` bytes: whole lines where the last line fits, else the
-/// end of the last line.
-fn kept_end(output: &str, room: usize) -> &str {
-    let mut start = output.len() - room.min(output.len());
-    while !output.is_char_boundary(start) {
+/// The end of `text`, in at most `room` bytes, on a character's boundary.
+fn end_of(text: &str, room: usize) -> &str {
+    let mut start = text.len() - room.min(text.len());
+    while !text.is_char_boundary(start) {
         start += 1;
     }
-    let tail = &output[start..];
-    let last_line_start = output
-        .trim_end_matches('\n')
-        .rfind('\n')
-        .map_or(0, |at| at + 1);
-    match tail.find('\n') {
-        // The first whole line, unless that leaves out the last line.
-        Some(at) if start + at < last_line_start => &tail[at + 1..],
-        _ => tail,
+    &text[start..]
+}
+
+/// The whole lines at the end of `text` (which ends with a line's end) in at most `room` bytes.
+fn whole_lines_at_the_end(text: &str, room: usize) -> &str {
+    let tail = end_of(text, room);
+    match tail.len() == text.len() || text[..text.len() - tail.len()].ends_with('\n') {
+        true => tail,
+        false => tail.find('\n').map_or("", |at| &tail[at + 1..]),
     }
 }
 
@@ -130,5 +164,25 @@ mod tests {
         assert_eq!(text(body("retry: s", None, 100)), "retry: s");
         let multibyte = text(body("retry: s", Some(&tails(&"é".repeat(100), "")), 60));
         assert!(multibyte.ends_with('é'), "{multibyte}");
+    }
+
+    #[test]
+    fn at_any_limit_the_outputs_last_line_is_kept_before_the_summary() {
+        let summary = "retry: 3 attempts, reason exhausted, flaky no, exit status 3";
+        let output = "connecting\nerror: the disk is full\n";
+        // 50 bytes: the last line, not the summary.
+        let cut = text(body(summary, Some(&tails(output, "")), 50));
+        assert_eq!(cut, output, "the output that fits, without the summary");
+        let cut = text(body(summary, Some(&tails(output, "")), 30));
+        assert_eq!(cut, "error: the disk is full\n");
+        // Room for both: the summary, then the last line.
+        let cut = text(body(summary, Some(&tails(output, "")), 90));
+        assert_eq!(cut, format!("{summary}\nerror: the disk is full\n"));
+        // A 2,000-byte limit and much more output: the summary, a notice, whole lines, and
+        // the last line, in the limit's first bytes, as a monitor that keeps them keeps them.
+        let many: String = (1..=500).map(|line| format!("line {line}\n")).collect();
+        let cut = text(body(summary, Some(&tails(&many, "the last line\n")), 2000));
+        assert!(cut.len() <= 2000, "{}", cut.len());
+        assert!(cut.starts_with(summary) && cut.ends_with("line 500\nthe last line\n"));
     }
 }

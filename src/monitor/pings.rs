@@ -3,15 +3,18 @@
 //! the outcome, once the run's exit status is final, after its end files. The start is one try
 //! of at most [`START_LIMIT`]; the outcome at most [`TRIES`] tries within [`OUTCOME_LIMIT`] and
 //! the run's deadline (with the grace the end files get; only the grace when a signal ended
-//! the run). A monitor that is down, slow or
-//! refusing is said in a warning, and changes neither the exit status nor the output; only a
-//! signal that ends the run ends the wait for it.
+//! the run). A monitor that is down, slow or refusing is said in a warning, and changes neither
+//! the exit status nor the output; only a signal that ends the run ends the wait for it. Both
+//! are `POST`s, and both carry an identity of the run's own (a nested run's check-in is its
+//! own, never its outer run's): the start's answer tells the body's limit before any body is
+//! sent.
 //!
-//! A job whose terms tolerate failures (`retry job set NAME --alert-after N`) sends no start:
-//! every one of these monitors counts a start without an end as a failure, which would alert
-//! for the very runs the job tolerates. Its tolerated failures are sent as a log entry where the
-//! monitor has one (healthchecks' `/log`), and not at all where it has none; so is a run that
-//! another run of its own job kept out, which is no failure of the job (`job_end` decides).
+//! Every run of a job that starts an attempt sends its start, tolerant or not. How a failure
+//! the job tolerates (`retry job set NAME --alert-after N`) is told depends on the monitor
+//! (`dialect`): as the success that keeps it from alerting, its body saying it failed, where
+//! the monitor keeps no tolerance; as a failure where it keeps its own, the run then saying
+//! once which setting of the monitor's to use instead. A run that another run of its own job
+//! kept out is a note where the monitor keeps notes (healthchecks' `/log`), else nothing.
 
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
@@ -50,7 +53,8 @@ const TEXT: &str = "text/plain; charset=utf-8";
 /// The run's pings to its monitor.
 pub(crate) struct Pings<'m> {
     monitor: &'m Monitor,
-    run_id: String,
+    /// The run's check-in: its own, for this monitor.
+    check_in: String,
     /// The last attempt's output, for the outcome's body.
     tails: KeptTails,
     /// The job's terms, as its hold read them: from which failed run in a row its failures
@@ -65,18 +69,19 @@ pub(crate) struct Pings<'m> {
 }
 
 impl<'m> Pings<'m> {
-    /// The pings of the run `run_id` to `monitor`, whose `job`'s terms (read as the run takes
-    /// its hold on the job) say from which failed run in a row its failures alert, with the
-    /// last attempt's output in `tails`.
+    /// The pings of the run whose check-in is `check_in` (an identity of its own: never the
+    /// `RETRY_RUN_ID` it shares with its nest) to `monitor`, whose `job`'s terms (read as the
+    /// run takes its hold on the job) say from which failed run in a row its failures alert,
+    /// with the last attempt's output in `tails`.
     pub(crate) fn new(
         monitor: &'m Monitor,
-        run_id: RunId,
+        check_in: RunId,
         job: SharedJob,
         tails: KeptTails,
     ) -> Pings<'m> {
         Pings {
             monitor,
-            run_id: run_id.to_string(),
+            check_in: check_in.to_string(),
             tails,
             job,
             start: None,
@@ -93,13 +98,10 @@ impl<'m> Pings<'m> {
     /// Send the start on a thread of its own, where the monitor has one.
     fn send_start(&mut self) {
         self.started = true;
-        if self.alert_after() > 1 {
-            return;
-        }
-        let Some(request) =
-            self.monitor
-                .dialect
-                .request(&self.monitor.url, Ping::Start, &self.run_id, "")
+        let dialect = self.monitor.dialect;
+        let machine = dialect.message_limit().map(|_| this_host());
+        let words = ("", machine.as_deref().unwrap_or_default());
+        let Some(request) = dialect.request(&self.monitor.url, Ping::Start, &self.check_in, words)
         else {
             return;
         };
@@ -108,7 +110,7 @@ impl<'m> Pings<'m> {
             .name("retry-ping".into())
             .spawn(move || {
                 let until = Instant::now() + START_LIMIT;
-                let _ = answer.send(http::send(&get(&request.url), until));
+                let _ = answer.send(http::send(&post(&request.url, None), until));
             });
         match sent {
             Ok(_) => self.start = Some(answered),
@@ -138,23 +140,43 @@ impl<'m> Pings<'m> {
             ));
         }
         let status = Exit::of(end).status();
-        let ping = match job_end::told(end, status, self.alert_after(), failed_in_a_row) {
+        let (dialect, alert_after) = (self.monitor.dialect, self.alert_after());
+        let ping = match job_end::told(end, status, alert_after, failed_in_a_row) {
             Told::Success => Ping::Success,
             Told::Failure(status) => Ping::Failure(status),
-            // Neither alerts anyone: a note, where the monitor keeps notes.
-            Told::Tolerated(status) | Told::KeptOut(status) => Ping::Tolerated(status),
+            Told::Tolerated(status) => Ping::Tolerated(status),
+            Told::KeptOut(status) => Ping::KeptOut(status),
         };
-        let summary = body::summary(end, status);
-        let monitor = self.monitor;
-        let Some(request) = monitor
-            .dialect
-            .request(&monitor.url, ping, &self.run_id, &summary)
-        else {
+        let mut summary = body::summary(end, status);
+        if let Ping::Tolerated(_) = ping {
+            let line = match dialect.own_tolerance(alert_after) {
+                None => body::tolerated(failed_in_a_row.unwrap_or(1), alert_after),
+                Some(setting) => {
+                    let line = body::own_tolerance(&setting, alert_after);
+                    warn(format!(
+                        "the monitor ({host}): {}",
+                        line.trim_start_matches("retry: ")
+                    ));
+                    line
+                }
+            };
+            summary = format!("{line}\n{summary}");
+        }
+        let tails = self.tails.latest();
+        let message = dialect.message_limit().map(|limit| {
+            String::from_utf8_lossy(&body::body(&summary, tails.as_ref(), limit)).into_owned()
+        });
+        let machine = dialect
+            .message_limit()
+            .map(|_| this_host())
+            .unwrap_or_default();
+        let words = (message.as_deref().unwrap_or(&summary), machine.as_str());
+        let Some(request) = dialect.request(&self.monitor.url, ping, &self.check_in, words) else {
             return Ok(());
         };
         let body = request
             .with_body
-            .then(|| body::body(&summary, self.tails.latest().as_ref(), limit));
+            .then(|| body::body(&summary, tails.as_ref(), limit));
         let url = request.url;
         let sent = watch.run_job(Some(until), move || send_outcome(&url, body, until));
         let told = match sent {
@@ -228,28 +250,27 @@ fn announced_limit(answer: &Answer) -> usize {
         .unwrap_or(DEFAULT_LIMIT)
 }
 
-/// A `GET` of `url`.
-fn get(url: &Url) -> http::Request<'_> {
+/// A `POST` of `body` (none: an empty one) to `url`.
+fn post<'b>(url: &'b Url, body: Option<&'b [u8]>) -> http::Request<'b> {
     http::Request {
-        method: "GET",
+        method: "POST",
         url,
         headers: &[],
-        body: None,
+        body: Some((TEXT, body.unwrap_or_default())),
     }
+}
+
+/// This machine's name, as the monitors that show it take it.
+fn this_host() -> String {
+    nix::unistd::gethostname()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Send the outcome to `url` (with `body`, if any), trying again after a failure that another
 /// try could mend, within `until`.
 fn send_outcome(url: &Url, body: Option<Vec<u8>>, until: Instant) -> Result<(), String> {
-    let request = match &body {
-        Some(body) => http::Request {
-            method: "POST",
-            url,
-            headers: &[],
-            body: Some((TEXT, body)),
-        },
-        None => get(url),
-    };
+    let request = post(url, body.as_deref());
     let mut pause = PAUSE;
     let mut tries = 0;
     loop {

@@ -36,11 +36,14 @@ fn a_flaky_run_is_one_start_and_one_success_that_says_it_was_flaky() {
     // The command saw no RETRY_MONITOR variable.
     assert_eq!(stdout.lines().nth(1), Some("0"), "{stdout}");
     assert!(!run.stderr().contains("s3cret"), "{}", run.stderr());
+    let requests = monitor.requests();
+    let rid = query_value(&requests[0], "rid").unwrap().to_string();
+    assert_ne!(rid, run_id, "the check-in is the run's own");
     assert_eq!(
-        monitor.requests(),
+        requests,
         [
-            format!("GET /ping/s3cret-uuid/start?rid={run_id}"),
-            format!("POST /ping/s3cret-uuid?rid={run_id}"),
+            format!("POST /ping/s3cret-uuid/start?rid={rid}"),
+            format!("POST /ping/s3cret-uuid?rid={rid}"),
         ]
     );
     let body = &monitor.received()[1].body;
@@ -92,47 +95,70 @@ fn monitor_file(
     file
 }
 
+/// The value of `key` in the query of `target`.
+fn query_value<'t>(target: &'t str, key: &str) -> Option<&'t str> {
+    let query = target.split_once('?')?.1;
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+}
+
 #[test]
-fn each_dialect_gets_its_own_pings_with_one_identity_for_the_run() {
-    // Each dialect, the path of its URL, and the requests it should get for the run named.
-    type Expected = fn(&str) -> Vec<String>;
-    let cases: [(&str, &str, Expected); 3] = [
-        ("cronitor", "/p/key/nightly", |id| {
+fn each_dialect_gets_its_own_pings_posted_with_a_check_in_of_the_runs_own() {
+    // Each dialect, the path of its URL, the key of its check-in, and the requests it should
+    // get for the run whose check-in is the one given.
+    type Expected = fn(&str, &str) -> Vec<String>;
+    let cases: [(&str, &str, &str, Expected); 3] = [
+        ("cronitor", "/p/key/nightly", "series", |id, host| {
             vec![
-                format!("GET /p/key/nightly?state=run&series={id}"),
+                format!("POST /p/key/nightly?state=run&series={id}&host={host}"),
                 format!(
-                    "GET /p/key/nightly?state=fail&status_code=1&series={id}&message=retry%3A%202%20attempts%2C%20reason%20exhausted%2C%20flaky%20no%2C%20exit%20status%201"
+                    "POST /p/key/nightly?state=fail&status_code=1&series={id}&host={host}&message=retry%3A%202%20attempts%2C%20reason%20exhausted%2C%20flaky%20no%2C%20exit%20status%201%0Athe%20last%20line%0A"
                 ),
             ]
         }),
-        ("sentry", "/api/1/cron/nightly/key/", |id| {
-            vec![
-                format!("GET /api/1/cron/nightly/key/?status=in_progress&check_in_id={id}"),
-                format!("GET /api/1/cron/nightly/key/?status=error&check_in_id={id}"),
-            ]
-        }),
-        ("betterstack", "/api/v1/heartbeat/tok", |_| {
+        (
+            "sentry",
+            "/api/1/cron/nightly/key/",
+            "check_in_id",
+            |id, _| {
+                vec![
+                    format!("POST /api/1/cron/nightly/key/?status=in_progress&check_in_id={id}"),
+                    format!("POST /api/1/cron/nightly/key/?status=error&check_in_id={id}"),
+                ]
+            },
+        ),
+        ("betterstack", "/api/v1/heartbeat/tok", "", |_, _| {
             vec!["POST /api/v1/heartbeat/tok/1".to_string()]
         }),
     ];
-    for (dialect, path, expected) in cases {
+    let host = nix::unistd::gethostname().unwrap().into_string().unwrap();
+    let scratch = Scratch::new();
+    for (dialect, path, key, expected) in cases {
         let monitor = MonitorService::answering();
-        let run = retry([
-            "-n",
-            "2",
-            "--base",
-            "0s",
-            "--",
-            "sh",
-            "-c",
-            "echo $RETRY_RUN_ID; exit 1",
-        ])
-        .env("RETRY_MONITOR", format!("{dialect}:{}", monitor.url(path)))
-        .env_remove("RETRY_RUN_ID")
-        .run();
+        let run = retry(["-n", "2", "--base", "0s", "--", "sh", "-c"])
+            .args(["echo \"$RETRY_RUN_ID\" > \"$RUN_ID\"; echo 'the last line'; exit 1"])
+            .env("RUN_ID", scratch.path("run_id"))
+            .env("RETRY_MONITOR", format!("{dialect}:{}", monitor.url(path)))
+            .run();
         run.expect_code(1);
-        let id = run.stdout().lines().next().unwrap().to_string();
-        assert_eq!(monitor.requests(), expected(&id), "{dialect}");
+        let requests = monitor.requests();
+        let id = query_value(&requests[0], key)
+            .unwrap_or_default()
+            .to_string();
+        assert_eq!(requests, expected(&id, &host), "{dialect}");
+        // The check-in is the run's own, never the RETRY_RUN_ID a nest of runs shares.
+        let run_id = scratch.read("run_id").trim().to_string();
+        assert!(
+            key.is_empty() || (id.len() == 36 && id != run_id),
+            "{id} {run_id}"
+        );
+        assert!(
+            monitor
+                .received()
+                .iter()
+                .all(|request| request.method == "POST")
+        );
     }
 }
 
@@ -172,13 +198,20 @@ fn a_job_alerts_only_from_its_nth_failed_run_in_a_row() {
             targets.len(),
         )
     };
-    // The first failure is a log entry, and no start is sent: a start without an end would
-    // alert.
+    // Every run sends its start. The first failure is tolerated: the one ping that keeps a
+    // Healthchecks check from alerting (a success: its timer runs from the last success or
+    // failure, not from a /log), whose body says it failed.
     let (code, last, count) = run("exit 4");
-    assert_eq!((code, count), (Some(4), 1));
-    assert!(last.starts_with("POST /u/log?rid="), "{last}");
+    assert_eq!((code, count), (Some(4), 2));
+    assert!(last.starts_with("POST /u?rid="), "{last}");
+    let body = &monitor.received()[1].body;
+    assert!(
+        body.starts_with("retry: FAILED, tolerated: failed run 1 in a row; this job alerts from failed run 2 in a row"),
+        "{body}"
+    );
+    assert!(body.contains("exit status 4"), "{body}");
     let (_, last, count) = run("exit 4");
-    assert_eq!(count, 2);
+    assert_eq!(count, 4);
     assert!(
         last.starts_with("POST /u/4?rid="),
         "the second in a row alerts: {last}"
@@ -192,8 +225,10 @@ fn a_job_alerts_only_from_its_nth_failed_run_in_a_row() {
     assert_eq!(code, Some(0));
     assert!(last.starts_with("POST /u?rid="), "{last}");
     let (_, last, _) = run("exit 4");
+    let received = monitor.received();
+    let body = &received.last().unwrap().body;
     assert!(
-        last.starts_with("POST /u/log?rid="),
+        last.starts_with("POST /u?rid=") && body.starts_with("retry: FAILED, tolerated"),
         "a success starts the count over: {last}"
     );
 }
@@ -334,7 +369,10 @@ fn a_run_an_open_breaker_kept_out_alerts_with_75_and_sends_no_start() {
     run().expect_code(75);
     let requests = monitor.requests();
     assert_eq!(requests.len(), 3, "{requests:?}");
-    assert!(requests[0].starts_with("GET /u/start?rid="), "{requests:?}");
+    assert!(
+        requests[0].starts_with("POST /u/start?rid="),
+        "{requests:?}"
+    );
     assert!(requests[1].starts_with("POST /u/1?rid="), "{requests:?}");
     assert!(
         requests[2].starts_with("POST /u/75?rid="),
@@ -378,10 +416,11 @@ fn a_run_another_run_of_its_job_kept_out_is_a_note_and_no_failure_of_the_job() {
     let kept_out = run("true").run();
     kept_out.expect_code(75);
     assert_eq!(kept_out.event("done")["reason"], "overlap");
+    // The tolerated failure's start and success, the holder's start, and the note.
     let requests = monitor.requests();
-    assert_eq!(requests.len(), 2, "{requests:?}");
-    assert!(requests[1].starts_with("POST /u/log?rid="), "{requests:?}");
-    let body = &monitor.received()[1].body;
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    assert!(requests[3].starts_with("POST /u/log?rid="), "{requests:?}");
+    let body = &monitor.received()[3].body;
     assert!(body.contains("reason overlap"), "{body}");
     // The run kept out was not the job's second failure: the holder's failure is.
     std::fs::write(scratch.path("gate"), "").unwrap();
@@ -397,4 +436,103 @@ fn a_run_another_run_of_its_job_kept_out_is_a_note_and_no_failure_of_the_job() {
     history.expect_code(0);
     let history: serde_json::Value = serde_json::from_str(history.stdout().trim()).unwrap();
     assert_eq!(history["totals"]["runs"], 2, "{history}");
+}
+
+#[test]
+fn healthchecks_reads_every_run_as_its_server_does() {
+    let scratch = Scratch::new();
+    let store = format!("file:{}", scratch.path("store").display());
+    std::fs::create_dir(scratch.path("store")).unwrap();
+    retry([
+        "job",
+        "set",
+        "nightly",
+        "--alert-after",
+        "3",
+        "--budget-store",
+        &store,
+    ])
+    .run()
+    .expect_code(0);
+    // A check that takes only POST, and keeps the first 2,000 bytes of a body.
+    let monitor = MonitorService::healthchecks("2000");
+    let run = |script: &str| {
+        retry(["--job", "nightly", "-n", "1", "--", "sh", "-c", script])
+            .env("RETRY_BUDGET_STORE", &store)
+            .env(
+                "RETRY_MONITOR",
+                format!("healthchecks:{}", monitor.url("/u")),
+            )
+            .run()
+    };
+    run("true").expect_code(0);
+    let check = monitor.check(true, 2000);
+    assert_eq!(check.status, "up", "{check:?}");
+    assert_eq!(
+        check.timed, 1,
+        "the run has its start, and a duration: {check:?}"
+    );
+    assert!(
+        check.pings.iter().all(|(kind, ..)| kind != "ignored"),
+        "{check:?}"
+    );
+    // A tolerated failure with much output: the check stays up, its timer starts anew from
+    // it (a /log would not restart it), and the body it keeps ends with the output's end.
+    let noisy = "seq 1 5000; echo 'the disk is full' >&2; exit 3";
+    run(noisy).expect_code(3);
+    let check = monitor.check(true, 2000);
+    assert_eq!((check.status.as_str(), check.timed), ("up", 2), "{check:?}");
+    assert_eq!(check.timer_from, Some(check.pings.len() - 1), "{check:?}");
+    let (kind, _, kept) = check.pings.last().unwrap();
+    assert_eq!(kind, "success");
+    assert!(kept.starts_with("retry: FAILED, tolerated"), "{kept}");
+    assert!(kept.ends_with("5000\nthe disk is full\n"), "{kept}");
+    // The third failure in a row alerts, with the output's end in what the check keeps.
+    run(noisy).expect_code(3);
+    run(noisy).expect_code(3);
+    let check = monitor.check(true, 2000);
+    assert_eq!(
+        (check.status.as_str(), check.timed),
+        ("down", 4),
+        "{check:?}"
+    );
+    assert!(
+        check
+            .pings
+            .last()
+            .unwrap()
+            .2
+            .ends_with("the disk is full\n")
+    );
+}
+
+#[test]
+fn a_run_inside_another_is_its_own_check_in_on_its_own_monitor() {
+    let outer = MonitorService::answering();
+    let inner = MonitorService::answering();
+    // The inner run, given a monitor of its own, is repeated on each of the outer's attempts.
+    let script = "RETRY_MONITOR=\"$INNER\" \"$RETRY\" -n 1 -- true; exit 1";
+    retry(["-n", "2", "--base", "0s", "--", "sh", "-c", script])
+        .env("RETRY", crate::support::harness::binary())
+        .env(
+            "INNER",
+            format!("sentry:{}", inner.url("/api/1/cron/inner/key/")),
+        )
+        .env(
+            "RETRY_MONITOR",
+            format!("sentry:{}", outer.url("/api/1/cron/outer/key/")),
+        )
+        .run()
+        .expect_code(1);
+    for (monitor, check_ins) in [("outer", 1), ("inner", 2)] {
+        let service = if monitor == "outer" { &outer } else { &inner };
+        let seen = service.check_ins();
+        assert!(seen.refused.is_empty(), "{monitor}: {seen:?}");
+        assert_eq!(seen.by_id.len(), check_ins, "{monitor}: {seen:?}");
+    }
+    let both = [outer.check_ins().by_id, inner.check_ins().by_id];
+    assert!(
+        both[0].keys().all(|id| !both[1].contains_key(id)),
+        "{both:?}"
+    );
 }

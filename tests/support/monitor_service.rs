@@ -3,6 +3,14 @@
 //! the test says, by its number from 0: a status line with headers, or no answer at all (a
 //! monitor that hangs). Hand-written, as `http_service` is: a request's head and a body of the
 //! length it gives are all it reads.
+//!
+//! Two of the servers' own behaviours can be asked for, as their code has them: a Healthchecks
+//! check ([`Check`]: `hc/api/views.py` and `models.py`), which stores a ping that is not a
+//! `POST` as ignored when the check takes only `POST`, keeps the first `PING_BODY_LIMIT` bytes
+//! of a body (announced in every answer), and whose timer runs from the last success or
+//! failure, never a `/log`; and Sentry's check-ins ([`CheckIns`]: Relay and the monitors'
+//! consumer), each looked up by its id alone, refused when it belongs to another monitor or has
+//! already finished.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -19,6 +27,7 @@ pub(crate) struct Received {
 }
 
 /// How the monitor answers one request.
+#[derive(Clone)]
 pub(crate) enum Answer {
     /// This status line, then these header lines (e.g. `"200 OK"`, `["Ping-Body-Limit: 100"]`).
     With(&'static str, Vec<&'static str>),
@@ -75,6 +84,31 @@ impl MonitorService {
         MonitorService::start(|_| Answer::With("200 OK", vec![]))
     }
 
+    /// A Healthchecks server that announces `limit` (its `PING_BODY_LIMIT`) in every answer.
+    pub(crate) fn healthchecks(limit: &'static str) -> Self {
+        let header: &'static str = Box::leak(format!("Ping-Body-Limit: {limit}").into_boxed_str());
+        MonitorService::start(move |_| Answer::With("200 OK", vec![header]))
+    }
+
+    /// What a Healthchecks check made of the requests it got, as its server does: taking only
+    /// `POST` when `post_only`, keeping the first `limit` bytes of each body.
+    pub(crate) fn check(&self, post_only: bool, limit: usize) -> Check {
+        let mut check = Check::default();
+        for request in self.received() {
+            check.ping(&request, post_only, limit);
+        }
+        check
+    }
+
+    /// What Sentry made of the check-ins it got: each looked up by its id alone.
+    pub(crate) fn check_ins(&self) -> CheckIns {
+        let mut check_ins = CheckIns::default();
+        for request in self.received() {
+            check_ins.check_in(&request);
+        }
+        check_ins
+    }
+
     /// The monitor's URL for `path` (which starts with `/`).
     pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
@@ -122,4 +156,91 @@ fn read_request(reader: &mut impl BufRead) -> Option<Received> {
         target,
         body: String::from_utf8_lossy(&body).into_owned(),
     })
+}
+
+/// A Healthchecks check, as its server keeps it from the pings it got.
+#[derive(Debug, Default)]
+pub(crate) struct Check {
+    /// Each ping as the server stores it: its kind (`start`, `success`, `fail`, `log`, or
+    /// `ignored`), its `rid`, and the body it kept.
+    pub(crate) pings: Vec<(String, String, String)>,
+    /// `new`, `up`, `down`, as the check shows it.
+    pub(crate) status: String,
+    /// The run in progress, by the `rid` of its start, if one has started and not ended.
+    pub(crate) started: Option<String>,
+    /// The durations the server could measure: each success or failure whose start it has
+    /// (the same `rid`).
+    pub(crate) timed: usize,
+    /// The number of the ping from which the check's timer runs: its last success or failure.
+    pub(crate) timer_from: Option<usize>,
+}
+
+impl Check {
+    fn ping(&mut self, request: &Received, post_only: bool, limit: usize) {
+        let (path, query) = request
+            .target
+            .split_once('?')
+            .unwrap_or((&request.target, ""));
+        let rid = query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("rid="))
+            .unwrap_or_default()
+            .to_string();
+        let last = path.rsplit('/').next().unwrap_or_default();
+        let kind = match last {
+            _ if post_only && request.method != "POST" => "ignored",
+            "start" => "start",
+            "log" => "log",
+            "fail" => "fail",
+            code if code.parse::<u8>().is_ok_and(|code| code != 0) => "fail",
+            _ => "success",
+        };
+        let kept: String = request.body.bytes().take(limit).map(char::from).collect();
+        self.pings.push((kind.to_string(), rid.clone(), kept));
+        match kind {
+            "start" => self.started = Some(rid),
+            "success" | "fail" => {
+                if self.started.as_ref() == Some(&rid) {
+                    self.timed += 1;
+                    self.started = None;
+                }
+                self.status = if kind == "success" { "up" } else { "down" }.into();
+                self.timer_from = Some(self.pings.len() - 1);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Sentry's check-ins, each looked up by its id alone, as its consumer does.
+#[derive(Debug, Default)]
+pub(crate) struct CheckIns {
+    /// Each check-in by its id: its monitor (the URL's path) and its last status.
+    pub(crate) by_id: std::collections::BTreeMap<String, (String, String)>,
+    /// The check-ins refused: another monitor's, or one that had already finished.
+    pub(crate) refused: Vec<String>,
+}
+
+impl CheckIns {
+    fn check_in(&mut self, request: &Received) {
+        let (monitor, query) = request
+            .target
+            .split_once('?')
+            .unwrap_or((&request.target, ""));
+        let value = |key: &str| {
+            query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (id, status) = (value("check_in_id"), value("status"));
+        match self.by_id.get_mut(&id) {
+            None => {
+                self.by_id.insert(id, (monitor.to_string(), status));
+            }
+            Some((owner, last)) if owner == monitor && last == "in_progress" => *last = status,
+            Some(_) => self.refused.push(request.target.clone()),
+        }
+    }
 }

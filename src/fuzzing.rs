@@ -1,6 +1,7 @@
-//! The fuzz target's body, inside the crate so that it reaches what a run does without making it
-//! public: any command line either parses or gets a one-line message (exit 125), never a panic;
-//! and whatever parses, the run's arithmetic takes without a panic.
+//! The fuzz targets' bodies, inside the crate so that they reach what a run does without making
+//! it public: any command line either parses or gets a one-line message (exit 125), never a
+//! panic, and whatever parses, the run's arithmetic takes without a panic; any bytes an HTTP
+//! server answers are read in bounded memory, and what is read is taken without a panic.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -98,4 +99,20 @@ fn assert_one_line(message: &str) {
         !message.contains(['\n', '\r']),
         "a message of several lines: {message:?}"
     );
+}
+
+/// Read `data` as an HTTP server's answer is read, then take from it what a run takes: the
+/// status, the body limit a monitor announces, the collector's `Retry-After`, and the spans a
+/// collector's body says it rejected.
+pub fn answers(data: &[u8]) {
+    let Ok(answer) = crate::http::read_answer(&mut &data[..], || Duration::MAX) else {
+        return;
+    };
+    assert!((100..600).contains(&answer.status));
+    assert!(answer.body().len() <= data.len());
+    let _ = answer.header("Ping-Body-Limit").map(str::parse::<usize>);
+    let _ = answer.header("Retry-After").map(str::parse::<u64>);
+    if let Some((_, message)) = crate::trace::rejected(answer.body()) {
+        assert!(message.len() <= answer.body().len() * 3);
+    }
 }

@@ -4,9 +4,10 @@
 //! status line and headers read in bounded memory, all within one deadline.
 //!
 //! Hand-written rather than a client crate: a run sends one small request to one server and
-//! needs its status and one header, never a redirect, a cookie or a pool; the crates that do
-//! more bring a runtime or several dozen crates into a binary that starts in a millisecond. The
-//! answer is untrusted input: at most [`MAX_HEAD`] bytes of it are read, and its body never.
+//! needs its status, a header and a short body, never a redirect, a cookie or a pool; the
+//! crates that do more bring a runtime or several dozen crates into a binary that starts in a
+//! millisecond. The answer is untrusted input: at most [`MAX_HEAD`] bytes of its head are read,
+//! and of its body only what its `Content-Length` gives, and at most [`MAX_BODY`] bytes.
 //! A URL is a credential (a healthchecks UUID is the check's password), so no error here ever
 //! holds one: a failure names the host alone.
 
@@ -14,9 +15,13 @@ use std::io::{Read, Write};
 use std::time::Instant;
 
 use retry_net::Stream;
+use retry_policy::encoding::percent_encoded;
 
 /// The most bytes of an answer's status line and headers read.
 const MAX_HEAD: usize = 16 * 1024;
+
+/// The most bytes of an answer's body read.
+const MAX_BODY: usize = 64 * 1024;
 
 /// An `http://` or `https://` URL, taken apart. Its `Debug` hides all but the host.
 #[derive(Clone, PartialEq, Eq)]
@@ -48,14 +53,21 @@ pub(crate) struct Request<'a> {
     pub(crate) body: Option<(&'static str, &'a [u8])>,
 }
 
-/// What the server answered: its status, and the headers the caller reads.
+/// What the server answered: its status, the headers the caller reads, and its body (when
+/// its length was given, and no longer than [`MAX_BODY`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Answer {
     pub(crate) status: u16,
     head: String,
+    body: Vec<u8>,
 }
 
 impl Answer {
+    /// Its body: empty when its length was not given, or was more than [`MAX_BODY`].
+    pub(crate) fn body(&self) -> &[u8] {
+        &self.body
+    }
+
     /// The value of the header `name` (any case), if the answer has it.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.head.split("\r\n").skip(1).find_map(|line| {
@@ -165,20 +177,6 @@ fn split_port(authority: &str) -> Result<(&str, Option<u16>), &'static str> {
     }
 }
 
-/// `value` with every byte but the unreserved ones (RFC 3986) percent-encoded.
-fn percent_encoded(value: &str) -> String {
-    let mut encoded = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                encoded.push(char::from(byte));
-            }
-            _ => encoded.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    encoded
-}
-
 /// Send `request` and read the answer's head, all before `until`; the error says what failed,
 /// naming the host alone.
 pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> {
@@ -192,7 +190,7 @@ pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> 
         .and_then(|()| stream.write_all(&request_bytes(request)))
         .and_then(|()| stream.flush())
         .map_err(|err| failed("cannot send to", err))?;
-    read_head(&mut stream, left).map_err(|err| failed("no answer from", err))
+    read_answer(&mut stream, left).map_err(|err| failed("no answer from", err))
 }
 
 /// The request's bytes: its line, its headers and its body.
@@ -229,31 +227,68 @@ fn request_bytes(request: &Request) -> Vec<u8> {
     bytes
 }
 
-/// Read an answer's status line and headers from `stream`, each read bounded by `left`.
-fn read_head(
-    stream: &mut Stream,
+/// A connection whose every read can be bounded by the time left.
+pub(crate) trait TimedRead: Read {
+    /// Bound the next reads by `left`.
+    fn set_time_left(&mut self, left: std::time::Duration) -> std::io::Result<()>;
+}
+
+impl TimedRead for Stream {
+    fn set_time_left(&mut self, left: std::time::Duration) -> std::io::Result<()> {
+        Stream::set_time_left(self, left)
+    }
+}
+
+/// Bytes already in memory (the fuzz target's answers).
+impl TimedRead for &[u8] {
+    fn set_time_left(&mut self, _left: std::time::Duration) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Read an answer from `stream`, each read bounded by `left`: its status line and headers, and
+/// the body its `Content-Length` gives, if that is no more than [`MAX_BODY`].
+pub(crate) fn read_answer(
+    stream: &mut impl TimedRead,
     left: impl Fn() -> std::time::Duration,
 ) -> std::io::Result<Answer> {
-    let mut head = Vec::with_capacity(1024);
+    let mut read = Vec::with_capacity(1024);
     let mut buffer = [0u8; 2048];
-    while !head.windows(4).any(|window| window == b"\r\n\r\n") {
-        if head.len() >= MAX_HEAD {
-            return Err(std::io::Error::other(format!(
-                "its answer's headers are longer than {MAX_HEAD} bytes"
-            )));
-        }
+    let mut fill = |read: &mut Vec<u8>, most: usize| -> std::io::Result<bool> {
         let left = left();
         if left.is_zero() {
             return Err(std::io::ErrorKind::TimedOut.into());
         }
         stream.set_time_left(left)?;
-        let read = stream.read(&mut buffer[..(MAX_HEAD - head.len()).min(2048)])?;
-        if read == 0 {
-            break;
+        let count = stream.read(&mut buffer[..(most - read.len()).min(2048)])?;
+        read.extend_from_slice(&buffer[..count]);
+        Ok(count > 0)
+    };
+    let head_end = loop {
+        if let Some(at) = read.windows(4).position(|window| window == b"\r\n\r\n") {
+            break at + 4;
         }
-        head.extend_from_slice(&buffer[..read]);
+        if read.len() >= MAX_HEAD {
+            return Err(std::io::Error::other(format!(
+                "its answer's headers are longer than {MAX_HEAD} bytes"
+            )));
+        }
+        if !fill(&mut read, MAX_HEAD)? {
+            break read.len();
+        }
+    };
+    let mut answer = parse_head(&read[..head_end])
+        .ok_or_else(|| std::io::Error::other("its answer is not HTTP"))?;
+    let length = answer
+        .header("Content-Length")
+        .and_then(|length| length.parse::<usize>().ok())
+        .filter(|&length| length <= MAX_BODY);
+    if let Some(length) = length {
+        let whole = head_end + length;
+        while read.len() < whole && fill(&mut read, whole)? {}
+        answer.body = read[head_end..whole.min(read.len())].to_vec();
     }
-    parse_head(&head).ok_or_else(|| std::io::Error::other("its answer is not HTTP"))
+    Ok(answer)
 }
 
 /// The answer whose head is `head`, if its status line is HTTP's.
@@ -268,7 +303,11 @@ fn parse_head(head: &[u8]) -> Option<Answer> {
         .parse()
         .ok()
         .filter(|code| status.len() == 3 && (100..600).contains(code))?;
-    Some(Answer { status, head })
+    Some(Answer {
+        status,
+        head,
+        body: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -319,6 +358,23 @@ mod tests {
         }
         let url = Url::parse("https://host/secret-uuid").unwrap();
         assert!(!format!("{url:?}").contains("secret"));
+    }
+
+    #[test]
+    fn an_answers_body_is_read_as_long_as_its_length_says_and_no_longer_than_the_most() {
+        let read = |bytes: &[u8]| read_answer(&mut &bytes[..], || std::time::Duration::MAX);
+        let answer = read(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOKmore").unwrap();
+        assert_eq!((answer.status, answer.body()), (200, &b"OK"[..]));
+        let answer = read(b"HTTP/1.1 503 Busy\r\n\r\nbody").unwrap();
+        assert_eq!((answer.status, answer.body()), (503, &b""[..]));
+        let huge = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\nx",
+            MAX_BODY + 1
+        );
+        assert_eq!(read(huge.as_bytes()).unwrap().body(), b"");
+        let short = read(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab").unwrap();
+        assert_eq!(short.body(), b"ab", "what came before the end");
+        assert!(read(b"not http\r\n\r\n").is_err());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Where a run's spans go, from OpenTelemetry's standard exporter variables, and nothing else:
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (with
-//! `/v1/traces` after it); the protocol, `http/protobuf` (the default) or `http/json` (`grpc`
-//! is said once and nothing is sent); the headers, `key=value` pairs, percent-decoded, which
+//! `/v1/traces` after it); the protocol, `http/protobuf`, the one every OTLP receiver takes
+//! (`http/json`, which the protocol makes optional, is said once and sent as `http/protobuf`;
+//! `grpc` is said once and nothing is sent); the headers, `key=value` pairs, percent-decoded, which
 //! are secrets and never said; the timeout in milliseconds (10 s by default); and the resource:
 //! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`. Each `TRACES_` variable wins over the
 //! general one. A value that cannot be used is said once, never repeating a header's value,
@@ -11,19 +12,12 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::http::Url;
-
-/// How the spans are encoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Protocol {
-    Protobuf,
-    Json,
-}
+use retry_policy::encoding::{Stray, percent_decoded};
 
 /// Where and how a run's spans are sent.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Export {
     pub(crate) url: Url,
-    pub(crate) protocol: Protocol,
     /// The headers each request carries: secrets.
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) timeout: Duration,
@@ -61,18 +55,17 @@ impl Export {
             problems.push(format!("traces: {why}; no trace is sent"));
             None
         };
-        let protocol = match either("PROTOCOL").as_deref().map(str::trim) {
-            None | Some("http/protobuf") => Protocol::Protobuf,
-            Some("http/json") => Protocol::Json,
+        let json = match either("PROTOCOL").as_deref().map(str::trim) {
+            None | Some("http/protobuf") => false,
+            Some("http/json") => true,
             Some("grpc") => {
                 return problem(
-                    "the OTLP protocol grpc is not supported; give http/protobuf or http/json"
-                        .into(),
+                    "the OTLP protocol grpc is not supported; give http/protobuf".into(),
                 );
             }
             Some(other) => {
                 return problem(format!(
-                    "the OTLP protocol '{}' is not one of http/protobuf, http/json",
+                    "the OTLP protocol '{}' is not http/protobuf",
                     retry_policy::printable::printable(other)
                 ));
             }
@@ -107,9 +100,15 @@ impl Export {
         if !resource.iter().any(|(key, _)| key == "service.name") {
             resource.push(("service.name".into(), "retry".into()));
         }
+        if json {
+            problems.push(
+                "traces: the OTLP protocol http/json is not supported (the protocol makes it \
+                 optional); the spans are sent as http/protobuf, which every OTLP receiver takes"
+                    .into(),
+            );
+        }
         Some(Export {
             url,
-            protocol,
             headers,
             timeout,
             resource,
@@ -127,7 +126,8 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
                 .split_once('=')
                 .ok_or("a pair has no '=' (give key=value,key=value)")?;
             let decoded = |part: &str| {
-                percent_decoded(part.trim()).ok_or("a pair is not valid percent-encoded UTF-8")
+                percent_decoded(part.trim(), Stray::Refused)
+                    .ok_or("a pair is not valid percent-encoded UTF-8")
             };
             let (key, value) = (decoded(key)?, decoded(value)?);
             if key.is_empty() || key.chars().chain(value.chars()).any(char::is_control) {
@@ -136,24 +136,6 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
             Ok((key, value))
         })
         .collect()
-}
-
-/// `text` with each `%XX` decoded, if the result is UTF-8.
-fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
-            decoded.push(u8::from_str_radix(hex, 16).ok()?);
-            at += 3;
-        } else {
-            decoded.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(decoded).ok()
 }
 
 #[cfg(test)]
@@ -189,7 +171,6 @@ mod tests {
             panic!("an endpoint is an export")
         };
         assert_eq!(general.url.target(), "/v1/traces");
-        assert_eq!(general.protocol, Protocol::Protobuf);
         assert_eq!(general.timeout, DEFAULT_TIMEOUT);
         assert_eq!(
             general.headers,
@@ -205,7 +186,7 @@ mod tests {
                 ("service.name".into(), "backup".into())
             ]
         );
-        let (Some(traces), _) = export(&[
+        let (Some(traces), problems) = export(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
             (
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -218,7 +199,10 @@ mod tests {
             panic!("an endpoint is an export")
         };
         assert_eq!(traces.url.target(), "/ingest");
-        assert_eq!(traces.protocol, Protocol::Json);
+        assert!(
+            problems[0].contains("sent as http/protobuf"),
+            "{problems:?}"
+        );
         assert_eq!(traces.timeout, Duration::from_millis(500));
         assert_eq!(traces.resource, [("service.name".into(), "retry".into())]);
     }
@@ -233,7 +217,7 @@ mod tests {
             ),
             (
                 ("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift"),
-                "'thrift' is not one of",
+                "'thrift' is not http/protobuf",
             ),
             (("OTEL_EXPORTER_OTLP_HEADERS", "s3cret"), "has no '='"),
             (

@@ -13,21 +13,25 @@ mod otlp;
 mod spans;
 
 use std::ffi::OsString;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::environment;
 use crate::http;
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::signals::{SignalWatch, Waited, Waiter};
-use export::{Export, Protocol};
+use export::Export;
 use retry_policy::deadline::telling_limit;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::outcome::{Reason, RunEnd};
+use retry_policy::printable::printable;
 use retry_policy::run_id::RunId;
 use retry_policy::signal::Signal;
 use retry_policy::trace_context::{SpanId, TraceContext, TraceId};
 
 use spans::Recorder;
+
+#[cfg(fuzzing)]
+pub(crate) use otlp::rejected;
 
 /// A run's spans, recorded from its events and sent at its end.
 pub(crate) struct Traced<'t> {
@@ -124,16 +128,8 @@ impl Tracing {
             return Ok(());
         };
         let spans = recorder.spans(end);
-        let (body, content_type) = match export.protocol {
-            Protocol::Protobuf => (
-                otlp::protobuf(&self.context, &export.resource, &spans),
-                "application/x-protobuf",
-            ),
-            Protocol::Json => (
-                otlp::json(&self.context, &export.resource, &spans),
-                "application/json",
-            ),
-        };
+        let body = otlp::protobuf(&self.context, &export.resource, &spans);
+        let content_type = "application/x-protobuf";
         let interrupted = matches!(end.reason, Reason::Interrupted(..));
         let until = telling_limit(Instant::now(), export.timeout, deadline, interrupted);
         let (url, headers) = (export.url.clone(), export.headers.clone());
@@ -144,11 +140,19 @@ impl Tracing {
                 headers: &headers,
                 body: Some((content_type, &body)),
             };
-            http::send(&request, until)
+            deliver(&request, until)
         });
         let failed = match sent {
-            Ok(Waited::Done(Ok(answer))) if (200..300).contains(&answer.status) => return Ok(()),
-            Ok(Waited::Done(Ok(answer))) => format!("it answered {}", answer.status),
+            Ok(Waited::Done(Ok(answer))) => {
+                if let Some((spans, why)) = otlp::rejected(answer.body()) {
+                    let why = printable(&why.chars().take(200).collect::<String>());
+                    warn(format!(
+                        "traces: the collector ({}) rejected {spans} of the run's spans: {why}",
+                        export.url.host()
+                    ));
+                }
+                return Ok(());
+            }
             Ok(Waited::Done(Err(why))) => why,
             Ok(Waited::TimedOut) => "it did not answer in time".to_string(),
             Ok(Waited::Stopped(signal)) => return Err(signal),
@@ -159,5 +163,37 @@ impl Tracing {
             export.url.host()
         ));
         Ok(())
+    }
+}
+
+/// The pause before the export's second try, doubled before each later one.
+const PAUSE: Duration = Duration::from_millis(100);
+
+/// Send `request` until the collector takes it, before `until`: an answer OTLP calls
+/// retryable (429, 502, 503, 504), or a connection that failed, is tried again after the
+/// collector's `Retry-After` where it gives one, else a pause that doubles from [`PAUSE`], for
+/// as long as the time left holds the wait. The answer taken, or why there is none.
+fn deliver(request: &http::Request, until: Instant) -> Result<http::Answer, String> {
+    let (mut pause, mut tries) = (PAUSE, 0);
+    loop {
+        tries += 1;
+        let (asked, why) = match http::send(request, until) {
+            Ok(answer) if (200..300).contains(&answer.status) => return Ok(answer),
+            Ok(answer) if matches!(answer.status, 429 | 502 | 503 | 504) => {
+                let asked = answer
+                    .header("Retry-After")
+                    .and_then(|seconds| seconds.parse().ok())
+                    .map(Duration::from_secs);
+                (asked, format!("it answered {}", answer.status))
+            }
+            Ok(answer) => return Err(format!("it answered {}", answer.status)),
+            Err(why) => (None, why),
+        };
+        let wait = asked.unwrap_or(pause);
+        if Instant::now() + wait >= until {
+            return Err(format!("{why} (tried {tries} times)"));
+        }
+        std::thread::sleep(wait);
+        pause *= 2;
     }
 }

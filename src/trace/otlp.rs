@@ -1,5 +1,5 @@
-//! A run's spans as one OTLP `ExportTraceServiceRequest`, in protobuf (`http/protobuf`) or in
-//! OTLP's JSON (`http/json`: hexadecimal ids, 64-bit numbers as strings, enums as numbers).
+//! A run's spans as one OTLP `ExportTraceServiceRequest`, in protobuf (`http/protobuf`, which
+//! every OTLP receiver takes; the protocol makes `http/json` optional, and it is not written).
 //!
 //! Hand-written: the OpenTelemetry SDK crates with an HTTP exporter bring an async runtime and
 //! about 80 crates into a binary whose run costs a millisecond, to write one message of a few
@@ -7,10 +7,8 @@
 //! `common/v1/common.proto`; the integration tests hold these bytes to what the reference
 //! decoder (the `opentelemetry-proto` package) reads.
 
-use serde_json::json;
-
 use super::spans::{Span, SpanEvent, Value};
-use retry_policy::trace_context::{TraceContext, hex};
+use retry_policy::trace_context::TraceContext;
 
 /// The instrumentation scope the spans come from.
 const SCOPE: &str = "retry";
@@ -146,84 +144,89 @@ fn message(out: &mut Vec<u8>, field: u32, encoded: &[u8]) {
     bytes(out, field, encoded);
 }
 
-/// The request in OTLP's JSON.
-pub(crate) fn json(
-    context: &TraceContext,
-    resource: &[(String, String)],
-    spans: &[Span],
-) -> Vec<u8> {
-    let attributes: Vec<_> = resource
-        .iter()
-        .map(|(key, value)| json_key_value(key, &Value::Text(value.clone())))
-        .collect();
-    let spans: Vec<_> = spans.iter().map(|span| json_span(context, span)).collect();
-    let request = json!({
-        "resourceSpans": [{
-            "resource": { "attributes": attributes },
-            "scopeSpans": [{
-                "scope": { "name": SCOPE, "version": env!("CARGO_PKG_VERSION") },
-                "spans": spans,
-            }],
-        }],
-    });
-    request.to_string().into_bytes()
-}
-
-fn json_span(context: &TraceContext, span: &Span) -> serde_json::Value {
-    let attributes: Vec<_> = span
-        .attributes
-        .iter()
-        .map(|(key, value)| json_key_value(key, value))
-        .collect();
-    let events: Vec<_> = span
-        .events
-        .iter()
-        .map(|event| {
-            let attributes: Vec<_> = event
-                .attributes
-                .iter()
-                .map(|(key, value)| json_key_value(key, value))
-                .collect();
-            json!({
-                "timeUnixNano": event.time.to_string(),
-                "name": event.name,
-                "attributes": attributes,
-            })
-        })
-        .collect();
-    let status = match &span.error {
-        Some(why) => json!({ "code": STATUS_ERROR, "message": why }),
-        None => json!({ "code": STATUS_OK }),
-    };
-    let mut span_json = json!({
-        "traceId": hex(&context.trace_id),
-        "spanId": hex(&span.id),
-        "name": span.name,
-        "kind": KIND_INTERNAL,
-        "startTimeUnixNano": span.start.to_string(),
-        "endTimeUnixNano": span.end.to_string(),
-        "attributes": attributes,
-        "events": events,
-        "status": status,
-    });
-    if let Some(parent) = span.parent {
-        span_json["parentSpanId"] = json!(hex(&parent));
+/// What a collector's answer (an `ExportTraceServiceResponse`) says it did not take: the spans
+/// it rejected and its message, when its `partial_success` says any. The answer is untrusted:
+/// read within its bounds, a field that does not parse ends the reading.
+pub(crate) fn rejected(answer: &[u8]) -> Option<(u64, String)> {
+    let partial = fields(answer).find_map(|(number, value)| match (number, value) {
+        (1, Field::Bytes(bytes)) => Some(bytes),
+        _ => None,
+    })?;
+    let (mut spans, mut message) = (0, String::new());
+    for (number, value) in fields(partial) {
+        match (number, value) {
+            (1, Field::Varint(count)) => spans = count,
+            (2, Field::Bytes(text)) => message = String::from_utf8_lossy(text).into_owned(),
+            _ => {}
+        }
     }
-    span_json
+    (spans > 0 || !message.is_empty()).then_some((spans, message))
 }
 
-fn json_key_value(key: &str, value: &Value) -> serde_json::Value {
-    let value = match value {
-        Value::Text(value) => json!({ "stringValue": value }),
-        Value::Bool(value) => json!({ "boolValue": value }),
-        Value::Int(value) => json!({ "intValue": value.to_string() }),
-    };
-    json!({ "key": key, "value": value })
+/// A field's value, as protobuf's wire types give it.
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Fixed,
+}
+
+/// The fields of the protobuf message `bytes`, each with its number, up to the first that
+/// does not parse.
+fn fields(mut bytes: &[u8]) -> impl Iterator<Item = (u64, Field<'_>)> {
+    std::iter::from_fn(move || {
+        let key = read_varint(&mut bytes)?;
+        let value = match key & 7 {
+            0 => Field::Varint(read_varint(&mut bytes)?),
+            2 => {
+                let length = usize::try_from(read_varint(&mut bytes)?).ok()?;
+                let (value, rest) = bytes.split_at_checked(length)?;
+                bytes = rest;
+                Field::Bytes(value)
+            }
+            wire @ (1 | 5) => {
+                bytes = bytes.get(if wire == 1 { 8 } else { 4 }..)?;
+                Field::Fixed
+            }
+            _ => return None,
+        };
+        Some((key >> 3, value))
+    })
+}
+
+/// A varint from the start of `bytes`, which it then leaves behind.
+fn read_varint(bytes: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (index, &byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * index);
+        if byte & 0x80 == 0 {
+            *bytes = &bytes[index + 1..];
+            return Some(value);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_success_is_read_and_anything_else_ignored() {
+        let mut partial = Vec::new();
+        varint_field(&mut partial, 1, 2);
+        text(&mut partial, 2, "spans too old");
+        let mut answer = Vec::new();
+        fixed64(&mut answer, 7, 1);
+        message(&mut answer, 1, &partial);
+        assert_eq!(rejected(&answer), Some((2, "spans too old".into())));
+        assert_eq!(rejected(&[]), None, "a whole success");
+        let mut empty = Vec::new();
+        message(&mut empty, 1, &[]);
+        assert_eq!(rejected(&empty), None);
+        for garbage in [&[0xff; 12][..], &[0x0a, 0x7f, 1], &[0x0b]] {
+            assert_eq!(rejected(garbage), None);
+        }
+    }
 
     #[test]
     fn varints_and_keys_are_protobufs() {

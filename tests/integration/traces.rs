@@ -43,11 +43,17 @@ fn attempt_parents(stdout: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn each_attempt_is_a_span_under_the_run_under_the_parent_in_protobuf_and_json() {
+fn each_attempt_is_a_span_under_the_run_under_the_parent_in_protobuf() {
+    // http/json, which the protocol makes optional, is said, and sent as protobuf.
     for protocol in ["http/protobuf", "http/json"] {
         let receiver = OtlpReceiver::start(false);
         let run = traced(&receiver, protocol).run();
         run.expect_code(2);
+        assert_eq!(
+            run.stderr().contains("http/json is not supported"),
+            protocol == "http/json",
+            "{run}"
+        );
         assert!(!run.stderr().contains("s3cret"), "{}", run.stderr());
         // The command never sees the exporter's headers.
         assert!(
@@ -253,4 +259,22 @@ fn a_budgets_wait_and_an_open_breaker_are_events_on_their_spans() {
         serde_json::json!(["retry.breaker.open"])
     );
     assert_eq!(spans[0]["attributes"]["retry.exit_status"], 75);
+}
+
+#[test]
+fn a_retryable_answer_or_a_dropped_connection_is_tried_again_and_rejected_spans_are_said() {
+    for mode in ["unavailable-once", "drop-once"] {
+        let receiver = OtlpReceiver::answering(mode);
+        let run = traced(&receiver, "http/protobuf").run();
+        run.expect_code(2).expect_no_stderr("traces:");
+        let requests = receiver.requests();
+        assert_eq!(requests.len(), 1, "{mode}: the second try was taken");
+        assert_eq!(requests[0]["spans"].as_array().unwrap().len(), 4, "{mode}");
+    }
+    let receiver = OtlpReceiver::answering("partial");
+    let run = traced(&receiver, "http/protobuf").run();
+    run.expect_code(2).expect_stderr(
+        "traces: the collector (127.0.0.1) rejected 2 of the run's spans: spans older than the \
+         retention",
+    );
 }

@@ -5,9 +5,12 @@ A protobuf request is decoded with the `opentelemetry-proto` package, the refere
 a standard protobuf JSON parser reads OTLP's hexadecimal ids wrong, so they are checked here to
 be lowercase hexadecimal of the right length. Each request is appended as one JSON line to
 FILE (its path, content type, authorization header, resource and spans) before it is answered;
-with `hang`, no request is ever answered. Prints the port it listens on, then serves.
+with `hang`, no request is ever answered. As a collector may: with `unavailable-once`, the
+first request is answered 503 with `Retry-After: 0` (and not kept), and with `drop-once` its
+connection is closed unanswered; with `partial`, each answer's `partial_success` says two spans
+were rejected. Prints the port it listens on, then serves.
 
-    python3 otlp_receiver.py FILE answer|hang
+    python3 otlp_receiver.py FILE answer|hang|unavailable-once|drop-once|partial
 """
 
 import json
@@ -20,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 OUT, MODE = sys.argv[1], sys.argv[2]
 LOCK = threading.Lock()
+SEEN = []
 
 
 def any_value(value):
@@ -91,6 +95,19 @@ class Receiver(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         if MODE == "hang":
             threading.Event().wait()
+        with LOCK:
+            first = not SEEN
+            SEEN.append(1)
+        if first and MODE == "unavailable-once":
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if first and MODE == "drop-once":
+            self.close_connection = True
+            self.connection.close()
+            return
         content_type = self.headers["Content-Type"]
         decode = from_protobuf if content_type == "application/x-protobuf" else from_json
         resources, spans = decode(body)
@@ -103,7 +120,11 @@ class Receiver(BaseHTTPRequestHandler):
         }
         with LOCK, open(OUT, "a") as out:
             out.write(json.dumps(record) + "\n")
-        answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        answer = trace_service_pb2.ExportTraceServiceResponse()
+        if MODE == "partial":
+            answer.partial_success.rejected_spans = 2
+            answer.partial_success.error_message = "spans older than the retention"
+        answer = answer.SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", str(len(answer)))

@@ -23,6 +23,12 @@ const PACKAGES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-python"
 impl OtlpReceiver {
     /// A receiver that answers each request once it has read it (`hang`: never).
     pub(crate) fn start(hang: bool) -> OtlpReceiver {
+        OtlpReceiver::answering(if hang { "hang" } else { "answer" })
+    }
+
+    /// A receiver in the script's `mode` (`answer`, `hang`, `unavailable-once`, `drop-once`,
+    /// `partial`).
+    pub(crate) fn answering(mode: &str) -> OtlpReceiver {
         let scratch = Scratch::new();
         let out = scratch.path("received");
         let script = concat!(
@@ -31,7 +37,7 @@ impl OtlpReceiver {
         );
         let mut child = Command::new("python3")
             .args([script, &out.display().to_string()])
-            .arg(if hang { "hang" } else { "answer" })
+            .arg(mode)
             .env("PYTHONPATH", PACKAGES)
             .stdout(Stdio::piped())
             .spawn()

@@ -25,6 +25,7 @@ use crate::error::Error;
 use crate::named_files;
 use crate::state_dir::StateHome;
 use retry_policy::choice::Choice;
+use retry_policy::encoding::{Stray, percent_decoded};
 use retry_policy::printable::printable;
 
 /// The variable that names the store where `--budget-store` does not.
@@ -562,28 +563,10 @@ fn parse_db(text: &str) -> Result<u32, Error> {
         .map_err(|_| Error::BadDatabase(text.to_string()))
 }
 
-/// `text` with its `%XX` escapes decoded; an error when that is not UTF-8.
+/// `text` with its `%XX` escapes decoded (a `%` that starts none kept as it is); an error
+/// when that is not UTF-8.
 fn decode(text: &str) -> Result<String, Error> {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        let escape = bytes
-            .get(index + 1..index + 3)
-            .filter(|_| bytes[index] == b'%')
-            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
-        match escape {
-            Some(byte) => {
-                decoded.push(byte);
-                index += 3;
-            }
-            None => {
-                decoded.push(bytes[index]);
-                index += 1;
-            }
-        }
-    }
-    String::from_utf8(decoded).map_err(|_| Error::NotUtf8)
+    percent_decoded(text, Stray::Kept).ok_or(Error::NotUtf8)
 }
 
 /// The longest password a file may give.

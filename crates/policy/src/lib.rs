@@ -17,6 +17,7 @@ pub mod choice;
 pub mod codes;
 pub mod deadline;
 pub mod duration;
+pub mod encoding;
 pub mod error;
 pub mod events;
 pub mod examples;

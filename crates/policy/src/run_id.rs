@@ -26,19 +26,12 @@ impl RunId {
         if text.len() != 36 || hyphens.iter().any(|&at| text[at] != b'-') {
             return None;
         }
-        let mut digits = text
+        let digits = text
             .iter()
             .enumerate()
             .filter(|(at, _)| !hyphens.contains(at))
-            .map(|(_, &byte)| match byte {
-                b'0'..=b'9' => Some(byte - b'0'),
-                b'a'..=b'f' => Some(byte - b'a' + 10),
-                _ => None,
-            });
-        let mut bytes = [0u8; 16];
-        for byte in &mut bytes {
-            *byte = digits.next()?? << 4 | digits.next()??;
-        }
+            .map(|(_, &byte)| byte);
+        let bytes: [u8; 16] = crate::encoding::unhex(digits)?;
         let id = RunId::from_random(bytes);
         (id.0 == bytes).then_some(id)
     }
@@ -51,20 +44,19 @@ impl serde::Serialize for RunId {
     }
 }
 
-/// The canonical text: `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`, lowercase; written with a
-/// table rather than the formatting machinery, which costs a run's start a hundred times more.
+/// The canonical text: `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`, lowercase; written with the
+/// workspace's hexadecimal rather than the formatting machinery, which costs a run's start a
+/// hundred times more.
 impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut text = [b'-'; 36];
-        let mut at = 0;
-        for (index, byte) in self.0.iter().enumerate() {
-            at += usize::from(matches!(index, 4 | 6 | 8 | 10));
-            text[at] = HEX[usize::from(byte >> 4)];
-            text[at + 1] = HEX[usize::from(byte & 0x0f)];
-            at += 2;
+        let mut text = String::with_capacity(36);
+        for (group, bytes) in [0..4, 4..6, 6..8, 8..10, 10..16].into_iter().enumerate() {
+            if group > 0 {
+                text.push('-');
+            }
+            crate::encoding::hex_into(&self.0[bytes], &mut text);
         }
-        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        f.write_str(&text)
     }
 }
 

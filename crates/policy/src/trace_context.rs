@@ -7,8 +7,7 @@
 //! of a run's attempts are derived from its own span's, so that the attempt's environment and
 //! the exported span agree without sharing any state.
 
-use std::fmt::Write;
-
+use crate::encoding::{hex_into, unhex};
 use crate::seed::split_mix;
 
 /// A trace's id.
@@ -70,21 +69,13 @@ impl TraceContext {
     pub fn traceparent(&self, attempt: u64) -> String {
         let mut text = String::with_capacity(55);
         text.push_str("00-");
-        text.push_str(&hex(&self.trace_id));
+        hex_into(&self.trace_id, &mut text);
         text.push('-');
-        text.push_str(&hex(&self.attempt_span(attempt)));
-        let _ = write!(text, "-{:02x}", self.flags);
+        hex_into(&self.attempt_span(attempt), &mut text);
+        text.push('-');
+        hex_into(&[self.flags], &mut text);
         text
     }
-}
-
-/// `bytes` in lowercase hexadecimal.
-pub fn hex(bytes: &[u8]) -> String {
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(text, "{byte:02x}");
-    }
-    text
 }
 
 /// `id`, or one in its place when it is all zeros, which the specification forbids.
@@ -123,24 +114,13 @@ fn parse(value: &str) -> Option<(TraceId, SpanId, u8)> {
 
 /// The bytes the lowercase hexadecimal `text` writes, if it writes exactly `N`.
 fn decode<const N: usize>(text: &[u8]) -> Option<[u8; N]> {
-    if text.len() != 2 * N {
-        return None;
-    }
-    let digit = |byte: u8| match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'a'..=b'f' => Some(byte - b'a' + 10),
-        _ => None,
-    };
-    let mut bytes = [0u8; N];
-    for (byte, pair) in bytes.iter_mut().zip(text.chunks(2)) {
-        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Some(bytes)
+    unhex(text.iter().copied())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoding::hex;
 
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 

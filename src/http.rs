@@ -9,11 +9,13 @@
 //! millisecond. The answer is untrusted input: at most [`MAX_HEAD`] bytes of its head are read,
 //! and of its body only what its `Content-Length` gives, and at most [`MAX_BODY`] bytes.
 //! A URL is a credential (a healthchecks UUID is the check's password), so no error here ever
-//! holds one: a failure names the host alone.
+//! holds one: a failure names the host alone. A request goes through the proxy the environment
+//! names for it (`proxy`), as curl's would.
 
 use std::io::{Read, Write};
 use std::time::Instant;
 
+use crate::proxy::{self, Proxy};
 use retry_net::Stream;
 use retry_policy::encoding::percent_encoded;
 
@@ -115,6 +117,24 @@ impl Url {
         &self.host
     }
 
+    /// Its port.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether it is an `https://` URL.
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls
+    }
+
+    /// `host:port` as a request names it (`Host`, `CONNECT`): an IPv6 address in brackets.
+    fn authority(&self) -> String {
+        match self.host.contains(':') {
+            true => format!("[{}]:{}", self.host, self.port),
+            false => format!("{}:{}", self.host, self.port),
+        }
+    }
+
     /// This URL with `/segment` after its path (`/start` after a check's URL).
     pub(crate) fn joined(&self, segment: &str) -> Url {
         Url {
@@ -177,37 +197,91 @@ fn split_port(authority: &str) -> Result<(&str, Option<u16>), &'static str> {
     }
 }
 
-/// Send `request` and read the answer's head, all before `until`; the error says what failed,
-/// naming the host alone.
+/// Send `request` and read the answer, all before `until`, through the proxy the environment
+/// names for its URL, if any (`proxy`); the error says what failed, naming the hosts alone.
 pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> {
     let url = request.url;
-    let failed = |what: &str, err: std::io::Error| format!("{what} {}: {err}", url.host);
     let left = || until.saturating_duration_since(Instant::now());
-    let mut stream = Stream::connect(&url.host, url.port, url.tls, left())
-        .map_err(|err| failed("cannot reach", err))?;
+    let proxy = Proxy::for_url(url, &proxy::from_environment)?;
+    let (mut stream, through) = match &proxy {
+        None => {
+            let stream = Stream::connect(&url.host, url.port, url.tls, left())
+                .map_err(|err| format!("cannot reach {}: {err}", url.host))?;
+            (stream, None)
+        }
+        Some(proxy) => {
+            let failed = |err| {
+                format!(
+                    "cannot reach {} through the proxy {}: {err}",
+                    url.host,
+                    proxy.host()
+                )
+            };
+            (tunnel(proxy, url, left).map_err(failed)?, Some(proxy))
+        }
+    };
+    let failed = |what: &str, err: std::io::Error| format!("{what} {}: {err}", url.host);
+    // Plain HTTP goes to the proxy itself, the URL whole in the request line.
+    let forwarded = through.filter(|_| !url.tls);
     stream
         .set_time_left(left())
-        .and_then(|()| stream.write_all(&request_bytes(request)))
+        .and_then(|()| stream.write_all(&request_bytes(request, forwarded)))
         .and_then(|()| stream.flush())
         .map_err(|err| failed("cannot send to", err))?;
     read_answer(&mut stream, left).map_err(|err| failed("no answer from", err))
 }
 
-/// The request's bytes: its line, its headers and its body.
-fn request_bytes(request: &Request) -> Vec<u8> {
+/// A connection to `url`'s server through `proxy`: for `https://`, a tunnel the proxy opens
+/// (`CONNECT`), under TLS for the server; for `http://`, the connection to the proxy itself.
+fn tunnel(
+    proxy: &Proxy,
+    url: &Url,
+    left: impl Fn() -> std::time::Duration,
+) -> std::io::Result<Stream> {
+    let mut stream = Stream::connect(proxy.host(), proxy.port(), false, left())?;
+    if !url.tls {
+        return Ok(stream);
+    }
+    let authority = url.authority();
+    let mut connect = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n");
+    if let Some(authorization) = proxy.authorization() {
+        connect += &format!("Proxy-Authorization: {authorization}\r\n");
+    }
+    connect += "\r\n";
+    stream.set_time_left(left())?;
+    stream.write_all(connect.as_bytes())?;
+    let answer = read_answer(&mut stream, left)?;
+    if !(200..300).contains(&answer.status) {
+        return Err(std::io::Error::other(format!(
+            "the proxy answered {} to CONNECT",
+            answer.status
+        )));
+    }
+    stream.over(&url.host, true)
+}
+
+/// The request's bytes: its line, its headers and its body; its URL whole, and the proxy's
+/// credentials, when it goes to the `proxy` itself.
+fn request_bytes(request: &Request, proxy: Option<&Proxy>) -> Vec<u8> {
     let url = request.url;
     let host = match (url.host.contains(':'), url.port, url.tls) {
         (true, ..) => format!("[{}]:{}", url.host, url.port),
         (false, 443, true) | (false, 80, false) => url.host.clone(),
         (false, port, _) => format!("{}:{port}", url.host),
     };
+    let target = match proxy {
+        Some(_) => format!("http://{host}{}", url.target()),
+        None => url.target(),
+    };
     let mut bytes = format!(
-        "{} {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: retry/{}\r\nConnection: close\r\n",
+        "{} {target} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: retry/{}\r\nConnection: close\r\n",
         request.method,
-        url.target(),
         env!("CARGO_PKG_VERSION"),
     )
     .into_bytes();
+    if let Some(authorization) = proxy.and_then(Proxy::authorization) {
+        let _ = write!(bytes, "Proxy-Authorization: {authorization}\r\n");
+    }
     for (name, value) in request.headers {
         let _ = write!(bytes, "{name}: {value}\r\n");
     }
@@ -333,7 +407,7 @@ mod tests {
             headers: &headers,
             body: Some(("text/plain", b"hi")),
         };
-        let bytes = String::from_utf8(request_bytes(&request)).unwrap();
+        let bytes = String::from_utf8(request_bytes(&request, None)).unwrap();
         assert!(
             bytes.starts_with("POST / HTTP/1.1\r\nHost: [::1]:8080\r\n"),
             "{bytes}"

@@ -27,6 +27,7 @@ mod output;
 mod overlap;
 mod plan;
 mod process;
+mod proxy;
 #[cfg(test)]
 mod reference;
 mod report;

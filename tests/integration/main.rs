@@ -33,6 +33,8 @@ mod output;
 mod plan;
 /// An attempt's whole process group ends with it.
 mod process_groups;
+/// Pings and spans through a real proxy, as curl would send them.
+mod proxy;
 /// The recipes of the README and its guides, run against the real programs they wrap.
 mod recipes;
 /// `--report`: the run's record, and where it may be written.

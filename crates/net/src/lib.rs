@@ -24,13 +24,15 @@ impl Stream {
     /// Connect to `host`:`port` within `limit`, trying each of its addresses, and bound every
     /// later read and write by `limit` too; under TLS for `host` when `tls` is set.
     pub fn connect(host: &str, port: u16, tls: bool, limit: Duration) -> io::Result<Stream> {
-        let stream = connect_tcp(host, port, limit)?;
-        stream.set_read_timeout(Some(limit))?;
-        stream.set_write_timeout(Some(limit))?;
-        stream.set_nodelay(true)?;
-        match tls {
-            true => secure(stream, host),
-            false => Ok(Stream::Tcp(stream)),
+        Stream::plain(host, port, limit)?.over(host, tls)
+    }
+
+    /// This plain connection (to a proxy, through which a tunnel to `host` was opened, say),
+    /// under TLS for `host` when `tls` is set.
+    pub fn over(self, host: &str, tls: bool) -> io::Result<Stream> {
+        match (self, tls) {
+            (Stream::Tcp(stream), true) => secure(stream, host),
+            (stream, _) => Ok(stream),
         }
     }
 
@@ -83,6 +85,18 @@ impl Write for Stream {
             #[cfg(feature = "tls")]
             Stream::Tls(stream) => stream.flush(),
         }
+    }
+}
+
+impl Stream {
+    /// A plain connection to `host`:`port`, trying each of its addresses within `limit`, every
+    /// later read and write bounded by `limit` too.
+    fn plain(host: &str, port: u16, limit: Duration) -> io::Result<Stream> {
+        let stream = connect_tcp(host, port, limit)?;
+        stream.set_read_timeout(Some(limit))?;
+        stream.set_write_timeout(Some(limit))?;
+        stream.set_nodelay(true)?;
+        Ok(Stream::Tcp(stream))
     }
 }
 

@@ -413,6 +413,7 @@ def main():
     where_instructions_go(out)
     tls_cost(out)
     telling_cost(out)
+    bare_environment_cost(out)
     startup_steps(out)
     per_attempt(out)
     process_starts(out)
@@ -568,6 +569,31 @@ def telling_cost(out):
         out.write(f"| {label} | {ms:.2f} ms | {'' if index == 0 else f'{added:+.2f} ms'} |\n")
     out.write("\nThe start's ping goes on a thread of its own beside the first attempt; what a run waits for is the "
               "outcome's answer, and the export's.\n\n")
+
+
+def bare_environment_cost(out):
+    """The release archive's `retry -- true` in a bare environment (`env -i PATH=/usr/bin:/bin`,
+    a fresh XDG_STATE_HOME): what every run pays, whatever capabilities it does not use. The
+    figures each new capability is held to (issue 49: within 1% of the round before monitors,
+    traces and jobs: 341,246 instructions, 2,736 KiB)."""
+    with tempfile.TemporaryDirectory() as state, tempfile.TemporaryDirectory() as scratch:
+        bare = f"env -i PATH=/usr/bin:/bin XDG_STATE_HOME={state}"
+        log = subprocess.run(
+            [*bare.split(), "valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/out",
+             RELEASE, "--", "true"],
+            capture_output=True, text=True,
+        ).stderr
+        counted = int(re.search(r"Collected : (\d+)", log).group(1))
+        resident = statistics.median(peak_rss_kib(f"{bare} {RELEASE} -- true") for _ in range(10))
+    goal_instructions, goal_rss = 341_246 * 1.01, 2_736 * 1.01
+    out.write("## What a run pays for what it does not use\n\n"
+              "The release archive's `retry -- true` in a bare environment (`env -i PATH=/usr/bin:/bin`, "
+              "a fresh `XDG_STATE_HOME`): instructions by callgrind, peak RSS the median of ten runs of "
+              "GNU `time -f %M`. No monitor, trace, job, budget store or report: each of those must cost "
+              "such a run nothing.\n\n"
+              "| figure | measured | goal (within 1% of 341,246 and 2,736 KiB) |\n|---|---|---|\n"
+              f"| instructions | {counted:,} | **{'met' if counted <= goal_instructions else 'not met'}** |\n"
+              f"| peak RSS | {resident:.0f} KiB | **{'met' if resident <= goal_rss else 'not met'}** |\n\n")
 
 
 def startup_steps(out):

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use clap::Parser;
@@ -122,22 +123,22 @@ pub struct Cli {
     /// Most attempts, the first included
     ///
     /// Make at most N attempts in total, the first included: a whole number, or 'unlimited'.
-    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, help_heading = WAITS, default_value = "5")]
-    pub(crate) max_attempts: AttemptLimit,
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) max_attempts: Option<AttemptLimit>,
 
     /// The first wait; later waits grow
     ///
     /// Wait this long after the first failure; every later wait grows from it (e.g. 250ms, 2s;
     /// 0s: never wait).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS, default_value = "1s")]
-    pub(crate) base: Duration,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) base: Option<Duration>,
 
     /// The longest single wait
     ///
     /// Never wait longer than this between two attempts (e.g. 30s, 5m); it may not be below
     /// --base.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS, default_value = "60s")]
-    pub(crate) cap: Duration,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
+    pub(crate) cap: Option<Duration>,
 
     /// none, full, equal or decorrelated
     ///
@@ -145,8 +146,8 @@ pub struct Cli {
     /// (exactly the exponential ceiling), full (uniform between 0 and the ceiling), equal (half
     /// the ceiling plus a uniform half), decorrelated (uniform between --base and three times the
     /// previous wait).
-    #[arg(long, value_name = "STRATEGY", value_parser = choice::<Jitter>(), hide_possible_values = true, help_heading = WAITS, default_value = "full")]
-    pub(crate) jitter: Jitter,
+    #[arg(long, value_name = "STRATEGY", value_parser = choice::<Jitter>(), hide_possible_values = true, help_heading = WAITS)]
+    pub(crate) jitter: Option<Jitter>,
 
     /// Retry what RULE names; may be repeated
     ///
@@ -231,12 +232,8 @@ pub struct Cli {
     /// Multiply the longest possible wait by FACTOR after each retry: a number of at least 1
     /// (e.g. 1.5). Decorrelated jitter grows its waits from the previous wait instead, so it
     /// refuses --multiplier.
-    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, hide_short_help = true, help_heading = WAITS, default_value = "2")]
-    pub(crate) multiplier: f64,
-
-    /// Whether --multiplier was given, rather than its default taken.
-    #[arg(skip)]
-    pub(crate) multiplier_given: bool,
+    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier, allow_hyphen_values = true, hide_short_help = true, help_heading = WAITS)]
+    pub(crate) multiplier: Option<f64>,
 
     /// Every option as given or by its default, for the report (see [`given_options`]); empty
     /// when no report is asked for.
@@ -270,15 +267,15 @@ pub struct Cli {
     ///
     /// Send this signal to an attempt at its --timeout or the --max-time deadline, then SIGKILL
     /// after --kill-after: a name with or without SIG, or a number (e.g. INT, as timeout -s).
-    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "TERM")]
-    pub(crate) timeout_signal: Signal,
+    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) timeout_signal: Option<Signal>,
 
     /// SIGKILL this long after SIGTERM
     ///
     /// Send SIGKILL this long after the --timeout-signal (or a passed-on signal) to an attempt
     /// still running; also the longest wait for what an attempt leaves behind.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS, default_value = "10s")]
-    pub(crate) kill_after: Duration,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, hide_short_help = true, help_heading = LIMITS)]
+    pub(crate) kill_after: Option<Duration>,
 
     /// Keep COMMAND in retry's process group
     ///
@@ -349,8 +346,8 @@ pub struct Cli {
     ///
     /// Write the tool's own messages on stderr in this form: text, or json (one object per
     /// line).
-    #[arg(long, value_name = "FORMAT", hide_possible_values = true, hide_short_help = true, help_heading = OUTPUT, default_value = "text")]
-    pub(crate) log_format: LogFormat,
+    #[arg(long, value_name = "FORMAT", hide_possible_values = true, hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) log_format: Option<LogFormat>,
 
     /// auto, none, github, gitlab, buildkite or azure
     ///
@@ -360,8 +357,8 @@ pub struct Cli {
     /// variables). auto (the default) picks the system whose variable is set (GITHUB_ACTIONS,
     /// GITLAB_CI, BUILDKITE, TF_BUILD); none speaks as to a terminal. With --log-format json the
     /// log lines are left out, so that stderr stays JSON.
-    #[arg(long, value_name = "SYSTEM", hide_possible_values = true, hide_short_help = true, default_value = "auto", help_heading = OUTPUT)]
-    pub(crate) ci: CiChoice,
+    #[arg(long, value_name = "SYSTEM", hide_possible_values = true, hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) ci: Option<CiChoice>,
 
     /// A random wait below DURATION before the first attempt
     ///
@@ -415,22 +412,71 @@ impl Cli {
         use clap::{CommandFactory, FromArgMatches};
         let mut command = Cli::command();
         if args.iter().any(|arg| arg == "--help") {
-            command = described_once(command.after_long_help(after_long_help()));
+            command = with_defaults(described_once(command.after_long_help(after_long_help())));
         } else if args.iter().any(|arg| arg == "-h") {
-            command = command.mut_args(|arg| arg.help_heading(None));
+            command = with_defaults(command.mut_args(|arg| arg.help_heading(None)));
+        } else if args
+            .iter()
+            .any(|arg| arg.as_encoded_bytes().starts_with(b"--report"))
+        {
+            // The report records each option as given or by its default.
+            command = with_defaults(command);
         }
         let mut matches = command.try_get_matches_from_mut(args)?;
-        let multiplier_given =
-            matches.value_source("multiplier") == Some(clap::parser::ValueSource::CommandLine);
         let given = match matches.contains_id("report") {
             true => given_options(&command, &matches),
             false => BTreeMap::new(),
         };
         let mut cli =
             Cli::from_arg_matches_mut(&mut matches).map_err(|err| err.format(&mut command))?;
-        cli.multiplier_given = multiplier_given;
         cli.given = given;
         Ok(cli)
+    }
+
+    /// `-n`, or its default.
+    pub(crate) fn max_attempts(&self) -> AttemptLimit {
+        self.max_attempts
+            .unwrap_or(AttemptLimit::AtMost(NonZeroU64::new(5).unwrap()))
+    }
+
+    /// `--base`, or its default.
+    pub(crate) fn base(&self) -> Duration {
+        self.base.unwrap_or(Duration::from_secs(1))
+    }
+
+    /// `--cap`, or its default.
+    pub(crate) fn cap(&self) -> Duration {
+        self.cap.unwrap_or(Duration::from_secs(60))
+    }
+
+    /// `--jitter`, or its default.
+    pub(crate) fn jitter(&self) -> Jitter {
+        self.jitter.unwrap_or(Jitter::Full)
+    }
+
+    /// `--multiplier`, or its default.
+    pub(crate) fn multiplier(&self) -> f64 {
+        self.multiplier.unwrap_or(2.0)
+    }
+
+    /// `--timeout-signal`, or its default.
+    pub(crate) fn timeout_signal(&self) -> Signal {
+        self.timeout_signal.unwrap_or(Signal::TERM)
+    }
+
+    /// `--kill-after`, or its default.
+    pub(crate) fn kill_after(&self) -> Duration {
+        self.kill_after.unwrap_or(Duration::from_secs(10))
+    }
+
+    /// `--log-format`, or its default.
+    pub(crate) fn log_format(&self) -> LogFormat {
+        self.log_format.unwrap_or(LogFormat::Text)
+    }
+
+    /// `--ci`, or its default.
+    pub(crate) fn ci(&self) -> CiChoice {
+        self.ci.unwrap_or(CiChoice::Auto)
     }
 }
 
@@ -476,12 +522,39 @@ fn given_options(
         .collect()
 }
 
+/// The defaults of the run's options that have one, as `--help`, the man page, the README and a
+/// report show them. A run's parse leaves them out (clap would parse each, at every start: a
+/// tenth of a run's instructions), and the accessors of [`Cli`] give the same values, as a test
+/// holds them to.
+const DEFAULTS: [(&str, &str); 9] = [
+    ("max_attempts", "5"),
+    ("base", "1s"),
+    ("cap", "60s"),
+    ("jitter", "full"),
+    ("multiplier", "2"),
+    ("timeout_signal", "TERM"),
+    ("kill_after", "10s"),
+    ("log_format", "text"),
+    ("ci", "auto"),
+];
+
+/// `command` with the defaults its options are shown with.
+fn with_defaults(command: clap::Command) -> clap::Command {
+    command.mut_args(
+        |arg| match DEFAULTS.iter().find(|(id, _)| arg.get_id() == *id) {
+            Some((_, default)) => arg.default_value(default),
+            None => arg,
+        },
+    )
+}
+
 /// The whole interface, the tool's own words included, as the man pages and the completions
 /// describe it.
 #[doc(hidden)]
 pub fn full_command() -> clap::Command {
     use clap::CommandFactory;
-    let mut command = described_once(Cli::command().after_long_help(after_long_help()));
+    let command = Cli::command().after_long_help(after_long_help());
+    let mut command = described_once(with_defaults(command));
     command.build();
     command
 }
@@ -991,13 +1064,13 @@ mod tests {
     fn command_words_after_the_first_are_untouched() {
         let cli = Cli::try_parse_from(["retry", "-n", "3", "curl", "-n", "--base", "x"]).unwrap();
         assert_eq!(cli.command, ["curl", "-n", "--base", "x"]);
-        assert_eq!(cli.max_attempts.count(), Some(3));
+        assert_eq!(cli.max_attempts().count(), Some(3));
     }
 
     #[test]
     fn last_value_of_a_repeated_flag_wins() {
         let cli = Cli::try_parse_from(["retry", "--base", "1s", "--base", "2s", "true"]).unwrap();
-        assert_eq!(cli.base, Duration::from_secs(2));
+        assert_eq!(cli.base(), Duration::from_secs(2));
     }
 
     #[test]
@@ -1033,6 +1106,50 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_shown_are_the_defaults_taken() {
+        let args = |extra: &[&str]| -> Vec<OsString> {
+            ["retry"]
+                .iter()
+                .chain(extra)
+                .chain(&["true"])
+                .map(OsString::from)
+                .collect()
+        };
+        let resolved = |cli: &Cli| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                cli.max_attempts(),
+                cli.base(),
+                cli.cap(),
+                cli.jitter(),
+                cli.multiplier(),
+                cli.timeout_signal(),
+                cli.kill_after(),
+                cli.log_format(),
+                cli.ci()
+            )
+        };
+        let taken = Cli::parse_args(&args(&[])).unwrap();
+        // Every default given, as the help shows it, on the command line.
+        let shown: Vec<String> = DEFAULTS
+            .iter()
+            .flat_map(|(id, default)| [format!("--{}", id.replace('_', "-")), default.to_string()])
+            .collect();
+        let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+        let given = Cli::parse_args(&args(&shown)).unwrap();
+        assert_eq!(resolved(&taken), resolved(&given));
+        // And the docs' command shows each one.
+        let command = full_command();
+        for (id, default) in DEFAULTS {
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_id() == id)
+                .unwrap();
+            assert_eq!(arg.get_default_values(), [default], "{id}");
+        }
+    }
+
+    #[test]
     fn a_default_is_not_a_given_multiplier() {
         let args = |extra: &[&str]| -> Vec<OsString> {
             ["retry"]
@@ -1042,9 +1159,9 @@ mod tests {
                 .map(OsString::from)
                 .collect()
         };
-        assert!(!Cli::parse_args(&args(&[])).unwrap().multiplier_given);
+        assert!(Cli::parse_args(&args(&[])).unwrap().multiplier.is_none());
         let given = Cli::parse_args(&args(&["--multiplier", "2"])).unwrap();
-        assert!(given.multiplier_given && given.multiplier == 2.0);
+        assert_eq!(given.multiplier, Some(2.0));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! and for `--help` and the man page that describe them; and the values an attempt gets.
 
 use std::ffi::{OsStr, OsString};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, SystemTime};
 
 use retry_policy::attempts::{AttemptLimit, Numbering};
@@ -11,9 +12,42 @@ use retry_policy::deadline::exported;
 use retry_sys::environ::Value;
 
 /// The tool's own value of the variable `name`: how the run reads its environment (each part is
-/// given this, so that its tests can give another).
+/// given this, so that its tests can give another). A name with a prefix the environment has
+/// no variable of, as the walk of it at the start found ([`note_prefixes`]), is answered at once.
 pub(crate) fn own(name: &str) -> Option<OsString> {
-    retry_sys::environ::own_value(name)
+    let absent = ABSENT.load(Ordering::Relaxed);
+    let prefix_absent = PREFIXES
+        .iter()
+        .enumerate()
+        .any(|(bit, prefix)| absent & (1 << bit) != 0 && name.starts_with(prefix));
+    match prefix_absent {
+        true => None,
+        false => retry_sys::environ::own_value(name),
+    }
+}
+
+/// The prefixes of most of the names a run looks up: the tool's own, and OpenTelemetry's.
+/// Most environments have no variable of either, and a lookup costs a walk of the whole
+/// environment.
+const PREFIXES: [&str; 2] = [PREFIX, "OTEL_"];
+
+/// Which of [`PREFIXES`] the environment has no variable of, by bit; none known until the walk
+/// at the start has said (the tool never changes its environment).
+static ABSENT: AtomicU8 = AtomicU8::new(0);
+
+/// The prefix of [`PREFIXES`] that `name` has, by bit; 0 for none.
+pub(crate) fn prefix_bit(name: &[u8]) -> u8 {
+    PREFIXES
+        .iter()
+        .position(|prefix| name.starts_with(prefix.as_bytes()))
+        .map_or(0, |bit| 1 << bit)
+}
+
+/// The walk of the whole environment at the start found variables with the prefixes whose bits
+/// `seen` holds (each from [`prefix_bit`]), and no others.
+pub(crate) fn note_prefixes(seen: u8) {
+    let all = (1u8 << PREFIXES.len()) - 1;
+    ABSENT.store(all & !seen, Ordering::Relaxed);
 }
 
 /// What the name of every variable the tool sets or withholds starts with.

@@ -27,14 +27,14 @@ pub(super) fn backoff(cli: &Cli) -> Result<Backoff, ConfigError> {
          leave it out to never start over",
     )?;
     refuse(
-        cli.multiplier_given && cli.jitter == Jitter::Decorrelated,
+        cli.multiplier.is_some() && cli.jitter() == Jitter::Decorrelated,
         &format!(
             "--multiplier ({}) has no effect with --jitter decorrelated, whose waits grow from \
              the previous wait; leave out --multiplier, or choose another --jitter",
-            cli.multiplier
+            cli.multiplier()
         ),
     )?;
-    Backoff::new(cli.base, cli.cap, cli.multiplier, cli.jitter)
+    Backoff::new(cli.base(), cli.cap(), cli.multiplier(), cli.jitter())
         .map_err(|err| ConfigError(err.to_string()))
 }
 
@@ -76,7 +76,7 @@ pub(super) fn rules_and_output(
     );
     let hold = cli.hold.unwrap_or_default();
     refuse(
-        hold == Hold::Everything && cli.log_format == LogFormat::Json,
+        hold == Hold::Everything && cli.log_format() == LogFormat::Json,
         "--hold all writes the held output under headers for a person to read (cron's mail), and \
          cannot keep stderr JSON; leave out --log-format json or --hold all",
     )?;
@@ -95,8 +95,8 @@ pub(super) fn rules_and_output(
 pub(super) fn process(cli: &Cli) -> ProcessOptions {
     ProcessOptions {
         timeout: cli.timeout.filter(|limit| !limit.is_zero()),
-        kill_after: cli.kill_after,
-        timeout_signal: cli.timeout_signal,
+        kill_after: cli.kill_after(),
+        timeout_signal: cli.timeout_signal(),
         isolation: match cli.foreground {
             true => Isolation::Foreground,
             false => Isolation::OwnGroup,
@@ -107,7 +107,7 @@ pub(super) fn process(cli: &Cli) -> ProcessOptions {
 /// The form and amount of the tool's own messages.
 pub(super) fn log(cli: &Cli, run_id: RunId) -> LogSettings {
     LogSettings {
-        format: cli.log_format,
+        format: cli.log_format(),
         run_id: Some(run_id),
         verbosity: match (cli.quiet, cli.verbose) {
             (true, _) => Verbosity::Quiet,

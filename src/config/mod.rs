@@ -174,10 +174,10 @@ impl Config {
         };
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
-        let ci = cli.ci.resolve(&env).filter(|_| layer.depth() == 1);
+        let ci = cli.ci().resolve(&env).filter(|_| layer.depth() == 1);
         let run_id = run_id(&env);
         let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
-        let limit = layer.limit(nested, cli.max_attempts);
+        let limit = layer.limit(nested, cli.max_attempts());
         let in_force = InForce {
             max_attempts: limit,
             seed,

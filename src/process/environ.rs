@@ -18,13 +18,17 @@ use retry_sys::environ::ChildEnvironment;
 /// attempt's variables an outer run set, which each attempt's values replace; and whether it
 /// held `RETRY_BUDGET_STORE`, which the run passes on without its password (so that a run
 /// given none looks for it no further).
+/// The walk notes which of the prefixes of the names a run looks up it found (`environment::own`
+/// answers the others at once).
 pub(crate) fn inherited() -> (ChildEnvironment, bool) {
-    let mut store_given = false;
+    let (mut store_given, mut prefixes) = (false, 0);
     let environment = ChildEnvironment::inheriting(|name| {
+        prefixes |= environment::prefix_bit(name.as_bytes());
         let replaced = is_replaced(name);
         store_given |= replaced && name == environment::BUDGET_STORE.name;
         !replaced
     });
+    environment::note_prefixes(prefixes);
     (environment, store_given)
 }
 

@@ -7,11 +7,15 @@
 /// The lowercase hexadecimal digits.
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// The two lowercase hexadecimal digits of `byte`.
+pub fn hex_pair(byte: u8) -> [u8; 2] {
+    [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0x0f)]]
+}
+
 /// `bytes` in lowercase hexadecimal, appended to `text`.
 pub fn hex_into(bytes: &[u8], text: &mut String) {
-    for byte in bytes {
-        text.push(char::from(HEX[usize::from(byte >> 4)]));
-        text.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    for &byte in bytes {
+        text.extend(hex_pair(byte).map(char::from));
     }
 }
 

@@ -107,7 +107,7 @@ pub(crate) struct Config {
     monitor: Option<Monitor>,
     /// The run's place in a trace, and where its spans go.
     tracing: Option<Tracing>,
-    /// What the tracing variables held that could not be used.
+    /// What the tracing and monitor variables held that could not be used.
     tracing_problems: Vec<String>,
     /// The CI system the run is in, and GitHub's files for its outcome.
     ci: Option<CiSystem>,
@@ -155,8 +155,15 @@ impl Config {
         let preset = cli.preset.and_then(|choice| choice.resolve(program));
         let budget = run_budget(&cli, &env, preset)?;
         let (rules, mut output) = flags::rules_and_output(&cli, preset)?;
-        let monitor = Monitor::from_environment(&env).map_err(ConfigError)?;
-        let (tracing, tracing_problems) = tracing(&env);
+        let (tracing, mut tracing_problems) = tracing(&env);
+        // A monitor that cannot be used is one that is down: said, and the command runs.
+        let monitor = Monitor::from_environment(&env).unwrap_or_else(|why| {
+            tracing_problems.push(format!(
+                "the heartbeat monitor cannot be used ({why}); the run goes on, and no monitor \
+                 is told of it"
+            ));
+            None
+        });
         // The outcome's ping carries the end of the output.
         output.keep_tails |= monitor.is_some();
         let layer = Layer::of(

@@ -289,22 +289,34 @@ fn a_signal_ends_the_wait_for_a_hanging_monitor() {
 }
 
 #[test]
-fn a_bad_monitor_is_the_tools_own_error_and_never_repeated() {
-    for (value, why) in [
+fn a_monitor_that_cannot_be_used_is_said_and_the_command_runs_its_status_unchanged() {
+    let scratch = Scratch::new();
+    for (variable, value, why) in [
         (
-            "nagios:https://example.com/s3cret",
-            "'nagios' is not a monitor's dialect",
+            "RETRY_MONITOR",
+            "healthcheck:https://example.com/s3cret".to_string(),
+            "'healthcheck' is not a monitor's dialect",
         ),
         (
-            "healthchecks:ftp://example.com/s3cret",
+            "RETRY_MONITOR",
+            "healthchecks:ftp://example.com/s3cret".to_string(),
             "must start with https:// or http://",
         ),
+        (
+            "RETRY_MONITOR_FILE",
+            scratch.path("missing").display().to_string(),
+            "cannot read the monitor from RETRY_MONITOR_FILE",
+        ),
     ] {
-        let run = retry(["--", "true"]).env("RETRY_MONITOR", value).run();
-        run.expect_code(125)
+        let run = retry(["--", "sh", "-c", "echo ran; exit 3"])
+            .env(variable, value)
+            .run();
+        run.expect_code(3)
+            .expect_stdout_contains("ran")
             .expect_stderr(why)
-            .expect_stderr("RETRY_MONITOR");
+            .expect_stderr("the heartbeat monitor cannot be used");
         assert!(!run.stderr().contains("s3cret"), "{}", run.stderr());
+        assert_eq!(run.stderr().matches("cannot be used").count(), 1, "{run}");
     }
 }
 

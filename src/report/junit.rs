@@ -84,7 +84,7 @@ impl JunitReport {
     fn verdicts(&self, end: &RunEnd) -> String {
         let failed: Vec<&Attempt> = self.attempts.kept().filter(|a| !a.success).collect();
         let omitted = self.attempts.omitted();
-        let why = text::lines(&Event::Done(end.clone()), false).join("; ");
+        let why = text::lines(&Event::Done(end.clone()), false, text::Told::Anew).join("; ");
         let status = Exit::of(end).status();
         let mut xml = String::new();
         let last = self.attempts.kept().last();

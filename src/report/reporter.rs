@@ -181,7 +181,12 @@ impl<W: Write> Reporter<W> {
         match self.settings.format {
             LogFormat::Text => {
                 let verbose = self.settings.verbosity == Verbosity::Verbose;
-                for line in text::lines(event, verbose) {
+                // A held run's transcript says each failed attempt above its output.
+                let told = match self.held {
+                    Some(_) => text::Told::AboveItsOutput,
+                    None => text::Told::Anew,
+                };
+                for line in text::lines(event, verbose, told) {
                     self.write_line(&line);
                 }
             }

@@ -15,8 +15,19 @@ use retry_policy::outcome::{
 use retry_policy::rules::RuleRef;
 use retry_policy::termination::{Termination, TimeLimit};
 
-/// The lines for `event` (none, one, or for an end with a failed report, two).
-pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
+/// How the lines of a failed attempt begin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Told {
+    /// Each line says which attempt failed, and how.
+    Anew,
+    /// The transcript (`--hold all`) has just said which attempt failed and how, above its
+    /// output: a retry's line says only the wait.
+    AboveItsOutput,
+}
+
+/// The lines for `event` (none, one, or for an end with a failed report, two), a failed
+/// attempt's `told` as it says.
+pub(crate) fn lines(event: &Event, verbose: bool, told: Told) -> Vec<String> {
     let line = match event {
         Event::AttemptStart { numbering, .. } if verbose => {
             format!("retry: attempt {numbering} starting")
@@ -30,7 +41,10 @@ pub(crate) fn lines(event: &Event, verbose: bool) -> Vec<String> {
                     _ => "",
                 };
                 let wait = format_duration(*wait);
-                format!("retry: {}; retrying in {wait}{when}", describe(outcome))
+                match told {
+                    Told::Anew => format!("retry: {}; retrying in {wait}{when}", describe(outcome)),
+                    Told::AboveItsOutput => format!("retry: retrying in {wait}{when}"),
+                }
             }
             Next::Stop(Reason::Success) if verbose => format!(
                 "retry: attempt {} succeeded after {}",

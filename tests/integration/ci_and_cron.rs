@@ -393,7 +393,7 @@ fn quiet_unless_failed_says_nothing_of_a_success() {
 }
 
 #[test]
-fn quiet_unless_failed_tells_the_whole_story_of_a_failure() {
+fn quiet_unless_failed_tells_the_whole_story_of_a_failure_each_attempt_said_once() {
     let run = shell(
         "\"$RETRY\" --hold all -n 2 --base 0s sh -c \
          'echo out $RETRY_ATTEMPT; echo err $RETRY_ATTEMPT >&2; exit 3' 2>&1",
@@ -403,7 +403,7 @@ fn quiet_unless_failed_tells_the_whole_story_of_a_failure() {
     assert_eq!(
         run.stdout(),
         "retry: attempt 1/2 failed with exit status 3; its output:\nout 1\nerr 1\n\
-         retry: attempt 1/2 failed with exit status 3; retrying in 0s\n\
+         retry: retrying in 0s\n\
          retry: attempt 2/2 failed with exit status 3; its output:\nout 2\nerr 2\n\
          retry: giving up after 2 attempts, all failed; the last failed with exit status 3\n",
         "{run}"

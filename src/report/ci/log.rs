@@ -168,7 +168,8 @@ impl CiLog {
                 }
             }
             reason if reason.gives_up() => {
-                let why = text::lines(&Event::Done(end.clone()), false).join("; ");
+                let why =
+                    text::lines(&Event::Done(end.clone()), false, text::Told::Anew).join("; ");
                 let why = why.strip_prefix("retry: ").unwrap_or(&why).to_string();
                 (Level::Error, format!("{}: {why}", self.command))
             }

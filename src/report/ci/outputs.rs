@@ -97,7 +97,7 @@ impl StepOutputs {
             _ => format!("gave up after {attempts}"),
         };
         let mut text = format!("### retry: {heading}\n\n{}\n\n", code_span(&self.command));
-        for line in text::lines(&Event::Done(end.clone()), false) {
+        for line in text::lines(&Event::Done(end.clone()), false, text::Told::Anew) {
             text.push_str(&format!("> {}\n\n", markdown_text(&line)));
         }
         text.push_str("| Attempt | Ended | Took | Then |\n| ---: | --- | ---: | --- |\n");

@@ -671,8 +671,9 @@ pub(crate) struct JobShowArgs {
     pub(crate) reading: Reading,
 }
 
-/// The `retry job set` options.
+/// The `retry job set` options: at least one term.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("terms").required(true).multiple(true).args(["overlap", "alert_after"])))]
 pub(crate) struct JobSetArgs {
     /// The job's name, as runs give it to --job.
     #[arg(value_name = "JOB")]
@@ -681,7 +682,7 @@ pub(crate) struct JobSetArgs {
     /// Whether a run of the job may start while another is in progress, on any machine that
     /// shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other
     /// to end, within its --max-time) [default: allow], e.g. skip.
-    #[arg(long, value_name = "MODE", value_parser = choice::<Overlap>(), required_unless_present = "alert_after")]
+    #[arg(long, value_name = "MODE", value_parser = choice::<Overlap>())]
     pub(crate) overlap: Option<Overlap>,
 
     /// From which failed run in a row the job's monitor (RETRY_MONITOR) is told of a failure:
@@ -954,7 +955,16 @@ pub fn one_line_error(err: &clap::Error, args: &[OsString]) -> String {
             }
         }
     }
-    printable(&format!("{message} (see 'retry --help')"))
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .take(2)
+        .filter_map(|arg| arg.to_str())
+        .collect();
+    if let ["budget", "history"] = words.as_slice() {
+        message += "; a job's history is 'retry job history JOB'";
+    }
+    printable(&format!("{message} (see '{}')", help_for(&words)))
 }
 
 /// The log format `args` (the tool's arguments, its name first) ask for, found even when they
@@ -1009,6 +1019,19 @@ pub(crate) fn requested_log_format(args: &[OsString]) -> LogFormat {
         }
     }
     format
+}
+
+/// The help that says what the command line `words` (its first two, after `retry`) can take:
+/// a subcommand's own, where the words name one.
+fn help_for(words: &[&str]) -> String {
+    match words {
+        [tool @ "budget", command @ ("show" | "set"), ..]
+        | [tool @ "job", command @ ("show" | "set" | "history"), ..] => {
+            format!("retry {tool} {command} --help")
+        }
+        [tool @ ("budget" | "job"), ..] => format!("retry {tool} --help"),
+        _ => "retry --help".to_string(),
+    }
 }
 
 /// This tool's flag for `flag` as other retry tools spell it, with a note.
@@ -1203,7 +1226,8 @@ mod tests {
         assert!(line.contains("--frobnicate"), "{line}");
         assert_eq!(
             error_for(&["budget", "show"]),
-            "the following required arguments were not provided: <NAME> (see 'retry --help')"
+            "the following required arguments were not provided: <NAME> (see 'retry budget show \
+             --help')"
         );
         let line = error_for(&["budget"]);
         assert!(line.contains("requires a subcommand"), "{line}");

@@ -353,3 +353,36 @@ fn the_long_help_describes_each_option_once() {
         );
     }
 }
+
+#[test]
+fn a_subcommands_usage_error_says_what_to_do_next() {
+    for (args, says) in [
+        (
+            &["job", "set", "nightly"][..],
+            &[
+                "--overlap <MODE>|--alert-after <N>",
+                "(see 'retry job set --help')",
+            ][..],
+        ),
+        (
+            &["job", "set", "nightly", "--bogus"],
+            &["(see 'retry job set --help')"],
+        ),
+        (
+            &["budget", "set"],
+            &["--rate", "(see 'retry budget set --help')"],
+        ),
+        (
+            &["budget", "history", "nightly"],
+            &["'retry job history JOB'", "(see 'retry budget --help')"],
+        ),
+        (&["--bogus", "--", "true"], &["(see 'retry --help')"]),
+    ] {
+        let run = retry(args).run();
+        run.expect_code(125);
+        for said in says {
+            run.expect_stderr(said);
+        }
+        assert_eq!(run.stderr().lines().count(), 1, "{run}");
+    }
+}

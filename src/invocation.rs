@@ -251,17 +251,15 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     let launcher = Launcher::new(command.program(), command.args())
         .with_context(|| format!("cannot prepare to start {command}"))?;
     let budget = config.budget().prepare();
-    let terminal = match config.hands_over_terminal() {
-        true => Terminal::if_in_foreground(),
-        false => None,
-    };
+    let terminal = terminal(config);
     // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
     // tool at once, before any attempt.
     let input = config.replay_stdin().then(read_stdin).transpose()?;
     let watch = SignalWatch::install(terminal.is_some(), started.inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
-    let (mut reporter, transcript, mut release) = say_the_run(config, &watch, budget.as_ref());
+    let (mut reporter, transcript, mut release) = say_the_run(config, &watch);
+    let budget_unusable = budget.as_ref().and_then(Prepared::unusable_warning);
     let mut budget = budget.map(|budget| budget.open(&watch, config.cap()));
     let mut job = JobHold::new(config, &watch);
     let store = started.store_passed_on(config);
@@ -285,6 +283,8 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
         .with(files.observer())
         .with(pings)
         .with(config.traced());
+    let mut sink = (&mut reporter, &mut observers);
+    say_the_start(config, budget_unusable, &mut sink);
     let end = run::run(
         &config.rules(),
         Parts {
@@ -295,7 +295,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
             budget: &mut budget,
             release: &mut release,
             hooks: &mut hooks,
-            sink: &mut (&mut reporter, &mut observers),
+            sink: &mut sink,
         },
     );
     // The run's one deadline, which the loop counts to, bounds what is done after it too.
@@ -304,14 +304,19 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     Ok(say_the_end(reporter, transcript, end, &watch, deadline))
 }
 
+/// The terminal the run hands its attempts, if it hands one over and is in the foreground.
+fn terminal(config: &Config) -> Option<Terminal> {
+    config
+        .hands_over_terminal()
+        .then(Terminal::if_in_foreground)
+        .flatten()
+}
+
 /// The run's reporter (on stderr, in the CI system's dialect, holding its lines in the run's
-/// transcript with `--hold all`), the transcript, and where each attempt's held output goes;
-/// the warnings of the run's settings said (a `budget` that cannot be used among them), and a
-/// deadline from outside the command line.
+/// transcript with `--hold all`), the transcript, and where each attempt's held output goes.
 fn say_the_run<'w>(
     config: &Config,
     watch: &'w SignalWatch,
-    budget: Option<&Prepared>,
 ) -> (
     StderrReporter,
     Option<Transcript>,
@@ -329,18 +334,20 @@ fn say_the_run<'w>(
         }
         None => Box::new(StdRelease::new(watch)),
     };
-    for warning in config.warnings() {
-        reporter.emit(&Event::Warning(warning));
+    (reporter, transcript, release)
+}
+
+/// Say to `sink` (the reporter and the run's observers, which keep warnings for a report and a
+/// monitor's body) the warnings of the run's settings, `budget_unusable` among them, and a
+/// deadline from outside the command line.
+fn say_the_start(config: &Config, budget_unusable: Option<String>, sink: &mut impl EventSink) {
+    for warning in config.warnings().into_iter().chain(budget_unusable) {
+        sink.emit(&Event::Warning(warning));
     }
     // A deadline from outside the command line is said (in words with -v).
     if let (Some(deadline), Some(described)) = (config.deadline(), config.deadline_described()) {
-        reporter.emit(&Event::Deadline(deadline, described));
+        sink.emit(&Event::Deadline(deadline, described));
     }
-    if let Some((why, on_failure)) = budget.and_then(Prepared::unusable) {
-        let message = format!("retry budget: {why}; {}", on_failure.consequence());
-        reporter.emit(&Event::Warning(message));
-    }
-    (reporter, transcript, release)
 }
 
 /// The runner of the hooks of the run `config` describes, awake to `watch`'s signals, handing
@@ -372,9 +379,9 @@ fn say_the_end(
 ) -> Exit {
     let interrupted = matches!(end.reason, Reason::Interrupted(..));
     if let Some(transcript) = transcript {
-        reporter.stop_holding();
-        if Exit::of(&end) != Exit::Success
-            && let Err(message) = write_transcript(transcript, watch, deadline, interrupted)
+        let written = Exit::of(&end) != Exit::Success;
+        reporter.stop_holding(written);
+        if written && let Err(message) = write_transcript(transcript, watch, deadline, interrupted)
         {
             reporter.emit(&Event::Warning(message));
         }

@@ -61,6 +61,8 @@ pub(crate) struct Ending<'e> {
     pub(crate) counted: Option<(u32, Counts)>,
     /// Where the run says what happens: its reporter.
     say: &'e mut dyn EventSink,
+    /// What was said at the end, which every later observer hears before its part.
+    said: Vec<String>,
 }
 
 impl<'e> Ending<'e> {
@@ -77,12 +79,14 @@ impl<'e> Ending<'e> {
             deadline,
             counted: None,
             say,
+            said: Vec::new(),
         }
     }
 
     /// Say what the user should know.
     pub(crate) fn warn(&mut self, message: String) {
-        self.say.emit(&Event::Warning(message));
+        self.say.emit(&Event::Warning(message.clone()));
+        self.said.push(message);
     }
 
     /// The run ends by `signal`, which arrived at `moment`, as it would have a moment later
@@ -102,8 +106,11 @@ impl<'e> Ending<'e> {
             &mut dyn FnMut(String),
         ) -> Option<Signal>,
     ) {
-        let say = &mut *self.say;
-        let mut warn = |message| say.emit(&Event::Warning(message));
+        let (say, said) = (&mut *self.say, &mut self.said);
+        let mut warn = |message: String| {
+            say.emit(&Event::Warning(message.clone()));
+            said.push(message);
+        };
         if let Some(signal) = act(&self.end, self.watch, self.deadline, &mut warn) {
             self.interrupted(signal, Moment::Report);
         }
@@ -124,10 +131,15 @@ impl<'r> Observers<'r> {
         self
     }
 
-    /// Let each do its part at the run's end, stage by stage; how the run ended, then.
+    /// Let each do its part at the run's end, stage by stage, each first hearing the warnings
+    /// said at the end before it (a report and a monitor's body carry them); how the run ended,
+    /// then.
     pub(crate) fn finish(mut self, mut ending: Ending<'_>) -> RunEnd {
         self.0.sort_by_key(|observer| observer.stage());
-        for observer in self.0 {
+        for mut observer in self.0 {
+            for message in &ending.said {
+                observer.emit(&Event::Warning(message.clone()));
+            }
             observer.finish(&mut ending);
         }
         ending.end

@@ -66,7 +66,12 @@ pub(crate) struct Pings<'m> {
     started: bool,
     /// What went wrong with the start.
     start_problem: Option<String>,
+    /// What the run warned of, each once (the first few): the outcome's body says it.
+    warnings: Vec<String>,
 }
+
+/// The most warnings an outcome's body says.
+const MOST_WARNINGS: usize = 5;
 
 impl<'m> Pings<'m> {
     /// The pings of the run whose check-in is `check_in` (an identity of its own: never the
@@ -87,6 +92,7 @@ impl<'m> Pings<'m> {
             start: None,
             started: false,
             start_problem: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -162,6 +168,9 @@ impl<'m> Pings<'m> {
             };
             summary = format!("{line}\n{summary}");
         }
+        for warning in &self.warnings {
+            summary = format!("{summary}\nretry: warning: {warning}");
+        }
         let tails = self.tails.latest();
         let message = dialect.message_limit().map(|limit| {
             String::from_utf8_lossy(&body::body(&summary, tails.as_ref(), limit)).into_owned()
@@ -227,8 +236,14 @@ impl Observer for Pings<'_> {
     }
 
     fn emit(&mut self, event: &Event) {
-        if matches!(event, Event::AttemptStart { .. }) && !self.started {
-            self.send_start();
+        match event {
+            Event::AttemptStart { .. } if !self.started => self.send_start(),
+            Event::Warning(message)
+                if self.warnings.len() < MOST_WARNINGS && !self.warnings.contains(message) =>
+            {
+                self.warnings.push(message.clone());
+            }
+            _ => {}
         }
     }
 

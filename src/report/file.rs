@@ -60,7 +60,12 @@ struct Report<'a> {
     flaky: bool,
     /// The run's identity (`RETRY_RUN_ID`).
     run_id: RunId,
+    /// What the run warned of, each once, in order (the first [`MOST_WARNINGS`]).
+    warnings: &'a [String],
 }
+
+/// The most warnings a report keeps.
+const MOST_WARNINGS: usize = 20;
 
 /// One attempt in the report: every key is always there, `null` when it does not apply.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -97,6 +102,8 @@ pub(crate) struct ReportWriter {
     /// The `--splay` wait before the first attempt, once it is drawn.
     splay: Option<Duration>,
     attempts: KeptAttempts,
+    /// What the run warned of, each once.
+    warnings: Vec<String>,
 }
 
 /// The attempts a report keeps: the first and the last ones, and counts of all by status.
@@ -148,6 +155,7 @@ impl ReportWriter {
             run_id,
             splay: None,
             attempts: KeptAttempts::default(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -188,6 +196,7 @@ impl EndFile for ReportWriter {
             depth: self.depth,
             flaky: end.flaky(),
             run_id: self.run_id,
+            warnings: &self.warnings,
         };
         let mut text = serde_json::to_vec_pretty(&report).expect("a report serialises");
         text.push(b'\n');
@@ -211,6 +220,11 @@ impl EventSink for ReportWriter {
                 }
             }
             Event::Splay(wait) => self.splay = Some(*wait),
+            Event::Warning(message)
+                if self.warnings.len() < MOST_WARNINGS && !self.warnings.contains(message) =>
+            {
+                self.warnings.push(message.clone());
+            }
             Event::Done(_)
             | Event::Deadline(..)
             | Event::Warning(_)
@@ -305,6 +319,7 @@ mod tests {
             depth: 1,
             flaky: false,
             run_id: RunId::from_random([0; 16]),
+            warnings: &[],
         };
         let report = serde_json::to_value(&report).unwrap();
         assert_eq!(

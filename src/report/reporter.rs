@@ -33,6 +33,9 @@ pub(crate) struct Reporter<W: Write> {
     ci: Option<CiLog>,
     /// Where the lines go instead of `out` while the run is held (`--hold all`).
     held: Option<Transcript>,
+    /// The warnings said while the run was held, each once: said again if the transcript is
+    /// not written (a run that succeeds), so that no warning is ever swallowed.
+    held_warnings: Vec<String>,
     /// The log's current line may hold something that is not the tool's: an attempt or a hook
     /// has run since the tool's last line.
     line_started: bool,
@@ -46,6 +49,7 @@ impl<W: Write> Reporter<W> {
             settings,
             ci: None,
             held: None,
+            held_warnings: Vec::new(),
             line_started: false,
         }
     }
@@ -60,9 +64,15 @@ impl<W: Write> Reporter<W> {
         self.held = Some(transcript);
     }
 
-    /// Write lines again, rather than keep them.
-    pub(crate) fn stop_holding(&mut self) {
+    /// Write lines again, rather than keep them; when the transcript is not `written` (the run
+    /// succeeded), say the warnings it held, each once.
+    pub(crate) fn stop_holding(&mut self, written: bool) {
         self.held = None;
+        if !written {
+            for message in std::mem::take(&mut self.held_warnings) {
+                self.emit(&Event::Warning(message));
+            }
+        }
     }
 
     /// Write one of the tool's own lines, made printable (and safe for the CI system's log).
@@ -149,6 +159,11 @@ fn dropped_notice(format: LogFormat, dropped: u64) -> Vec<u8> {
 
 impl<W: Write> EventSink for Reporter<W> {
     fn emit(&mut self, event: &Event) {
+        if let (Some(_), Event::Warning(message)) = (&self.held, event)
+            && !self.held_warnings.contains(message)
+        {
+            self.held_warnings.push(message.clone());
+        }
         // A hook has just run, and may have written on the log.
         if matches!(event, Event::HookEnd(_)) {
             self.line_started = true;

@@ -681,3 +681,34 @@ fn node_exporter_serves_the_metrics_a_run_wrote() {
         "the collector read the file without an error:\n{body}"
     );
 }
+
+#[test]
+fn a_warning_is_said_even_when_a_held_run_succeeds_and_kept_in_its_report_and_ping() {
+    let scratch = crate::support::harness::Scratch::new();
+    let monitor = crate::support::monitor_service::MonitorService::answering();
+    let report = scratch.path("report.json");
+    // As under cron with no HOME: the job's terms and history have no place.
+    let run = retry(["--hold", "all", "--job", "nightly", "-n", "1", "--report"])
+        .args([&report])
+        .args(["--", "true"])
+        .env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("RETRY_BUDGET_STORE")
+        .env(
+            "RETRY_MONITOR",
+            format!("healthchecks:{}", monitor.url("/u")),
+        )
+        .run();
+    run.expect_code(0);
+    let said = "job nightly: its terms (--overlap, --alert-after: retry job set) cannot be read";
+    assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
+    let recorded: serde_json::Value = serde_json::from_str(&scratch.read("report.json")).unwrap();
+    let warnings = recorded["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w.as_str().unwrap().contains(said)),
+        "{recorded}"
+    );
+    let received = monitor.received();
+    let body = &received.last().unwrap().body;
+    assert!(body.contains(&format!("retry: warning: {said}")), "{body}");
+}

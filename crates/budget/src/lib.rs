@@ -257,8 +257,15 @@ enum Opened<'a, W: Waiter> {
 }
 
 impl Prepared {
+    /// The warning that the budget cannot be used, and what each retry does without it; `None`
+    /// when it can.
+    pub fn unusable_warning(&self) -> Option<String> {
+        self.unusable()
+            .map(|(why, on_failure)| format!("retry budget: {why}; {}", on_failure.consequence()))
+    }
+
     /// Why the budget cannot be used, and what each retry does without it; `None` when it can.
-    pub fn unusable(&self) -> Option<(&str, OnFailure)> {
+    fn unusable(&self) -> Option<(&str, OnFailure)> {
         match &self.0 {
             Checked::Unusable { why, on_failure } => Some((why, *on_failure)),
             _ => None,

@@ -13,6 +13,8 @@ mod budget;
 mod ci_and_cron;
 /// The bash, zsh and fish completions, tried in the real shells.
 mod completions;
+/// Every crontab line of the docs, run as cron runs it.
+mod crontab;
 /// Deadlines passed on to attempts, and taken from an outer run and a CI job.
 mod deadlines;
 /// Flaky successes recorded, and `--flaky-exit`.

@@ -24,7 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Most attempts, the first included')
             [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Most attempts, the first included')
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'The first wait; later waits grow')
-            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The longest single wait')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The longest backoff wait')
             [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'none, full, equal or decorrelated')
             [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Retry what RULE names; may be repeated')
             [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'Never retry what RULE names; may be repeated')

@@ -21,7 +21,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand -n 'Most attempts, the first included'
             cand --max-attempts 'Most attempts, the first included'
             cand --base 'The first wait; later waits grow'
-            cand --cap 'The longest single wait'
+            cand --cap 'The longest backoff wait'
             cand --jitter 'none, full, equal or decorrelated'
             cand --retry-on 'Retry what RULE names; may be repeated'
             cand --stop-on 'Never retry what RULE names; may be repeated'

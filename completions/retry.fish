@@ -66,7 +66,7 @@ complete -c retry -n '__retry_after job' -a set -d 'Set a job\'s terms, which ev
 complete -c retry -n '__retry_after job' -a history -d 'Print a job\'s history of runs: clean, flaky and failed, and its pass rate'
 complete -c retry -n __retry_own -s n -l max-attempts -x -d 'Most attempts, the first included'
 complete -c retry -n __retry_own -l base -x -d 'The first wait; later waits grow'
-complete -c retry -n __retry_own -l cap -x -d 'The longest single wait'
+complete -c retry -n __retry_own -l cap -x -d 'The longest backoff wait'
 complete -c retry -n __retry_own -l jitter -x -a '(printf "%s\t%s\n" "none" "No randomness: wait exactly the exponential ceiling" "full" "Wait a uniform random time between 0 and the ceiling" "equal" "Wait half the ceiling plus a uniform random time up to the other half" "decorrelated" "Wait a uniform random time between base and three times the previous wait, capped")' -d 'none, full, equal or decorrelated'
 complete -c retry -n __retry_own -l retry-on -x -d 'Retry what RULE names; may be repeated'
 complete -c retry -n __retry_own -l stop-on -x -d 'Never retry what RULE names; may be repeated'

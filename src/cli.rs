@@ -133,10 +133,12 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) base: Option<Duration>,
 
-    /// The longest single wait
+    /// The longest backoff wait
     ///
-    /// Never wait longer than this between two attempts (e.g. 30s, 5m); it may not be below
-    /// --base.
+    /// Never let the backoff wait longer than this between two attempts (e.g. 30s, 5m); it may
+    /// not be below --base. A wait the command asks for (RETRY_AFTER_FILE,
+    /// --retry-after-output), or the default budget's for its token, may be longer; a named
+    /// budget refuses a retry whose token is not there within it.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, help_heading = WAITS)]
     pub(crate) cap: Option<Duration>,
 
@@ -373,8 +375,9 @@ pub struct Cli {
     /// names it (e.g. the API host they call), on the terms its store keeps (retry budget set
     /// NAME --rate 10/1m; 10/1m unless set). Without one, each retry takes a token from this
     /// machine's default budget for the command's target (the host a preset finds in its
-    /// arguments, else the command line): 20 in 5m, none waiting past --cap, and nothing spent
-    /// while nothing fails. 'off': no budget at all [default: $RETRY_BUDGET].
+    /// arguments, else the command line): 20 in 5m, a retry waiting for its token as long as
+    /// the run's own limits allow (a named budget refuses one not there within --cap), and
+    /// nothing spent while nothing fails. 'off': no budget at all [default: $RETRY_BUDGET].
     #[arg(long, value_name = "NAME", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetChoice>,
 

@@ -35,7 +35,11 @@ pub(crate) fn with_tables(reference: &str) -> String {
             cells
         })
         .collect();
-    let tables: [Table; 5] = [
+    let exit_statuses = docs::exit_statuses()
+        .into_iter()
+        .map(|(status, meaning)| vec![status.to_string(), meaning])
+        .collect();
+    let tables: [Table; 6] = [
         (
             "environment of an attempt",
             &["variable", "value"],
@@ -52,6 +56,7 @@ pub(crate) fn with_tables(reference: &str) -> String {
             variables(read),
         ),
         ("JSON events", &["event", "keys"], events),
+        ("exit status", &["status", "meaning"], exit_statuses),
         (
             "precedence of a run's ends",
             &[

@@ -109,7 +109,9 @@ impl Exit {
             ),
             Exit::GaveUp(_) => (
                 "N",
-                "otherwise: the last attempt's own status N, after giving up",
+                "otherwise: the last attempt's own status N, after giving up (its attempts ran \
+                 out, its status or output said not to retry, the command asked to stop, the \
+                 deadline or the budget left no room)",
             ),
             Exit::GaveUpAfterZero => (
                 "1",
@@ -124,8 +126,9 @@ impl Exit {
             ),
             Exit::TimedOut => (
                 "124",
-                "the last attempt was ended by --timeout or --max-time, or --max-time passed \
-                 before the first attempt",
+                "the last attempt was ended by --timeout or --max-time, or the run's deadline \
+                 (--max-time, an outer run's RETRY_DEADLINE, a CI job's) passed before the first \
+                 attempt, whatever else kept the run out",
             ),
             Exit::ToolFailed => (
                 "125",

@@ -99,7 +99,7 @@ if string.sub(operation, 1, 4) == 'job_' then
   if operation == 'job_set' or operation == 'job_show' then
     return {overlap, running, 'free', alert_after}
   elseif operation == 'job_release' then
-    if holder == run then redis.call('DEL', terms_key) end
+    if holder == run then redis.call('HDEL', terms_key, 'holder', 'running') end
     return {overlap, '', 'free', alert_after}
   elseif holder ~= '' and holder == run and operation == 'job_hold' then
     return {overlap, running, 'inside', alert_after}

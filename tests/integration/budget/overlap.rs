@@ -330,3 +330,18 @@ fn a_job_whose_terms_have_no_place_says_so_once_and_runs() {
     assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
     run.expect_stderr("give --budget-store file:DIR, or set XDG_STATE_HOME");
 }
+
+#[test]
+fn the_acl_rule_of_the_docs_is_enough_for_a_jobs_lease() {
+    let server = RedisServer::with_user("retry-app", "s3cret-w0rd");
+    let scratch = Scratch::new();
+    let store = server
+        .patient_url()
+        .replace("redis://", "redis://retry-app:s3cret-w0rd@");
+    set_overlap("deploy", "skip", &store);
+    for _ in 0..2 {
+        // Taken, renewed and given back: the next run finds the job free at once.
+        let run = job_run("deploy", &store, &scratch).args(["--", "true"]).run();
+        run.expect_code(0).expect_no_stderr("warning");
+    }
+}

@@ -29,6 +29,7 @@ use super::model::{
 use super::resp::{Reply, Trouble, describe, first_words};
 use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
+use crate::script;
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, TokenRequest};
@@ -285,6 +286,16 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             Err(trouble) if trouble.is_time_limit() => Err(no_answer_within(limit)),
             Ok(Reply::Error(error)) => {
                 let mut why = self.address.scrub(&first_words(&error));
+                let denied = ["NOPERM", "no permissions", "can't run this command"];
+                if denied.iter().any(|words| error.contains(words)) {
+                    let command = script::command_at(&error)
+                        .map_or(String::new(), |command| format!(" ({command})"));
+                    why += &format!(
+                        "; the store's user may not run a command the budget's script runs\
+                         {command}: give it the ACL rule of docs/budget.md (~retry:budget:* \
+                         -@all +evalsha +script|load +hmget +hset +hdel +pexpire +time)"
+                    );
+                }
                 // An unauthenticated client is told NOAUTH, or, for a call as long as the
                 // script's, that its request is too long for one (Redis 7).
                 let unauthenticated =
@@ -298,7 +309,16 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                 Err(Failure::Failed(why))
             }
             Ok(reply) => Ok(reply),
-            Err(trouble) => Err(Failure::Failed(self.address.scrub(&trouble.to_string()))),
+            Err(trouble) => {
+                let mut why = self.address.scrub(&trouble.to_string());
+                // A TLS server closes a connection that speaks plain RESP to it, or answers
+                // bytes that are not RESP.
+                let plain_to_tls = matches!(trouble, Trouble::Dropped | Trouble::Malformed(_));
+                if plain_to_tls && !self.address.is_tls() {
+                    why += "; the server may speak TLS: use rediss://";
+                }
+                Err(Failure::Failed(why))
+            }
         }
     }
 
@@ -605,7 +625,6 @@ mod tests {
     use super::*;
     use crate::model::Rate;
     use crate::resp::Connection;
-    use crate::script;
     use crate::waiter::Threads;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};

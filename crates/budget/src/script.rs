@@ -31,3 +31,14 @@ pub(crate) fn evaluate(connection: &mut Connection, args: &[Vec<u8>]) -> Result<
         reply => Ok(reply),
     }
 }
+/// The command the script's line that a server's error names (`@user_script:135`) calls,
+/// in capitals, if the error names a line and it calls one.
+pub(crate) fn command_at(error: &str) -> Option<String> {
+    let after = error.split("@user_script:").nth(1)?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    let line = TEXT
+        .lines()
+        .nth(digits.parse::<usize>().ok()?.checked_sub(1)?)?;
+    let called = line.split("redis.call('").nth(1)?;
+    Some(called.split('\'').next()?.to_ascii_uppercase())
+}

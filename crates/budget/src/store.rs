@@ -618,7 +618,8 @@ impl RedisAddress {
         Ok(self)
     }
 
-    fn is_tls(&self) -> bool {
+    /// Whether the store is spoken to under TLS.
+    pub(crate) fn is_tls(&self) -> bool {
         matches!(
             self.endpoint,
             Endpoint::Tcp { tls: true, .. } | Endpoint::Sentinel { tls: true, .. }

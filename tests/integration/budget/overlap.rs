@@ -341,7 +341,9 @@ fn the_acl_rule_of_the_docs_is_enough_for_a_jobs_lease() {
     set_overlap("deploy", "skip", &store);
     for _ in 0..2 {
         // Taken, renewed and given back: the next run finds the job free at once.
-        let run = job_run("deploy", &store, &scratch).args(["--", "true"]).run();
+        let run = job_run("deploy", &store, &scratch)
+            .args(["--", "true"])
+            .run();
         run.expect_code(0).expect_no_stderr("warning");
     }
 }

@@ -662,3 +662,43 @@ fn a_run_on_a_standalone_store_costs_one_round_trip_before_its_first_attempt_and
         assert_eq!(script_calls(server.port()) - before, calls, "{name}");
     }
 }
+
+#[cfg(feature = "tls")]
+#[test]
+fn a_plain_address_to_a_tls_server_is_told_to_use_rediss() {
+    let server = RedisServer::with_tls();
+    let plain = server.patient_url().replace("rediss://", "redis://");
+    let run = retry(["budget", "show", "api", "--budget-store", &plain]).run();
+    run.expect_code(125)
+        .expect_stderr("the server may speak TLS: use rediss://");
+}
+
+#[test]
+fn a_user_the_acl_keeps_from_a_scripts_command_is_told_the_rule() {
+    let args: Vec<String> = [
+        "--user",
+        "retry-app",
+        "on",
+        ">s3cret-w0rd",
+        "~retry:budget:*",
+        "-@all",
+        "+evalsha",
+        "+script|load",
+        "--user",
+        "default",
+        "off",
+    ]
+    .map(String::from)
+    .to_vec();
+    let server = RedisServer::on_loopback_with(&args);
+    let store = server
+        .patient_url()
+        .replace("redis://", "redis://retry-app:s3cret-w0rd@");
+    let run = retry(["budget", "show", "api"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run();
+    run.expect_code(125)
+        .expect_stderr("may not run a command the budget's script runs (TIME)")
+        .expect_stderr("+hmget");
+    assert!(!run.stderr().contains("s3cret"), "{run}");
+}

@@ -98,3 +98,19 @@ fn a_history_that_cannot_be_kept_changes_nothing_and_is_said_once() {
         assert_eq!(said, 1, "{run}");
     }
 }
+
+#[test]
+fn a_job_with_no_runs_kept_names_the_jobs_that_have_some() {
+    let scratch = Scratch::new();
+    let state = scratch.path("state");
+    retry(["--job", "nightly-backup", "-n", "1", "--", "true"])
+        .env("XDG_STATE_HOME", &state)
+        .run()
+        .expect_code(0);
+    let shown = retry(["job", "history", "nightly-bakup"])
+        .env("XDG_STATE_HOME", &state)
+        .run();
+    shown
+        .expect_code(0)
+        .expect_stdout_contains("no runs kept yet (jobs with runs kept here: nightly-backup)");
+}

@@ -172,6 +172,27 @@ pub fn place(location: &Location, job: &BudgetName) -> String {
 }
 
 /// Where a file store in `dir` keeps its jobs' histories.
+/// The jobs with a history in the file store at `location` (the first `most`, by name); none
+/// for a shared store, whose keys are not listed.
+pub(crate) fn jobs_with_history(location: &Location, most: usize) -> Vec<String> {
+    let Location::File(dir) = location else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(history_dir(dir)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .take(1000)
+        .collect();
+    names.sort();
+    names.truncate(most);
+    names
+}
+
 fn history_dir(dir: &Path) -> PathBuf {
     dir.join(DIRECTORY)
 }

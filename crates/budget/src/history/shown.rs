@@ -30,6 +30,9 @@ struct Shown {
     eventual_pass_rate: Option<Rate>,
     /// Every run counted.
     totals: ShownCounts,
+    /// For a job with no runs kept: the jobs with a history in the same file store.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    others: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -61,7 +64,11 @@ pub fn print(
             ShowError::Unreadable(format!("cannot read the history of job {job}: {why}"))
         })?
         .unwrap_or_default();
-    write_as(format, out, &shown(job, location, &history), write_text)
+    let mut shown = shown(job, location, &history);
+    if shown.totals.runs == 0 {
+        shown.others = kept::jobs_with_history(location, 10);
+    }
+    write_as(format, out, &shown, write_text)
 }
 
 fn shown(job: &str, location: &Location, history: &History) -> Shown {
@@ -83,6 +90,7 @@ fn shown(job: &str, location: &Location, history: &History) -> Shown {
         pass_rate: rate(recent.clean),
         eventual_pass_rate: rate(recent.clean + recent.flaky),
         totals: counted(history.totals),
+        others: Vec::new(),
     }
 }
 
@@ -102,7 +110,14 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
         store => format!("{store}, key {}", shown.location),
     };
     let Some(pass) = &shown.pass_rate else {
-        return writeln!(out, "job {job} in {place}: no runs kept yet");
+        let others = match shown.others.is_empty() {
+            true => String::new(),
+            false => format!(
+                " (jobs with runs kept here: {})",
+                printable(&shown.others.join(", "))
+            ),
+        };
+        return writeln!(out, "job {job} in {place}: no runs kept yet{others}");
     };
     let recent = &shown.recent;
     let percent = |rate: &Rate| {
@@ -145,8 +160,9 @@ mod tests {
     fn the_reference_lists_every_key() {
         let mut history = History::default();
         history.record(RunKind::Clean);
-        let value = serde_json::to_value(shown("j", &Location::File("/s".into()), &history));
-        let value = value.unwrap();
+        let mut shown = shown("j", &Location::File("/s".into()), &history);
+        shown.others = vec!["k".into()];
+        let value = serde_json::to_value(shown).unwrap();
         let mut keys = object_keys(&value, &["recent", "pass_rate", "totals"]);
         keys.extend(object_keys(&value["pass_rate"], &[]));
         keys.sort();

@@ -79,9 +79,10 @@ _retry_budget_set() {
         --breaker-share) :; return ;;
         --breaker-hosts) :; return ;;
         --cool-down) :; return ;;
+        --clear) COMPREPLY=($(compgen -W 'ratio breaker' -- "$cur")); return ;;
         --budget-store) :; return ;;
     esac
-    COMPREPLY=($(compgen -W '--rate --ratio --window --breaker --breaker-share --breaker-hosts --cool-down --budget-store -h --help' -- "$cur"))
+    COMPREPLY=($(compgen -W '--rate --ratio --window --breaker --breaker-share --breaker-hosts --cool-down --clear --budget-store -h --help' -- "$cur"))
 }
 
 _retry_job() {

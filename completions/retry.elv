@@ -75,13 +75,14 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'retry;budget;set'= {
-            cand --rate 'At most N tokens, regaining N every DURATION; each retry takes one (e.g. 10/1m)'
-            cand --ratio 'Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run sharing the budget, spent before the rate''s, at once or not at all [default: none]'
-            cand --window 'Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m)'
-            cand --breaker 'A breaker: once N runs sharing the budget gave up within DURATION, runs make no attempt (they exit 75) until a cool-down is over, when one run''s attempt decides (e.g. 5/1m) [default: none]'
-            cand --breaker-share 'The breaker opens only when the runs that gave up are at least this share of the runs that ended in its window (more than 0, at most 1)'
-            cand --breaker-hosts 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16), so that one broken host cannot stop a fleet'
-            cand --cool-down 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m)'
+            cand --rate 'At most N tokens, regaining N every DURATION; each retry takes one (e.g. 10/1m); needed the first time, kept when not given'
+            cand --ratio 'Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run sharing the budget, spent before the rate''s, at once or not at all (kept when not given; none the first time)'
+            cand --window 'Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m; kept when not given; 1m the first time)'
+            cand --breaker 'A breaker: once N runs sharing the budget gave up within DURATION, runs make no attempt (they exit 75) until a cool-down is over, when one run''s attempt decides (e.g. 5/1m; kept when not given; none the first time)'
+            cand --breaker-share 'The breaker opens only when the runs that gave up are at least this share of the runs that ended in its window (more than 0, at most 1; kept when not given; 0.5 the first time)'
+            cand --breaker-hosts 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken host cannot stop a fleet'
+            cand --cool-down 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m; kept when not given; 30s the first time)'
+            cand --clear 'Remove a term: ratio (no tokens earned) or breaker. May be repeated'
             cand --budget-store 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -100,8 +101,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'retry;job;set'= {
-            cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time) [default: allow], e.g. skip'
-            cand --alert-after 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure: the runs before it are sent as a log entry that alerts no one, 1 to 99 [default: 1], e.g. 3'
+            cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip (kept when not given; allow the first time)'
+            cand --alert-after 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure, 1 to 99, e.g. 3 (kept when not given; 1 the first time)'
             cand --budget-store 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

@@ -18,6 +18,7 @@ use retry_budget::job::Overlap;
 use retry_budget::model::Rate;
 use retry_budget::show::ShowRequest;
 use retry_budget::store::StoreSettings;
+use retry_budget::terms_change::Clearable;
 use retry_budget::{BudgetChoice, BudgetName, Ratio};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{Jitter, parse_multiplier};
@@ -684,13 +685,12 @@ pub(crate) struct JobSetArgs {
 
     /// Whether a run of the job may start while another is in progress, on any machine that
     /// shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other
-    /// to end, within its --max-time) [default: allow], e.g. skip.
+    /// to end, within its --max-time), e.g. skip (kept when not given; allow the first time).
     #[arg(long, value_name = "MODE", value_parser = choice::<Overlap>())]
     pub(crate) overlap: Option<Overlap>,
 
-    /// From which failed run in a row the job's monitor (RETRY_MONITOR) is told of a failure:
-    /// the runs before it are sent as a log entry that alerts no one, 1 to 99 [default: 1], e.g.
-    /// 3.
+    /// From which failed run in a row the job's monitor (RETRY_MONITOR) is told of a failure,
+    /// 1 to 99, e.g. 3 (kept when not given; 1 the first time).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(retry_budget::job::MOST_ALERT_AFTER)))]
     pub(crate) alert_after: Option<u32>,
 
@@ -799,52 +799,56 @@ impl BudgetShowArgs {
     }
 }
 
-/// The `retry budget set` options.
+/// The `retry budget set` options: each term given replaces the one kept, each left out is
+/// kept, and `--clear` removes one.
 #[derive(clap::Args, Debug)]
 pub(crate) struct BudgetSetArgs {
     /// The budget's name, as runs give it to --budget.
     #[arg(value_name = "NAME")]
     pub(crate) name: BudgetName,
 
-    /// At most N tokens, regaining N every DURATION; each retry takes one (e.g. 10/1m).
+    /// At most N tokens, regaining N every DURATION; each retry takes one (e.g. 10/1m); needed
+    /// the first time, kept when not given.
     #[arg(long, value_name = "N/DURATION", allow_hyphen_values = true)]
-    pub(crate) rate: Rate,
+    pub(crate) rate: Option<Rate>,
 
     /// Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run
-    /// sharing the budget, spent before the rate's, at once or not at all [default: none].
+    /// sharing the budget, spent before the rate's, at once or not at all (kept when not
+    /// given; none the first time).
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
     pub(crate) ratio: Option<Ratio>,
 
-    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, default_value = "1m")]
-    pub(crate) window: Duration,
+    /// Let earned tokens fade exponentially with this time constant (e.g. 30s, 5m; kept when
+    /// not given; 1m the first time).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) window: Option<Duration>,
 
     /// A breaker: once N runs sharing the budget gave up within DURATION, runs make no attempt
-    /// (they exit 75) until a cool-down is over, when one run's attempt decides (e.g. 5/1m)
-    /// [default: none].
+    /// (they exit 75) until a cool-down is over, when one run's attempt decides (e.g. 5/1m;
+    /// kept when not given; none the first time).
     #[arg(long, value_name = "N/DURATION", allow_hyphen_values = true)]
     pub(crate) breaker: Option<GiveUps>,
 
     /// The breaker opens only when the runs that gave up are at least this share of the runs
-    /// that ended in its window (more than 0, at most 1).
-    #[arg(
-        long,
-        value_name = "R",
-        requires = "breaker",
-        allow_hyphen_values = true,
-        default_value = "0.5"
-    )]
-    pub(crate) breaker_share: Ratio,
+    /// that ended in its window (more than 0, at most 1; kept when not given; 0.5 the first
+    /// time).
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    pub(crate) breaker_share: Option<Ratio>,
 
     /// On a shared store, the breaker opens only when the runs that gave up came from at least
-    /// this many hosts (1 to 16), so that one broken host cannot stop a fleet.
-    #[arg(long, value_name = "N", requires = "breaker", value_parser = clap::value_parser!(u32).range(1..=16), default_value = "2")]
-    pub(crate) breaker_hosts: u32,
+    /// this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken
+    /// host cannot stop a fleet.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub(crate) breaker_hosts: Option<u32>,
 
     /// How long the breaker stays open the first time; each re-opening doubles it, up to 32
-    /// times (e.g. 30s, 5m).
-    #[arg(long, value_name = "DURATION", requires = "breaker", value_parser = parse_duration, allow_hyphen_values = true, default_value = "30s")]
-    pub(crate) cool_down: Duration,
+    /// times (e.g. 30s, 5m; kept when not given; 30s the first time).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub(crate) cool_down: Option<Duration>,
+
+    /// Remove a term: ratio (no tokens earned) or breaker. May be repeated.
+    #[arg(long, value_name = "TERM", value_parser = choice::<Clearable>())]
+    pub(crate) clear: Vec<Clearable>,
 
     /// Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default:
     /// $RETRY_BUDGET_STORE, or file].

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use clap::error::ErrorKind;
 
 use retry_budget::model::{BucketState, Terms};
+use retry_budget::terms_change::TermsChange;
 use retry_policy::printable::printable;
 use retry_policy::run::{TokenRequest, Waits};
 
@@ -41,14 +42,17 @@ pub fn arguments(data: &[u8]) {
     };
     if let Some(ToolCommand::Budget(Deferred(budget_args))) = cli.tool.take() {
         if let BudgetCommand::Set(set) = budget_args.command {
-            let terms = Terms {
+            let change = TermsChange {
                 rate: set.rate,
                 ratio: set.ratio.map(|ratio| ratio.0),
                 window: set.window,
-                breaker: None,
+                ..TermsChange::default()
             };
-            match terms.check() {
-                Ok(()) => budget(&terms, data, None),
+            match change
+                .applied(None)
+                .and_then(|terms| terms.check().map(|()| terms))
+            {
+                Ok(terms) => budget(&terms, data, None),
                 Err(why) => assert_one_line(&printable(&why.to_string())),
             }
         }

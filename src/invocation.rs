@@ -47,14 +47,14 @@ use crate::signals::startup::{self, Inherited};
 use crate::spill::HoldError;
 use crate::trace::Tracing;
 use retry_budget::Prepared;
-use retry_budget::breaker::BreakerTerms;
 use retry_budget::default_budget;
 use retry_budget::history;
 use retry_budget::job;
-use retry_budget::model::Terms;
+use retry_budget::model::DEFAULT_TERMS;
 use retry_budget::show::{self, ShowError};
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::{Location, StoreSettings};
+use retry_budget::terms_change::TermsChange;
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
@@ -224,21 +224,26 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
         "retry budget set",
     )
     .map_err(anyhow::Error::msg)?;
-    let terms = Terms {
+    let change = TermsChange {
         rate: options.rate,
         ratio: options.ratio.map(|ratio| ratio.0),
         window: options.window,
-        breaker: options.breaker.map(|give_ups| BreakerTerms {
-            give_ups: give_ups.count,
-            window: give_ups.window,
-            share: options.breaker_share.0,
-            hosts: options.breaker_hosts,
-            cool_down: options.cool_down,
-        }),
+        breaker: options.breaker,
+        breaker_share: options.breaker_share.map(|share| share.0),
+        breaker_hosts: options.breaker_hosts,
+        cool_down: options.cool_down,
+        cleared: options.clear.clone(),
     };
+    // A term a default budget cannot act on is refused before anything is read or made.
     let home = StateHome::of(&environment::own);
-    default_budget::refuse_inactive_terms(&store.location, &home, &terms)
+    let asked = change
+        .applied(Some(DEFAULT_TERMS))
         .map_err(anyhow::Error::msg)?;
+    default_budget::refuse_inactive_terms(&store.location, &home, &asked)
+        .map_err(anyhow::Error::msg)?;
+    let kept =
+        show::kept_terms(&options.name, &store.location, &Threads).map_err(anyhow::Error::msg)?;
+    let terms = change.applied(kept).map_err(anyhow::Error::msg)?;
     retry_budget::set_terms(&options.name, &store, terms, &Threads).map_err(anyhow::Error::msg)?;
     Ok(Exit::Success)
 }

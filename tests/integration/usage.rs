@@ -370,7 +370,7 @@ fn a_subcommands_usage_error_says_what_to_do_next() {
         ),
         (
             &["budget", "set"],
-            &["--rate", "(see 'retry budget set --help')"],
+            &["<NAME>", "(see 'retry budget set --help')"],
         ),
         (
             &["budget", "history", "nightly"],

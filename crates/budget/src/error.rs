@@ -32,6 +32,15 @@ const RATE: &str = "expected N/DURATION with N of at least 1";
     reason = "a field is the value its variant's message names"
 )]
 pub enum Error {
+    /// `retry budget set` without `--rate`, for a budget with no terms yet.
+    #[error(
+        "a budget's first terms need --rate N/DURATION (e.g. --rate 10/1m); later ones keep it \
+         when it is not given"
+    )]
+    FirstTermsNeedRate,
+    /// A breaker's term (the flag named), for a budget with no breaker given or kept.
+    #[error("{0} is a term of a breaker, and the budget has none: give --breaker N/DURATION too")]
+    NoBreakerFor(&'static str),
     /// A budget store's address in `--budget-store` that holds a password; the variable that
     /// may hold it instead.
     #[error(

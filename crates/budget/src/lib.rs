@@ -32,6 +32,7 @@ pub mod show;
 mod signature;
 pub mod state_dir;
 pub mod store;
+pub mod terms_change;
 pub mod waiter;
 
 /// What the fuzz target of the store's replies (`fuzz/`) drives; built only by `cargo fuzz`

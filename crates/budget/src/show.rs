@@ -137,10 +137,45 @@ pub(crate) fn write_as<T: Serialize, W: Write>(
     .map_err(ShowError::Write)
 }
 
+/// The terms the store at `location` keeps for the budget `name`; none when none were set.
+/// A file store's place is checked as setting the terms checks it (and made), so that what
+/// cannot be used there is said as that says it.
+pub fn kept_terms(
+    name: &BudgetName,
+    location: &Location,
+    watch: &impl Waiter,
+) -> Result<Option<Terms>, String> {
+    if let Location::File(dir) = location {
+        file::BudgetFile::check(dir, name).map_err(|refused| refused.to_string())?;
+    }
+    let request = ShowRequest {
+        name: name.clone(),
+        location: location.clone(),
+    };
+    read_stored(&request, watch).map(|(_, _, terms, _, _)| terms)
+}
+
+/// What the store keeps of a budget: where, its state, its terms, its breaker, and the store's
+/// now.
+type Stored = (
+    String,
+    Option<BucketState>,
+    Option<Terms>,
+    Option<BreakerState>,
+    u64,
+);
+
 /// The budget's state now, from its store.
 fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
+    let stored = read_stored(request, watch)?;
+    let set = stored.2.is_some() && stored.2 != Some(DEFAULT_TERMS);
+    Ok(shown_from(request, stored, set))
+}
+
+/// What the store keeps of the budget `request` names, read with the waiter `watch`.
+fn read_stored(request: &ShowRequest, watch: &impl Waiter) -> Result<Stored, String> {
     let name = &request.name;
-    let (location, written, terms, breaker, now) = match &request.location {
+    Ok(match &request.location {
         Location::File(dir) => {
             let written = file::peek(dir, name).map_err(|refused| refused.to_string())?;
             let path = dir.join(name.as_str()).display().to_string();
@@ -168,10 +203,18 @@ fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
             let key = store.key().to_string();
             (key, stored.written, terms, stored.breaker, stored.now)
         }
-    };
-    let set = terms.is_some() && terms != Some(DEFAULT_TERMS);
+    })
+}
+
+/// The tail of [`read`]: the budget's state made into what is shown.
+fn shown_from(
+    request: &ShowRequest,
+    (location, written, terms, breaker, now): Stored,
+    set: bool,
+) -> Shown {
+    let name = &request.name;
     let terms = terms.unwrap_or(DEFAULT_TERMS);
-    Ok(Shown {
+    Shown {
         budget: name.as_str().to_string(),
         store: request.location.to_string(),
         location,
@@ -187,7 +230,7 @@ fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
         breaker: terms
             .breaker
             .map(|_| shown_breaker(&breaker.unwrap_or_default(), now)),
-    })
+    }
 }
 
 fn shown_breaker_terms(terms: BreakerTerms) -> ShownBreakerTerms {

@@ -491,3 +491,61 @@ fn a_named_budget_refuses_a_retry_it_has_no_token_for_within_cap() {
     let (attempts, reason, run_) = run(&["--max-time", "500ms"]);
     assert_eq!((attempts, reason.as_str()), (Some(1), "deadline"), "{run_}");
 }
+
+#[test]
+fn budget_set_keeps_the_terms_it_is_not_given_and_clears_by_name() {
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("budgets"));
+    let show = || -> serde_json::Value {
+        let shown = retry([
+            "budget",
+            "show",
+            "api",
+            "--log-format",
+            "json",
+            "--budget-store",
+        ])
+        .args([&store])
+        .run();
+        shown.expect_code(0);
+        serde_json::from_str(shown.stdout().trim()).unwrap()
+    };
+    // A budget's first terms need a rate.
+    retry([
+        "budget",
+        "set",
+        "api",
+        "--ratio",
+        "0.1",
+        "--budget-store",
+        &store,
+    ])
+    .run()
+    .expect_code(125)
+    .expect_stderr("a budget's first terms need --rate");
+    set_budget(
+        "api",
+        &store,
+        &["--rate", "5/1m", "--ratio", "0.1", "--window", "10m"],
+    );
+    // The docs' breaker example, after the ratio's: the ratio and its window stay.
+    set_budget("api", &store, &["--breaker", "3/1m", "--cool-down", "2m"]);
+    let terms = &show()["terms"];
+    assert_eq!(
+        (&terms["ratio"], &terms["window_ms"], &terms["capacity"]),
+        (
+            &serde_json::json!(0.1),
+            &serde_json::json!(600000.0),
+            &serde_json::json!(5)
+        ),
+        "{terms}"
+    );
+    assert_eq!(terms["breaker"]["cool_down_ms"], 120000.0, "{terms}");
+    set_budget("api", &store, &["--clear", "breaker", "--clear", "ratio"]);
+    let terms = &show()["terms"];
+    assert!(
+        terms["breaker"].is_null() && terms["ratio"].is_null(),
+        "{terms}"
+    );
+    assert_eq!(terms["capacity"], 5, "{terms}");
+}

@@ -118,7 +118,7 @@ const FLEET: &str = "Fleets";
     args_conflicts_with_subcommands = true,
     // `retry help` runs a program called help.
     disable_help_subcommand = true,
-    max_term_width = 100
+    max_term_width = 80
 )]
 pub struct Cli {
     /// Most attempts, the first included

@@ -122,3 +122,45 @@ fn the_readmes_man_page_step_makes_man_retry_work() {
         assert!(found.stdout().ends_with(&format!("/{page}.1\n")), "{found}");
     }
 }
+
+#[test]
+fn the_readme_starts_with_the_first_minute_fits_100_columns_and_names_every_man_page() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let first_screen: Vec<&str> = readme.lines().take(40).collect();
+    assert!(
+        first_screen.contains(&"## Quick start"),
+        "the quick start is past the first screen"
+    );
+    for (number, line) in readme.lines().enumerate() {
+        assert!(
+            line.chars().count() <= 100,
+            "README.md:{}: {line}",
+            number + 1
+        );
+    }
+    let pages: Vec<String> = std::fs::read_dir(root.join("man"))
+        .unwrap()
+        .chain(std::fs::read_dir(root.join("crates/sim/man")).unwrap())
+        .flatten()
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".1").map(str::to_string))
+        .collect();
+    assert!(pages.len() >= 4, "{pages:?}");
+    let man_retry = std::fs::read_to_string(root.join("man/retry.1")).unwrap();
+    for page in &pages {
+        assert!(
+            readme.contains(&format!("`man {page}`")),
+            "the README names no {page}"
+        );
+        let roff = format!("\\fB{}\\fR(1)", page.replace('-', "\\-"));
+        assert!(
+            page == "retry" || man_retry.contains(&roff),
+            "man retry names no {page}"
+        );
+    }
+    let help = crate::support::harness::retry(["--help"]).run();
+    for line in help.stdout().lines() {
+        assert!(line.chars().count() <= 80, "retry --help: {line}");
+    }
+}

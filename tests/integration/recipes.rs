@@ -279,9 +279,9 @@ fn tool_recipes_retry_transient_failures_and_not_the_others() {
             ("release.sh: build 42 failed", 1),
         ),
         (
-            "retry --retry-on 'output:connection refused|was refused|i/o timeout|TLS handshake \
-             timeout|etcdserver: request timed out|the server is currently unable' -- kubectl \
-             apply -f deploy.yaml",
+            "retry --retry-on 'output:connection refused|was refused|i/o timeout' --retry-on \
+             'output:TLS handshake timeout|etcdserver: request timed out' --retry-on \
+             'output:the server is currently unable' -- kubectl apply -f deploy.yaml",
             "kubectl",
             (
                 "The connection to the server 10.0.0.1:6443 was refused - did you specify the \

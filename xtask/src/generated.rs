@@ -1,5 +1,6 @@
 //! Every file generated from the clap definition and the tables `--help` prints: the man pages,
-//! the completions and the README's option table, with where each goes in the repository.
+//! the completions and the reference's tables (its options among them), with where each goes in
+//! the repository.
 
 use std::path::{Path, PathBuf};
 
@@ -17,16 +18,9 @@ pub(crate) fn generated(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     for (name, page) in man::group_pages(&command) {
         files.push((root.join(format!("man/{name}.1")), page.into_bytes()));
     }
-    let current = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    files.push((
-        root.join("README.md"),
-        readme::with_options(&current, &command).into_bytes(),
-    ));
     let reference = std::fs::read_to_string(root.join("docs/reference.md")).expect("reference.md");
-    files.push((
-        root.join("docs/reference.md"),
-        reference::with_tables(&reference).into_bytes(),
-    ));
+    let reference = readme::with_options(&reference::with_tables(&reference), &command);
+    files.push((root.join("docs/reference.md"), reference.into_bytes()));
     let completions = root.join("completions");
     files.push((
         completions.join("retry.bash"),

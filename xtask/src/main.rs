@@ -1,7 +1,7 @@
 //! The repository's own tasks, run as `cargo xtask TASK`:
 //!
 //! - `generate`: write the man pages (`man/`, `crates/sim/man/`), the completions
-//!   (`completions/`), the README's option table and the reference's tables of variables and
+//!   (`completions/`), the reference's tables of options, variables and
 //!   events from the clap definitions (`retry`'s and `retry-sim`'s), the tables `--help` prints
 //!   and the definitions of the variables and events. A test fails,
 //!   naming this command, when the committed files are not what it writes.

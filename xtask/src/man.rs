@@ -126,6 +126,14 @@ fn group_page(command: &Command, name: &str, line: &str, word: &str, what: &str)
         .collect();
     page.rows(&store);
     page.section("SEE ALSO");
-    page.line("\\fBretry\\fR(1)");
+    let others: Vec<String> = GROUPS
+        .iter()
+        .filter(|(other, ..)| *other != name)
+        .map(|(other, ..)| format!("\\fBretry\\-{other}\\fR(1)"))
+        .collect();
+    page.line(&format!(
+        "\\fBretry\\fR(1), {}, \\fBretry\\-sim\\fR(1)",
+        others.join(", ")
+    ));
     page.finish()
 }

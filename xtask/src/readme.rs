@@ -1,6 +1,6 @@
-//! The README's option table, written from the clap definition between two markers in
-//! README.md: each option's names and value, its default, and its long help, so that the table
-//! never says what the definition does not.
+//! The option table of the reference (docs/reference.md, which the README links to), written
+//! from the clap definition between two markers: each option's names and value, its default,
+//! and its long help, so that the table never says what the definition does not.
 
 use clap::{Arg, Command};
 
@@ -16,7 +16,7 @@ pub(crate) fn with_options(readme: &str, command: &Command) -> String {
     let start = readme.find(START).expect("the README's options marker") + START.len();
     let end = readme[start..]
         .find(END)
-        .expect("the README's end-of-options marker")
+        .expect("the reference's end-of-options marker")
         + start;
     format!("{}\n{}{}", &readme[..start], table(command), &readme[end..])
 }

@@ -390,8 +390,10 @@ pub struct Cli {
     /// redis+sentinel://HOST:PORT,HOST:PORT/PRIMARY (sentinels, then the primary's name), or
     /// redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
     /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
-    /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line. An address
-    /// with a password is refused here, where every user can read it (ps): give it in
+    /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line; after
+    /// rediss://, ?ca_file=FILE trusts that authority instead of the system's, and
+    /// ?cert_file=FILE&key_file=FILE (the key its owner's alone) is the client certificate a TLS
+    /// server asks for. An address with a password is refused here, where every user can read it (ps): give it in
     /// RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or file].
     #[arg(long, value_name = "STORE", hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget_store: Option<String>,

@@ -27,7 +27,6 @@ mod output;
 mod overlap;
 mod plan;
 mod process;
-mod proxy;
 #[cfg(test)]
 mod reference;
 mod report;

@@ -48,12 +48,12 @@ pub(super) fn run_budget(
     };
     let budget = match choice {
         Some(BudgetChoice::Off) => RunBudget::Off(by),
-        Some(BudgetChoice::Named(name)) => RunBudget::Named(BudgetSettings {
+        Some(BudgetChoice::Named(name)) => RunBudget::Named(Box::new(BudgetSettings {
             name,
             store: StoreSettings::resolve(cli.budget_store.as_deref(), env, "--budget")
                 .map_err(|why| ConfigError(why.to_string()))?,
             host: words_hash(std::iter::once(host_name(env).as_slice())),
-        }),
+        })),
         None => {
             let program = cli.command.first().and_then(|program| program.to_str());
             let finder = preset.or_else(|| program.and_then(Preset::for_program));

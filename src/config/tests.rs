@@ -151,7 +151,7 @@ fn the_splay_is_drawn_from_the_seed() {
 /// The settings of a named budget.
 fn named(budget: RunBudget) -> BudgetSettings {
     match budget {
-        RunBudget::Named(settings) => settings,
+        RunBudget::Named(settings) => *settings,
         other => panic!("not a named budget: {other:?}"),
     }
 }

@@ -88,7 +88,8 @@ impl RedisCluster {
     }
 
     /// Three primaries that speak TLS only, to clients and to one another (`--tls-cluster`),
-    /// each with the certificate of `names` that `make_server_certificate` made in `certs`.
+    /// each with the certificate of `names` that `make_server_certificate` made in `certs`, and
+    /// each asking its clients for a certificate (`make_client_certificate`'s in `certs`).
     pub(crate) fn start_tls(certs: &std::path::Path, names: [&str; 3]) -> RedisCluster {
         let nodes = names
             .iter()
@@ -98,8 +99,17 @@ impl RedisCluster {
                 RedisServer::with_tls_from(certs, name, &options)
             })
             .collect();
-        let authority = certs.join("ca.crt").display().to_string();
-        RedisCluster::of(nodes, 0, vec!["--tls".into(), "--cacert".into(), authority])
+        let file = |name: &str| certs.join(name).display().to_string();
+        let tls = vec![
+            "--tls".into(),
+            "--cacert".into(),
+            file("ca.crt"),
+            "--cert".into(),
+            file("client.crt"),
+            "--key".into(),
+            file("client.key"),
+        ];
+        RedisCluster::of(nodes, 0, tls)
     }
 
     /// The started `nodes` made a cluster with `replicas` a primary; `tls`, `redis-cli`'s
@@ -383,8 +393,13 @@ fn start_sentinel(primary_port: u16, name: &str) -> (Child, u16, tempfile::TempD
         ),
     )
     .expect("write the sentinel's configuration");
+    (run_sentinel(&config, port), port, dir)
+}
+
+/// A `redis-sentinel` started with `config`, once it listens on loopback `port`.
+fn run_sentinel(config: &std::path::Path, port: u16) -> Child {
     let child = Command::new("redis-sentinel")
-        .arg(&config)
+        .arg(config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -394,5 +409,54 @@ fn start_sentinel(primary_port: u16, name: &str) -> (Child, u16, tempfile::TempD
     settle("the sentinel's listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
-    (child, port, dir)
+    child
+}
+
+/// A `redis-sentinel` that speaks TLS only, to its clients (asking them for a certificate) and
+/// to the primary it watches as `main`, the TLS server `primary` (`RedisServer::with_tls`),
+/// with the server certificate made for it; killed when dropped.
+pub(crate) struct TlsSentinel {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl TlsSentinel {
+    /// The sentinel of `primary`, alone (a quorum of one), listening.
+    pub(crate) fn start(primary: &RedisServer) -> TlsSentinel {
+        let dir = tempfile::tempdir().expect("a temporary directory for redis-sentinel");
+        let port = free_port();
+        let certs = primary.certificates().display().to_string();
+        let config = dir.path().join("sentinel.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "port 0\ntls-port {port}\nbind 127.0.0.1\ndir {dir}\n\
+                 logfile {dir}/sentinel.log\ntls-cert-file {certs}/server.crt\n\
+                 tls-key-file {certs}/server.key\ntls-ca-cert-file {certs}/ca.crt\n\
+                 tls-auth-clients yes\ntls-replication yes\n\
+                 sentinel monitor main 127.0.0.1 {primary_port} 1\n",
+                dir = dir.path().display(),
+                primary_port = primary.port(),
+            ),
+        )
+        .expect("write the sentinel's configuration");
+        TlsSentinel {
+            child: run_sentinel(&config, port),
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// Its loopback port.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for TlsSentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -121,9 +121,9 @@ impl RedisServer {
         format!("{}?timeout=10s", self.url)
     }
 
-    /// The certificate authority that signed a TLS server's certificate (for `SSL_CERT_FILE`).
-    pub(crate) fn authority(&self) -> PathBuf {
-        self.dir.path().join("ca.crt")
+    /// The directory of a TLS server's certificates, the client's among them.
+    pub(crate) fn certificates(&self) -> &Path {
+        self.dir.path()
     }
 
     /// Kill the server now, as a crash would.
@@ -210,7 +210,8 @@ fn listening(listener: &Listener, dir: &Path) -> (Vec<String>, String) {
             ] {
                 args.extend([flag.to_string(), file(file_name)]);
             }
-            args.extend(["--tls-auth-clients".into(), "no".into()]);
+            // A stock server's default, said aloud: its clients present a certificate.
+            args.extend(["--tls-auth-clients".into(), "yes".into()]);
             args.extend(loopback);
             (args, format!("rediss://127.0.0.1:{port}"))
         }
@@ -258,11 +259,48 @@ fn await_listening(child: &mut Child, listener: &Listener, dir: &Path, url: &str
     }
 }
 
-/// A certificate authority (`ca.crt`) and a server certificate for 127.0.0.1 signed by it
-/// (`server.crt`, `server.key`), made with `openssl` in `dir`.
+/// A certificate authority (`ca.crt`), a server certificate for 127.0.0.1 signed by it
+/// (`server.crt`, `server.key`), and a client certificate (`client.crt`, `client.key`), made
+/// with `openssl` in `dir`.
 pub(crate) fn make_certificates(dir: &Path) {
     make_authority(dir);
     make_server_certificate(dir, "server", "IP:127.0.0.1,DNS:localhost");
+    make_client_certificate(dir);
+}
+
+/// A client certificate `client.crt` signed by the authority in `dir`, and its key
+/// `client.key`, readable by its owner alone.
+pub(crate) fn make_client_certificate(dir: &Path) {
+    let mut request = words(&format!("req {NEW_KEY} -keyout client.key -out client.csr"));
+    request.extend(["-subj".into(), "/CN=retry test client".into()]);
+    openssl(dir, &request);
+    std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n")
+        .expect("write the certificate's extensions");
+    openssl(
+        dir,
+        &words(
+            "x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+             -extfile client.ext -out client.crt",
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("client.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("make the client's key its owner's alone");
+}
+
+/// The query keys that give a store the authority and the client certificate made in `dir`
+/// (`make_certificates`): `ca_file=...&cert_file=...&key_file=...`.
+pub(crate) fn tls_files_query(dir: &Path) -> String {
+    let file = |name: &str| dir.join(name).display().to_string();
+    format!(
+        "ca_file={}&cert_file={}&key_file={}",
+        file("ca.crt"),
+        file("client.crt"),
+        file("client.key")
+    )
 }
 
 /// Run `openssl` with `args` in `dir`.

@@ -16,7 +16,8 @@ const ADDRESS: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB],
                        rediss+sentinel://), or redis+unix:///PATH/TO/SOCKET[?db=N]";
 
 /// The keys a query may hold.
-const KEYS: &str = "db, user, pass (or password), timeout, password_file and fail";
+const KEYS: &str =
+    "db, user, pass (or password), timeout, password_file, ca_file, cert_file, key_file and fail";
 
 /// What a ratio or a share may be.
 const SHARE: &str = "expected more than 0 and at most 1";
@@ -136,6 +137,22 @@ pub enum Error {
          both"
     )]
     PasswordTwice(String),
+    /// A `ca_file`, `cert_file` or `key_file` in the address of a store not spoken to under TLS.
+    #[error(
+        "ca_file, cert_file and key_file are for a store spoken to under TLS: use rediss:// or \
+         rediss+sentinel://"
+    )]
+    TlsFilesWithoutTls,
+    /// A `cert_file` without a `key_file`, or the other way round.
+    #[error("cert_file and key_file go together: give the client certificate and its key")]
+    HalfAnIdentity,
+    /// A `ca_file`, `cert_file` or `key_file` that cannot be used: its key, its path, and why.
+    #[error("cannot use the {key} {path}: {why}")]
+    TlsFile {
+        key: &'static str,
+        path: String,
+        why: String,
+    },
     /// A `password_file` that cannot give a password, and why not.
     #[error("cannot read the password_file {path}: {why}")]
     PasswordFile {

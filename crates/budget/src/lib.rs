@@ -143,8 +143,9 @@ impl BudgetSettings {
 /// The budget a run spends from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunBudget {
-    /// The one `--budget` (or `RETRY_BUDGET`) names.
-    Named(BudgetSettings),
+    /// The one `--budget` (or `RETRY_BUDGET`) names (boxed: its store's address is the largest
+    /// of the three by far).
+    Named(Box<BudgetSettings>),
     /// None named: this machine's default budget for the command's target.
     Default(DefaultBudget),
     /// None at all: `--budget off`, or `RETRY_BUDGET=off`, as the words say.

@@ -62,6 +62,36 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The whole of the regular file at `path`, links followed, when it holds at most `max` bytes;
+/// when `private`, a file that only its owner may read or write (a private key's, as ssh asks
+/// of one). The error says what is wrong, in words that follow the file's name.
+pub fn read_bounded(path: &Path, max: u64, private: bool) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let opened = open(path, OpenOptions::new().read(true), 0).map_err(|err| err.to_string())?;
+    if !opened.metadata.is_file() {
+        return Err(format!(
+            "it is {}, not a regular file",
+            kind(&opened.metadata)
+        ));
+    }
+    let mode = opened.metadata.permissions().mode() & 0o777;
+    if private && mode & 0o077 != 0 {
+        return Err(format!(
+            "others may read it (mode {mode:04o}): make it its owner's alone (chmod 600)"
+        ));
+    }
+    let mut bytes = Vec::new();
+    opened
+        .file
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| err.to_string())?;
+    match bytes.len() as u64 > max {
+        true => Err(format!("it holds more than {max} bytes")),
+        false => Ok(bytes),
+    }
+}
+
 /// What a file that `metadata` describes is, in words: "a FIFO", "a directory", ...
 pub fn kind(metadata: &Metadata) -> &'static str {
     let file_type = metadata.file_type();

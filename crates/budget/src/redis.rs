@@ -317,6 +317,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                 if plain_to_tls && !self.address.is_tls() {
                     why += "; the server may speak TLS: use rediss://";
                 }
+                why += tls_advice(&why, &self.address);
                 Err(Failure::Failed(why))
             }
         }
@@ -607,6 +608,31 @@ fn stored(fields: &[String]) -> Option<Stored> {
         breaker,
         now,
     })
+}
+
+/// What to give when a TLS connection failed as `why` says (rustls's words): the authority that
+/// signed the server's certificate, or the certificate the server asks for; or nothing.
+fn tls_advice(why: &str, address: &RedisAddress) -> &'static str {
+    let signer_unknown = why.contains("UnknownIssuer");
+    let certificate_asked = why.contains("CertificateRequired");
+    let certificate_refused = ["UnknownCA", "BadCertificate", "CertificateUnknown"]
+        .iter()
+        .any(|alert| why.contains(alert));
+    match () {
+        _ if signer_unknown => {
+            "; no authority this machine trusts signed the server's certificate: name the one \
+             that did with ?ca_file=PATH in the store's address (or SSL_CERT_FILE)"
+        }
+        _ if certificate_asked && !address.presents_certificate() => {
+            "; the server asks for a client certificate: give it and its key with \
+             ?cert_file=PATH&key_file=PATH in the store's address"
+        }
+        _ if certificate_refused && address.presents_certificate() => {
+            "; the server refused the client certificate of cert_file: give one signed by an \
+             authority the server trusts (its tls-ca-cert-file)"
+        }
+        _ => "",
+    }
 }
 
 #[cfg(test)]

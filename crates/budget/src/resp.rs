@@ -138,7 +138,7 @@ pub(crate) struct Connection {
 impl Connection {
     /// Connect to `address`, log in and select its database; every wait bounded by `limit`.
     pub(crate) fn open(address: &RedisAddress, limit: Duration) -> Result<Connection, Trouble> {
-        let mut connection = Connection::reach(address.endpoint(), limit)?;
+        let mut connection = Connection::reach(address, limit)?;
         connection.log_in(address)?;
         if let Some(db) = address.db() {
             connection.expect_ok(
@@ -149,19 +149,22 @@ impl Connection {
         Ok(connection)
     }
 
-    /// Connect to `endpoint`, a server's or a sentinel's, without logging in; every wait
+    /// Connect to `address`, a server's or a sentinel's, without logging in; every wait
     /// bounded by `limit`.
-    pub(crate) fn reach(endpoint: &Endpoint, limit: Duration) -> Result<Connection, Trouble> {
-        let stream = match endpoint {
+    pub(crate) fn reach(address: &RedisAddress, limit: Duration) -> Result<Connection, Trouble> {
+        let stream = match address.endpoint() {
             Endpoint::Unix(path) => {
                 let stream = UnixStream::connect(path)?;
                 stream.set_read_timeout(Some(limit))?;
                 stream.set_write_timeout(Some(limit))?;
                 Stream::Unix(stream)
             }
-            Endpoint::Tcp { host, port, tls } => {
-                Stream::Net(retry_net::Stream::connect(host, *port, *tls, limit)?)
-            }
+            Endpoint::Tcp { host, port, .. } => Stream::Net(retry_net::Stream::connect(
+                host,
+                *port,
+                address.tls_client(),
+                limit,
+            )?),
             // The sentinel module asks them where the primary is, and reaches it.
             Endpoint::Sentinel { .. } => {
                 return Err(Trouble::Io(io::Error::other(

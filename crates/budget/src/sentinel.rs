@@ -83,7 +83,7 @@ fn ask_sentinel(
     primary: &str,
     until: Instant,
 ) -> Result<(String, u16), Trouble> {
-    let mut connection = Connection::reach(sentinel.endpoint(), left(until)?.min(ASK_LIMIT))?;
+    let mut connection = Connection::reach(sentinel, left(until)?.min(ASK_LIMIT))?;
     let question: [&[u8]; 3] = [b"SENTINEL", b"get-master-addr-by-name", primary.as_bytes()];
     let mut answer = connection.call(&question)?;
     if matches!(&answer, Reply::Error(error) if error.starts_with("NOAUTH")) {

@@ -1,7 +1,9 @@
 //! Where a budget lives (`--budget-store`, or `RETRY_BUDGET_STORE`), and what to do when that
 //! place cannot be reached (its `fail` query key): `file` or `file:DIR` for a file on this
 //! machine, or a Redis URL for a store a fleet shares; `?fail=closed` (or `open`, the default)
-//! after either, and `?timeout=2s` and `?password_file=FILE` after a URL.
+//! after either, and `?timeout=2s` and `?password_file=FILE` after a URL; after a `rediss://`
+//! one, `ca_file`, `cert_file` and `key_file` too, for a server whose certificate a private
+//! authority signed, or that asks its clients for one (a stock TLS `redis-server` does).
 //!
 //! A shared store's address is parsed here, by this tool's own grammar, into its parts; it is
 //! shown everywhere (messages, events, the report, the plan, `budget show`) rebuilt from those
@@ -18,12 +20,14 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Reservation;
 use crate::error::Error;
 use crate::named_files;
 use crate::state_dir::StateHome;
+use retry_net::{TlsClient, TlsPart};
 use retry_policy::choice::Choice;
 use retry_policy::encoding::{Stray, percent_decoded};
 use retry_policy::printable::printable;
@@ -186,7 +190,13 @@ pub struct RedisAddress {
     password: Option<Secret>,
     /// How long a call may take, from the query's `timeout`.
     call_limit: Option<Duration>,
+    /// What a TLS connection trusts and presents, when the query names files: shared by the
+    /// address's copies (one for each node it leads to).
+    tls_client: Option<Arc<TlsClient>>,
 }
+
+/// What a TLS connection trusts and presents when the address names no file.
+static SYSTEM_TLS: TlsClient = TlsClient::SYSTEM;
 
 /// A store's `fail` key: what a store that cannot be used means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -306,6 +316,7 @@ fn parse_file(rest: &str) -> Result<(Store, OnFailure), Error> {
         || query.user.is_some()
         || query.timeout.is_some()
         || query.password_file.is_some()
+        || query.tls_files.named()
     {
         return Err(Error::FileStoreQuery);
     }
@@ -376,7 +387,8 @@ fn is_password_key(key: &str) -> bool {
 }
 
 /// The parts of an address's query: `db`, `user`, `pass` (or `password`), `timeout`,
-/// `password_file` and `fail`, percent-decoded; the keys in any case.
+/// `password_file`, `ca_file`, `cert_file`, `key_file` and `fail`, percent-decoded; the keys in
+/// any case.
 #[derive(Default)]
 struct Query {
     db: Option<u32>,
@@ -384,7 +396,16 @@ struct Query {
     password: Option<String>,
     timeout: Option<Duration>,
     password_file: Option<PathBuf>,
+    tls_files: TlsFiles,
     fail: Option<OnFailure>,
+}
+
+/// The files a query's `ca_file`, `cert_file` and `key_file` name.
+#[derive(Default)]
+struct TlsFiles {
+    authorities: Option<PathBuf>,
+    certificate: Option<PathBuf>,
+    key: Option<PathBuf>,
 }
 
 /// Parse an address's `query`.
@@ -404,6 +425,9 @@ fn parse_query(query: &str) -> Result<Query, Error> {
             key if is_password_key(key) => parsed.password = Some(decode(value)?),
             "timeout" => parsed.timeout = Some(parse_call_limit(&decode(value)?)?),
             "password_file" => parsed.password_file = Some(PathBuf::from(decode(value)?)),
+            "ca_file" => parsed.tls_files.authorities = Some(PathBuf::from(decode(value)?)),
+            "cert_file" => parsed.tls_files.certificate = Some(PathBuf::from(decode(value)?)),
+            "key_file" => parsed.tls_files.key = Some(PathBuf::from(decode(value)?)),
             "fail" => {
                 let value = decode(value)?;
                 parsed.fail = Some(
@@ -467,6 +491,7 @@ fn parse_tcp(rest: &str, tls: bool, sentinel: bool) -> Result<(RedisAddress, OnF
         user: query.user.clone().or(user),
         password,
         call_limit: query.timeout,
+        tls_client: None,
     };
     with_query_files(address, query)
 }
@@ -491,16 +516,79 @@ fn sentinels(authority: &str, primary: &str, tls: bool) -> Result<Endpoint, Erro
     })
 }
 
-/// `address` with the password in the file the query's `password_file` names, if it names one,
-/// and the query's `fail`.
+/// `address` with the password in the file the query's `password_file` names, and the TLS
+/// files its `ca_file`, `cert_file` and `key_file` name, where it names them; and the query's
+/// `fail`.
 fn with_query_files(
-    address: RedisAddress,
+    mut address: RedisAddress,
     query: Query,
 ) -> Result<(RedisAddress, OnFailure), Error> {
     let on_failure = query.fail.unwrap_or(OnFailure::Open);
+    if query.tls_files.named() {
+        if !address.is_tls() {
+            return Err(Error::TlsFilesWithoutTls);
+        }
+        address.tls_client = Some(Arc::new(query.tls_files.read()?));
+    }
     match &query.password_file {
         Some(path) => Ok((address.with_password_from(path)?, on_failure)),
         None => Ok((address, on_failure)),
+    }
+}
+
+/// The most a `ca_file` or `cert_file` may hold: a system's whole bundle of authorities is a
+/// fifth of it.
+const MAX_CERTIFICATES: u64 = 1024 * 1024;
+
+/// The most a `key_file` may hold: an RSA key of 16384 bits is an eighth of it.
+const MAX_KEY: u64 = 64 * 1024;
+
+impl TlsFiles {
+    /// Whether the query names any of them.
+    fn named(&self) -> bool {
+        self.authorities.is_some() || self.certificate.is_some() || self.key.is_some()
+    }
+
+    /// What a TLS connection trusts and presents, from these files: each a regular file (links
+    /// followed), read without blocking and within its bound; the key's file one that only its
+    /// owner may read or write.
+    fn read(&self) -> Result<TlsClient, Error> {
+        let read = |key: &'static str, path: &Path, max: u64, private: bool| {
+            named_files::read_bounded(path, max, private).map_err(|why| Error::TlsFile {
+                key,
+                path: printable(&path.display().to_string()),
+                why,
+            })
+        };
+        let authorities = match &self.authorities {
+            Some(path) => Some(read("ca_file", path, MAX_CERTIFICATES, false)?),
+            None => None,
+        };
+        let identity = match (&self.certificate, &self.key) {
+            (Some(certificate), Some(key)) => Some((
+                read("cert_file", certificate, MAX_CERTIFICATES, false)?,
+                read("key_file", key, MAX_KEY, true)?,
+            )),
+            (None, None) => None,
+            _ => return Err(Error::HalfAnIdentity),
+        };
+        TlsClient::new(authorities, identity).map_err(|err| {
+            let (key, path) = match err.part {
+                TlsPart::Authorities => ("ca_file", &self.authorities),
+                TlsPart::Certificate => ("cert_file", &self.certificate),
+                TlsPart::Key => ("key_file", &self.key),
+            };
+            let path = path
+                .as_deref()
+                .unwrap_or(Path::new(""))
+                .display()
+                .to_string();
+            Error::TlsFile {
+                key,
+                path: printable(&path),
+                why: err.why,
+            }
+        })
     }
 }
 
@@ -518,6 +606,7 @@ fn parse_unix(rest: &str) -> Result<(RedisAddress, OnFailure), Error> {
         user: query.user.clone(),
         password: query.password.clone().map(Secret),
         call_limit: query.timeout,
+        tls_client: None,
     };
     with_query_files(address, query)
 }
@@ -606,6 +695,19 @@ impl RedisAddress {
     /// The password, from the address or given apart from it.
     pub fn password(&self) -> Option<&Secret> {
         self.password.as_ref()
+    }
+
+    /// What a connection to it trusts and presents, when it is under TLS.
+    pub fn tls_client(&self) -> Option<&TlsClient> {
+        let client = self.tls_client.as_deref().unwrap_or(&SYSTEM_TLS);
+        self.is_tls().then_some(client)
+    }
+
+    /// Whether its query names a client certificate.
+    pub(crate) fn presents_certificate(&self) -> bool {
+        self.tls_client
+            .as_deref()
+            .is_some_and(TlsClient::has_identity)
     }
 
     /// This address with the password in the file at `path` (its `password_file` key): its
@@ -1070,5 +1172,29 @@ mod tests {
             err.contains("it is a directory, not a regular file"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn tls_files_belong_to_a_tls_address_and_are_read_whole_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| dir.path().join(name).display().to_string();
+        let error = |text: &str| Store::parse(text).err().unwrap().to_string();
+        let ca = format!("ca_file={}", file("ca.crt"));
+        for plain in [
+            format!("redis://cache?{ca}"),
+            format!("redis+sentinel://s1/main?{ca}"),
+            format!("redis+unix:///run/redis.sock?{ca}"),
+        ] {
+            assert!(error(&plain).contains("use rediss://"), "{plain}");
+        }
+        assert!(error(&format!("file?{ca}")).contains("takes only fail"));
+        let half = format!("rediss://cache?cert_file={}", file("client.crt"));
+        assert!(error(&half).contains("go together"));
+        // Nothing there, a directory, and a file larger than a bundle of authorities may be.
+        assert!(error(&format!("rediss://cache?{ca}")).contains("the ca_file"));
+        let at_dir = format!("rediss://cache?ca_file={}", dir.path().display());
+        assert!(error(&at_dir).contains("a directory, not a regular file"));
+        std::fs::write(file("ca.crt"), vec![b'-'; MAX_CERTIFICATES as usize + 1]).unwrap();
+        assert!(error(&format!("rediss://cache?{ca}")).contains("more than 1048576 bytes"));
     }
 }

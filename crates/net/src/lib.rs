@@ -1,8 +1,10 @@
 //! retry's connections to other machines, for the budget's Redis store and for the monitors and
 //! trace receivers a run reports to: a TCP connection made within a time limit, every read and
 //! write on it bounded by the same limit, optionally under TLS whose server certificate is
-//! checked against the system's certificate authorities. What is said over a connection belongs
-//! to its user (`retry-budget`'s RESP, the binary's HTTP); this crate only opens it.
+//! checked against the system's certificate authorities (or the ones a [`TlsClient`] names
+//! instead), presenting a client certificate to a server that asks for one when the
+//! [`TlsClient`] has one. What is said over a connection belongs to its user (`retry-budget`'s
+//! RESP, the binary's HTTP); this crate only opens it.
 
 #![forbid(unsafe_code)]
 
@@ -22,16 +24,21 @@ pub enum Stream {
 
 impl Stream {
     /// Connect to `host`:`port` within `limit`, trying each of its addresses, and bound every
-    /// later read and write by `limit` too; under TLS for `host` when `tls` is set.
-    pub fn connect(host: &str, port: u16, tls: bool, limit: Duration) -> io::Result<Stream> {
+    /// later read and write by `limit` too; under TLS for `host` as `tls` says, when given.
+    pub fn connect(
+        host: &str,
+        port: u16,
+        tls: Option<&TlsClient>,
+        limit: Duration,
+    ) -> io::Result<Stream> {
         Stream::plain(host, port, limit)?.over(host, tls)
     }
 
     /// This plain connection (to a proxy, through which a tunnel to `host` was opened, say),
-    /// under TLS for `host` when `tls` is set.
-    pub fn over(self, host: &str, tls: bool) -> io::Result<Stream> {
+    /// under TLS for `host` as `tls` says, when given.
+    pub fn over(self, host: &str, tls: Option<&TlsClient>) -> io::Result<Stream> {
         match (self, tls) {
-            (Stream::Tcp(stream), true) => secure(stream, host),
+            (Stream::Tcp(stream), Some(tls)) => secure(stream, host, tls),
             (stream, _) => Ok(stream),
         }
     }
@@ -112,20 +119,179 @@ fn connect_tcp(host: &str, port: u16, limit: Duration) -> io::Result<TcpStream> 
     Err(last)
 }
 
-/// `stream` under TLS, checking the server's certificate for `host` against the system's
-/// certificate authorities (`SSL_CERT_FILE` and `SSL_CERT_DIR` name others).
+/// What a TLS client trusts and presents: the system's certificate authorities, or the ones
+/// given instead (a private CA's); and, for a server that asks for one, a client certificate
+/// and its key. All PEM, read by the caller (this crate opens no file); the key never shows,
+/// even in a debug print.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct TlsClient {
+    /// The certificates of the authorities to trust instead of the system's.
+    authorities: Option<Vec<u8>>,
+    /// The certificate chain to present, and its private key.
+    identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl TlsClient {
+    /// Trust the system's authorities and present nothing: what a browser does.
+    pub const SYSTEM: TlsClient = TlsClient {
+        authorities: None,
+        identity: None,
+    };
+
+    /// Trust only the authorities in `authorities` (PEM), when given; present `identity` (a PEM
+    /// certificate chain and a PEM private key), when given. The error says which part holds
+    /// nothing usable, and why.
+    pub fn new(
+        authorities: Option<Vec<u8>>,
+        identity: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<TlsClient, TlsPartError> {
+        let client = TlsClient {
+            authorities,
+            identity,
+        };
+        client.check()?;
+        Ok(client)
+    }
+
+    /// Whether it presents a client certificate.
+    pub fn has_identity(&self) -> bool {
+        self.identity.is_some()
+    }
+}
+
+impl std::fmt::Debug for TlsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsClient")
+            .field("authorities", &self.authorities.as_ref().map(Vec::len))
+            .field("identity", &self.identity.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// The part of a [`TlsClient`] that holds nothing usable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsPart {
+    /// The authorities' certificates.
+    Authorities,
+    /// The client's certificate chain.
+    Certificate,
+    /// The client's private key.
+    Key,
+}
+
+/// A part of a [`TlsClient`] that holds nothing usable, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsPartError {
+    /// Which part.
+    pub part: TlsPart,
+    /// Why, in words.
+    pub why: String,
+}
+
 #[cfg(feature = "tls")]
-fn secure(stream: TcpStream, host: &str) -> io::Result<Stream> {
+mod pem {
+    //! The PEM parts of a [`TlsClient`](super::TlsClient), parsed by rustls's own parser.
+
+    use super::{TlsPart, TlsPartError};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    /// Every certificate in `pem`; at least one.
+    pub(super) fn certificates(
+        pem: &[u8],
+        part: TlsPart,
+    ) -> Result<Vec<CertificateDer<'static>>, TlsPartError> {
+        let unusable = |why: String| TlsPartError { part, why };
+        let certificates = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| unusable(format!("it is not PEM ({err})")))?;
+        match certificates.is_empty() {
+            true => Err(unusable("it holds no PEM CERTIFICATE".into())),
+            false => Ok(certificates),
+        }
+    }
+
+    /// The private key in `pem`: PKCS#8, PKCS#1 (RSA) or SEC1 (EC), unencrypted.
+    pub(super) fn private_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, TlsPartError> {
+        PrivateKeyDer::from_pem_slice(pem).map_err(|err| TlsPartError {
+            part: TlsPart::Key,
+            why: format!("it holds no unencrypted PEM private key ({err})"),
+        })
+    }
+}
+
+#[cfg(feature = "tls")]
+impl TlsClient {
+    /// Whether every part given parses, and the key is the certificate's.
+    fn check(&self) -> Result<(), TlsPartError> {
+        self.config().map(drop)
+    }
+
+    /// The configuration of a connection as this client.
+    fn config(&self) -> Result<rustls::ClientConfig, TlsPartError> {
+        use std::sync::Arc;
+        let mut roots = rustls::RootCertStore::empty();
+        match &self.authorities {
+            Some(pem) => {
+                let certificates = pem::certificates(pem, TlsPart::Authorities)?;
+                let (_, ignored) = roots.add_parsable_certificates(certificates);
+                if roots.is_empty() {
+                    return Err(TlsPartError {
+                        part: TlsPart::Authorities,
+                        why: format!("none of its {ignored} certificates can be used"),
+                    });
+                }
+            }
+            None => {
+                roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|err| TlsPartError {
+                part: TlsPart::Authorities,
+                why: err.to_string(),
+            })?
+            .with_root_certificates(roots);
+        let Some((chain, key)) = &self.identity else {
+            return Ok(builder.with_no_client_auth());
+        };
+        let chain = pem::certificates(chain, TlsPart::Certificate)?;
+        builder
+            .with_client_auth_cert(chain, pem::private_key(key)?)
+            .map_err(|err| match err {
+                rustls::Error::InconsistentKeys(_) => TlsPartError {
+                    part: TlsPart::Key,
+                    why: "it is not the key of the client certificate given with it".into(),
+                },
+                err => TlsPartError {
+                    part: TlsPart::Certificate,
+                    why: format!("it cannot be presented as a client's certificate ({err})"),
+                },
+            })
+    }
+}
+
+#[cfg(not(feature = "tls"))]
+impl TlsClient {
+    /// Without TLS built in, nothing can use it.
+    fn check(&self) -> Result<(), TlsPartError> {
+        Err(TlsPartError {
+            part: TlsPart::Authorities,
+            why: "this retry was built without TLS".into(),
+        })
+    }
+}
+
+/// `stream` under TLS for `host`, as `client` says: the server's certificate checked against
+/// the system's certificate authorities (`SSL_CERT_FILE` and `SSL_CERT_DIR` name others) or the
+/// client's own, the client's certificate presented when it has one.
+#[cfg(feature = "tls")]
+fn secure(stream: TcpStream, host: &str, client: &TlsClient) -> io::Result<Stream> {
     use std::sync::Arc;
     let tls = |why: String| io::Error::other(format!("TLS: {why}"));
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|err| tls(err.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let config = client.config().map_err(|err| tls(err.why))?;
     let name = rustls::pki_types::ServerName::try_from(host.to_string())
         .map_err(|err| tls(format!("{host}: {err}")))?;
     let connection = rustls::ClientConnection::new(Arc::new(config), name)
@@ -136,6 +302,6 @@ fn secure(stream: TcpStream, host: &str) -> io::Result<Stream> {
 }
 
 #[cfg(not(feature = "tls"))]
-fn secure(_stream: TcpStream, _host: &str) -> io::Result<Stream> {
+fn secure(_stream: TcpStream, _host: &str, _client: &TlsClient) -> io::Result<Stream> {
     Err(io::Error::other("this retry was built without TLS"))
 }

@@ -118,15 +118,22 @@ fn runs_behind_sentinels_keep_the_budgets_bound_through_a_failover() {
 #[cfg(feature = "tls")]
 #[test]
 fn over_tls_each_nodes_certificate_is_checked_against_the_host_its_redirect_names() {
-    use crate::support::redis_server::{make_authority, make_server_certificate};
+    use crate::support::redis_server::{
+        make_authority, make_client_certificate, make_server_certificate, tls_files_query,
+    };
     let scratch = Scratch::new();
     let certs = scratch.path("certs");
     std::fs::create_dir(&certs).unwrap();
     make_authority(&certs);
     make_server_certificate(&certs, "node", "IP:127.0.0.1");
     make_server_certificate(&certs, "stranger", "DNS:elsewhere.test");
+    make_client_certificate(&certs);
     let cluster = RedisCluster::start_tls(&certs, ["node", "node", "stranger"]);
-    let store = format!("rediss://127.0.0.1:{}?timeout=10s", cluster.port(0));
+    let store = format!(
+        "rediss://127.0.0.1:{}?timeout=10s&{}",
+        cluster.port(0),
+        tls_files_query(&certs)
+    );
     // A budget each of the other two nodes serves, so that every call is a redirect.
     let served_by = |node: usize| {
         (0..)
@@ -147,7 +154,6 @@ fn over_tls_each_nodes_certificate_is_checked_against_the_host_its_redirect_name
             &store,
         ])
         .args(["-n", "2", "--base", "0s", "--", "false"])
-        .env("SSL_CERT_FILE", certs.join("ca.crt"))
         .env("XDG_STATE_HOME", scratch.path("state"))
         .run()
     };
@@ -162,4 +168,29 @@ fn over_tls_each_nodes_certificate_is_checked_against_the_host_its_redirect_name
         warning.contains("certificate") && warning.contains("127.0.0.1"),
         "{refused}"
     );
+}
+
+#[cfg(feature = "tls")]
+#[test]
+fn over_tls_a_sentinel_and_its_primary_are_each_shown_the_client_certificate() {
+    use crate::support::redis_fleet::TlsSentinel;
+    use crate::support::redis_server::{RedisServer, tls_files_query};
+    let primary = RedisServer::with_tls();
+    let sentinel = TlsSentinel::start(&primary);
+    let certs = primary.certificates();
+    let at = format!(
+        "rediss+sentinel://127.0.0.1:{}/main?timeout=10s",
+        sentinel.port()
+    );
+    let store = format!("{at}&{}", tls_files_query(certs));
+    set_budget("api", &store, &["--rate", "2/1h"]);
+    let shown = retry(["budget", "show", "api", "--budget-store", &store]).run();
+    shown.expect_code(0).expect_stdout_contains("2/1h");
+    // Without the client certificate, the sentinel turns the run away, and the error says
+    // what to give.
+    let authority = format!("{at}&ca_file={}", certs.join("ca.crt").display());
+    retry(["budget", "show", "api", "--budget-store", &authority])
+        .run()
+        .expect_code(125)
+        .expect_stderr("?cert_file=PATH&key_file=PATH");
 }

@@ -434,19 +434,18 @@ fn a_store_that_never_answers_costs_one_bounded_call() {
 
 #[cfg(feature = "tls")]
 #[test]
-fn a_tls_store_verifies_the_server() {
+fn a_tls_store_verifies_the_server_and_presents_the_client_certificate_it_asks_for() {
+    use crate::support::redis_server::tls_files_query;
     let server = RedisServer::with_tls();
+    let certs = server.certificates();
     let scratch = Scratch::new();
-    retry(["budget", "set", "api", "--rate", "2/1h", "--budget-store"])
-        .args([server.patient_url()])
-        .env("SSL_CERT_FILE", server.authority())
-        .run()
-        .expect_code(0);
+    let store = format!("{}&{}", server.patient_url(), tls_files_query(certs));
+    set_budget("api", &store, &["--rate", "2/1h"]);
     let runs = (0..3)
         .map(|_| {
-            failing(&server.patient_url(), "api", &scratch.path("budgets"))
+            failing(&store, "api", &scratch.path("budgets"))
                 .args(["--", "false"])
-                .env("SSL_CERT_FILE", server.authority())
+                .env("SSL_CERT_FILE", "/dev/null")
                 .spawn()
         })
         .collect();
@@ -458,14 +457,68 @@ fn a_tls_store_verifies_the_server() {
         "{}",
         runs[0]
     );
+    // The files are read, never shown.
+    let shown = retry(["budget", "show", "api", "--budget-store", &store]).run();
+    shown.expect_code(0);
+    assert!(!shown.stdout().contains("client.key"), "{shown}");
 
-    // A server whose certificate nobody vouches for is a failing store.
-    let run = failing(&server.patient_url(), "api", &scratch.path("budgets"))
-        .args(["--", "false"])
-        .env("SSL_CERT_FILE", "/dev/null")
-        .run();
-    let message = run.warning();
-    assert!(message.to_lowercase().contains("certificate"), "{run}");
+    // Each thing the server wants and the address lacks is named.
+    let identity = tls_files_query(certs).replacen(
+        &format!("ca_file={}&", certs.join("ca.crt").display()),
+        "",
+        1,
+    );
+    let authority = format!("ca_file={}", certs.join("ca.crt").display());
+    for (query, wanted) in [
+        (identity, "?ca_file=PATH"),
+        (authority, "?cert_file=PATH&key_file=PATH"),
+    ] {
+        let store = format!("{}&{query}", server.patient_url());
+        let run = failing(&store, "api", &scratch.path("budgets"))
+            .args(["--", "false"])
+            .env("SSL_CERT_FILE", "/dev/null")
+            .run();
+        run.expect_code(1);
+        assert!(run.warning().contains(wanted), "{run}");
+    }
+}
+
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_stores_files_that_cannot_be_used_are_named_before_the_command_runs() {
+    use crate::support::redis_server::tls_files_query;
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let certs = scratch.path("certs");
+    std::fs::create_dir(&certs).unwrap();
+    crate::support::redis_server::make_certificates(&certs);
+    let files = tls_files_query(&certs);
+    let address = |query: &str| format!("rediss://127.0.0.1:1?{query}");
+    let open_key = certs.join("open.key");
+    std::fs::copy(certs.join("client.key"), &open_key).unwrap();
+    std::fs::set_permissions(&open_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let open_key_files = files.replace("client.key", "open.key");
+    let wrong_key_files = files.replace("client.key", "server.key");
+    let not_pem = files.replace("ca.crt", "client.ext");
+    for (store, wanted) in [
+        (address(&open_key_files), "chmod 600"),
+        (
+            address(&wrong_key_files),
+            "not the key of the client certificate",
+        ),
+        (address(&not_pem), "ca_file"),
+        (address(&files.replace("&key_file", "&unused")), "its query"),
+        (
+            address(files.split("&key_file").next().unwrap()),
+            "cert_file and key_file go together",
+        ),
+        (format!("redis://127.0.0.1:1?{files}"), "use rediss://"),
+    ] {
+        let run = retry(["budget", "show", "api"])
+            .env("RETRY_BUDGET_STORE", &store)
+            .run();
+        run.expect_code(125).expect_stderr(wanted);
+    }
 }
 
 #[cfg(not(feature = "tls"))]

@@ -11,8 +11,8 @@
 //! never said: a message names the proxy's host alone. A value that cannot be used is said, and
 //! the request is not sent, as curl would not send it.
 
+use super::Url;
 use crate::environment;
-use crate::http::Url;
 
 /// The port of a proxy whose value names none, as curl has it.
 const DEFAULT_PORT: u16 = 1080;

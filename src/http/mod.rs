@@ -15,33 +15,19 @@
 use std::io::{Read, Write};
 use std::time::Instant;
 
-use crate::proxy::{self, Proxy};
-use retry_net::Stream;
-use retry_policy::encoding::percent_encoded;
+use retry_net::{Stream, TlsClient};
+
+mod proxy;
+mod url;
+
+use proxy::Proxy;
+pub(crate) use url::Url;
 
 /// The most bytes of an answer's status line and headers read.
 const MAX_HEAD: usize = 16 * 1024;
 
 /// The most bytes of an answer's body read.
 const MAX_BODY: usize = 64 * 1024;
-
-/// An `http://` or `https://` URL, taken apart. Its `Debug` hides all but the host.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Url {
-    tls: bool,
-    host: String,
-    port: u16,
-    /// The path, from its first `/`, without the query.
-    path: String,
-    /// The query, without its `?`, if any.
-    query: Option<String>,
-}
-
-impl std::fmt::Debug for Url {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Url({}, ...)", self.host)
-    }
-}
 
 /// A request to send.
 pub(crate) struct Request<'a> {
@@ -79,124 +65,6 @@ impl Answer {
     }
 }
 
-impl Url {
-    /// `text` as a URL; the error says what is wrong without repeating it.
-    pub(crate) fn parse(text: &str) -> Result<Url, &'static str> {
-        let (tls, rest) = if let Some(rest) = text.strip_prefix("https://") {
-            (true, rest)
-        } else if let Some(rest) = text.strip_prefix("http://") {
-            (false, rest)
-        } else {
-            return Err("it must start with https:// or http://");
-        };
-        if text.chars().any(|c| c.is_control() || c == ' ') {
-            return Err("it holds a space or a control character");
-        }
-        let rest = rest.split('#').next().unwrap_or_default();
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, target) = rest.split_at(end);
-        if authority.contains('@') {
-            return Err("a user and password before the host are not supported");
-        }
-        let (host, port) = split_port(authority)?;
-        let (path, query) = match target.split_once('?') {
-            Some((path, query)) => (path, Some(query.to_string())),
-            None => (target, None),
-        };
-        Ok(Url {
-            tls,
-            host: host.to_string(),
-            port: port.unwrap_or(if tls { 443 } else { 80 }),
-            path: if path.is_empty() { "/" } else { path }.to_string(),
-            query,
-        })
-    }
-
-    /// The host, which a message may name.
-    pub(crate) fn host(&self) -> &str {
-        &self.host
-    }
-
-    /// Its port.
-    pub(crate) fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// Whether it is an `https://` URL.
-    pub(crate) fn is_tls(&self) -> bool {
-        self.tls
-    }
-
-    /// `host:port` as a request names it (`Host`, `CONNECT`): an IPv6 address in brackets.
-    fn authority(&self) -> String {
-        match self.host.contains(':') {
-            true => format!("[{}]:{}", self.host, self.port),
-            false => format!("{}:{}", self.host, self.port),
-        }
-    }
-
-    /// This URL with `/segment` after its path (`/start` after a check's URL).
-    pub(crate) fn joined(&self, segment: &str) -> Url {
-        Url {
-            path: format!("{}/{segment}", self.path.trim_end_matches('/')),
-            ..self.clone()
-        }
-    }
-
-    /// This URL with `pairs` added to its query; each value is percent-encoded.
-    pub(crate) fn with_query(&self, pairs: &[(&str, &str)]) -> Url {
-        let mut query = self.query.clone().unwrap_or_default();
-        for (key, value) in pairs {
-            if !query.is_empty() {
-                query.push('&');
-            }
-            query.push_str(key);
-            query.push('=');
-            query.push_str(&percent_encoded(value));
-        }
-        Url {
-            query: Some(query).filter(|query| !query.is_empty()),
-            ..self.clone()
-        }
-    }
-
-    /// What the request line names: the path and the query.
-    pub(crate) fn target(&self) -> String {
-        match &self.query {
-            Some(query) => format!("{}?{query}", self.path),
-            None => self.path.clone(),
-        }
-    }
-}
-
-/// `authority` as a host and an optional port; an IPv6 address in brackets loses them.
-fn split_port(authority: &str) -> Result<(&str, Option<u16>), &'static str> {
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(bracketed) => {
-            let (host, after) = bracketed
-                .split_once(']')
-                .ok_or("its IPv6 address lacks its ']'")?;
-            (host, after.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        },
-    };
-    if host.is_empty() {
-        return Err("it names no host");
-    }
-    match port {
-        None => Ok((host, None)),
-        Some(port) => port
-            .parse()
-            .ok()
-            .filter(|&port| port != 0)
-            .map(|port| (host, Some(port)))
-            .ok_or("its port is not a number from 1 to 65535"),
-    }
-}
-
 /// Send `request` and read the answer, all before `until`, through the proxy the environment
 /// names for its URL, if any (`proxy`); the error says what failed, naming the hosts alone.
 pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> {
@@ -205,24 +73,29 @@ pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> 
     let proxy = Proxy::for_url(url, &proxy::from_environment)?;
     let (mut stream, through) = match &proxy {
         None => {
-            let stream = Stream::connect(&url.host, url.port, url.tls, left())
-                .map_err(|err| format!("cannot reach {}: {err}", url.host))?;
+            let stream = Stream::connect(
+                url.host(),
+                url.port(),
+                url.is_tls().then_some(&TlsClient::SYSTEM),
+                left(),
+            )
+            .map_err(|err| format!("cannot reach {}: {err}", url.host()))?;
             (stream, None)
         }
         Some(proxy) => {
             let failed = |err| {
                 format!(
                     "cannot reach {} through the proxy {}: {err}",
-                    url.host,
+                    url.host(),
                     proxy.host()
                 )
             };
             (tunnel(proxy, url, left).map_err(failed)?, Some(proxy))
         }
     };
-    let failed = |what: &str, err: std::io::Error| format!("{what} {}: {err}", url.host);
+    let failed = |what: &str, err: std::io::Error| format!("{what} {}: {err}", url.host());
     // Plain HTTP goes to the proxy itself, the URL whole in the request line.
-    let forwarded = through.filter(|_| !url.tls);
+    let forwarded = through.filter(|_| !url.is_tls());
     stream
         .set_time_left(left())
         .and_then(|()| stream.write_all(&request_bytes(request, forwarded)))
@@ -238,8 +111,8 @@ fn tunnel(
     url: &Url,
     left: impl Fn() -> std::time::Duration,
 ) -> std::io::Result<Stream> {
-    let mut stream = Stream::connect(proxy.host(), proxy.port(), false, left())?;
-    if !url.tls {
+    let mut stream = Stream::connect(proxy.host(), proxy.port(), None, left())?;
+    if !url.is_tls() {
         return Ok(stream);
     }
     let authority = url.authority();
@@ -257,17 +130,17 @@ fn tunnel(
             answer.status
         )));
     }
-    stream.over(&url.host, true)
+    stream.over(url.host(), Some(&TlsClient::SYSTEM))
 }
 
 /// The request's bytes: its line, its headers and its body; its URL whole, and the proxy's
 /// credentials, when it goes to the `proxy` itself.
 fn request_bytes(request: &Request, proxy: Option<&Proxy>) -> Vec<u8> {
     let url = request.url;
-    let host = match (url.host.contains(':'), url.port, url.tls) {
-        (true, ..) => format!("[{}]:{}", url.host, url.port),
-        (false, 443, true) | (false, 80, false) => url.host.clone(),
-        (false, port, _) => format!("{}:{port}", url.host),
+    let host = match (url.host().contains(':'), url.port(), url.is_tls()) {
+        (true, ..) => format!("[{}]:{}", url.host(), url.port()),
+        (false, 443, true) | (false, 80, false) => url.host().to_string(),
+        (false, port, _) => format!("{}:{port}", url.host()),
     };
     let target = match proxy {
         Some(_) => format!("http://{host}{}", url.target()),
@@ -391,12 +264,15 @@ mod tests {
     #[test]
     fn a_url_is_taken_apart_and_built_on() {
         let url = Url::parse("https://hc-ping.com/5a8b?create=1#x").unwrap();
-        assert_eq!((url.tls, url.host(), url.port), (true, "hc-ping.com", 443));
+        assert_eq!(
+            (url.is_tls(), url.host(), url.port()),
+            (true, "hc-ping.com", 443)
+        );
         let start = url.joined("start").with_query(&[("rid", "a b/c")]);
         assert_eq!(start.target(), "/5a8b/start?create=1&rid=a%20b%2Fc");
         let url = Url::parse("http://[::1]:8080").unwrap();
         assert_eq!(
-            (url.host(), url.port, url.target()),
+            (url.host(), url.port(), url.target()),
             ("::1", 8080, "/".into())
         );
         assert_eq!(url.joined("fail").target(), "/fail");

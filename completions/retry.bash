@@ -33,12 +33,12 @@ _retry() {
         --reset-after) :; return ;;
         --seed) :; return ;;
         --retry-after-output) :; return ;;
-        --timeout-signal) :; return ;;
+        --timeout-signal) COMPREPLY=($(compgen -W 'TERM INT HUP QUIT USR1 USR2 KILL' -- "$cur")); return ;;
         --kill-after) :; return ;;
         --on-retry) :; return ;;
         --on-give-up) :; return ;;
         --hold) COMPREPLY=($(compgen -W 'stdout all' -- "$cur")); return ;;
-        --report) :; return ;;
+        --report) _filedir; return ;;
         --job) :; return ;;
         --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
         --ci) COMPREPLY=($(compgen -W 'auto none github gitlab buildkite azure' -- "$cur")); return ;;

@@ -164,3 +164,34 @@ fn fish_says_what_each_value_means() {
     };
     assert_ne!(described("full"), described("none"), "{offered:?}");
 }
+
+#[test]
+fn a_subcommands_options_complete_after_the_name_it_is_given() {
+    for (shell, offers) in shells() {
+        let budget = offers("retry budget set api --");
+        assert_offers(shell, &budget, &["--rate", "--window", "--clear"], &[]);
+        let job = offers("retry job set nightly --");
+        assert_offers(shell, &job, &["--overlap", "--alert-after"], &[]);
+    }
+}
+
+#[test]
+fn a_files_option_completes_a_path_and_a_signals_the_signals() {
+    for (shell, offers) in shells() {
+        let report = offers("retry --report Cargo.to");
+        assert_offers(shell, &report, &["Cargo.toml"], &[]);
+        let signal = offers("retry --timeout-signal ");
+        assert_offers(shell, &signal, &["TERM", "INT", "KILL"], &["Cargo.toml"]);
+    }
+}
+
+#[test]
+fn a_repeatable_option_is_offered_again() {
+    for (shell, offers) in shells() {
+        let again = offers("retry --retry-on exit:1 --retry-o");
+        assert_offers(shell, &again, &["--retry-on"], &[]);
+    }
+    // zsh alone leaves out an option already given, as it should one given once.
+    let twice = zsh_offers("retry --jitter full --jit");
+    assert_offers("zsh", &twice, &[], &["--jitter"]);
+}

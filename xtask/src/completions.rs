@@ -29,7 +29,21 @@ struct Flag {
     long: String,
     help: String,
     value: Value,
+    /// Given more than once (`--retry-on`, `--report`): offered again after it is.
+    repeatable: bool,
 }
+
+/// The signals offered for a value named SIGNAL (`--timeout-signal`): those a time limit is
+/// asked to send, as `timeout -s` is; any other name or number is accepted all the same.
+const SIGNALS: [(&str, &str); 7] = [
+    ("TERM", "ask it to end (the default)"),
+    ("INT", "as Ctrl-C does"),
+    ("HUP", "as a closed terminal does"),
+    ("QUIT", "end with a core dump"),
+    ("USR1", "the program's own meaning"),
+    ("USR2", "the program's own meaning"),
+    ("KILL", "end it at once, with no say"),
+];
 
 /// The visible options of `command` (the tool, or a subcommand), with `--help` and `--version`.
 fn flags(command: &Command) -> Vec<Flag> {
@@ -46,6 +60,22 @@ fn flags(command: &Command) -> Vec<Flag> {
                 .to_string(),
             help: arg.get_help().map(ToString::to_string).unwrap_or_default(),
             value: value_of(arg),
+            repeatable: matches!(arg.get_action(), ArgAction::Append),
+        })
+        .collect()
+}
+
+/// What the positional arguments of `command` are called (`NAME`, `JOB`), in lower case.
+fn positionals(command: &Command) -> Vec<String> {
+    command
+        .get_positionals()
+        .filter(|arg| !arg.is_hide_set())
+        .map(|arg| {
+            let names = arg.get_value_names().unwrap_or_default();
+            let name = names
+                .first()
+                .map_or(arg.get_id().as_str(), |name| name.as_str());
+            name.to_ascii_lowercase()
         })
         .collect()
 }
@@ -68,9 +98,15 @@ fn value_of(arg: &Arg) -> Value {
     if !possible.is_empty() {
         return Value::OneOf(possible);
     }
+    let signals = || {
+        let words = SIGNALS.map(|(name, what)| (name.to_string(), what.to_string()));
+        Value::OneOf(words.to_vec())
+    };
+    // `FILE`, and `[FORMAT:]FILE` (`--report`), whose every example is a path.
     match arg.get_value_names().and_then(|names| names.first()) {
-        Some(name) if name == "FILE" => Value::File,
+        Some(name) if name.ends_with("FILE") => Value::File,
         Some(name) if name == "DIR" => Value::Directory,
+        Some(name) if name == "SIGNAL" => signals(),
         _ => Value::Text,
     }
 }
@@ -291,7 +327,7 @@ pub(crate) fn zsh(command: &Command) -> String {
                 .map(|subcommand| format!(
                     "      ({}) _arguments -S : \\\n{} ;;\n",
                     subcommand.get_name(),
-                    zsh_specs(&flags(subcommand))
+                    zsh_specs_with_positionals(subcommand)
                 ))
                 .collect::<String>(),
             words = described(
@@ -340,13 +376,27 @@ pub(crate) fn zsh(command: &Command) -> String {
     )
 }
 
+/// The `_arguments` specs of a subcommand: its options, then its positional arguments (after
+/// which its options still complete: `retry budget set NAME --rate`).
+fn zsh_specs_with_positionals(subcommand: &Command) -> String {
+    let mut specs = zsh_specs(&flags(subcommand));
+    for (index, name) in positionals(subcommand).iter().enumerate() {
+        specs += &format!(" \\\n    '{}:{name}: '", index + 1);
+    }
+    specs
+}
+
 /// `_arguments` specs, one a line, joined by continuations.
 fn zsh_specs(flags: &[Flag]) -> String {
     let mut specs = Vec::new();
     for flag in flags {
         let help = flag.help.replace('\'', "'\\''").replace(['[', ']'], "");
         let names = flag.names();
-        let exclusive = names.join(" ");
+        // A repeatable option is offered again: no exclusion, and zsh's `*`.
+        let exclusive = match flag.repeatable {
+            true => "*".to_string(),
+            false => format!("({})", names.join(" ")),
+        };
         let action = match &flag.value {
             Value::Nothing => String::new(),
             Value::OneOf(words) => format!(":value:({})", names_of(words)),
@@ -361,9 +411,7 @@ fn zsh_specs(flags: &[Flag]) -> String {
                 (true, true) => "=",
                 (true, false) => "+",
             };
-            specs.push(format!(
-                "    '({exclusive}){name}{attached}[{help}]{action}'"
-            ));
+            specs.push(format!("    '{exclusive}{name}{attached}[{help}]{action}'"));
         }
     }
     specs.join(" \\\n")

@@ -49,6 +49,8 @@ mod run;
 mod run_id;
 /// `--seed host` and `--splay`.
 mod seed_and_splay;
+/// What `retry -h` says of each option, held to what it does.
+mod short_help;
 /// Signals sent to the tool during attempts and waits.
 mod signals;
 /// Readers that stop reading cannot hold the run.

@@ -367,7 +367,7 @@ impl Lease {
 }
 
 /// Keep the lease held in `token` on the job `job` at `address` for as long as `alive` is open
-/// for writing anywhere: renew it every [`RENEW`], and once every process that could write to
+/// for writing anywhere: renew it every two seconds, and once every process that could write to
 /// `alive` has ended (the run, and its attempts, which inherit it), give it back. Whatever is
 /// written to `alive` is read and ignored. Returns when the lease has been given back, or was
 /// lost (another run holds it, or the store failed to renew it in time). For a process of its

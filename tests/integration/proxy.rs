@@ -6,7 +6,7 @@
 use crate::support::harness::retry;
 use crate::support::monitor_service::MonitorService;
 use crate::support::otlp_receiver::OtlpReceiver;
-use crate::support::proxy_server::{ProxyServer, TlsSink};
+use crate::support::proxy_server::ProxyServer;
 use crate::support::redis_server::free_port;
 
 /// A proxy's credentials, a secret.
@@ -43,8 +43,10 @@ fn pings_and_spans_go_through_the_proxy_and_its_credentials_are_never_said() {
     refused.expect_code(0).expect_stderr("it answered 407");
 }
 
+#[cfg(feature = "tls")]
 #[test]
 fn https_goes_through_the_proxys_tunnel() {
+    use crate::support::proxy_server::sink::TlsSink;
     let proxy = ProxyServer::start(None);
     let sink = TlsSink::start();
     let run = retry(["-n", "1", "--", "sh", "-c", "exit 3"])

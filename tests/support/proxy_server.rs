@@ -5,12 +5,11 @@
 //! (`tls_sink.py`, Python's `ssl` with a certificate the test authority signed), so that a
 //! request to an `https://` monitor goes through the proxy's tunnel.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use super::harness::{Scratch, require_installed, wait_for};
-use super::redis_server::{free_port, make_certificates};
+use super::redis_server::free_port;
 
 /// A running tinyproxy.
 pub(crate) struct ProxyServer {
@@ -76,67 +75,78 @@ impl Drop for ProxyServer {
     }
 }
 
-/// A running HTTPS server that keeps each request's line, and answers `200 OK`.
-pub(crate) struct TlsSink {
-    child: Child,
-    port: u16,
-    requests: PathBuf,
-    scratch: Scratch,
-}
+/// The HTTPS server, for a build with TLS.
+#[cfg(feature = "tls")]
+pub(crate) mod sink {
+    use std::io::{BufRead, BufReader};
+    use std::path::PathBuf;
+    use std::process::{Child, Command, Stdio};
 
-impl TlsSink {
-    /// A server with a certificate for 127.0.0.1 that the test authority signed.
-    pub(crate) fn start() -> TlsSink {
-        let scratch = Scratch::new();
-        make_certificates(&scratch.path(""));
-        let requests = scratch.path("requests");
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/tls_sink.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .args([
-                scratch.path("server.crt"),
-                scratch.path("server.key"),
-                requests.clone(),
-            ])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the HTTPS server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().expect("the HTTPS server's port");
-        TlsSink {
-            child,
-            port,
-            requests,
-            scratch,
+    use super::super::harness::Scratch;
+    use super::super::redis_server::make_certificates;
+
+    /// A running HTTPS server that keeps each request's line, and answers `200 OK`.
+    pub(crate) struct TlsSink {
+        child: Child,
+        port: u16,
+        requests: PathBuf,
+        scratch: Scratch,
+    }
+
+    impl TlsSink {
+        /// A server with a certificate for 127.0.0.1 that the test authority signed.
+        pub(crate) fn start() -> TlsSink {
+            let scratch = Scratch::new();
+            make_certificates(&scratch.path(""));
+            let requests = scratch.path("requests");
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/tls_sink.py");
+            let mut child = Command::new("python3")
+                .arg(script)
+                .args([
+                    scratch.path("server.crt"),
+                    scratch.path("server.key"),
+                    requests.clone(),
+                ])
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("python3 runs the HTTPS server");
+            let mut line = String::new();
+            BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let port = line.trim().parse().expect("the HTTPS server's port");
+            TlsSink {
+                child,
+                port,
+                requests,
+                scratch,
+            }
+        }
+
+        /// Its URL for `path`.
+        pub(crate) fn url(&self, path: &str) -> String {
+            format!("https://127.0.0.1:{}{path}", self.port)
+        }
+
+        /// The authority that signed its certificate, for `SSL_CERT_FILE`.
+        pub(crate) fn authority(&self) -> PathBuf {
+            self.scratch.path("ca.crt")
+        }
+
+        /// Each request line it got.
+        pub(crate) fn requests(&self) -> Vec<String> {
+            std::fs::read_to_string(&self.requests)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
         }
     }
 
-    /// Its URL for `path`.
-    pub(crate) fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
-    }
-
-    /// The authority that signed its certificate, for `SSL_CERT_FILE`.
-    pub(crate) fn authority(&self) -> PathBuf {
-        self.scratch.path("ca.crt")
-    }
-
-    /// Each request line it got.
-    pub(crate) fn requests(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.requests)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-impl Drop for TlsSink {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    impl Drop for TlsSink {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -1137,16 +1137,18 @@ mod tests {
         }
     }
 
+    /// `retry EXTRA... true`, as argv.
+    fn args(extra: &[&str]) -> Vec<OsString> {
+        ["retry"]
+            .iter()
+            .chain(extra)
+            .chain(&["true"])
+            .map(OsString::from)
+            .collect()
+    }
+
     #[test]
     fn the_defaults_shown_are_the_defaults_taken() {
-        let args = |extra: &[&str]| -> Vec<OsString> {
-            ["retry"]
-                .iter()
-                .chain(extra)
-                .chain(&["true"])
-                .map(OsString::from)
-                .collect()
-        };
         let resolved = |cli: &Cli| {
             format!(
                 "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
@@ -1183,14 +1185,6 @@ mod tests {
 
     #[test]
     fn a_default_is_not_a_given_multiplier() {
-        let args = |extra: &[&str]| -> Vec<OsString> {
-            ["retry"]
-                .iter()
-                .chain(extra)
-                .chain(&["true"])
-                .map(OsString::from)
-                .collect()
-        };
         assert!(Cli::parse_args(&args(&[])).unwrap().multiplier.is_none());
         let given = Cli::parse_args(&args(&["--multiplier", "2"])).unwrap();
         assert_eq!(given.multiplier, Some(2.0));

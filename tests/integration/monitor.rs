@@ -162,9 +162,9 @@ fn each_dialect_gets_its_own_pings_posted_with_a_check_in_of_the_runs_own() {
     }
 }
 
-#[test]
-fn a_job_alerts_only_from_its_nth_failed_run_in_a_row() {
-    let scratch = Scratch::new();
+/// A file store in `scratch` holding the job `nightly`, which alerts from its `runs`th failed
+/// run in a row; its address.
+fn job_alerting_after(scratch: &Scratch, runs: &str) -> String {
     let store = format!("file:{}", scratch.path("store").display());
     std::fs::create_dir(scratch.path("store")).unwrap();
     retry([
@@ -172,12 +172,19 @@ fn a_job_alerts_only_from_its_nth_failed_run_in_a_row() {
         "set",
         "nightly",
         "--alert-after",
-        "2",
+        runs,
         "--budget-store",
         &store,
     ])
     .run()
     .expect_code(0);
+    store
+}
+
+#[test]
+fn a_job_alerts_only_from_its_nth_failed_run_in_a_row() {
+    let scratch = Scratch::new();
+    let store = job_alerting_after(&scratch, "2");
     let shown = retry(["job", "show", "nightly", "--budget-store", &store]).run();
     shown
         .expect_code(0)
@@ -453,19 +460,7 @@ fn a_run_another_run_of_its_job_kept_out_is_a_note_and_no_failure_of_the_job() {
 #[test]
 fn healthchecks_reads_every_run_as_its_server_does() {
     let scratch = Scratch::new();
-    let store = format!("file:{}", scratch.path("store").display());
-    std::fs::create_dir(scratch.path("store")).unwrap();
-    retry([
-        "job",
-        "set",
-        "nightly",
-        "--alert-after",
-        "3",
-        "--budget-store",
-        &store,
-    ])
-    .run()
-    .expect_code(0);
+    let store = job_alerting_after(&scratch, "3");
     // A check that takes only POST, and keeps the first 2,000 bytes of a body.
     let monitor = MonitorService::healthchecks("2000");
     let run = |script: &str| {

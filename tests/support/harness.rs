@@ -770,6 +770,23 @@ pub(crate) fn set_budget(name: &str, store: &str, terms: &[&str]) {
         .expect_code(0);
 }
 
+/// The budget `name` in `store`, as `retry budget show --log-format json` gives it.
+pub(crate) fn shown_budget(name: &str, store: &str) -> serde_json::Value {
+    let shown = retry([
+        "budget",
+        "show",
+        name,
+        "--log-format",
+        "json",
+        "--budget-store",
+    ])
+    .args([store])
+    .run();
+    shown.expect_code(0);
+    serde_json::from_str(shown.stdout().trim())
+        .unwrap_or_else(|err| panic!("{err}: not the budget's JSON\n{shown}"))
+}
+
 /// The tool sharing the budget `name` in the file store in `dir`, its terms `rate` set first
 /// when `rate` is given, with JSON events; the test adds its flags and command.
 pub(crate) fn sharing_budget(name: &str, rate: Option<&str>, dir: &std::path::Path) -> Invocation {

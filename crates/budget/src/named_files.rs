@@ -50,16 +50,23 @@ impl Opened {
 /// At most `limit` bytes from the regular file at `path`, links followed (a secret mounted by
 /// Kubernetes is a link); anything else is refused with what it is, before a byte is read.
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let opened = open(path, OpenOptions::new().read(true), 0)?;
-    if !opened.metadata.is_file() {
-        return Err(io::Error::other(format!(
-            "it is {}, not a regular file",
-            kind(&opened.metadata)
-        )));
-    }
+    let opened = open_regular(path)?;
     let mut bytes = Vec::new();
     opened.file.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The regular file at `path`, opened for reading without blocking, links followed; anything
+/// else is refused with what it is.
+fn open_regular(path: &Path) -> io::Result<Opened> {
+    let opened = open(path, OpenOptions::new().read(true), 0)?;
+    match opened.metadata.is_file() {
+        true => Ok(opened),
+        false => Err(io::Error::other(format!(
+            "it is {}, not a regular file",
+            kind(&opened.metadata)
+        ))),
+    }
 }
 
 /// The whole of the regular file at `path`, links followed, when it holds at most `max` bytes;
@@ -67,13 +74,7 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// of one). The error says what is wrong, in words that follow the file's name.
 pub fn read_bounded(path: &Path, max: u64, private: bool) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::PermissionsExt;
-    let opened = open(path, OpenOptions::new().read(true), 0).map_err(|err| err.to_string())?;
-    if !opened.metadata.is_file() {
-        return Err(format!(
-            "it is {}, not a regular file",
-            kind(&opened.metadata)
-        ));
-    }
+    let opened = open_regular(path).map_err(|err| err.to_string())?;
     let mode = opened.metadata.permissions().mode() & 0o777;
     if private && mode & 0o077 != 0 {
         return Err(format!(

@@ -177,18 +177,9 @@ mod tests {
     use super::*;
     use crate::deadline::DeadlineSource;
     use crate::outcome::{Moment, SpawnFailure};
-    use std::time::Duration;
 
     fn end(reason: Reason, last: Option<u8>) -> RunEnd {
-        RunEnd {
-            attempts: 1,
-            last: last.map(Termination::Exited),
-            last_unready: None,
-            reason,
-            elapsed: Duration::ZERO,
-            report_error: None,
-            flaky_exit: None,
-        }
+        RunEnd::of(reason, 1, last.map(Termination::Exited))
     }
 
     #[test]

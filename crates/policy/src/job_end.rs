@@ -69,15 +69,11 @@ mod tests {
     use std::time::Duration;
 
     fn end(reason: Reason, attempts: u64) -> RunEnd {
-        RunEnd {
-            attempts,
-            last: (attempts > 0).then_some(Termination::Exited(1)),
-            last_unready: None,
+        RunEnd::of(
             reason,
-            elapsed: Duration::ZERO,
-            report_error: None,
-            flaky_exit: None,
-        }
+            attempts,
+            (attempts > 0).then_some(Termination::Exited(1)),
+        )
     }
 
     #[test]

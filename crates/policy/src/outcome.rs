@@ -356,6 +356,21 @@ impl RunEnd {
     pub fn flaky(&self) -> bool {
         self.reason == Reason::Success && self.attempts > 1
     }
+
+    /// A run's end for a test: `attempts` made, the last ending as `last`, for `reason`, and
+    /// nothing else to say.
+    #[cfg(test)]
+    pub(crate) fn of(reason: Reason, attempts: u64, last: Option<Termination>) -> RunEnd {
+        RunEnd {
+            attempts,
+            last,
+            last_unready: None,
+            reason,
+            elapsed: Duration::ZERO,
+            report_error: None,
+            flaky_exit: None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::support::harness::{Scratch, file_store, retry, set_budget, shell, wait_for};
+use crate::support::harness::{
+    Scratch, file_store, retry, set_budget, shell, shown_budget, wait_for,
+};
 use crate::support::http_service::HttpService;
 use crate::support::redis_server::RedisServer;
 
@@ -20,19 +22,7 @@ fn service(healthy: &Arc<AtomicBool>) -> HttpService {
 
 /// The breaker's state as `retry budget show` gives it.
 fn breaker_state(store: &str) -> serde_json::Value {
-    let shown = retry([
-        "budget",
-        "show",
-        "svc",
-        "--log-format",
-        "json",
-        "--budget-store",
-        store,
-    ])
-    .run();
-    shown.expect_code(0);
-    let shown: serde_json::Value = serde_json::from_str(shown.stdout().trim()).unwrap();
-    shown["breaker"].clone()
+    shown_budget("svc", store)["breaker"].clone()
 }
 
 /// One run against `service` sharing the budget `svc` in `store`, as `host`.

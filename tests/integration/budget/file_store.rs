@@ -2,7 +2,8 @@
 //! linked or locked state never stops the command and is never trusted.
 
 use crate::support::harness::{
-    Scratch, fault_injector, file_store, program, retry, set_budget, sharing_budget, wait_for,
+    Scratch, fault_injector, file_store, program, retry, set_budget, sharing_budget, shown_budget,
+    wait_for,
 };
 use std::os::unix::fs::PermissionsExt;
 
@@ -418,18 +419,7 @@ fn every_run_spends_on_the_terms_budget_set_keeps() {
         &store,
         &["--rate", "2/1h", "--ratio", "0.6", "--window", "10m"],
     );
-    let shown = retry([
-        "budget",
-        "show",
-        "api",
-        "--log-format",
-        "json",
-        "--budget-store",
-        &store,
-    ])
-    .run();
-    shown.expect_code(0);
-    let shown: serde_json::Value = serde_json::from_str(shown.stdout().trim()).unwrap();
+    let shown = shown_budget("api", &store);
     assert_eq!(shown["terms"]["capacity"], 2);
     assert_eq!(shown["terms"]["ratio"], 0.6);
     assert_eq!(shown["terms"]["set"], true);
@@ -496,20 +486,7 @@ fn a_named_budget_refuses_a_retry_it_has_no_token_for_within_cap() {
 fn budget_set_keeps_the_terms_it_is_not_given_and_clears_by_name() {
     let scratch = Scratch::new();
     let store = file_store(&scratch.path("budgets"));
-    let show = || -> serde_json::Value {
-        let shown = retry([
-            "budget",
-            "show",
-            "api",
-            "--log-format",
-            "json",
-            "--budget-store",
-        ])
-        .args([&store])
-        .run();
-        shown.expect_code(0);
-        serde_json::from_str(shown.stdout().trim()).unwrap()
-    };
+    let show = || shown_budget("api", &store);
     // A budget's first terms need a rate.
     retry([
         "budget",

@@ -70,3 +70,5 @@ mod time_limits;
 mod traces;
 /// Bad input, help, version and extreme values.
 mod usage;
+/// The tool's words, byte for byte, kept in snapshots under `snapshots/`.
+mod words;

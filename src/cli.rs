@@ -157,7 +157,9 @@ pub struct Cli {
     /// Retry an attempt whose end RULE names: CODES, STREAM:REGEX or both, e.g. 6,7,28 or
     /// stderr:'\b503\b'. May be repeated. Once given, it names what is retried: any other
     /// failure stops (a --preset's rules still decide the ends they name). Default: any failure
-    /// but 130 (Ctrl-C) and 141 (SIGPIPE) is retried.
+    /// but 130 (Ctrl-C) and 141 (SIGPIPE) is retried. CODES:max=N retries them at most N times
+    /// in the run (e.g. 124:max=1, or 1-255:max=2,stderr:reset); once spent, the rules below it
+    /// decide, and --plan shows the bound on attempts the limits give.
     #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) retry_on: Vec<RuleSpec>,
 

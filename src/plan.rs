@@ -284,6 +284,7 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         )?;
     }
     write_rules(out, request.rules)?;
+    write_attempt_bound(out, request)?;
     match request.preset {
         Some(preset) => writeln!(
             out,
@@ -312,14 +313,43 @@ fn write_rules(out: &mut impl Write, rules: &RuleList) -> io::Result<()> {
             "any" | "any failure" => row.statuses.clone(),
             statuses => format!("status {statuses}"),
         };
+        let limit = row.limit.map_or(String::new(), |limit| {
+            format!(" at most {limit} {}", plural(limit, "time", "times"))
+        });
         writeln!(
             out,
-            "  {statuses}{output}: {}: {}",
+            "  {statuses}{output}: {}{limit}: {}",
             row.verdict.name(),
             described(&row.origin)
         )?;
     }
     Ok(())
+}
+
+/// What the rules' limits make of `-n`, when every rule that retries has a limit.
+fn write_attempt_bound(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
+    let Some(bound) = request.rules.attempt_bound() else {
+        return Ok(());
+    };
+    let against = match request.limit.count() {
+        Some(count) if count <= bound => format!("; --max-attempts {count} comes first"),
+        Some(count) => format!(", fewer than --max-attempts {count}"),
+        None => ", though --max-attempts is unlimited".to_string(),
+    };
+    writeln!(
+        out,
+        "every rule that retries has a limit: at most {bound} attempts (the first, and {} \
+         retries){against}",
+        bound - 1
+    )
+}
+
+/// `one` for 1, `many` otherwise.
+fn plural(count: u32, one: &'static str, many: &'static str) -> &'static str {
+    match count {
+        1 => one,
+        _ => many,
+    }
 }
 
 /// Where a rule comes from, in the plan's words.
@@ -343,6 +373,8 @@ struct PlanRule {
     origin: &'static str,
     /// The user's rule as given, or what the end is.
     meaning: String,
+    /// `:max=N`: the most retries the rule gives in a run.
+    limit: Option<u32>,
 }
 
 impl PlanRule {
@@ -360,6 +392,7 @@ impl PlanRule {
             verdict: row.verdict.name(),
             origin,
             meaning,
+            limit: row.limit,
         }
     }
 }
@@ -369,6 +402,8 @@ impl PlanRule {
 struct PlanRules {
     event: &'static str,
     rules: Vec<PlanRule>,
+    /// The most attempts the rules' limits allow, when every rule that retries has one.
+    attempt_bound: Option<u64>,
     preset: Option<PlanPreset>,
 }
 
@@ -499,6 +534,7 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
     let rules = PlanRules {
         event: "plan_rules",
         rules: request.rules.rows().into_iter().map(PlanRule::of).collect(),
+        attempt_bound: request.rules.attempt_bound(),
         preset: request.preset.map(|preset| PlanPreset {
             name: preset.name,
             sources: preset.sources,

@@ -81,6 +81,8 @@ struct AttemptRecord {
     verdict: Option<&'static str>,
     rule: Option<String>,
     pattern: Option<String>,
+    /// A limited rule that named the end but had given all its retries.
+    rule_spent: Option<String>,
     reset: bool,
     /// The wait the command asked for, capped at `RETRY_MAX_REQUESTED_WAIT`.
     requested_wait_ms: Option<f64>,
@@ -243,6 +245,7 @@ impl AttemptRecord {
         self.verdict = Some(outcome.next.verdict());
         self.rule = Some(outcome.rule.described.to_string());
         self.pattern = outcome.rule.pattern.as_deref().map(str::to_string);
+        self.rule_spent = outcome.rule.spent.as_deref().map(str::to_string);
         self.reset = outcome.reset;
         self.requested_wait_ms = outcome.requested_wait().map(to_millis);
         self.requested_stop = outcome.requested_stop();

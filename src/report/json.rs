@@ -36,6 +36,8 @@ pub(crate) enum JsonEvent<'a> {
         rule: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         pattern: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rule_spent: Option<&'a str>,
         #[serde(skip_serializing_if = "is_false")]
         reset: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +111,9 @@ pub(crate) const EVENTS: [(&str, &str); 8] = [
          `duration_ms`, `verdict` (`\"success\"`, `\"retry\"` or `\"stop\"`), `timed_out` \
          (true when `--timeout` or `--max-time` ended it), `rule` (the rule that decided, as \
          `--plan` names it: `\"--stop-on 2\"`, `\"--preset curl: ...\"`, or a default's \
-         words); `pattern` (its output pattern) when that rule reads the output; `signal` (a \
+         words); `pattern` (its output pattern) when that rule reads the output; `rule_spent` \
+         (a limited rule that named the end but had given all its retries, so that `rule`, \
+         below it, decided); `signal` (a \
          name such as `\"SIGTERM\"`) when it died of a signal; `reset` (true) when it started \
          the backoff over; `requested_wait_ms` when the command asked for a wait (cut to \
          `RETRY_MAX_REQUESTED_WAIT`), or `requested_stop` (true) when it asked to stop",
@@ -264,6 +268,7 @@ fn attempt_end(outcome: &AttemptOutcome) -> JsonEvent<'_> {
         timed_out: outcome.termination.time_limit().is_some(),
         rule: &outcome.rule.described,
         pattern: outcome.rule.pattern.as_deref(),
+        rule_spent: outcome.rule.spent.as_deref(),
         reset: outcome.reset,
         signal: outcome.termination.signal().map(Signal::name),
         requested_wait_ms: outcome.requested_wait().map(to_millis),
@@ -303,6 +308,7 @@ mod tests {
                 described: "--retry-on stderr:503".into(),
                 pattern: Some("503".into()),
                 default: false,
+                spent: Some("--retry-on 503:max=2".into()),
             },
             reset: true,
             requested: Some(Requested::Wait(Duration::from_secs(2))),

@@ -294,6 +294,7 @@ mod tests {
             described: "--stop-on 7".into(),
             pattern: None,
             default: false,
+            spent: None,
         });
         vec![
             start(1),
@@ -594,6 +595,7 @@ mod tests {
             described: "--stop-on stderr:404".into(),
             pattern: Some("404".into()),
             default: false,
+            spent: None,
         };
         let text = render(
             settings(LogFormat::Json, Verbosity::Normal),

@@ -43,6 +43,8 @@ mod recipes;
 mod report;
 /// Waits the command requests (`RETRY_AFTER_FILE`, `--retry-after-from`) and nested runs.
 mod requested;
+/// A `--retry-on` rule's limit, and the rules below it once it is spent.
+mod rule_limits;
 /// The core run: statuses, decisions, messages and events.
 mod run;
 /// `RETRY_RUN_ID`: one identity a run, kept by the runs nested in it.

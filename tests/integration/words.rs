@@ -57,7 +57,13 @@ const MISTAKES: &[Mistake] = &[
     mistake("rule_range_backwards", &["--stop-on", "5-3", "true"]),
     mistake("rule_empty", &["--success-on", "", "true"]),
     mistake("rule_retries_success", &["--retry-on", "0", "true"]),
-    mistake("rule_not_a_rule", &["--retry-on", "124:max=1", "true"]),
+    mistake("rule_not_a_rule", &["--retry-on", "4xx", "true"]),
+    mistake("rule_limit_zero", &["--retry-on", "124:max=0", "true"]),
+    mistake("rule_limit_not_retried", &["--stop-on", "3:max=1", "true"]),
+    mistake(
+        "rule_limit_after_pattern",
+        &["--retry-on", "stderr:reset:max=2", "true"],
+    ),
     mistake(
         "rule_stops_a_success",
         &["--stop-on", "2-4", "--success-on", "0,3", "true"],
@@ -207,6 +213,19 @@ fn plans_in_text() {
         (
             "plan_budget_off",
             &["-n", "2", "--jitter", "none", "--budget", "off"],
+        ),
+        (
+            "plan_rule_limits",
+            &[
+                "-n",
+                "6",
+                "--jitter",
+                "none",
+                "--retry-on",
+                "124:max=1",
+                "--retry-on",
+                "1-255:max=2,stderr:reset",
+            ],
         ),
     ];
     for (name, args) in plans {

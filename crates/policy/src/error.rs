@@ -83,6 +83,18 @@ pub enum Error {
          output:REGEX, after the statuses or alone"
     )]
     RuleStatuses(Box<Error>),
+    /// A rule's `:max=N` whose N is not a whole number from 1 to the most, as given.
+    #[error("its limit max={0} is not a whole number from 1 to 10000; e.g. 124:max=1")]
+    BadRuleLimit(String),
+    /// A limit on a rule of a flag that gives no retries to count (`--stop-on 3:max=1`).
+    #[error("{flag} {rule}: a limit counts retries, so only a --retry-on rule may have one")]
+    LimitNotRetried { flag: &'static str, rule: String },
+    /// A pattern that ends with what looks like a limit (`stderr:reset:max=1`).
+    #[error(
+        "'{rule}': a limit follows the statuses, before the pattern (e.g. \
+         1-255:max=1,stderr:REGEX); a pattern that must itself end so can write max[=]N"
+    )]
+    LimitAfterPattern { rule: String },
     /// A rule with a stream and nothing after its colon.
     #[error("an empty pattern matches every line; give a REGEX after the colon")]
     EmptyPattern,

@@ -9,6 +9,11 @@
 //! stopped, when the user's own `--retry-on` rules name what is retried, or as the preset says).
 //! `--plan` prints the list as it stands.
 //!
+//! A `--retry-on` rule may carry a limit after its statuses (`124:max=1`): it retries at most
+//! that many times in a run, and once spent the end falls through to the rules below it, as if
+//! it were not there. The limit follows the statuses, before any pattern, so that it can never
+//! be read as part of a regular expression. Each run counts its rules' retries in [`RuleUses`].
+//!
 //! A rule without statuses in `--stop-on` and `--retry-on` concerns the failures only, so that
 //! a successful attempt whose output happens to match is not failed for it; to fail a success
 //! status by its output, name the status (`--retry-on 0,stdout:pending`). A `--success-on` rule
@@ -26,16 +31,24 @@ use crate::termination::TIMED_OUT;
 use crate::verdict::Verdict;
 
 /// A rule as the user writes it: `CODES`, `STREAM:REGEX`, or `CODES,STREAM:REGEX`, where
-/// STREAM is `stdout`, `stderr` or `output` (both).
+/// STREAM is `stdout`, `stderr` or `output` (both), and CODES may end with `:max=N`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleSpec {
     /// The statuses it names, if it names any.
     pub statuses: Option<StatusSet>,
+    /// `:max=N`: how many retries it may give in a run, if it is limited.
+    pub limit: Option<u32>,
     /// The pattern a line must match, if it reads the output.
     pub output: Option<OutputPattern>,
     /// As given.
     pub text: String,
 }
+
+/// What comes between a rule's statuses and its limit.
+const LIMIT: &str = ":max=";
+
+/// The most a rule's limit may be: more would be no limit a run could reach.
+pub const MAX_LIMIT: u32 = 10_000;
 
 /// The streams a rule's pattern may read, by the word before its colon.
 const STREAMS: [(&str, OutputStream); 3] = [
@@ -67,6 +80,10 @@ impl FromStr for RuleSpec {
                 None => (Some(text), None),
             },
         };
+        let (codes, limit) = match codes.and_then(|codes| codes.split_once(LIMIT)) {
+            Some((codes, limit)) => (Some(codes), Some(parse_limit(limit)?)),
+            None => (codes, None),
+        };
         let statuses = codes
             .map(|codes| {
                 codes
@@ -79,12 +96,35 @@ impl FromStr for RuleSpec {
         {
             return Err(Error::EmptyPattern);
         }
+        if let Some(output) = &output
+            && ends_with_a_limit(&output.regex)
+        {
+            return Err(Error::LimitAfterPattern {
+                rule: text.to_string(),
+            });
+        }
         Ok(RuleSpec {
             statuses,
+            limit,
             output,
             text: text.to_string(),
         })
     }
+}
+
+/// Whether a pattern ends with what a person would mean as a limit: `:max=` and digits.
+fn ends_with_a_limit(regex: &str) -> bool {
+    regex
+        .rsplit_once(LIMIT)
+        .is_some_and(|(_, tail)| !tail.is_empty() && tail.bytes().all(|byte| byte.is_ascii_digit()))
+}
+
+/// The `N` of `:max=N`: a whole number from 1 to [`MAX_LIMIT`].
+fn parse_limit(text: &str) -> Result<u32, Error> {
+    text.parse()
+        .ok()
+        .filter(|limit| (1..=MAX_LIMIT).contains(limit))
+        .ok_or_else(|| Error::BadRuleLimit(text.to_string()))
 }
 
 /// The user's rules, by the option that gave them, each in the order given.
@@ -140,6 +180,8 @@ struct Rule {
     pattern: Option<usize>,
     verdict: Verdict,
     origin: Origin,
+    /// How many retries it may give in a run, if it is limited.
+    limit: Option<u32>,
     /// The rule in words, shared by every attempt it decides.
     described: Arc<str>,
 }
@@ -153,12 +195,21 @@ pub struct RuleRef {
     pub pattern: Option<Arc<str>>,
     /// Whether it is a default (no rule of the user's, the preset's or the tool's held).
     pub default: bool,
+    /// A limited rule that named the end but had given all its retries, so that this rule,
+    /// below it, decided: the spent rule in words.
+    pub spent: Option<Arc<str>>,
 }
 
 impl RuleRef {
     /// Why a failure is not retried, in words that follow "exit status N".
     pub fn refusal(&self) -> String {
-        format!("is not retried: {}", self.described)
+        match &self.spent {
+            Some(spent) => format!(
+                "is not retried: {spent} has given all its retries; below it, {}",
+                self.described
+            ),
+            None => format!("is not retried: {}", self.described),
+        }
     }
 
     /// Why a success status is not a success, in words that follow "exited 0".
@@ -192,6 +243,28 @@ pub struct RuleRow {
     pub verdict: Verdict,
     /// Where it comes from, and what it is.
     pub origin: Origin,
+    /// How many retries it may give in a run, if it is limited.
+    pub limit: Option<u32>,
+}
+
+/// How many retries each limited rule of a run's list has given: the run's own count, which
+/// [`RuleList::decide`] keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleUses(Vec<u32>);
+
+impl RuleUses {
+    /// How many retries the rule at `index` has given.
+    fn given(&self, index: usize) -> u32 {
+        self.0.get(index).copied().unwrap_or(0)
+    }
+
+    /// Count a retry the rule at `index` gives.
+    fn count(&mut self, index: usize) {
+        if self.0.len() <= index {
+            self.0.resize(index + 1, 0);
+        }
+        self.0[index] += 1;
+    }
 }
 
 /// The ordered rules of a run, and the patterns they read.
@@ -276,18 +349,29 @@ impl RuleList {
     }
 
     /// What the first rule that holds makes of an attempt that ended with `status`, its output
-    /// having matched the patterns whose bits `matched` sets.
-    pub fn decide(&self, status: u8, matched: u64) -> Decision {
-        let holds = |rule: &&Rule| {
+    /// having matched the patterns whose bits `matched` sets. A limited rule that has given all
+    /// its retries (`uses` counts them, and this counts the retry it gives) holds no longer.
+    pub fn decide(&self, status: u8, matched: u64, uses: &mut RuleUses) -> Decision {
+        let names = |rule: &Rule| {
             self.names(rule.statuses, status)
                 && rule.pattern.is_none_or(|index| matched & (1 << index) != 0)
         };
-        // The last rule names any status and reads nothing: one always holds.
-        let rule = self
-            .rules
-            .iter()
-            .find(holds)
-            .unwrap_or_else(|| self.rules.last().expect("a list ends with its default"));
+        let mut passed_over = None;
+        // The last rule names any status, reads nothing and has no limit: one always holds.
+        let index = (0..self.rules.len())
+            .find(|&index| {
+                let rule = &self.rules[index];
+                let spent = rule.limit.is_some_and(|limit| uses.given(index) >= limit);
+                if spent && names(rule) {
+                    passed_over.get_or_insert(index);
+                }
+                !spent && names(rule)
+            })
+            .unwrap_or(self.rules.len() - 1);
+        let rule = &self.rules[index];
+        if rule.limit.is_some() {
+            uses.count(index);
+        }
         Decision {
             verdict: rule.verdict,
             rule: RuleRef {
@@ -296,9 +380,23 @@ impl RuleList {
                     .pattern
                     .map(|index| Arc::from(self.patterns[index].regex.as_str())),
                 default: matches!(rule.origin, Origin::Default(_)),
+                spent: passed_over.map(|index: usize| Arc::clone(&self.rules[index].described)),
             },
             unready: self.success.contains(status) && rule.verdict != Verdict::Success,
         }
+    }
+
+    /// The most attempts the rules' limits allow a run, when every rule that retries is limited:
+    /// one, and each limit's retries.
+    pub fn attempt_bound(&self) -> Option<u64> {
+        let retrying = self
+            .rules
+            .iter()
+            .filter(|rule| rule.verdict == Verdict::Retry);
+        retrying
+            .map(|rule| rule.limit.map(u64::from))
+            .sum::<Option<u64>>()
+            .map(|retries| retries + 1)
     }
 
     /// The output patterns the rules read, in order: the i-th sets bit i of a match.
@@ -319,6 +417,7 @@ impl RuleList {
                 output: rule.pattern.map(|index| self.patterns[index].clone()),
                 verdict: rule.verdict,
                 origin: rule.origin.clone(),
+                limit: rule.limit,
             })
             .collect()
     }
@@ -350,7 +449,16 @@ impl RuleList {
             flag,
             text: spec.text.clone(),
         };
+        if spec.limit.is_some() && verdict != Verdict::Retry {
+            return Err(Error::LimitNotRetried {
+                flag,
+                rule: spec.text.clone(),
+            });
+        }
         self.push(statuses, pattern, verdict, origin);
+        if let Some(rule) = self.rules.last_mut() {
+            rule.limit = spec.limit;
+        }
         Ok(())
     }
 
@@ -413,6 +521,7 @@ impl RuleList {
             pattern,
             verdict,
             origin,
+            limit: None,
             described,
         });
     }

@@ -19,7 +19,7 @@ use crate::outcome::{
 };
 use crate::precedence::{self, Obstacle};
 use crate::requested::Requested;
-use crate::rules::{Decision, RuleList, RuleRef};
+use crate::rules::{Decision, RuleList, RuleRef, RuleUses};
 use crate::signal::Signal;
 use crate::termination::{Termination, TimeLimit};
 use crate::verdict::Verdict;
@@ -252,6 +252,7 @@ where
     let (budget, release) = (&mut *parts.budget, &mut *parts.release);
     let (hooks, sink) = (&mut *parts.hooks, &mut *parts.sink);
     let (mut attempt, mut since_reset) = (0, 0);
+    let mut uses = RuleUses::default();
     loop {
         attempt += 1;
         since_reset += 1;
@@ -283,7 +284,9 @@ where
             .map(|requested| capped(requested, rules.max_requested_wait));
         let problems = std::mem::take(&mut report.request_problems);
         let status = report.termination.status();
-        let decision = rules.decide.decide(status, report.output.matched.matched);
+        let decision = rules
+            .decide
+            .decide(status, report.output.matched.matched, &mut uses);
         let reset = decision.verdict == Verdict::Retry
             && rules.reset_after.is_some_and(|after| duration >= after);
         if reset {

@@ -548,6 +548,7 @@ fn output_matches_decide_with_the_status() {
         described: "--stop-on stderr:404".into(),
         pattern: Some("404".into()),
         default: false,
+        spent: None,
     });
     assert_eq!(summary(&out), (22, 1, refused));
 }
@@ -558,6 +559,7 @@ fn not_named_by_retry_on() -> Reason {
         described: "--retry-on names what is retried, and not this".into(),
         pattern: None,
         default: true,
+        spent: None,
     })
 }
 
@@ -1167,4 +1169,79 @@ fn a_splay_that_ended_past_the_deadline_starts_no_attempt() {
         ),
         "no attempt ran: the run's time limit ended it"
     );
+}
+
+#[test]
+fn a_rule_limit_ends_the_run_once_spent() {
+    let rules = rules_of("5", &[], &["124:max=1", "7"]);
+    let out = run_script(&rules, exits(&[124, 124]));
+    let (status, attempts, reason) = summary(&out);
+    assert_eq!((status, attempts), (124, 2));
+    let Reason::NotRetryable(rule) = reason else {
+        panic!("{reason:?}")
+    };
+    assert_eq!(rule.spent.as_deref(), Some("--retry-on 124:max=1"));
+    let out = run_script(&rules, exits(&[7, 124, 124]));
+    assert_eq!((summary(&out).0, out.done.attempts), (124, 3));
+}
+
+mod rule_limits {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Attempts that end with each of `ends` in turn, and with 124 once they run out.
+    struct Ends(std::vec::IntoIter<u8>);
+
+    impl Attempts for Ends {
+        type Held = ();
+
+        fn run(
+            &mut self,
+            _: Numbering,
+            _: Option<Instant>,
+        ) -> Result<AttemptReport<()>, SpawnError> {
+            report(Termination::Exited(self.0.next().unwrap_or(124)))
+        }
+    }
+
+    /// How many attempts a run of `rules` makes when its attempts end with `ends`.
+    fn attempts_made(rules: &Rules, ends: Vec<u8>) -> u64 {
+        let mut clock = FakeClock {
+            time: Rc::new(Cell::new(epoch())),
+            slept: Vec::new(),
+            sleeps: Sleeps::OnTime,
+        };
+        let parts = Parts {
+            job: &mut (),
+            waits: &mut Counting(0),
+            attempts: &mut Ends(ends.into_iter()),
+            clock: &mut clock,
+            budget: &mut ScriptedBudget::default(),
+            release: &mut Releases::default(),
+            hooks: &mut RecordedHooks::default(),
+            sink: &mut Vec::new(),
+        };
+        run(rules, parts).attempts
+    }
+
+    proptest! {
+        /// Whatever the ends, a run makes no more attempts than `-n` and than one plus the
+        /// sum of its rules' limits.
+        #[test]
+        fn bound_the_attempts(
+            ends in proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(7), Just(124)], 0..40),
+            first in 1u32..4,
+            second in 1u32..4,
+            limit in 1u64..12,
+        ) {
+            let retry = [format!("124:max={first}"), format!("1,7:max={second}")];
+            let retry: Vec<&str> = retry.iter().map(String::as_str).collect();
+            let rules = rules_of(&limit.to_string(), &[], &retry);
+            let bound = rules.decide.attempt_bound().unwrap();
+            prop_assert_eq!(bound, u64::from(first + second) + 1);
+            let made = attempts_made(&rules, ends);
+            prop_assert!(made <= limit, "{} attempts, -n {}", made, limit);
+            prop_assert!(made <= bound, "{} attempts, bound {}", made, bound);
+        }
+    }
 }

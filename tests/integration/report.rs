@@ -6,7 +6,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use crate::support::harness::{Scratch, fault_injector, retry, shell};
 
 /// Every key an attempt record carries, in the README's order.
-const ATTEMPT_KEYS: [&str; 16] = [
+const ATTEMPT_KEYS: [&str; 17] = [
     "attempt",
     "attempt_since_reset",
     "start_offset_ms",
@@ -17,6 +17,7 @@ const ATTEMPT_KEYS: [&str; 16] = [
     "verdict",
     "rule",
     "pattern",
+    "rule_spent",
     "reset",
     "requested_wait_ms",
     "requested_stop",

@@ -214,8 +214,10 @@ pub struct Cli {
 
     /// Print the waits and the rules; run nothing
     ///
-    /// Print the waits these options give and the rules that decide what each attempt's end
-    /// means, and exit without running COMMAND.
+    /// Print the waits these options give, how long the whole run can take at the worst (each
+    /// attempt at its --timeout, the waits at their longest, cut at the deadline) and, with
+    /// --job, how long the job's past runs took, and the rules that decide what each attempt's
+    /// end means; then exit without running COMMAND.
     #[arg(long, help_heading = WAITS)]
     pub(crate) plan: bool,
 

@@ -15,7 +15,7 @@ use crate::cli::{
     BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, JobCommand, JobSetArgs,
     JobShowArgs, ToolCommand, requested_log_format,
 };
-use crate::config::{self, Config};
+use crate::config::{self, Config, HistoryPlace};
 use crate::end_files::EndFiles;
 use crate::environment;
 use crate::held_job::SharedJob;
@@ -129,7 +129,11 @@ pub fn run(mut cli: Cli, started: Started) -> anyhow::Result<Exit> {
             match config.command() {
                 None => {
                     let mut out = io::BufWriter::new(io::stdout().lock());
-                    plan::print(&mut out, &config.plan(), config.log().format)
+                    let mut request = config.plan();
+                    request.past = config
+                        .history()
+                        .map(|place| (config.job(), past_runs(place)));
+                    plan::print(&mut out, &request, config.log().format)
                         .and_then(|()| out.flush())
                         .context("cannot write the plan to stdout")?;
                     Ok(Exit::Success)
@@ -197,6 +201,14 @@ fn show_job(options: &JobShowArgs, print: JobPrint) -> anyhow::Result<Exit> {
     print_on_stdout("the job", options.reading.log_format, |format, out| {
         print(&options.job, &store.location, format, &Threads, out)
     })
+}
+
+/// How long the past runs of the job whose history is at `place` took, for `--plan`.
+fn past_runs(place: &HistoryPlace) -> plan::PastRuns {
+    match history::read(&place.location, &place.job, &Threads) {
+        Ok(history) => Ok(history.and_then(|history| history.took())),
+        Err(why) => Err(format!("cannot read its history: {why}")),
+    }
 }
 
 /// `retry job set`: keep a job's terms in its store, for every run of it.

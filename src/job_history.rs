@@ -1,5 +1,5 @@
 //! A job's history as an observer of its runs: each run that ends is counted (clean, flaky or
-//! failed, as `retry_policy::job_end` says) where the job's terms are kept, within the run's
+//! failed, as `retry_policy::job_end` says, with how long it took) where the job's terms are kept, within the run's
 //! deadline and the grace its end files get; what the count says (its failed runs in a row,
 //! its totals) is what the later stages show and tolerate.
 
@@ -42,7 +42,8 @@ impl Observer for JobHistory<'_> {
             .deadline
             .map(|deadline| deadline.saturating_duration_since(Instant::now()) + GRACE);
         let job = place.job.as_str();
-        match history::record(&place.location, &place.job, kind, ending.watch, latest) {
+        let run = (kind, ending.end.elapsed);
+        match history::record(&place.location, &place.job, run, ending.watch, latest) {
             Ok(recorded) => {
                 let counts = recorded.history.totals;
                 ending.counted = Some((recorded.history.failed_in_a_row(), counts));

@@ -292,6 +292,12 @@ impl Config {
                 PresetInForce::Given(preset) => preset,
                 PresetInForce::NoneForProgram(_) => None,
             },
+            attempt_time: self
+                .process
+                .timeout
+                .map(|timeout| timeout.saturating_add(self.process.kill_after)),
+            kill_after: self.process.kill_after,
+            past: None,
         }
     }
 

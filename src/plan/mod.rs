@@ -4,8 +4,10 @@
 //! One row per attempt (its number, the wait before it, the total waited by its start, and the
 //! interval the wait was drawn from), then what the total wait is likely to be, from many sampled
 //! schedules. An unlimited run shows its rows until the waits reach the cap, then says how it goes
-//! on. Then the rules, in the order they are tried. Nothing here sleeps or runs a command; output
-//! goes to the writer given.
+//! on. Then how long the whole run can take (`bounds`), and the rules, in the order they are
+//! tried. Nothing here sleeps or runs a command; output goes to the writer given.
+
+mod bounds;
 
 use retry_policy::choice::Choice;
 use std::io::{self, Write};
@@ -16,6 +18,8 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 use crate::report::verbosity::LogFormat;
+pub(crate) use bounds::PastRuns;
+use bounds::{PastRunsJson, WorstCaseJson};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::backoff::{self, Backoff, Draw, Jitter};
 use retry_policy::duration::{format_duration, to_millis};
@@ -54,6 +58,12 @@ pub(crate) struct PlanRequest<'a> {
     pub(crate) rules: &'a RuleList,
     /// `--preset`, as it resolved, whose sources the plan names.
     pub(crate) preset: Option<&'static Preset>,
+    /// The longest one attempt runs: `--timeout` and `--kill-after`; none without `--timeout`.
+    pub(crate) attempt_time: Option<Duration>,
+    /// `--kill-after`: how long an attempt the deadline cuts may still run.
+    pub(crate) kill_after: Duration,
+    /// The job, and how long its past runs took, when its history has any.
+    pub(crate) past: Option<(&'a str, PastRuns)>,
 }
 
 /// One attempt of the plan.
@@ -268,6 +278,10 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
             out,
             "the attempts' own run time counts toward --max-time too, so the run may stop sooner"
         )?;
+    }
+    writeln!(out, "{}", bounds::describe(request, &request.worst_case()))?;
+    if let Some((job, past)) = &request.past {
+        writeln!(out, "{}", bounds::describe_past(job, past))?;
     }
     writeln!(out, "retry budget: {}", request.budget)?;
     writeln!(
@@ -484,6 +498,8 @@ struct PlanTotal {
     total_wait: Option<TotalWaitJson>,
     budget: String,
     max_requested_wait_ms: f64,
+    worst_case: Option<WorstCaseJson>,
+    past_runs: Option<PastRunsJson>,
 }
 
 /// The spread of the total wait, in JSON.
@@ -529,6 +545,11 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
         }),
         budget: request.budget.clone(),
         max_requested_wait_ms: to_millis(request.max_requested_wait),
+        worst_case: WorstCaseJson::of(&request.worst_case()),
+        past_runs: request
+            .past
+            .as_ref()
+            .and_then(|(_, past)| PastRunsJson::of(past)),
     };
     writeln!(out, "{}", serde_json::to_string(&total)?)?;
     let rules = PlanRules {
@@ -547,6 +568,8 @@ fn print_json(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use retry_budget::history::Took;
+    use retry_policy::rules::UserRules;
 
     /// The rules of a run given no rule.
     fn defaults() -> &'static RuleList {
@@ -567,6 +590,9 @@ mod tests {
             max_requested_wait: Duration::from_secs(900),
             rules: defaults(),
             preset: None,
+            attempt_time: None,
+            kill_after: Duration::from_secs(10),
+            past: None,
         }
     }
 
@@ -622,13 +648,7 @@ mod tests {
             limit: AttemptLimit::Unlimited,
             backoff: Backoff::new(ms(10), ms(1_000), 1.0, Jitter::None).unwrap(),
             seed: 0,
-            splay: Duration::ZERO,
-            max_time: None,
-            deadline: None,
-            budget: "none (--budget off)".into(),
-            max_requested_wait: Duration::from_secs(900),
-            rules: defaults(),
-            preset: None,
+            ..request("1", 10, 1_000, Jitter::None)
         };
         assert_eq!(flat.rows().count(), 100);
     }
@@ -695,13 +715,20 @@ mod tests {
 
     #[test]
     fn the_reference_lists_every_key_of_the_json_plan() {
-        let lines = json_lines(&request("3", 100, 1_000, Jitter::Equal));
+        let mut bounded = request("3", 100, 1_000, Jitter::Equal);
+        bounded.attempt_time = Some(Duration::from_secs(1));
+        let took = Took {
+            runs: 1,
+            median: Duration::from_secs(1),
+            p95: Duration::from_secs(1),
+        };
+        bounded.past = Some(("nightly", Ok(Some(took))));
+        let lines = json_lines(&bounded);
         use crate::reference::{object_keys, row_keys};
         assert_eq!(object_keys(&lines[1], &[]), row_keys("plan_attempt"));
-        assert_eq!(
-            object_keys(&lines[3], &["total_wait"]),
-            row_keys("plan_total")
-        );
+        let mut keys = object_keys(&lines[3], &["total_wait", "worst_case", "past_runs"]);
+        keys.dedup();
+        assert_eq!(keys, row_keys("plan_total"));
         let mut preset = request("3", 100, 1_000, Jitter::Equal);
         preset.preset = retry_policy::presets::PRESETS.first();
         let lines = json_lines(&preset);
@@ -751,5 +778,105 @@ mod tests {
         assert_eq!(lines[2]["attempt"], 3);
         assert_eq!(lines[3]["event"], "plan_total");
         assert_eq!(lines[3]["seed"], 11);
+    }
+
+    /// A request of `limit` attempts, each at most `each` seconds, with waits of 1s, 2s, 4s...
+    /// up to a cap of 8s (jitter none).
+    fn bounded(limit: &str, each: u64) -> PlanRequest<'static> {
+        PlanRequest {
+            attempt_time: Some(Duration::from_secs(each)),
+            ..request(limit, 1_000, 8_000, Jitter::None)
+        }
+    }
+
+    #[test]
+    fn the_worst_case_is_every_attempt_at_its_limit_and_every_wait_at_its_longest() {
+        let worst = bounded("4", 40).worst_case();
+        let secs = Duration::from_secs;
+        assert_eq!(worst.total, Some(secs(4 * 40 + 1 + 2 + 4)));
+        assert_eq!((worst.attempts, worst.cut_by_deadline), (Some(4), false));
+        let mut splayed = bounded("2", 10);
+        splayed.splay = secs(30);
+        assert_eq!(splayed.worst_case().total, Some(secs(30 + 20 + 1)));
+        let full = PlanRequest {
+            backoff: Backoff::new(secs(1), secs(8), 2.0, Jitter::Full).unwrap(),
+            ..bounded("4", 40)
+        };
+        assert_eq!(
+            full.worst_case().total,
+            Some(secs(167)),
+            "full jitter's longest"
+        );
+        let decorrelated = PlanRequest {
+            backoff: Backoff::new(secs(1), secs(8), 2.0, Jitter::Decorrelated).unwrap(),
+            ..bounded("4", 0)
+        };
+        assert_eq!(decorrelated.worst_case().total, Some(secs(3 + 8 + 8)));
+    }
+
+    #[test]
+    fn the_deadline_cuts_the_worst_case_and_bounds_a_run_nothing_else_does() {
+        let secs = Duration::from_secs;
+        let mut cut = bounded("4", 40);
+        cut.max_time = Some(secs(60));
+        let worst = cut.worst_case();
+        assert_eq!((worst.total, worst.cut_by_deadline), (Some(secs(70)), true));
+        let mut unlimited = request("unlimited", 1_000, 8_000, Jitter::None);
+        assert_eq!(unlimited.worst_case().total, None);
+        assert!(text(&unlimited).contains("worst case: none; attempts are unlimited"));
+        unlimited.max_time = Some(secs(60));
+        assert_eq!(unlimited.worst_case().total, Some(secs(70)));
+        let untimed = request("3", 1_000, 8_000, Jitter::None);
+        assert_eq!(untimed.worst_case().total, None);
+        assert!(text(&untimed).contains("an attempt has no time limit"));
+    }
+
+    #[test]
+    fn the_rules_limits_bound_the_attempts_of_the_worst_case() {
+        let user = UserRules {
+            retry: vec!["124:max=1".parse().unwrap(), "7:max=2".parse().unwrap()],
+            ..UserRules::default()
+        };
+        let rules: &'static RuleList = Box::leak(Box::new(RuleList::new(&user, None).unwrap()));
+        let limited = PlanRequest {
+            rules,
+            ..bounded("unlimited", 10)
+        };
+        let worst = limited.worst_case();
+        assert_eq!(worst.attempts, Some(4));
+        assert_eq!(worst.total, Some(Duration::from_secs(40 + 1 + 2 + 4)));
+    }
+
+    #[test]
+    fn a_huge_attempt_limit_is_bounded_at_once_without_summing_every_wait() {
+        let worst = bounded("1000000000000", 1).worst_case();
+        let total = worst.total.unwrap();
+        // 10^12 attempts of 1s; waits of 1s, 2s, 4s, then 8s each.
+        assert_eq!(
+            total,
+            Duration::from_secs(10u64.pow(12) + 7 + 8 * (10u64.pow(12) - 4))
+        );
+    }
+
+    #[test]
+    fn the_past_runs_are_said_with_how_many_they_are() {
+        let ms = Duration::from_millis;
+        let took = Took {
+            runs: 12,
+            median: ms(1_500),
+            p95: ms(4_000),
+        };
+        let mut planned = bounded("2", 1);
+        planned.past = Some(("nightly", Ok(Some(took))));
+        assert!(
+            text(&planned)
+                .contains("job nightly's last 12 runs took 1.5s (median), 4s (95th percentile)"),
+            "{}",
+            text(&planned)
+        );
+        planned.past = Some(("nightly", Err("cannot read its history: refused".into())));
+        assert!(text(&planned).contains("job nightly's past runs: cannot read its history"));
+        let json = json_lines(&planned);
+        assert_eq!(json[2]["past_runs"], serde_json::Value::Null);
     }
 }

@@ -19,6 +19,8 @@ fn prints_one_row_per_attempt_and_runs_nothing() {
              \x20      3            2s              3s\n\
              \x20      4            4s              7s\n\
              total wait: 7s\n\
+             worst case: none; an attempt has no time limit and the run no deadline (--timeout \
+             or --max-time bounds it)\n\
              retry budget: this machine's default one for this command line: 20/5m; a retry \
              waits for its token, spacing retries out to that rate (--budget off, or \
              RETRY_BUDGET=off, turns it off)\n\
@@ -170,4 +172,63 @@ fn the_plan_stops_where_max_time_would_stop_the_run() {
         .unwrap();
     assert_eq!(total["planned_attempts"], 4, "{json}");
     assert_eq!(total["cut_by_max_time"], true, "{json}");
+}
+
+#[test]
+fn the_plan_bounds_the_whole_run_and_tells_how_long_the_jobs_past_runs_took() {
+    let scratch = Scratch::new();
+    let store = crate::support::harness::file_store(&scratch.path("store"));
+    let plan = |format: &str| {
+        retry([
+            "--plan",
+            "--log-format",
+            format,
+            "--job",
+            "nightly",
+            "-n",
+            "3",
+        ])
+        .args(["-t", "20s", "--kill-after", "5s", "--jitter", "none"])
+        .args(["--budget-store", &store, "--budget", "api"])
+        .run()
+    };
+    let before = plan("text");
+    before
+        .expect_code(0)
+        .expect_stdout_contains(
+            "worst case: 1m18s: 3 attempts of at most 25s each (--timeout and --kill-after), the \
+             waits at their longest\n",
+        )
+        .expect_stdout_contains("job nightly: no past run's duration is kept yet\n");
+    for pause in ["0.2", "0.4"] {
+        retry([
+            "-q",
+            "--job",
+            "nightly",
+            "--budget",
+            "api",
+            "--budget-store",
+            &store,
+        ])
+        .args(["sh", "-c", &format!("sleep {pause}")])
+        .run()
+        .expect_code(0);
+    }
+    plan("text").expect_stdout_contains("job nightly's last 2 runs took ");
+    let json = plan("json");
+    let total = json
+        .stdout()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|line| line["event"] == "plan_total")
+        .unwrap();
+    assert_eq!(total["worst_case"]["total_ms"], 78_000.0, "{json}");
+    assert_eq!(total["worst_case"]["attempts"], 3, "{json}");
+    let past = &total["past_runs"];
+    assert_eq!(past["runs"], 2, "{json}");
+    let (median, p95) = (
+        past["p50_ms"].as_f64().unwrap(),
+        past["p95_ms"].as_f64().unwrap(),
+    );
+    assert!(200.0 <= median && median <= p95 && 400.0 <= p95, "{json}");
 }

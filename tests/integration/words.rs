@@ -509,6 +509,10 @@ impl Redactions {
             (r"\b[0-9.]+s away\b", "[duration] away"),
             (r"\bafter [0-9.]+s\b", "after [duration]"),
             (r"\b[0-9.]+s ago\b", "[duration] ago"),
+            (
+                r"\b[0-9][0-9.a-zµ]* (median|95th percentile)",
+                "[duration] $1",
+            ),
             (r"\b[0-9]{10,}\b", "[number]"),
             (r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z?", "[timestamp]"),
             (r#""(run_id|hostname|host)":"[^"]*""#, r#""$1":"[$1]""#),

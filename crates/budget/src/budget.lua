@@ -32,13 +32,17 @@
 local key, terms_key = KEYS[1], KEYS[2]
 local operation = ARGV[1]
 
--- A job's history (crates/budget/src/history.rs), in a hash of its own (KEYS[1], KEYS[2] the
--- same): 'history' counts a run that ended as ARGV[2] ('c', 'f' or 'x') and keeps the last
--- ARGV[3] in order; 'history_show' only reads it. A text no run could have written starts over.
--- Returns {the stored text ('' for none), damaged ('1' or '0')}.
+-- A job's history (crates/budget/src/history/), in a hash of its own (KEYS[1], KEYS[2] the
+-- same): 'history' counts a run that ended as ARGV[2] ('c', 'f' or 'x') after ARGV[4]
+-- milliseconds and keeps the last ARGV[3] in order; 'history_show' only reads it. A text no run
+-- could have written starts over; durations that are not a list of numbers are dropped. The
+-- durations live in a field of their own, which a script from before them never touches.
+-- Returns {the stored text ('' for none), damaged ('1' or '0'), the durations ('' for none)}.
 if operation == 'history' or operation == 'history_show' then
   local most = tonumber(ARGV[3])
-  local text = redis.call('HMGET', key, 'runs')[1]
+  local stored = redis.call('HMGET', key, 'runs', 'durations')
+  local text, durations = stored[1], stored[2] or ''
+  if #durations > most * 13 or not string.match(durations, '^[%d ]*$') then durations = '' end
   local c, f, x, recent = string.match(text or '', '^(%d+) (%d+) (%d+) ([cfx%-]+)$')
   local plausible = c and #c <= 15 and #f <= 15 and #x <= 15 and #recent <= most
   if plausible and recent ~= '-' then
@@ -64,11 +68,15 @@ if operation == 'history' or operation == 'history_show' then
     if recent == '-' then recent = '' end
     recent = string.sub(recent .. kind, -most)
     text = string.format('%d %d %d %s', c, f, x, recent)
-    redis.call('HSET', key, 'runs', text)
+    local took = string.match(ARGV[4] or '', '^%d%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$') or '0'
+    local kept = {}
+    for word in string.gmatch(durations .. ' ' .. took, '%d+') do kept[#kept + 1] = word end
+    durations = table.concat(kept, ' ', math.max(1, #kept - most + 1))
+    redis.call('HSET', key, 'runs', text, 'durations', durations)
     -- A job nobody ran for a year is forgotten.
     redis.call('PEXPIRE', key, 366 * 86400 * 1000)
   end
-  return {text or '', damaged}
+  return {text or '', damaged, durations}
 end
 -- A job's terms and the lease of its run in progress (crates/budget/src/job/), KEYS[1] the
 -- terms, a hash that `retry job set` writes and nothing expires, and KEYS[2] the lease, a hash

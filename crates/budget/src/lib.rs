@@ -54,8 +54,9 @@ pub mod fuzzing {
             };
             assert!(before - input.len() <= crate::resp::MAX_REPLY + 4096);
             crate::redis::read_every_way(&reply);
-            if let Some((text, _)) = crate::redis::history_reply(&reply) {
-                let _ = crate::history::History::from_stored(&text);
+            if let Some((text, _, durations)) = crate::redis::history_reply(&reply) {
+                let history = crate::history::History::from_stored(&text);
+                let _ = history.map(|history| history.with_stored_durations(&durations));
             }
             if input.fill_buf().map_or(true, |rest| rest.is_empty()) {
                 return;

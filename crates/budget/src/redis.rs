@@ -67,9 +67,12 @@ enum Operation<'t> {
     },
     /// Return the stored fields and the server's time.
     Show,
-    /// Count a run of a job's history that ended with this letter, or (none) only read the
-    /// history; keep at most `recent` runs' letters.
-    History { letter: Option<char>, recent: usize },
+    /// Count a run of a job's history that ended with this letter after this long, or (none)
+    /// only read the history; keep at most `recent` runs' letters and durations.
+    History {
+        run: Option<(char, Duration)>,
+        recent: usize,
+    },
     /// Keep these terms for every run.
     Set(&'t Terms),
     /// One of a job's operations (`job_hold`, ...), with its argument (the overlap to keep, or
@@ -149,17 +152,18 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             .ok_or_else(|| unusable(&answer))
     }
 
-    /// Count a run that ended with `letter` in the job's history (none: only read it), keeping
-    /// the letters of the `recent` latest runs; returns the history's stored text (empty when
-    /// there is none), and whether the stored one was damaged and started over. The history
-    /// module reads the text, so that the store knows nothing of what a history means.
+    /// Count a run that ended with a letter after a duration in the job's history (none: only
+    /// read it), keeping the letters and durations of the `recent` latest runs; returns the
+    /// history's stored text (empty when there is none), whether the stored one was damaged and
+    /// started over, and the stored durations. The history module reads the texts, so that the
+    /// store knows nothing of what a history means.
     pub(crate) fn history(
         &mut self,
-        letter: Option<char>,
+        run: Option<(char, Duration)>,
         recent: usize,
         latest: Option<Duration>,
-    ) -> Result<(String, bool), Failure> {
-        let answer = self.call(Operation::History { letter, recent }, latest, None)?;
+    ) -> Result<(String, bool, String), Failure> {
+        let answer = self.call(Operation::History { run, recent }, latest, None)?;
         history_reply(&answer).ok_or_else(|| unusable(&answer))
     }
 
@@ -351,15 +355,17 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                     lease.as_millis().to_string().into_bytes(),
                 ];
             }
-            // A history's hash is both keys; its operation takes the run's letter and the length.
-            Operation::History { letter, recent } => {
-                let name = letter.map_or("history_show", |_| "history");
+            // A history's hash is both keys; its operation takes the run's letter, the length
+            // and the run's duration in milliseconds.
+            Operation::History { run, recent } => {
+                let name = run.map_or("history_show", |_| "history");
                 return vec![
                     self.key.clone().into_bytes(),
                     self.key.clone().into_bytes(),
                     name.as_bytes().to_vec(),
-                    text(letter.map(String::from)),
+                    text(run.map(|(letter, _)| String::from(letter))),
                     recent.to_string().into_bytes(),
+                    text(run.map(|(_, took)| crate::history::millis(took).to_string())),
                 ];
             }
         };
@@ -442,10 +448,10 @@ pub(crate) fn read_every_way(reply: &Reply) {
 }
 
 /// The answer to a history's operation: its stored text, and whether it was damaged.
-pub(crate) fn history_reply(answer: &Reply) -> Option<(String, bool)> {
+pub(crate) fn history_reply(answer: &Reply) -> Option<(String, bool, String)> {
     let fields = strings(answer)?;
-    let [text, damaged] = <[String; 2]>::try_from(fields).ok()?;
-    Some((text, flag(&damaged)?))
+    let [text, damaged, durations] = <[String; 3]>::try_from(fields).ok()?;
+    Some((text, flag(&damaged)?, durations))
 }
 
 /// The Redis key of the history of the job `job`: one no budget's name can make.
@@ -893,23 +899,40 @@ mod tests {
         let job = "nightly".parse().unwrap();
         let mut store = RedisStore::for_history(address, &job, &Threads);
         let recent = 100;
-        let mut count = |letter| store.history(letter, recent, None).unwrap();
-        assert_eq!(count(None), (String::new(), false));
-        for _ in 0..recent {
-            count(Some('c'));
+        let took = |ms| Duration::from_millis(ms);
+        let mut count = |run| store.history(run, recent, None).unwrap();
+        assert_eq!(count(None), (String::new(), false, String::new()));
+        for ms in 0..recent as u64 {
+            count(Some(('c', took(ms))));
         }
-        count(Some('f'));
-        let (history, damaged) = count(Some('x'));
+        count(Some(('f', took(1_000))));
+        let (history, damaged, durations) = count(Some(('x', took(2_500))));
         assert!(!damaged);
         assert_eq!(history, format!("100 1 1 {}fx", "c".repeat(recent - 2)));
-        assert_eq!(count(None), (history, false));
+        let expected: Vec<String> = (2..recent as u64)
+            .chain([1_000, 2_500])
+            .map(|ms| ms.to_string())
+            .collect();
+        assert_eq!(
+            durations,
+            expected.join(" "),
+            "the last {recent}, oldest first"
+        );
+        assert_eq!(count(None), (history, false, durations));
         let mut direct = direct(&server);
         let key = b"retry:budget:history:{nightly}";
         for damage in [&b"1 0 0 cc"[..], b"x", b"1 2 3 c-c"] {
             direct.call(&[b"HSET", key, b"runs", damage]).unwrap();
-            let (history, damaged) = store.history(Some('c'), recent, None).unwrap();
+            let (history, damaged, _) = store.history(Some(('c', took(5))), recent, None).unwrap();
             assert!(damaged, "{}", String::from_utf8_lossy(damage));
             assert_eq!(history, "1 0 0 c");
+        }
+        for damage in [&b"12 x 3"[..], b"-1", &[b'9'; 2000]] {
+            direct.call(&[b"HSET", key, b"durations", damage]).unwrap();
+            let (_, damaged, durations) =
+                store.history(Some(('c', took(7))), recent, None).unwrap();
+            assert!(!damaged, "durations only inform; the runs' counts stay");
+            assert_eq!(durations, "7", "{}", String::from_utf8_lossy(damage));
         }
     }
 

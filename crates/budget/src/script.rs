@@ -10,7 +10,7 @@ use super::resp::{Connection, Reply, Trouble, describe};
 pub(crate) const TEXT: &str = include_str!("budget.lua");
 
 /// The script's SHA-1, in lowercase hexadecimal, as `SCRIPT LOAD` answers it.
-pub(crate) const SHA1: &[u8; 40] = b"18b2958e875b210ff36cc02098c9ce7b287d1afb";
+pub(crate) const SHA1: &[u8; 40] = b"3c903dcad1cd470e22f2995279db8546d63f4c88";
 
 /// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
 /// not have it yet.

@@ -141,6 +141,23 @@ impl Backoff {
         Duration::from_nanos(self.cap)
     }
 
+    /// The longest each wait can be, in order, each at most the cap: the ceiling, or with
+    /// decorrelated jitter three times the longest the wait before it could be.
+    pub fn longest_waits(&self) -> impl Iterator<Item = Duration> + use<> {
+        let backoff = *self;
+        let (mut ceiling, mut previous) = (backoff.base as f64, backoff.base);
+        std::iter::from_fn(move || {
+            let high = match backoff.jitter {
+                Jitter::Decorrelated => previous.saturating_mul(3).max(backoff.base),
+                _ => ceiling as u64,
+            }
+            .min(backoff.cap);
+            previous = high;
+            ceiling = (ceiling * backoff.multiplier).min(backoff.cap as f64);
+            Some(Duration::from_nanos(high))
+        })
+    }
+
     /// The waits these parameters give, drawing randomness from `rng`.
     pub fn schedule<R: Rng>(&self, rng: R) -> Schedule<R> {
         Schedule {
@@ -405,6 +422,27 @@ mod tests {
                 }
                 ceiling = (ceiling * multiplier).min(cap as f64);
                 previous = wait;
+            }
+        }
+
+        #[test]
+        fn no_wait_is_longer_than_its_longest(
+            jitter in strategy(),
+            base in 0u64..=10_000_000_000,
+            extra in 0u64..=100_000_000_000,
+            multiplier in 1.0f64..10.0,
+            seed in any::<u64>(),
+        ) {
+            let params = Backoff::new(
+                Duration::from_nanos(base), Duration::from_nanos(base + extra), multiplier, jitter,
+            ).unwrap();
+            let mut schedule = params.schedule(rng(seed));
+            for (retry, longest) in params.longest_waits().take(60).enumerate() {
+                let Draw { wait, high, .. } = schedule.draw();
+                prop_assert!(wait <= longest, "retry {}: {:?} > {:?}", retry, wait, longest);
+                if jitter != Jitter::Decorrelated {
+                    prop_assert_eq!(high, longest);
+                }
             }
         }
     }

@@ -4,6 +4,11 @@
 //! store directory's `.history` (a name no budget can have), checked, locked and written as a
 //! budget's file is. A history that cannot be kept changes nothing about the run: the caller
 //! says so once.
+//!
+//! The runs' durations are kept where a version of the tool from before durations never looks,
+//! so that versions can share a store: on Redis, a field of the hash of its own; in a file, a
+//! record after the first two record sizes, which is all such a version reads (the second is
+//! padding it trims). Such a version, writing, cuts the durations off; the counts stay.
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -25,9 +30,19 @@ const FORMAT: &str = "retry-history-v1";
 /// What every history file starts with, whatever its version: a file that does not is not ours.
 const SIGNATURE: &str = "retry-history-";
 
-/// The size of a history file's record, padded with spaces: well within one page, so that a
-/// write of it is all or nothing.
+/// The size of a history file's record, padded with spaces. The whole file (the record, its
+/// padding and the durations' record) is well within one page, so that a write of it is all or
+/// nothing.
 const RECORD: usize = 256;
+
+/// The first word of a history file's durations record, naming its format.
+const DURATIONS_FORMAT: &str = "retry-durations-v1";
+
+/// Where the durations' record starts: after what a version before durations reads.
+const DURATIONS_AT: usize = 2 * RECORD;
+
+/// The size of the durations' record, padded with spaces.
+const DURATIONS_RECORD: usize = 1536;
 
 /// The directory of a file store that holds its jobs' histories.
 const DIRECTORY: &str = ".history";
@@ -83,14 +98,15 @@ pub struct Recorded {
 pub fn record<W: Waiter>(
     location: &Location,
     job: &BudgetName,
-    kind: RunKind,
+    (kind, took): (RunKind, Duration),
     watch: &W,
     latest: Option<Duration>,
 ) -> Result<Recorded, Unkept> {
     match location {
-        Location::File(dir) => record_in_file(&history_dir(dir), job, kind, watch, latest),
+        Location::File(dir) => record_in_file(&history_dir(dir), job, (kind, took), watch, latest),
         Location::Shared { address, .. } => {
-            let (history, damaged) = shared_history(address, job, Some(kind), watch, latest)?;
+            let run = Some((kind, took));
+            let (history, damaged) = shared_history(address, job, run, watch, latest)?;
             let history =
                 history.ok_or_else(|| Unkept::Failed("the store kept no history".into()))?;
             Ok(Recorded {
@@ -121,18 +137,18 @@ pub fn read<W: Waiter>(
 }
 
 /// The history of the job `job` on the Redis server at `address`, after counting a run that
-/// ended as `kind` (none: only reading it), and whether the stored one was damaged and started
-/// over; none when there is none yet.
+/// ended as `kind` after `took` (none: only reading it), and whether the stored one was damaged
+/// and started over; none when there is none yet.
 fn shared_history<W: Waiter>(
     address: &RedisAddress,
     job: &BudgetName,
-    kind: Option<RunKind>,
+    run: Option<(RunKind, Duration)>,
     watch: &W,
     latest: Option<Duration>,
 ) -> Result<(Option<History>, bool), Failure> {
     let mut store = RedisStore::for_history(address.clone(), job, watch);
-    let letter = kind.map(RunKind::letter);
-    let (text, damaged) = store.history(letter, RECENT_RUNS, latest)?;
+    let run = run.map(|(kind, took)| (kind.letter(), took));
+    let (text, damaged, durations) = store.history(run, RECENT_RUNS, latest)?;
     if text.is_empty() {
         return Ok((None, damaged));
     }
@@ -142,7 +158,7 @@ fn shared_history<W: Waiter>(
             text.chars().take(80).collect::<String>()
         ))
     })?;
-    Ok((Some(history), damaged))
+    Ok((Some(history.with_stored_durations(&durations)), damaged))
 }
 
 /// The name a job's history goes by: its `--job` name where that is a name a store can use
@@ -215,14 +231,15 @@ enum Content {
 fn record_in_file<W: Waiter>(
     dir: &Path,
     job: &BudgetName,
-    kind: RunKind,
+    (kind, took): (RunKind, Duration),
     watch: &W,
     latest: Option<Duration>,
 ) -> Result<Recorded, Unkept> {
     let file = BudgetFile::check_keeping(dir, job, HISTORY)
         .map_err(|refused| Unkept::Failed(refused.0))?;
     let locked = file.lock(watch, latest)?;
-    let record = file::read_start(&locked, 2 * RECORD).map_err(Trouble::from)?;
+    let record =
+        file::read_start(&locked, DURATIONS_AT + DURATIONS_RECORD).map_err(Trouble::from)?;
     let (mut history, started_over) = match parse(&record).map_err(Unkept::Failed)? {
         Content::Own(history) => (history, None),
         Content::Empty => (History::default(), None),
@@ -231,10 +248,11 @@ fn record_in_file<W: Waiter>(
             Some("its history was damaged, and started over".to_string()),
         ),
     };
-    history.record(kind);
+    history.record(kind, took);
+    let records = records_of(&history);
     locked
-        .write_all_at(&record_of(&history), 0)
-        .and_then(|()| locked.set_len(RECORD as u64))
+        .write_all_at(&records, 0)
+        .and_then(|()| locked.set_len(records.len() as u64))
         .map_err(Trouble::from)?;
     Ok(Recorded {
         history,
@@ -244,7 +262,8 @@ fn record_in_file<W: Waiter>(
 
 /// The history file at `path`, read without the lock and changing nothing.
 fn read_file(path: &Path) -> Result<Option<History>, String> {
-    let Some(record) = file::peek_start(path, 2 * RECORD, HISTORY).map_err(|refused| refused.0)?
+    let Some(record) = file::peek_start(path, DURATIONS_AT + DURATIONS_RECORD, HISTORY)
+        .map_err(|refused| refused.0)?
     else {
         return Ok(None);
     };
@@ -256,8 +275,10 @@ fn read_file(path: &Path) -> Result<Option<History>, String> {
     }
 }
 
-/// What `record` holds; an error for a file that is not a history at all (left alone).
-fn parse(record: &[u8]) -> Result<Content, String> {
+/// What the start of a history file holds; an error for a file that is not a history at all
+/// (left alone).
+fn parse(start: &[u8]) -> Result<Content, String> {
+    let (record, durations) = start.split_at(start.len().min(DURATIONS_AT));
     match signature::recognise(record, SIGNATURE) {
         Recognised::Empty => return Ok(Content::Empty),
         Recognised::Foreign => {
@@ -270,15 +291,31 @@ fn parse(record: &[u8]) -> Result<Content, String> {
         .trim_end_matches([' ', '\n'])
         .strip_prefix(FORMAT)
         .and_then(|rest| rest.strip_prefix(' '));
+    let durations = String::from_utf8_lossy(durations);
+    let durations = durations
+        .trim_end_matches([' ', '\n'])
+        .strip_prefix(DURATIONS_FORMAT)
+        .unwrap_or("-");
     Ok(stored
         .and_then(History::from_stored)
+        .map(|history| history.with_stored_durations(durations))
         .map_or(Content::Damaged, Content::Own))
 }
 
-/// `history`'s record: the format, the stored text, spaces to the record's size, a newline.
-fn record_of(history: &History) -> Vec<u8> {
-    let mut record = format!("{FORMAT} {}", history.stored()).into_bytes();
-    record.resize(RECORD - 1, b' ');
+/// `history`'s records: the counts' record (the format, the stored text, spaces to the record's
+/// size, a newline), a record of padding, and the durations' record.
+fn records_of(history: &History) -> Vec<u8> {
+    let mut records = padded(format!("{FORMAT} {}", history.stored()), RECORD);
+    records.extend(padded(String::new(), RECORD));
+    let durations = format!("{DURATIONS_FORMAT} {}", history.stored_durations());
+    records.extend(padded(durations, DURATIONS_RECORD));
+    records
+}
+
+/// `text`, spaces to `size` bytes, ending with a newline.
+fn padded(text: String, size: usize) -> Vec<u8> {
+    let mut record = text.into_bytes();
+    record.resize(size - 1, b' ');
     record.push(b'\n');
     record
 }
@@ -290,6 +327,22 @@ mod tests {
 
     fn job(name: &str) -> BudgetName {
         name.parse().unwrap()
+    }
+
+    /// Count a run of the job `name` that ended as `kind` after a second and a half.
+    fn record_run(
+        location: &Location,
+        name: &str,
+        kind: RunKind,
+        watch: &impl Waiter,
+    ) -> Result<Recorded, Unkept> {
+        record(
+            location,
+            &job(name),
+            (kind, Duration::from_millis(1500)),
+            watch,
+            None,
+        )
     }
 
     #[test]
@@ -319,13 +372,39 @@ mod tests {
             RunKind::Failed,
             RunKind::Clean,
         ] {
-            record(&location, &job("nightly"), kind, &Threads, None).unwrap();
+            record_run(&location, "nightly", kind, &Threads).unwrap();
         }
         let history = read(&location, &job("nightly"), &Threads).unwrap().unwrap();
         assert_eq!(history.stored(), "2 1 1 cfxc");
+        assert_eq!(history.stored_durations(), "1500 1500 1500 1500");
         let path = dir.path().join(".history/nightly");
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), RECORD as u64);
+        let size = (DURATIONS_AT + DURATIONS_RECORD) as u64;
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
         assert_eq!(read(&location, &job("other"), &Threads).unwrap(), None);
+    }
+
+    #[test]
+    fn a_version_before_durations_reads_the_counts_and_its_file_is_read_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        let run = (RunKind::Flaky, Duration::from_millis(20));
+        record(&location, &job("nightly"), run, &Threads, None).unwrap();
+        let path = dir.path().join(".history/nightly");
+        let written = std::fs::read(&path).unwrap();
+        // All such a version reads: the counts' record, then padding it trims.
+        let before = String::from_utf8_lossy(&written[..2 * RECORD]);
+        let stored = before.trim_end_matches([' ', '\n']);
+        assert_eq!(stored, format!("{FORMAT} 0 1 0 f"));
+        // What such a version writes (the counts' record alone) reads back without durations.
+        std::fs::write(&path, &written[..RECORD]).unwrap();
+        let history = read(&location, &job("nightly"), &Threads).unwrap().unwrap();
+        assert_eq!(
+            (history.stored(), history.durations().count()),
+            ("0 1 0 f".into(), 0)
+        );
+        record(&location, &job("nightly"), run, &Threads, None).unwrap();
+        let history = read(&location, &job("nightly"), &Threads).unwrap().unwrap();
+        assert_eq!(history.stored_durations(), "20");
     }
 
     /// A waiter whose every wait a SIGTERM ends.
@@ -354,10 +433,10 @@ mod tests {
     fn a_signal_while_the_lock_is_waited_for_is_the_runs_not_a_warning() {
         let dir = tempfile::tempdir().unwrap();
         let location = Location::File(dir.path().to_path_buf());
-        record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap();
+        record_run(&location, "a", RunKind::Clean, &Threads).unwrap();
         let held = std::fs::File::open(dir.path().join(".history/a")).unwrap();
         let _lock = nix::fcntl::Flock::lock(held, nix::fcntl::FlockArg::LockExclusive).unwrap();
-        let stopped = record(&location, &job("a"), RunKind::Clean, &Stopping, None);
+        let stopped = record_run(&location, "a", RunKind::Clean, &Stopping);
         assert_eq!(stopped.unwrap_err(), Unkept::Interrupted(Signal::TERM));
     }
 
@@ -365,14 +444,14 @@ mod tests {
     fn a_damaged_history_starts_over_and_a_foreign_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let location = Location::File(dir.path().to_path_buf());
-        record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap();
+        record_run(&location, "a", RunKind::Clean, &Threads).unwrap();
         let path = dir.path().join(".history/a");
         std::fs::write(&path, "retry-history-v1 9 9 9 zzz").unwrap();
-        let recorded = record(&location, &job("a"), RunKind::Failed, &Threads, None).unwrap();
+        let recorded = record_run(&location, "a", RunKind::Failed, &Threads).unwrap();
         assert!(recorded.started_over.is_some());
         assert_eq!(recorded.history.stored(), "0 0 1 x");
         std::fs::write(&path, "all: build\n").unwrap();
-        let refused = record(&location, &job("a"), RunKind::Clean, &Threads, None).unwrap_err();
+        let refused = record_run(&location, "a", RunKind::Clean, &Threads).unwrap_err();
         let Unkept::Failed(why) = refused else {
             panic!("no signal came")
         };
@@ -380,7 +459,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "all: build\n");
         for foreign in [&[0u8; RECORD][..], &[b' '; RECORD], b"\n"] {
             std::fs::write(&path, foreign).unwrap();
-            let refused = record(&location, &job("a"), RunKind::Clean, &Threads, None);
+            let refused = record_run(&location, "a", RunKind::Clean, &Threads);
             assert!(matches!(refused, Err(Unkept::Failed(_))), "{foreign:?}");
             assert_eq!(std::fs::read(&path).unwrap(), foreign, "left as it was");
         }

@@ -3,6 +3,7 @@
 //! first attempt and after retries, each with its 95 % Wilson interval, and the totals.
 
 use std::io::{self, Write};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -11,6 +12,7 @@ use super::{Counts, History, RunKind, wilson};
 use crate::show::{Format, ShowError, write_as};
 use crate::store::Location;
 use crate::waiter::Waiter;
+use retry_policy::duration::{format_duration, to_millis};
 use retry_policy::printable::printable;
 
 /// What `retry job history` prints: the `job history` object of the reference.
@@ -30,6 +32,8 @@ struct Shown {
     eventual_pass_rate: Option<Rate>,
     /// Every run counted.
     totals: ShownCounts,
+    /// How long the last runs took (those recorded since durations are kept).
+    took: Option<ShownTook>,
     /// For a job with no runs kept: the jobs with a history in the same file store.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     others: Vec<String>,
@@ -41,6 +45,14 @@ struct ShownCounts {
     clean: u64,
     flaky: u64,
     failed: u64,
+}
+
+/// How long the last runs took, in milliseconds.
+#[derive(Debug, Serialize)]
+struct ShownTook {
+    runs: usize,
+    p50_ms: f64,
+    p95_ms: f64,
 }
 
 /// A rate, and its 95 % Wilson interval.
@@ -90,6 +102,11 @@ fn shown(job: &str, location: &Location, history: &History) -> Shown {
         pass_rate: rate(recent.clean),
         eventual_pass_rate: rate(recent.clean + recent.flaky),
         totals: counted(history.totals),
+        took: history.took().map(|took| ShownTook {
+            runs: took.runs,
+            p50_ms: to_millis(took.median),
+            p95_ms: to_millis(took.p95),
+        }),
         others: Vec::new(),
     }
 }
@@ -143,6 +160,16 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
         "  in order          {} (c clean, f flaky, x failed)",
         shown.sequence
     )?;
+    if let Some(took) = &shown.took {
+        let shown = |ms: f64| format_duration(Duration::from_secs_f64(ms / 1000.0));
+        writeln!(
+            out,
+            "  took              {} median, {} 95th percentile (last {} runs)",
+            shown(took.p50_ms),
+            shown(took.p95_ms),
+            took.runs
+        )?;
+    }
     let totals = &shown.totals;
     writeln!(
         out,
@@ -159,12 +186,13 @@ mod tests {
     #[test]
     fn the_reference_lists_every_key() {
         let mut history = History::default();
-        history.record(RunKind::Clean);
+        history.record(RunKind::Clean, Duration::from_secs(2));
         let mut shown = shown("j", &Location::File("/s".into()), &history);
         shown.others = vec!["k".into()];
         let value = serde_json::to_value(shown).unwrap();
-        let mut keys = object_keys(&value, &["recent", "pass_rate", "totals"]);
+        let mut keys = object_keys(&value, &["recent", "pass_rate", "totals", "took"]);
         keys.extend(object_keys(&value["pass_rate"], &[]));
+        keys.extend(object_keys(&value["took"], &[]));
         keys.sort();
         keys.dedup();
         assert_eq!(keys, row_keys("job history"));
@@ -179,7 +207,7 @@ mod tests {
             RunKind::Clean,
             RunKind::Failed,
         ] {
-            history.record(kind);
+            history.record(kind, Duration::from_secs(2));
         }
         let location = Location::File("/state".into());
         let mut out = Vec::new();

@@ -8,6 +8,7 @@ use std::time::Duration;
 use retry_policy::backoff::{Backoff, Jitter};
 use retry_policy::duration::format_duration;
 use retry_policy::presets::Preset;
+use retry_policy::requests::Request;
 use retry_policy::rules::{RuleList, UserRules};
 use retry_policy::run_id::RunId;
 
@@ -55,6 +56,16 @@ pub(super) fn max_time(cli: &Cli) -> Result<Option<Duration>, ConfigError> {
     Ok(max_time)
 }
 
+/// The HTTP request the command sends, when it is curl's or wget's and runs directly (a
+/// `--shell` line is the shell's to read, not the tool's).
+fn request(cli: &Cli) -> Option<Request> {
+    if cli.shell {
+        return None;
+    }
+    let args: Option<Vec<&str>> = cli.command.iter().map(|arg| arg.to_str()).collect();
+    Request::of(&args?)
+}
+
 /// The rules an attempt's end is judged by (the user's, then `preset`'s), and what the output
 /// is read for: their patterns, `--retry-after-output`'s and the preset's, `--hold`, and the
 /// ends a JUnit report shows.
@@ -67,7 +78,8 @@ pub(super) fn rules_and_output(
         stop: cli.stop_on.clone(),
         retry: cli.retry_on.clone(),
     };
-    let rules = RuleList::new(&user, preset).map_err(|why| ConfigError(why.to_string()))?;
+    let rules = RuleList::for_request(&user, preset, request(cli).as_ref())
+        .map_err(|why| ConfigError(why.to_string()))?;
     let mut after = cli.retry_after_output.clone();
     after.extend(
         preset

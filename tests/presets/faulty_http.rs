@@ -7,7 +7,8 @@
 //!   `/silent/anything`);
 //! - `/flaky/N/K`: status N for the first K requests to that path, then 200.
 //!
-//! Every request is counted by path, so that a test can say how many attempts reached it.
+//! Every request is counted by path, once its body is read, so that a test can say how many
+//! attempts reached it: how many requests the server carried out.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -77,8 +78,19 @@ fn answer(
         return;
     }
     let mut header = String::new();
+    let mut body_length = 0;
     while reader.read_line(&mut header).is_ok_and(|read| read > 2) {
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            body_length = value.trim().parse().unwrap_or(0);
+        }
         header.clear();
+    }
+    // A body left unread would turn the close into a reset before the client read the answer.
+    let mut body = vec![0; body_length.min(1 << 20)];
+    if std::io::Read::read_exact(&mut reader, &mut body).is_err() {
+        return;
     }
     let path = request_line
         .split_whitespace()

@@ -17,6 +17,8 @@ mod faulty_http;
 mod git;
 /// curl and wget against an HTTP server of the tests' own.
 mod http;
+/// A POST is not repeated after it may have been carried out, unless a key makes it safe.
+mod idempotency;
 /// A name that does not exist, as against a resolver that failed for now, for every program.
 mod names;
 /// npm against a registry of the tests' own.

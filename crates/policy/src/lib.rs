@@ -30,6 +30,7 @@ pub mod precedence;
 pub mod presets;
 pub mod printable;
 pub mod requested;
+pub mod requests;
 pub mod rules;
 pub mod run;
 pub mod run_id;

@@ -25,7 +25,8 @@ use std::sync::Arc;
 use crate::codes::StatusSet;
 use crate::error::Error;
 use crate::matching::{MAX_PATTERNS, OutputPattern, OutputStream, check_pattern};
-use crate::presets::Preset;
+use crate::presets::{Preset, Rule as PresetRule};
+use crate::requests::Request;
 use crate::signal::Signal;
 use crate::termination::TIMED_OUT;
 use crate::verdict::Verdict;
@@ -296,6 +297,17 @@ const GUARDS: [(u8, &str); 2] = [
 impl RuleList {
     /// The list of the user's rules, the guards, `preset`'s rules and the defaults.
     pub fn new(user: &UserRules, preset: Option<&'static Preset>) -> Result<Self, Error> {
+        Self::for_request(user, preset, None)
+    }
+
+    /// The list for a command that sends `request` (curl's, wget's): when the request is unsafe
+    /// to repeat, the preset's rules start with those that stop it at a failure that may have
+    /// come after it was sent.
+    pub fn for_request(
+        user: &UserRules,
+        preset: Option<&'static Preset>,
+        request: Option<&Request>,
+    ) -> Result<Self, Error> {
         let success = success_statuses(&user.success);
         check_overlaps(user, success)?;
         let mut list = RuleList {
@@ -330,7 +342,9 @@ impl RuleList {
             );
         }
         if let Some(preset) = preset {
-            list.push_preset(preset)?;
+            let unsafe_request =
+                request.map_or(Vec::new(), |request| request.stop_rules(preset.name));
+            list.push_preset(preset, &unsafe_request)?;
         }
         if user.success.is_empty() {
             let origin = Origin::Default("a success status");
@@ -462,11 +476,15 @@ impl RuleList {
         Ok(())
     }
 
-    fn push_preset(&mut self, preset: &'static Preset) -> Result<(), Error> {
+    /// Push `preset`'s rules, `first` (a request's that is unsafe to repeat) before them.
+    fn push_preset(&mut self, preset: &'static Preset, first: &[PresetRule]) -> Result<(), Error> {
         let origin = |meaning| Origin::Preset {
             preset: preset.name,
             meaning,
         };
+        for rule in first {
+            self.push_preset_rule(preset, rule)?;
+        }
         self.push(
             Statuses::Named(single(TIMED_OUT)),
             None,
@@ -474,19 +492,33 @@ impl RuleList {
             origin("an attempt cut by --timeout"),
         );
         for rule in preset.rules {
-            let pattern = match rule.output {
-                Some(regex) => {
-                    let output = OutputPattern {
-                        stream: preset.stream,
-                        regex: regex.to_string(),
-                    };
-                    Some(self.pattern(output, || format!("--preset {}", preset.name))?)
-                }
-                None => None,
-            };
-            let statuses = Statuses::Named(rule.statuses.parse().unwrap_or_default());
-            self.push(statuses, pattern, rule.verdict, origin(rule.meaning));
+            self.push_preset_rule(preset, rule)?;
         }
+        Ok(())
+    }
+
+    /// Push one of `preset`'s rules.
+    fn push_preset_rule(
+        &mut self,
+        preset: &'static Preset,
+        rule: &PresetRule,
+    ) -> Result<(), Error> {
+        let pattern = match rule.output {
+            Some(regex) => {
+                let output = OutputPattern {
+                    stream: preset.stream,
+                    regex: regex.to_string(),
+                };
+                Some(self.pattern(output, || format!("--preset {}", preset.name))?)
+            }
+            None => None,
+        };
+        let statuses = Statuses::Named(rule.statuses.parse().unwrap_or_default());
+        let origin = Origin::Preset {
+            preset: preset.name,
+            meaning: rule.meaning,
+        };
+        self.push(statuses, pattern, rule.verdict, origin);
         Ok(())
     }
 

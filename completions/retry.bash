@@ -106,9 +106,10 @@ _retry_job_set() {
     case $prev in
         --overlap) COMPREPLY=($(compgen -W 'allow skip wait' -- "$cur")); return ;;
         --alert-after) :; return ;;
+        --schedule) :; return ;;
         --budget-store) :; return ;;
     esac
-    COMPREPLY=($(compgen -W '--overlap --alert-after --budget-store -h --help' -- "$cur"))
+    COMPREPLY=($(compgen -W '--overlap --alert-after --schedule --budget-store -h --help' -- "$cur"))
 }
 
 _retry_job_history() {

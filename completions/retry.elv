@@ -103,6 +103,7 @@ set edit:completion:arg-completer[retry] = {|@words|
         &'retry;job;set'= {
             cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip (kept when not given; allow the first time)'
             cand --alert-after 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure, 1 to 99, e.g. 3 (kept when not given; 1 the first time)'
+            cand --schedule 'When the job is due, in cron''s five fields (or an @ name), optionally after CRON_TZ=ZONE: a run of the job ends before the next slot, its last status its own, and a failed run is retried until then and never past it; none to keep none, e.g. ''*/15 * * * *'' (kept when not given; none the first time)'
             cand --budget-store 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

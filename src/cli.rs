@@ -683,7 +683,7 @@ pub(crate) struct JobShowArgs {
 
 /// The `retry job set` options: at least one term.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("terms").required(true).multiple(true).args(["overlap", "alert_after"])))]
+#[command(group(clap::ArgGroup::new("terms").required(true).multiple(true).args(["overlap", "alert_after", "schedule"])))]
 pub(crate) struct JobSetArgs {
     /// The job's name, as runs give it to --job.
     #[arg(value_name = "JOB")]
@@ -699,6 +699,13 @@ pub(crate) struct JobSetArgs {
     /// 1 to 99, e.g. 3 (kept when not given; 1 the first time).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(retry_budget::job::MOST_ALERT_AFTER)))]
     pub(crate) alert_after: Option<u32>,
+
+    /// When the job is due, in cron's five fields (or an @ name), optionally after CRON_TZ=ZONE:
+    /// a run of the job ends before the next slot, its last status its own, and a failed run is
+    /// retried until then and never past it; none to keep none, e.g. '*/15 * * * *' (kept when
+    /// not given; none the first time).
+    #[arg(long, value_name = "CRON")]
+    pub(crate) schedule: Option<String>,
 
     /// Where the job's terms live, as its runs' budget does: file, file:DIR, or a redis:// URL
     /// [default: $RETRY_BUDGET_STORE, or file].

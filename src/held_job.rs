@@ -4,7 +4,7 @@
 //! given back by `overlap`; this module only keeps what it learned, so that the attempts and
 //! the pings need not know how.
 
-use std::cell::{Cell, Ref, RefCell};
+use std::cell::{Ref, RefCell};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
@@ -19,7 +19,7 @@ pub(crate) type SharedJob = Rc<HeldJob>;
 pub(crate) struct HeldJob {
     /// The job's terms, read as the hold was taken (the defaults until then, for a run with no
     /// job, or a store that could not say).
-    terms: Cell<JobTerms>,
+    terms: RefCell<JobTerms>,
     /// `RETRY_JOB_HOLD` for the attempts, once the run holds its job: what the run was handed,
     /// with its own hold's proof (until then the attempts inherit the run's own, if any).
     handed_on: RefCell<Option<OsString>>,
@@ -32,12 +32,12 @@ pub(crate) struct HeldJob {
 impl HeldJob {
     /// The job's terms, as the run's hold read them.
     pub(crate) fn terms(&self) -> JobTerms {
-        self.terms.get()
+        self.terms.borrow().clone()
     }
 
     /// The job's terms were read as `terms`.
     pub(crate) fn set_terms(&self, terms: JobTerms) {
-        self.terms.set(terms);
+        *self.terms.borrow_mut() = terms;
     }
 
     /// The run holds the job by `hold`, whose proof the attempts are handed in `handed_on`.

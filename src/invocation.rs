@@ -220,9 +220,21 @@ fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
     )
     .map_err(anyhow::Error::msg)?;
     let name = history::history_name(&options.job);
+    let schedule = match options.schedule.as_deref() {
+        None => None,
+        Some(job::NO_SCHEDULE) => Some(None),
+        Some(text) => {
+            let env =
+                |name: &str| environment::own(name).and_then(|value| value.into_string().ok());
+            let schedule = job::Schedule::parse(text, &env)
+                .map_err(|why| anyhow::anyhow!("--schedule {why}"))?;
+            Some(Some(schedule.text().to_string()))
+        }
+    };
     let change = job::TermsChange {
         overlap: options.overlap,
         alert_after: options.alert_after,
+        schedule,
     };
     job::set_terms(&store.location, &name, change, &Threads).map_err(anyhow::Error::msg)?;
     Ok(Exit::Success)

@@ -4,12 +4,15 @@
 
 use std::ffi::OsString;
 use std::path::Path;
+use std::time::SystemTime;
 
 use retry_budget::default_budget::DefaultBudget;
 use retry_budget::history;
+use retry_budget::job::{self, Schedule, Slot};
 use retry_budget::model::DEFAULT_BUDGET_TERMS;
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::{Location, StoreSettings};
+use retry_budget::waiter::Threads;
 use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
 use retry_policy::presets::Preset;
 use retry_policy::seed::words_hash;
@@ -165,4 +168,27 @@ pub(crate) fn store_passed_on(
     given
         .filter(|text| !text.is_empty())
         .map(|text| retry_budget::store::without_password(&text))
+}
+
+/// The next slot of the schedule of the job whose terms are at `place` (`retry job set
+/// --schedule`), its zone read through `env` (`CRON_TZ`) where the schedule names none, after
+/// `now`; or why the run goes on without one.
+pub(super) fn next_slot(
+    place: Option<&HistoryPlace>,
+    env: &impl Fn(&str) -> Option<OsString>,
+    now: SystemTime,
+) -> Result<Option<Slot>, String> {
+    let Some(place) = place else {
+        return Ok(None);
+    };
+    let job = place.job.as_str();
+    let cannot =
+        |why: String| format!("job {job}: its schedule cannot be used: {why}; going on without it");
+    let Some(text) = job::schedule_of(&place.location, &place.job, &Threads).map_err(cannot)?
+    else {
+        return Ok(None);
+    };
+    let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
+    let schedule = Schedule::parse(&text, &env).map_err(cannot)?;
+    Ok(schedule.next_slot(now))
 }

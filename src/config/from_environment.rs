@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
+use retry_budget::job::Slot;
 use retry_policy::choice::Choice;
 use retry_policy::deadline::{self as deadlines, Deadline, JobLimit, Limit};
 use retry_policy::duration::parse_duration;
@@ -48,7 +49,8 @@ pub(super) fn max_requested_wait(
     }
 }
 
-/// The run's deadline: the soonest of `--max-time`, an outer run's and the CI job's, read once.
+/// The run's deadline: the soonest of `--max-time`, an outer run's, the CI job's and the next slot
+/// of the job's schedule, read once.
 #[derive(Debug)]
 pub(super) struct Deadlines {
     /// It, as the time it leaves when the run was resolved.
@@ -58,23 +60,32 @@ pub(super) struct Deadlines {
     pub(super) at: Option<Limit>,
     /// The CI job's time limit, when the environment tells one.
     pub(super) job: Option<JobLimit>,
+    /// The next slot of the schedule of the run's job, when it has one.
+    pub(super) slot: Option<Slot>,
     /// What was wrong with a deadline the environment gave, which the run goes on without.
     pub(super) problems: Vec<String>,
 }
 
 impl Deadlines {
-    /// The deadline of a run of `max_time` (`--max-time`), with those `env` gives, at `now`.
+    /// The deadline of a run of `max_time` (`--max-time`) whose job's schedule has the next
+    /// slot `slot` (or what was wrong with it), with those `env` gives, at `now`.
     pub(super) fn of(
         max_time: Option<Duration>,
+        slot: Result<Option<Slot>, String>,
         env: &impl Fn(&str) -> Option<OsString>,
         now: SystemTime,
     ) -> Deadlines {
-        let (outer, job, problems) = outside_deadlines(env, now);
-        let soonest = deadlines::soonest(max_time, outer, job);
+        let (outer, job, mut problems) = outside_deadlines(env, now);
+        let slot = slot.unwrap_or_else(|why| {
+            problems.push(why);
+            None
+        });
+        let soonest = deadlines::soonest(max_time, outer, job, slot.as_ref().map(|slot| slot.left));
         Deadlines {
             soonest,
             at: soonest.and_then(|deadline| deadline.from(Instant::now())),
             job,
+            slot,
             problems,
         }
     }

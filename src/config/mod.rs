@@ -52,7 +52,7 @@ mod record;
 
 pub(crate) use budget::HistoryPlace;
 pub(crate) use budget::store_passed_on;
-use budget::{budget_in_force, history_place, job_name, run_budget};
+use budget::{budget_in_force, history_place, job_name, next_slot, run_budget};
 use flags::refuse;
 pub(crate) use from_environment::new_id;
 use from_environment::{
@@ -148,7 +148,6 @@ impl Config {
     /// Resolve `cli`, reading the environment through `env`.
     fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
         let backoff = flags::backoff(&cli)?;
-        let deadlines = Deadlines::of(flags::max_time(&cli)?, &env, SystemTime::now());
         let max_requested_wait = max_requested_wait(&env)?;
         let nested = nested(&env)?;
         let program = cli.command.first().and_then(|program| program.to_str());
@@ -179,6 +178,9 @@ impl Config {
             },
             None => (None, None),
         };
+        let now = SystemTime::now();
+        let slot = next_slot(history.as_ref(), &env, now);
+        let deadlines = Deadlines::of(flags::max_time(&cli)?, slot, &env, now);
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.ci().resolve(&env).filter(|_| layer.depth() == 1);
@@ -392,7 +394,13 @@ impl Config {
         self.deadlines
             .soonest
             .filter(|deadline| deadline.source != DeadlineSource::MaxTime)
-            .map(|deadline| deadline.describe(self.deadlines.job.as_ref()))
+            .map(|deadline| {
+                let described = deadline.describe(self.deadlines.job.as_ref());
+                match (deadline.source, &self.deadlines.slot) {
+                    (DeadlineSource::Schedule, Some(slot)) => format!("{described} at {}", slot.at),
+                    _ => described,
+                }
+            })
     }
 
     /// The process-control options of an attempt (and of a hook).

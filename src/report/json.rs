@@ -129,7 +129,8 @@ pub(crate) const EVENTS: [(&str, &str); 8] = [
         "deadline",
         "before the first attempt, when the run's deadline came from outside its command \
          line: `deadline_ms` (the time the run has), `source` (`\"outer_run\"`, \
-         `\"gitlab_job\"` or `\"buildkite_job\"`; `\"max_time\"` is never said, as \
+         `\"gitlab_job\"`, `\"buildkite_job\"` or `\"schedule\"` (the next slot of the \
+         job's schedule); `\"max_time\"` is never said, as \
          `--max-time` is on the command line)",
     ),
     (
@@ -162,7 +163,8 @@ pub(crate) const EVENTS: [(&str, &str); 8] = [
          `\"output_lost\"` and `\"error\"`; `signal` (a name) with `\"interrupted\"`; \
          `open_for_ms` with `\"breaker_open\"`, how long it stays open yet; `deadline` with \
          `\"deadline\"`, where the limit came from (`\"max_time\"`, `\"outer_run\"`, \
-         `\"gitlab_job\"`, `\"buildkite_job\"`), and `wait_cause` when a wait would have \
+         `\"gitlab_job\"`, `\"buildkite_job\"`, `\"schedule\"`), and `wait_cause` when a \
+         wait would have \
          passed it, whose wait (`\"backoff\"`, `\"requested\"`, `\"budget\"`, `\"shared\"`); \
          `report_error` (text) when `--report` could not be written, which makes `status` \
          125; `flaky` (true) when a `\"success\"` came only after failed attempts (`status` \

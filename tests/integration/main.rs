@@ -49,6 +49,8 @@ mod rule_limits;
 mod run;
 /// `RETRY_RUN_ID`: one identity a run, kept by the runs nested in it.
 mod run_id;
+/// A job's schedule: its next slot ends a run of the job.
+mod schedule;
 /// `--seed host` and `--splay`.
 mod seed_and_splay;
 /// What `retry -h` says of each option, held to what it does.

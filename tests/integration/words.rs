@@ -116,6 +116,10 @@ const MISTAKES: &[Mistake] = &[
         &["job", "set", "nightly", "--alert-after", "100"],
     ),
     mistake("job_history_without_name", &["job", "history"]),
+    mistake(
+        "job_schedule_invalid",
+        &["job", "set", "nightly", "--schedule", "*/15 * * *"],
+    ),
     in_environment("env_budget_invalid", &[("RETRY_BUDGET", "a/b")]),
     in_environment("env_deadline_not_a_time", &[("RETRY_DEADLINE", "x")]),
     in_environment("env_monitor_without_dialect", &[("RETRY_MONITOR", "x")]),

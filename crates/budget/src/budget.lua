@@ -80,8 +80,9 @@ if operation == 'history' or operation == 'history_show' then
 end
 -- A job's terms and the lease of its run in progress (crates/budget/src/job/), KEYS[1] the
 -- terms, a hash that `retry job set` writes and nothing expires, and KEYS[2] the lease, a hash
--- that expires unless its holder renews it. 'job_set' keeps ARGV[2], 'OVERLAP ALERT_AFTER' ('-'
--- for a term it leaves as it is), as the terms; for the others ARGV[2] is 'TOKEN [RUN]', the
+-- that expires unless its holder renews it. 'job_set' keeps ARGV[2], 'OVERLAP ALERT_AFTER
+-- SCHEDULE' ('-' for a term it leaves as it is, 'none' for no schedule; the schedule last, as it
+-- holds spaces), as the terms; for the others ARGV[2] is 'TOKEN [RUN]', the
 -- holding run's secret token (the lease is held in it, and never shown) and, on 'job_hold', its
 -- identity (shown as the holder's), and ARGV[3] the lease (ms). 'job_hold' takes the lease when
 -- the overlap is 'skip' or 'wait' and no other run holds it, or answers 'inside' when the token
@@ -89,34 +90,37 @@ end
 -- own; 'job_release' gives it back if it is still the run's; 'job_show' changes nothing.
 -- Returns {overlap ('allow', 'skip' or 'wait'; 'allow' for none or a damaged one), the lease's
 -- holder's identity ('' for none), 'free' (no lease needed), 'held', 'inside', 'busy' or 'lost',
--- and the failed runs in a row that alert, as kept ('' for none; the job module checks it)}.
+-- the failed runs in a row that alert, as kept ('' for none; the job module checks it), and
+-- the schedule ('' for none)}.
 if string.sub(operation, 1, 4) == 'job_' then
   local run, shown = string.match(ARGV[2], '^(%S*) ?(%S*)$')
   local lease = tonumber(ARGV[3])
   if operation == 'job_set' then
-    local overlap, alert_after = string.match(ARGV[2], '^(%S+) (%S+)$')
+    local overlap, alert_after, schedule = string.match(ARGV[2], '^(%S+) (%S+) (.+)$')
     if overlap and overlap ~= '-' then redis.call('HSET', key, 'overlap', overlap) end
     if alert_after and alert_after ~= '-' then redis.call('HSET', key, 'alert_after', alert_after) end
+    if schedule == 'none' then redis.call('HDEL', key, 'schedule')
+    elseif schedule and schedule ~= '-' then redis.call('HSET', key, 'schedule', schedule) end
   end
-  local terms = redis.call('HMGET', key, 'overlap', 'alert_after')
-  local overlap, alert_after = terms[1], terms[2] or ''
+  local terms = redis.call('HMGET', key, 'overlap', 'alert_after', 'schedule')
+  local overlap, alert_after, schedule = terms[1], terms[2] or '', terms[3] or ''
   if overlap ~= 'skip' and overlap ~= 'wait' then overlap = 'allow' end
   local held = redis.call('HMGET', terms_key, 'holder', 'running')
   local holder = held[1] or ''
   local running = held[2] or holder
   if operation == 'job_set' or operation == 'job_show' then
-    return {overlap, running, 'free', alert_after}
+    return {overlap, running, 'free', alert_after, schedule}
   elseif operation == 'job_release' then
     if holder == run then redis.call('HDEL', terms_key, 'holder', 'running') end
-    return {overlap, '', 'free', alert_after}
+    return {overlap, '', 'free', alert_after, schedule}
   elseif holder ~= '' and holder == run and operation == 'job_hold' then
-    return {overlap, running, 'inside', alert_after}
+    return {overlap, running, 'inside', alert_after, schedule}
   elseif holder ~= '' and holder ~= run then
-    return {overlap, running, 'busy', alert_after}
+    return {overlap, running, 'busy', alert_after, schedule}
   elseif operation == 'job_renew' and holder == '' then
-    return {overlap, '', 'lost', alert_after}
+    return {overlap, '', 'lost', alert_after, schedule}
   elseif overlap == 'allow' and operation == 'job_hold' then
-    return {overlap, '', 'free', alert_after}
+    return {overlap, '', 'free', alert_after, schedule}
   end
   redis.call('HSET', terms_key, 'holder', run)
   if shown ~= '' then
@@ -124,7 +128,7 @@ if string.sub(operation, 1, 4) == 'job_' then
     running = shown
   end
   redis.call('PEXPIRE', terms_key, lease)
-  return {overlap, running, 'held', alert_after}
+  return {overlap, running, 'held', alert_after, schedule}
 end
 local capacity = tonumber(ARGV[2])
 local period = tonumber(ARGV[3])

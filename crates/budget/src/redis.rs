@@ -133,14 +133,15 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     }
 
     /// The job operation `name` with `argument` and `lease`, within `latest`; its answer: the
-    /// overlap, the lease's holder, and what became of the lease.
+    /// overlap, the lease's holder, what became of the lease, the failed runs in a row that
+    /// alert, and the schedule.
     pub(crate) fn job(
         &mut self,
         name: &'static str,
         argument: &str,
         lease: Duration,
         latest: Option<Duration>,
-    ) -> Result<[String; 4], Failure> {
+    ) -> Result<[String; 5], Failure> {
         let operation = Operation::Job {
             name,
             argument,
@@ -148,7 +149,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         };
         let answer = self.call(operation, latest, None)?;
         strings(&answer)
-            .and_then(|fields| <[String; 4]>::try_from(fields).ok())
+            .and_then(|fields| <[String; 5]>::try_from(fields).ok())
             .ok_or_else(|| unusable(&answer))
     }
 

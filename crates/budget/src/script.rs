@@ -10,7 +10,7 @@ use super::resp::{Connection, Reply, Trouble, describe};
 pub(crate) const TEXT: &str = include_str!("budget.lua");
 
 /// The script's SHA-1, in lowercase hexadecimal, as `SCRIPT LOAD` answers it.
-pub(crate) const SHA1: &[u8; 40] = b"3c903dcad1cd470e22f2995279db8546d63f4c88";
+pub(crate) const SHA1: &[u8; 40] = b"cc2d183d626968db7b50a7a77a6520bd6f2268db";
 
 /// Call the script with `args` (its key first) by its SHA-1, loading it if the server does
 /// not have it yet.

@@ -28,6 +28,9 @@ pub enum DeadlineSource {
     /// Buildkite's `BUILDKITE_TIMEOUT` minutes, counted from this run's start: Buildkite does
     /// not say when the job started.
     BuildkiteJob,
+    /// The next slot of the schedule of the run's `--job` (`retry job set --schedule`): the run
+    /// ends before the next one is due.
+    Schedule,
 }
 
 /// The deadline in force: how long the run has from now, and why.
@@ -108,16 +111,18 @@ impl JobLimit {
 }
 
 /// The soonest of the deadlines given, if any: `--max-time`, the outer run's (as the time left
-/// until it), and the CI job's.
+/// until it), the CI job's, and the next slot of the job's schedule (as the time left until it).
 pub fn soonest(
     max_time: Option<Duration>,
     outer: Option<Duration>,
     job: Option<JobLimit>,
+    slot: Option<Duration>,
 ) -> Option<Deadline> {
     let candidates = [
         max_time.map(|left| (left, DeadlineSource::MaxTime)),
         outer.map(|left| (left, DeadlineSource::OuterRun)),
         job.map(|job| (job.left(), job.source)),
+        slot.map(|left| (left, DeadlineSource::Schedule)),
     ];
     candidates
         .into_iter()
@@ -203,6 +208,7 @@ impl fmt::Display for DeadlineSource {
             DeadlineSource::BuildkiteJob => {
                 "the Buildkite job's time limit (BUILDKITE_TIMEOUT, from this run's start)"
             }
+            DeadlineSource::Schedule => "the next slot of the job's schedule",
         })
     }
 }
@@ -272,19 +278,21 @@ mod tests {
             limit: Duration::from_secs(60),
             elapsed: Duration::from_secs(50),
         };
-        let soonest = |max: u64, outer: u64| {
+        let soonest = |max: u64, outer: u64, slot: u64| {
             soonest(
                 Some(Duration::from_secs(max)),
                 Some(Duration::from_secs(outer)),
                 Some(job),
+                Some(Duration::from_secs(slot)),
             )
             .map(|deadline| (deadline.left.as_secs(), deadline.source))
         };
-        assert_eq!(soonest(3, 9), Some((3, DeadlineSource::MaxTime)));
-        assert_eq!(soonest(9, 4), Some((4, DeadlineSource::OuterRun)));
+        assert_eq!(soonest(3, 9, 9), Some((3, DeadlineSource::MaxTime)));
+        assert_eq!(soonest(9, 4, 9), Some((4, DeadlineSource::OuterRun)));
         // 10 s left of the job, less its margin of 5 s.
-        assert_eq!(soonest(9, 9), Some((5, DeadlineSource::GitlabJob)));
-        assert_eq!(super::soonest(None, None, None), None);
+        assert_eq!(soonest(9, 9, 9), Some((5, DeadlineSource::GitlabJob)));
+        assert_eq!(soonest(9, 9, 2), Some((2, DeadlineSource::Schedule)));
+        assert_eq!(super::soonest(None, None, None, None), None);
     }
 
     #[test]
@@ -371,13 +379,13 @@ mod tests {
             limit: Duration::from_secs(60),
             elapsed: Duration::from_secs(50),
         };
-        let deadline = soonest(None, None, Some(job)).unwrap();
+        let deadline = soonest(None, None, Some(job), None).unwrap();
         assert_eq!(
             deadline.describe(Some(&job)),
             "5s, from the GitLab job's time limit (CI_JOB_TIMEOUT from CI_JOB_STARTED_AT) \
              (1m with 50s gone), less a margin of 5s"
         );
-        let outer = soonest(None, Some(Duration::from_secs(7)), None).unwrap();
+        let outer = soonest(None, Some(Duration::from_secs(7)), None, None).unwrap();
         assert_eq!(
             outer.describe(None),
             "7s, from the outer retry's deadline (RETRY_DEADLINE)"

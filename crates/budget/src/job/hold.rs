@@ -382,7 +382,7 @@ pub fn keep_lease(address: &RedisAddress, job: &BudgetName, token: &str, alive: 
         let mut ready = [PollFd::new(alive.as_fd(), PollFlags::POLLIN)];
         match poll(&mut ready, renew_every) {
             Ok(0) => match store.job("job_renew", token, LEASE, None) {
-                Ok([_, _, state, _]) if state == "held" => {}
+                Ok([_, _, state, ..]) if state == "held" => {}
                 _ => return,
             },
             Ok(_) => match nix::unistd::read(alive.as_fd(), &mut ignored) {
@@ -418,7 +418,7 @@ fn renew(
 ) {
     while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(RENEW) {
         match store.job("job_renew", token, LEASE, None) {
-            Ok([_, _, state, _]) if state == "held" => {}
+            Ok([_, _, state, ..]) if state == "held" => {}
             _ => lost.store(true, Ordering::Relaxed),
         }
     }
@@ -464,12 +464,14 @@ mod tests {
         let alert_after = TermsChange {
             overlap: None,
             alert_after: Some(4),
+            schedule: None,
         };
         set_terms(&location, &job, alert_after, &Threads).unwrap();
         set_terms(&location, &job, overlap(Overlap::Wait), &Threads).unwrap();
         let expected = JobTerms {
             overlap: Overlap::Wait,
             alert_after: 4,
+            schedule: None,
         };
         assert_eq!(read(), expected);
         // What the run's hold reads is the same terms.

@@ -1,4 +1,5 @@
-//! A job's terms, which `retry job set NAME --overlap skip|wait|allow --alert-after N` keeps
+//! A job's terms, which `retry job set NAME --overlap skip|wait|allow --alert-after N
+//! --schedule CRON` keeps
 //! where the job's history lives (the store its runs' budget uses), so that every run of the
 //! job, on any machine, obeys the same ones; and `retry job show`. A run named with `--job` reads
 //! its overlap before its first attempt, in the same step as it takes its hold on the job
@@ -7,14 +8,18 @@
 //! On Redis, a hash no budget's name can make (`retry:budget:job:{JOB}`), which nothing
 //! expires. In a file store, one small file per job in the store directory's `.jobs`, checked
 //! and written as a budget's file is: `retry-job-v1 overlap=skip alert_after=3`, padded to a
-//! record's size (a file without `alert_after`, from before it, alerts from the first failure).
+//! record's size (a file without `alert_after`, from before it, alerts from the first failure),
+//! then the schedule's record, `retry-job-schedule-v1 */15 * * * *`, where a version from before
+//! schedules never reads (it reads one record; writing, it cuts the schedule off). On Redis the
+//! schedule is a field of the hash of its own, which such a version's script never touches.
 
 mod hold;
+mod schedule;
 
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::BudgetName;
 use crate::error::Error;
@@ -29,6 +34,7 @@ use retry_policy::choice::Choice;
 use retry_policy::printable::printable;
 
 pub use hold::{Claim, Hold, Holding, LEASE, Unheld, hold, keep_lease};
+pub use schedule::{MOST_SCHEDULE, Schedule, Slot};
 
 /// Whether a run of a job may start while another is in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -64,14 +70,16 @@ impl Choice for Overlap {
     }
 }
 
-/// What a job's runs obey: whether they overlap, and from which failed run in a row its monitor
-/// is told of a failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a job's runs obey: whether they overlap, from which failed run in a row its monitor
+/// is told of a failure, and the schedule whose next slot ends a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobTerms {
     /// Whether a run may start while another is in progress.
     pub overlap: Overlap,
     /// The failed runs in a row from which each alerts: 1 (the default) alerts every one.
     pub alert_after: u32,
+    /// The job's schedule as given (`*/15 * * * *`); none for a job with none.
+    pub schedule: Option<String>,
 }
 
 impl Default for JobTerms {
@@ -79,6 +87,7 @@ impl Default for JobTerms {
         JobTerms {
             overlap: Overlap::Allow,
             alert_after: 1,
+            schedule: None,
         }
     }
 }
@@ -88,31 +97,42 @@ impl Default for JobTerms {
 pub const MOST_ALERT_AFTER: u32 = 99;
 
 /// What `retry job set` changes of a job's terms; each term it leaves out stays as it is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TermsChange {
     /// The overlap to keep, if any.
     pub overlap: Option<Overlap>,
     /// The failed runs in a row that alert, if any.
     pub alert_after: Option<u32>,
+    /// The schedule to keep (a checked one), or `Some(None)` to keep none.
+    pub schedule: Option<Option<String>>,
 }
+
+/// What a schedule of none is given and stored as.
+pub const NO_SCHEDULE: &str = "none";
 
 impl TermsChange {
     /// `terms` with this change made.
-    fn applied(self, terms: JobTerms) -> JobTerms {
+    fn applied(&self, terms: JobTerms) -> JobTerms {
         JobTerms {
             overlap: self.overlap.unwrap_or(terms.overlap),
             alert_after: self.alert_after.unwrap_or(terms.alert_after),
+            schedule: self.schedule.clone().unwrap_or(terms.schedule),
         }
     }
 
-    /// The change as the Redis script takes it: `OVERLAP ALERT_AFTER`, `-` for a term left as
-    /// it is.
-    fn argument(self) -> String {
+    /// The change as the Redis script takes it: `OVERLAP ALERT_AFTER SCHEDULE`, `-` for a term
+    /// left as it is and `none` for no schedule (the schedule last: it holds spaces).
+    fn argument(&self) -> String {
         let overlap = self.overlap.map_or("-", Overlap::name);
         let alert_after = self
             .alert_after
             .map_or_else(|| "-".to_string(), |count| count.to_string());
-        format!("{overlap} {alert_after}")
+        let schedule = match &self.schedule {
+            None => "-",
+            Some(None) => NO_SCHEDULE,
+            Some(Some(schedule)) => schedule,
+        };
+        format!("{overlap} {alert_after} {schedule}")
     }
 }
 
@@ -124,6 +144,12 @@ const SIGNATURE: &str = "retry-job-";
 
 /// The size of a job's terms record, padded with spaces.
 const RECORD: usize = 128;
+
+/// The first word of a job's schedule record, naming its format.
+const SCHEDULE_FORMAT: &str = "retry-job-schedule-v1";
+
+/// The size of a job's schedule record, after the terms' record, padded with spaces.
+const SCHEDULE_RECORD: usize = 256;
 
 /// The directory of a file store that holds its jobs' terms.
 const DIRECTORY: &str = ".jobs";
@@ -149,6 +175,10 @@ struct Shown {
     overlap: Overlap,
     /// The failed runs in a row from which each alerts the job's monitor.
     alert_after: u32,
+    /// The schedule whose next slot ends a run, as given.
+    schedule: Option<String>,
+    /// The schedule's next slot (RFC 9557, in its zone), or why there is none.
+    next_slot: Option<String>,
     /// The identity (`RETRY_RUN_ID`) of the run that holds the job's lease, on a shared store.
     #[serde(skip_serializing_if = "Option::is_none")]
     running: Option<String>,
@@ -195,15 +225,36 @@ pub fn print(
     let (terms, running) = read(location, &name, watch).map_err(|why| {
         ShowError::Unreadable(format!("cannot read the terms of job {job}: {why}"))
     })?;
+    let next_slot = terms.schedule.as_deref().map(|schedule| {
+        // Shown outside a run, the slot is in the schedule's CRON_TZ, else the system's zone.
+        let no_run = |_: &str| None;
+        match Schedule::parse(schedule, &no_run).map(|parsed| parsed.next_slot(SystemTime::now())) {
+            Ok(Some(slot)) => slot.at,
+            Ok(None) => "none within the next years".to_string(),
+            Err(why) => format!("none: {why}"),
+        }
+    });
     let shown = Shown {
         job: job.to_string(),
         store: location.to_string(),
         location: place(location, &name),
         overlap: terms.overlap,
         alert_after: terms.alert_after,
+        schedule: terms.schedule,
+        next_slot,
         running,
     };
     write_as(format, out, &shown, write_text)
+}
+
+/// The schedule of the job `job` at `location`, if it has one: for a run of the job, whose
+/// next slot is one more deadline.
+pub fn schedule_of<W: Waiter>(
+    location: &Location,
+    job: &BudgetName,
+    watch: &W,
+) -> Result<Option<String>, String> {
+    read(location, job, watch).map(|(terms, _)| terms.schedule)
 }
 
 /// The terms of the job `job` at `location`, and the run that holds its lease.
@@ -229,7 +280,7 @@ fn read<W: Waiter>(
 
 /// The terms, and the lease's holder, in the script's reply to a job operation.
 pub(crate) fn terms_of_reply(
-    [overlap, holder, _, alert_after]: [String; 4],
+    [overlap, holder, _, alert_after, schedule]: [String; 5],
 ) -> (JobTerms, Option<String>) {
     let terms = JobTerms {
         overlap: Overlap::named(&overlap).unwrap_or(Overlap::Allow),
@@ -238,6 +289,7 @@ pub(crate) fn terms_of_reply(
             .ok()
             .filter(|count| (1..=MOST_ALERT_AFTER).contains(count))
             .unwrap_or(1),
+        schedule: stored_schedule(&schedule),
     };
     (terms, Some(holder).filter(|holder| !holder.is_empty()))
 }
@@ -259,10 +311,24 @@ fn write_text(out: &mut impl io::Write, shown: &Shown) -> io::Result<()> {
         1 => writeln!(out, "  alert    from the first failed run")?,
         count => writeln!(out, "  alert    from {count} failed runs in a row")?,
     }
+    if let (Some(schedule), Some(next)) = (&shown.schedule, &shown.next_slot) {
+        writeln!(out, "  schedule {} (next slot {next})", printable(schedule))?;
+    }
     if let Some(running) = &shown.running {
         writeln!(out, "  running  {running}, which holds the job's lease")?;
     }
     Ok(())
+}
+
+/// A schedule as a store keeps it: none for none, or for text no `retry job set` could have
+/// kept (too long, a control character).
+fn stored_schedule(text: &str) -> Option<String> {
+    let text = text.trim();
+    let plausible = !text.is_empty()
+        && text != NO_SCHEDULE
+        && text.len() <= MOST_SCHEDULE
+        && !text.chars().any(char::is_control);
+    plausible.then(|| text.to_string())
 }
 
 /// Where the terms of `job` live at `location`: its file, or its Redis key.
@@ -292,7 +358,8 @@ fn set_in_file<W: Waiter>(
         Trouble::Failed(why) => why,
         Trouble::Interrupted(signal) => format!("interrupted by signal {}", signal.number()),
     })?;
-    let record = file::read_start(&locked, RECORD).map_err(|err| err.to_string())?;
+    let record =
+        file::read_start(&locked, RECORD + SCHEDULE_RECORD).map_err(|err| err.to_string())?;
     let path = dir.join(job.as_str());
     let kept = match signature::recognise(&record, SIGNATURE) {
         Recognised::Foreign => return Err(format!("{}: {FOREIGN}", path.display())),
@@ -301,7 +368,7 @@ fn set_in_file<W: Waiter>(
         Recognised::Own => parse_record(&record).unwrap_or_default(),
     };
     let terms = change.applied(kept);
-    let mut written = Vec::with_capacity(RECORD);
+    let mut written = Vec::with_capacity(RECORD + SCHEDULE_RECORD);
     let _ = write!(
         written,
         "{FORMAT} overlap={} alert_after={}",
@@ -310,9 +377,14 @@ fn set_in_file<W: Waiter>(
     );
     written.resize(RECORD - 1, b' ');
     written.push(b'\n');
+    if let Some(schedule) = &terms.schedule {
+        let _ = write!(written, "{SCHEDULE_FORMAT} {schedule}");
+        written.resize(RECORD + SCHEDULE_RECORD - 1, b' ');
+        written.push(b'\n');
+    }
     locked
         .write_all_at(&written, 0)
-        .and_then(|()| locked.set_len(RECORD as u64))
+        .and_then(|()| locked.set_len(written.len() as u64))
         .map_err(|err| err.to_string())
 }
 
@@ -321,7 +393,8 @@ const FOREIGN: &str = "it is not a retry job's terms, so it is left alone";
 
 /// The terms the file at `path` keeps, read without the lock; the defaults when there is none.
 fn read_file(path: &Path) -> Result<JobTerms, String> {
-    let record = file::peek_start(path, RECORD, TERMS).map_err(|refused| refused.0)?;
+    let record =
+        file::peek_start(path, RECORD + SCHEDULE_RECORD, TERMS).map_err(|refused| refused.0)?;
     let Some(record) = record else {
         return Ok(JobTerms::default());
     };
@@ -338,9 +411,16 @@ fn read_file(path: &Path) -> Result<JobTerms, String> {
     })
 }
 
-/// The terms a record holds: `retry-job-v1 overlap=MODE`, then `alert_after=N` where it was
-/// set; none when any part is not what `set_in_file` writes.
-fn parse_record(record: &[u8]) -> Option<JobTerms> {
+/// The terms a file's start holds: `retry-job-v1 overlap=MODE`, then `alert_after=N` where it
+/// was set, and the schedule's record after it where there is one; none when any part of the
+/// terms' record is not what `set_in_file` writes (a schedule's record that is not is no
+/// schedule).
+fn parse_record(start: &[u8]) -> Option<JobTerms> {
+    let (record, rest) = start.split_at(start.len().min(RECORD));
+    let schedule = std::str::from_utf8(rest)
+        .ok()
+        .and_then(|rest| rest.strip_prefix(SCHEDULE_FORMAT))
+        .and_then(stored_schedule);
     let text = std::str::from_utf8(record).ok()?;
     let mut words = text.trim_end_matches([' ', '\n']).split(' ');
     if words.next() != Some(FORMAT) {
@@ -360,6 +440,7 @@ fn parse_record(record: &[u8]) -> Option<JobTerms> {
         None => Some(JobTerms {
             overlap,
             alert_after,
+            schedule,
         }),
     }
 }
@@ -378,6 +459,8 @@ mod tests {
             location: "/s/.jobs/nightly".into(),
             overlap: Overlap::Skip,
             alert_after: 3,
+            schedule: Some("*/15 * * * *".into()),
+            next_slot: Some("2026-11-29T00:15:00+00:00[UTC]".into()),
             running: Some("6ba7b810-9dad-41d1-80b4-00c04fd430c8".into()),
         };
         let value = serde_json::to_value(shown).unwrap();
@@ -392,6 +475,7 @@ mod tests {
         TermsChange {
             overlap: Some(overlap),
             alert_after: None,
+            schedule: None,
         }
     }
 
@@ -446,19 +530,22 @@ mod tests {
             terms(),
             JobTerms {
                 overlap: Overlap::Skip,
-                alert_after: 1
+                alert_after: 1,
+                schedule: None,
             }
         );
         let alert_after = |count| TermsChange {
             overlap: None,
             alert_after: Some(count),
+            schedule: None,
         };
         set_terms(&location, &job("nightly"), alert_after(3), &Threads).unwrap();
         assert_eq!(
             terms(),
             JobTerms {
                 overlap: Overlap::Skip,
-                alert_after: 3
+                alert_after: 3,
+                schedule: None,
             }
         );
         set_terms(
@@ -472,7 +559,8 @@ mod tests {
             terms(),
             JobTerms {
                 overlap: Overlap::Allow,
-                alert_after: 3
+                alert_after: 3,
+                schedule: None,
             }
         );
         for damaged in [
@@ -483,5 +571,78 @@ mod tests {
             let record = format!("retry-job-v1 {damaged}");
             assert_eq!(parse_record(record.as_bytes()), None, "{record}");
         }
+    }
+
+    #[test]
+    fn a_schedule_is_kept_beside_the_terms_where_a_version_before_it_never_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::File(dir.path().to_path_buf());
+        let schedule = |schedule: Option<&str>| TermsChange {
+            schedule: Some(schedule.map(str::to_string)),
+            ..TermsChange::default()
+        };
+        let terms = || read(&location, &job("nightly"), &Threads).unwrap().0;
+        set_terms(
+            &location,
+            &job("nightly"),
+            schedule(Some("*/15 * * * *")),
+            &Threads,
+        )
+        .unwrap();
+        set_terms(&location, &job("nightly"), overlap(Overlap::Skip), &Threads).unwrap();
+        assert_eq!(terms().schedule.as_deref(), Some("*/15 * * * *"));
+        assert_eq!(terms().overlap, Overlap::Skip);
+        let path = dir.path().join(".jobs/nightly");
+        let written = std::fs::read(&path).unwrap();
+        assert_eq!(written.len(), RECORD + SCHEDULE_RECORD);
+        // All a version before schedules reads, and all it writes back.
+        let first = std::str::from_utf8(&written[..RECORD]).unwrap();
+        assert_eq!(first.trim_end(), "retry-job-v1 overlap=skip alert_after=1");
+        std::fs::write(&path, &written[..RECORD]).unwrap();
+        assert_eq!(terms().schedule, None);
+        set_terms(
+            &location,
+            &job("nightly"),
+            schedule(Some("@daily")),
+            &Threads,
+        )
+        .unwrap();
+        set_terms(&location, &job("nightly"), schedule(None), &Threads).unwrap();
+        assert_eq!((terms().schedule, terms().overlap), (None, Overlap::Skip));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), RECORD as u64);
+    }
+
+    #[test]
+    fn a_shared_stores_schedule_is_kept_and_shown_with_its_next_slot() {
+        let server = crate::redis::redis_server::RedisServer::on_socket();
+        let location = Location::Shared {
+            address: crate::store::redis_address(server.url()),
+            fallback: Ok(std::env::temp_dir()),
+        };
+        let change = TermsChange {
+            schedule: Some(Some("CRON_TZ=UTC 0 3 * * *".into())),
+            ..TermsChange::default()
+        };
+        set_terms(&location, &job("nightly"), change, &Threads).unwrap();
+        set_terms(&location, &job("nightly"), overlap(Overlap::Wait), &Threads).unwrap();
+        let schedule = schedule_of(&location, &job("nightly"), &Threads).unwrap();
+        assert_eq!(schedule.as_deref(), Some("CRON_TZ=UTC 0 3 * * *"));
+        let mut text = Vec::new();
+        print("nightly", &location, Format::Text, &Threads, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains("  schedule CRON_TZ=UTC 0 3 * * * (next slot ")
+                && text.contains("T03:00:00+00:00[UTC])"),
+            "{text}"
+        );
+        let none = TermsChange {
+            schedule: Some(None),
+            ..TermsChange::default()
+        };
+        set_terms(&location, &job("nightly"), none, &Threads).unwrap();
+        assert_eq!(
+            schedule_of(&location, &job("nightly"), &Threads).unwrap(),
+            None
+        );
     }
 }

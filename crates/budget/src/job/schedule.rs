@@ -1,0 +1,164 @@
+//! A job's schedule (`retry job set NAME --schedule '*/15 * * * *'`): cron's five fields as
+//! Vixie cron reads them (a restricted day of the month and day of the week both count, either
+//! matching), or one of its `@` names, optionally after `CRON_TZ=ZONE` as in a crontab. A run of
+//! the job takes the schedule's next slot as one more deadline, so that a failed run is retried
+//! until the next one is due and never past it. The zone is the schedule's `CRON_TZ`, else the
+//! run's `CRON_TZ` (cron passes a crontab's variables to its jobs), else the system's; the slots
+//! are found by croner and placed in the zone by jiff, daylight saving included.
+
+use std::time::{Duration, SystemTime};
+
+use croner::Cron;
+use croner::parser::{CronParser, Seconds, Year};
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, Zoned};
+
+/// The longest a schedule may be, as stored with the job's terms.
+pub const MOST_SCHEDULE: usize = 200;
+
+/// What a schedule may be, for messages.
+const EXPECTED: &str = "expected cron's five fields (minute hour day-of-month month day-of-week) \
+                        or an @ name, optionally after CRON_TZ=ZONE, e.g. '*/15 * * * *' or \
+                        'CRON_TZ=Europe/Paris 0 3 * * 1-5'";
+
+/// A parsed schedule, and the zone its slots are in.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    text: String,
+    cron: Cron,
+    zone: TimeZone,
+}
+
+/// The next slot of a schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// How long until it.
+    pub left: Duration,
+    /// When it is, in the schedule's zone, as RFC 9557 writes it
+    /// (`2026-11-29T03:00:00+01:00[Europe/Paris]`).
+    pub at: String,
+}
+
+impl Schedule {
+    /// The schedule `text` says, its zone read with `env` (`CRON_TZ`) where the text names
+    /// none; an error that says what was wrong and what would be accepted.
+    pub fn parse(text: &str, env: &impl Fn(&str) -> Option<String>) -> Result<Schedule, String> {
+        let text = text.trim();
+        if text.is_empty() || text.len() > MOST_SCHEDULE || text.chars().any(char::is_control) {
+            return Err(format!(
+                "'{}' is empty, too long or holds a control character; {EXPECTED}",
+                text.escape_default()
+            ));
+        }
+        let (zone, expression) = match text.strip_prefix("CRON_TZ=") {
+            Some(rest) => {
+                let (zone, expression) = rest.split_once(' ').unwrap_or((rest, ""));
+                (Some(zone.to_string()), expression.trim())
+            }
+            None => (env("CRON_TZ").filter(|zone| !zone.is_empty()), text),
+        };
+        let zone = match zone {
+            Some(name) => TimeZone::get(&name).map_err(|err| {
+                format!("the time zone '{name}' of '{text}' is not one this system knows: {err}")
+            })?,
+            None => TimeZone::system(),
+        };
+        let parser = CronParser::builder()
+            .seconds(Seconds::Disallowed)
+            .year(Year::Disallowed)
+            .build();
+        let cron = parser
+            .parse(expression)
+            .map_err(|err| format!("'{text}' is not a cron schedule ({err}); {EXPECTED}"))?;
+        Ok(Schedule {
+            text: text.to_string(),
+            cron,
+            zone,
+        })
+    }
+
+    /// The schedule as given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The first slot after `now`; none when the schedule has none within the next years.
+    pub fn next_slot(&self, now: SystemTime) -> Option<Slot> {
+        let now = Timestamp::try_from(now).ok()?.to_zoned(self.zone.clone());
+        let next: Zoned = self.cron.find_next_occurrence(&now, false).ok()?;
+        let left = now.duration_until(&next).unsigned_abs();
+        Some(Slot {
+            left,
+            at: next.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(text: &str) -> Schedule {
+        Schedule::parse(text, &|_| Some("UTC".to_string())).unwrap()
+    }
+
+    fn at(rfc3339: &str) -> SystemTime {
+        SystemTime::from(rfc3339.parse::<Timestamp>().unwrap())
+    }
+
+    #[test]
+    fn the_next_slot_is_the_first_after_now() {
+        let every_quarter = utc("*/15 * * * *");
+        let slot = every_quarter.next_slot(at("2026-11-28T23:52:30Z")).unwrap();
+        assert_eq!(slot.left, Duration::from_secs(7 * 60 + 30));
+        assert_eq!(slot.at, "2026-11-29T00:00:00+00:00[UTC]");
+        let on_the_slot = every_quarter.next_slot(at("2026-11-29T00:00:00Z")).unwrap();
+        assert_eq!(
+            on_the_slot.left,
+            Duration::from_secs(15 * 60),
+            "a run at its slot"
+        );
+    }
+
+    #[test]
+    fn a_day_of_the_month_or_of_the_week_counts_as_vixie_cron_reads_them() {
+        // The 13th, or a Friday: 2026-12-04 is a Friday, before the 13th.
+        let slot = utc("0 0 13 * 5")
+            .next_slot(at("2026-12-01T12:00:00Z"))
+            .unwrap();
+        assert_eq!(slot.at, "2026-12-04T00:00:00+00:00[UTC]");
+    }
+
+    #[test]
+    fn cron_tz_places_the_slots_in_its_zone() {
+        let paris = Schedule::parse("CRON_TZ=Europe/Paris 0 3 * * *", &|_| None).unwrap();
+        let slot = paris.next_slot(at("2026-11-28T12:00:00Z")).unwrap();
+        assert_eq!(slot.at, "2026-11-29T03:00:00+01:00[Europe/Paris]");
+        assert_eq!(slot.left, Duration::from_secs(14 * 3600));
+        let from_the_run = Schedule::parse("0 3 * * *", &|name| {
+            (name == "CRON_TZ").then(|| "Asia/Tokyo".to_string())
+        })
+        .unwrap();
+        let slot = from_the_run.next_slot(at("2026-11-28T12:00:00Z")).unwrap();
+        assert_eq!(slot.at, "2026-11-29T03:00:00+09:00[Asia/Tokyo]");
+    }
+
+    #[test]
+    fn what_is_not_a_cron_schedule_is_refused_saying_what_would_be() {
+        for bad in [
+            "",
+            "* * * *",
+            "0 * * * * *",
+            "61 * * * *",
+            "CRON_TZ=Nowhere/Else 0 3 * * *",
+            "0\n3 * * *",
+        ] {
+            let err = Schedule::parse(bad, &|_| None).unwrap_err();
+            assert!(
+                err.contains("e.g. '*/15 * * * *'") || err.contains("Nowhere"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(utc("@daily").text(), "@daily");
+    }
+}

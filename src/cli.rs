@@ -194,6 +194,9 @@ pub struct Cli {
     /// curl's '(22) The requested URL returned error: 503'). NAME is curl, wget, git, rsync,
     /// ssh, psql, pg_isready, apt-get, pip, npm, or auto (the preset of COMMAND's program, if it
     /// has one). Its rules come after --success-on, --stop-on and --retry-on; --plan shows them.
+    /// For curl and wget run directly, a POST or PATCH without an Idempotency-Key header is not
+    /// repeated after a failure that may have come once the server had it (a time-out once
+    /// sent, a cut reply, a 500, 502 or 504).
     #[arg(long, value_name = "NAME", value_parser = choice::<PresetChoice>(), hide_possible_values = true, help_heading = DECIDING)]
     pub(crate) preset: Option<PresetChoice>,
 

@@ -20,6 +20,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::StandardNormal;
 
 use crate::queue::EventQueue;
+use crate::refusal::Refusal;
 use crate::trials::{run_parallel, trial_seed};
 use retry_policy::backoff::{Backoff, Jitter, Schedule};
 use retry_policy::choice::Choice;
@@ -232,16 +233,14 @@ pub(crate) const MAX_CLIENTS: u32 = 100_000;
 pub(crate) const MAX_POINTS: usize = 1_000;
 
 /// `--clients`: a comma-separated list of counts and ranges with a step (`10-190/10`).
-pub(crate) fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
-    const EXPECTED: &str = "expected client counts and ranges, e.g. 10,50,100 or 10-190/10";
+pub(crate) fn parse_clients(text: &str) -> Result<Vec<u32>, Refusal> {
     let count = |word: &str| match word.trim().parse::<u32>() {
         Ok(count @ 1..=MAX_CLIENTS) => Ok(count),
-        Ok(0) | Err(_) => Err(format!(
-            "'{word}' is not a client count of at least 1; {EXPECTED}"
-        )),
-        Ok(_) => Err(format!(
-            "'{word}' is more than {MAX_CLIENTS} clients, the most one point may simulate"
-        )),
+        Ok(0) | Err(_) => Err(Refusal::NotAClientCount(word.to_string())),
+        Ok(_) => Err(Refusal::TooManyClients {
+            count: word.to_string(),
+            most: MAX_CLIENTS,
+        }),
     };
     let mut counts = Vec::new();
     for item in text.split(',') {
@@ -253,28 +252,25 @@ pub(crate) fn parse_clients(text: &str) -> Result<Vec<u32>, String> {
             Some((from, to)) => {
                 let (from, to) = (count(from)?, count(to)?);
                 if from > to {
-                    return Err(format!("range {range} runs backwards; {EXPECTED}"));
+                    return Err(Refusal::BackwardsRange(range.to_string()));
                 }
                 let points = ((to - from) / step) as usize + 1;
                 if counts.len() + points > MAX_POINTS {
-                    return Err(format!(
-                        "range {range} gives {points} client counts; at most {MAX_POINTS} are \
-                         simulated in one run"
-                    ));
+                    return Err(Refusal::RangeTooLong {
+                        range: range.to_string(),
+                        points,
+                        most: MAX_POINTS,
+                    });
                 }
                 counts.extend((from..=to).step_by(step as usize));
             }
             None if item.contains('/') => {
-                return Err(format!(
-                    "a step needs a range, as in 10-190/10; got '{item}'"
-                ));
+                return Err(Refusal::StepWithoutRange(item.to_string()));
             }
             None => counts.push(count(range)?),
         }
         if counts.len() > MAX_POINTS {
-            return Err(format!(
-                "more than {MAX_POINTS} client counts; at most {MAX_POINTS} are simulated in one run"
-            ));
+            return Err(Refusal::TooManyClientCounts(MAX_POINTS));
         }
     }
     Ok(counts)

@@ -15,6 +15,7 @@ mod metastable;
 mod names;
 pub mod options;
 mod queue;
+pub mod refusal;
 mod slots;
 mod table;
 mod trials;

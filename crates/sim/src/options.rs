@@ -12,6 +12,7 @@ use super::load::{BudgetPolicy, Policy};
 use super::metastable::{self, Clients, SIMULATED_CAPACITY, Trigger};
 use super::{Experiment as Simulation, Settings, contention, load};
 use crate::examples;
+use crate::refusal::Refusal;
 use retry_budget::Ratio;
 use retry_budget::model::Rate;
 use retry_budget::model::{DEFAULT_BUDGET_TERMS, Terms};
@@ -278,9 +279,9 @@ pub(crate) struct BudgetArgs {
 
 impl BudgetArgs {
     /// The terms, with a window of more than 0s.
-    fn terms(&self) -> Result<Terms, String> {
+    fn terms(&self) -> Result<Terms, Refusal> {
         if self.budget_window.is_zero() {
-            return Err("--budget-window (0s) must be more than 0s".into());
+            return Err(Refusal::ZeroDuration("--budget-window"));
         }
         Ok(Terms {
             rate: self.budget_rate,
@@ -315,22 +316,22 @@ pub(crate) struct FailureRates(pub Vec<f64>);
 const MAX_FAILURE_RATES: usize = 100;
 
 impl FromStr for FailureRates {
-    type Err = String;
+    type Err = Refusal;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected probabilities from 0 to 1, e.g. 0,0.1,0.5,1";
+    fn from_str(text: &str) -> Result<Self, Refusal> {
         let rates = text
             .split(',')
             .map(|word| match word.trim().parse::<f64>() {
                 Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
-                _ => Err(format!("'{word}' is not a failure rate; {EXPECTED}")),
+                _ => Err(Refusal::NotAFailureRate(word.to_string())),
             })
-            .collect::<Result<Vec<f64>, String>>()?;
+            .collect::<Result<Vec<f64>, Refusal>>()?;
         match rates.len() {
             0..=MAX_FAILURE_RATES => Ok(FailureRates(rates)),
-            count => Err(format!(
-                "{count} failure rates; at most {MAX_FAILURE_RATES} are simulated in one run"
-            )),
+            count => Err(Refusal::TooManyFailureRates {
+                count,
+                most: MAX_FAILURE_RATES,
+            }),
         }
     }
 }
@@ -340,21 +341,20 @@ impl FromStr for FailureRates {
 pub(crate) struct RequestRate(pub f64);
 
 impl FromStr for RequestRate {
-    type Err = String;
+    type Err = Refusal;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected N/DURATION with N more than 0, e.g. 10/s or 600/1m";
-        let (count, unit) = text.split_once('/').ok_or(EXPECTED)?;
+    fn from_str(text: &str) -> Result<Self, Refusal> {
+        let (count, unit) = text.split_once('/').ok_or(Refusal::NotARate)?;
         let count = match count.trim().parse::<f64>() {
             Ok(count) if count.is_finite() && count > 0.0 => count,
-            _ => return Err(format!("'{count}' is not a number more than 0; {EXPECTED}")),
+            _ => return Err(Refusal::NotARateCount(count.to_string())),
         };
         let unit = unit.trim();
         // A bare unit (`s`) is one of it.
         let period = parse_duration(unit).or_else(|_| parse_duration(&format!("1{unit}")));
         match period {
             Ok(period) if !period.is_zero() => Ok(RequestRate(count / period.as_secs_f64())),
-            _ => Err(format!("'{unit}' is not a period; {EXPECTED}")),
+            _ => Err(Refusal::NotAPeriod(unit.to_string())),
         }
     }
 }
@@ -364,15 +364,13 @@ impl FromStr for RequestRate {
 pub(crate) struct Fractions(pub Vec<f64>);
 
 impl FromStr for Fractions {
-    type Err = String;
+    type Err = Refusal;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Refusal> {
         text.split(',')
             .map(|word| match word.trim().parse::<f64>() {
                 Ok(fraction) if (0.0..=1.0).contains(&fraction) => Ok(fraction),
-                _ => Err(format!(
-                    "'{word}' is not a fraction from 0 to 1; expected a list, e.g. 0.225,0.2"
-                )),
+                _ => Err(Refusal::NotAFraction(word.to_string())),
             })
             .collect::<Result<_, _>>()
             .map(Fractions)
@@ -384,15 +382,13 @@ impl FromStr for Fractions {
 pub(crate) struct Durations(pub Vec<Duration>);
 
 impl FromStr for Durations {
-    type Err = String;
+    type Err = Refusal;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Refusal> {
         text.split(',')
             .map(|word| match parse_duration(word.trim()) {
                 Ok(duration) if !duration.is_zero() && duration <= HOUR => Ok(duration),
-                _ => Err(format!(
-                    "'{word}' is not a duration from 1ns to 1h; expected a list, e.g. 9s,10s"
-                )),
+                _ => Err(Refusal::NotAShortDuration(word.to_string())),
             })
             .collect::<Result<_, _>>()
             .map(Durations)
@@ -406,32 +402,28 @@ const HOUR: Duration = Duration::from_secs(3600);
 pub(crate) struct ChartTrigger(pub Trigger);
 
 impl FromStr for ChartTrigger {
-    type Err = String;
+    type Err = Refusal;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        const EXPECTED: &str = "expected CAPACITY:DURATION, e.g. 0.2:10s";
-        let (capacity, seconds) = text.split_once(':').ok_or(EXPECTED)?;
-        let Fractions(capacity) = capacity
-            .parse()
-            .map_err(|err| format!("{err}; {EXPECTED}"))?;
-        let Durations(seconds) = seconds
-            .parse()
-            .map_err(|err| format!("{err}; {EXPECTED}"))?;
+    fn from_str(text: &str) -> Result<Self, Refusal> {
+        let part = |err: Refusal| Refusal::NotATrigger(Some(Box::new(err)));
+        let (capacity, seconds) = text.split_once(':').ok_or(Refusal::NotATrigger(None))?;
+        let Fractions(capacity) = capacity.parse().map_err(part)?;
+        let Durations(seconds) = seconds.parse().map_err(part)?;
         match (&capacity[..], &seconds[..]) {
             ([capacity], [seconds]) => Ok(ChartTrigger(Trigger {
                 capacity: *capacity,
                 seconds: seconds.as_secs_f64(),
             })),
-            _ => Err(EXPECTED.into()),
+            _ => Err(Refusal::NotATrigger(None)),
         }
     }
 }
 
 /// A `--jitter` strategy, by the name `retry --jitter` takes.
-fn parse_jitter(text: &str) -> Result<Jitter, String> {
+fn parse_jitter(text: &str) -> Result<Jitter, Refusal> {
     Jitter::named(text).ok_or_else(|| {
         let names: Vec<&str> = Jitter::ALL.iter().map(|jitter| jitter.name()).collect();
-        format!("expected one of: {}", names.join(", "))
+        Refusal::UnknownJitter(names.join(", "))
     })
 }
 
@@ -461,23 +453,27 @@ mod tests {
 
     #[test]
     fn request_rates_have_a_period() {
-        assert_eq!("10/s".parse(), Ok(RequestRate(10.0)));
-        assert_eq!("600/1m".parse(), Ok(RequestRate(10.0)));
-        assert_eq!("1/100ms".parse(), Ok(RequestRate(10.0)));
+        assert_eq!("10/s".parse::<RequestRate>().ok(), Some(RequestRate(10.0)));
+        assert_eq!(
+            "600/1m".parse::<RequestRate>().ok(),
+            Some(RequestRate(10.0))
+        );
+        assert_eq!(
+            "1/100ms".parse::<RequestRate>().ok(),
+            Some(RequestRate(10.0))
+        );
         for bad in ["10", "0/s", "-1/s", "x/s", "10/0s", "10/x", "inf/s"] {
             assert!(bad.parse::<RequestRate>().is_err(), "{bad}");
         }
     }
 
     /// The settings `retry-sim ARGS` resolves to.
-    fn settings(args: &[&str]) -> Result<Settings, String> {
+    fn settings(args: &[&str]) -> Result<Settings, Refusal> {
         use clap::{Args, FromArgMatches};
         let command = SimulateCommand::augment_args(clap::Command::new("simulate"));
         let matches =
             command.try_get_matches_from(std::iter::once("simulate").chain(args.iter().copied()));
-        SimulateCommand::from_arg_matches(&matches.map_err(|err| err.to_string())?)
-            .map_err(|err| err.to_string())?
-            .settings()
+        SimulateCommand::from_arg_matches(&matches?)?.settings()
     }
 
     #[test]
@@ -592,9 +588,9 @@ pub(crate) struct ContentionArgs {
 pub(crate) struct ClientCounts(pub Vec<u32>);
 
 impl std::str::FromStr for ClientCounts {
-    type Err = String;
+    type Err = Refusal;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Refusal> {
         parse_clients(text).map(ClientCounts)
     }
 }
@@ -602,7 +598,7 @@ impl std::str::FromStr for ClientCounts {
 impl SimulateCommand {
     /// The simulation these options ask for, within the bounds that keep a run from taking
     /// hours or all memory; the error says which option is out of bounds and why.
-    pub fn settings(self) -> Result<Settings, String> {
+    pub fn settings(self) -> Result<Settings, Refusal> {
         match self.experiment {
             Some(Experiment::Load(args)) => args.settings(),
             Some(Experiment::Contention(args)) => args.settings(),
@@ -617,9 +613,8 @@ impl SimulateCommand {
 const CONTENTION_TRIALS: usize = 1_000_000;
 
 impl ContentionArgs {
-    fn settings(self) -> Result<Settings, String> {
-        let backoff = Backoff::new(self.base, self.cap, self.multiplier, Jitter::None)
-            .map_err(|err| err.to_string())?;
+    fn settings(self) -> Result<Settings, Refusal> {
+        let backoff = Backoff::new(self.base, self.cap, self.multiplier, Jitter::None)?;
         let mut jitters: Vec<Jitter> = Vec::new();
         for jitter in self.jitter {
             if !jitters.contains(&jitter) {
@@ -629,11 +624,10 @@ impl ContentionArgs {
         // The no-backoff baseline is always simulated too.
         let trials = (jitters.len() + 1) * self.clients.0.len() * self.trials as usize;
         if trials > CONTENTION_TRIALS {
-            return Err(format!(
-                "this contention simulation is too large: {trials} trials (at most \
-                 {CONTENTION_TRIALS}: strategies, the baseline among them, times client counts \
-                 times --trials)"
-            ));
+            return Err(Refusal::ContentionTooLarge {
+                trials,
+                most: CONTENTION_TRIALS,
+            });
         }
         Ok(Settings {
             experiment: Simulation::Contention(contention::Experiment {
@@ -654,25 +648,24 @@ impl ContentionArgs {
 const LOAD_LIMITS: (f64, usize) = (10_000_000.0, 100_000);
 
 impl LoadArgs {
-    fn settings(self) -> Result<Settings, String> {
+    fn settings(self) -> Result<Settings, Refusal> {
         let terms = self.budget.terms()?;
         if self.duration.is_zero() {
-            return Err("--duration (0s) must be more than 0s".into());
+            return Err(Refusal::ZeroDuration("--duration"));
         }
         let duration = self.duration.as_secs_f64();
         let first_tries = f64::from(self.clients) * self.rate.0 * duration;
         let trials = self.failure_rates.0.len() * self.policies.len() * self.trials as usize;
         if first_tries > LOAD_LIMITS.0 || trials > LOAD_LIMITS.1 {
-            return Err(format!(
-                "this load simulation is too large: {first_tries:.0} first tries a trial (at \
-                 most {:.0}: --clients times --rate times --duration) and {trials} trials (at \
-                 most {}: failure rates times policies times --trials)",
-                LOAD_LIMITS.0, LOAD_LIMITS.1
-            ));
+            return Err(Refusal::LoadTooLarge {
+                first_tries,
+                most_first_tries: LOAD_LIMITS.0,
+                trials,
+                most_trials: LOAD_LIMITS.1,
+            });
         }
         let cap = self.base.max(std::time::Duration::from_secs(60));
-        let backoff = Backoff::new(self.base, cap, DEFAULT_MULTIPLIER, self.jitter)
-            .map_err(|err| err.to_string())?;
+        let backoff = Backoff::new(self.base, cap, DEFAULT_MULTIPLIER, self.jitter)?;
         let mut policies = self.policies;
         policies.dedup();
         Ok(Settings {
@@ -703,24 +696,20 @@ impl LoadArgs {
 const METASTABLE_REQUESTS: f64 = 20_000_000.0;
 
 impl MetastableArgs {
-    fn settings(self) -> Result<Settings, String> {
+    fn settings(self) -> Result<Settings, Refusal> {
         let terms = self.budget.terms()?;
         if self.timeout.is_zero() {
-            return Err("--timeout (0s) must be more than 0s".into());
+            return Err(Refusal::ZeroDuration("--timeout"));
         }
         if self.observe < Duration::from_secs(10) || self.observe > HOUR {
-            return Err(format!(
-                "--observe ({}) must be from 10s to 1h: recovery is judged on the last 10s",
-                retry_policy::duration::format_duration(self.observe)
-            ));
+            let observe = retry_policy::duration::format_duration(self.observe);
+            return Err(Refusal::ObserveOutOfRange(observe));
         }
         let loads: Vec<f64> = (self.intervals.0.iter())
             .map(|interval| 1.0 / interval.as_secs_f64() / self.capacity.0)
             .collect();
-        if let Some(load) = loads.iter().find(|&&load| load > 10.0) {
-            return Err(format!(
-                "--intervals: a load of {load:.1} times the --capacity; at most 10 is simulated"
-            ));
+        if let Some(&load) = loads.iter().find(|&&load| load > 10.0) {
+            return Err(Refusal::LoadTooHigh(load));
         }
         let mut policies = self.policies;
         policies.dedup();
@@ -744,14 +733,12 @@ impl MetastableArgs {
         let runs = (policies.len() * (triggers.len() + 1)) as f64;
         let requests = runs * load_sum * SIMULATED_CAPACITY * seconds;
         if requests > METASTABLE_REQUESTS {
-            return Err(format!(
-                "this metastable simulation is too large: {requests:.0} requests (at most \
-                 {METASTABLE_REQUESTS:.0}: policies times triggers times intervals times the \
-                 seconds of a run)"
-            ));
+            return Err(Refusal::MetastableTooLarge {
+                requests,
+                most: METASTABLE_REQUESTS,
+            });
         }
-        let backoff = Backoff::new(self.base, self.cap, DEFAULT_MULTIPLIER, self.jitter)
-            .map_err(|err| err.to_string())?;
+        let backoff = Backoff::new(self.base, self.cap, DEFAULT_MULTIPLIER, self.jitter)?;
         Ok(Settings {
             experiment: Simulation::Metastable(metastable::Experiment {
                 policies,

@@ -18,6 +18,7 @@ use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::signals::signal::{Name, Platform};
 use crate::signals::{Signal, SignalWatch};
+use retry_policy::deadline::DeadlineSource;
 use retry_policy::duration::to_millis;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
@@ -53,6 +54,8 @@ struct Report<'a> {
     signal: Option<Name>,
     /// What went wrong, for a command that could not start or output that was lost.
     error: Option<&'a str>,
+    /// Where the deadline that ended the run came from, when one did.
+    deadline: Option<DeadlineSource>,
     elapsed_ms: f64,
     /// The run's depth among nested retries: 1 for the outermost.
     depth: u32,
@@ -194,6 +197,7 @@ impl EndFile for ReportWriter {
                 _ => None,
             },
             error: end.reason.error(),
+            deadline: end.reason.deadline(),
             elapsed_ms: to_millis(end.elapsed),
             depth: self.depth,
             flaky: end.flaky(),
@@ -318,6 +322,7 @@ mod tests {
             reason: end.reason.name(),
             signal: None,
             error: None,
+            deadline: Some(DeadlineSource::Schedule),
             elapsed_ms: 0.0,
             depth: 1,
             flaky: false,

@@ -228,11 +228,7 @@ pub(crate) fn objects(event: &Event, run_id: Option<RunId>) -> Vec<JsonEvent<'_>
                 Reason::BreakerOpen { left, .. } => Some(to_millis(left)),
                 _ => None,
             },
-            deadline: match end.reason {
-                Reason::Deadline(source) | Reason::WokeLate(_, source) => Some(source),
-                Reason::WaitPastDeadline(shortfall) => Some(shortfall.source),
-                _ => None,
-            },
+            deadline: end.reason.deadline(),
             wait_cause: match end.reason {
                 Reason::WaitPastDeadline(shortfall) => Some(shortfall.cause),
                 _ => None,

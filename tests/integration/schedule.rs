@@ -105,6 +105,7 @@ fn a_failing_run_is_retried_until_its_next_slot_and_never_past_it() {
         started = now_ms();
     }
     let next_slot = (started / 60_000 + 1) * 60_000;
+    let report = scratch.path("report.json");
     let run = retry(["--job", "minutely", "--budget", "off"])
         .env("RETRY_BUDGET_STORE", &store)
         .args([
@@ -117,6 +118,7 @@ fn a_failing_run_is_retried_until_its_next_slot_and_never_past_it() {
             "--jitter",
             "none",
         ])
+        .args(["--report", &format!("json:{}", report.display())])
         .args(["--log-format", "json", "false"])
         .run();
     let ended = now_ms();
@@ -129,4 +131,11 @@ fn a_failing_run_is_retried_until_its_next_slot_and_never_past_it() {
     assert_eq!(done["reason"], "deadline", "{run}");
     let deadline = run.event("deadline");
     assert_eq!(deadline["source"], "schedule", "{run}");
+    assert_eq!(done["deadline"], "schedule", "{run}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        (&report["reason"], &report["deadline"]),
+        (&"deadline".into(), &"schedule".into())
+    );
 }

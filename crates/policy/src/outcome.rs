@@ -298,6 +298,15 @@ impl Reason {
             _ => None,
         }
     }
+
+    /// Where the deadline that ended the run came from, when one did.
+    pub fn deadline(&self) -> Option<DeadlineSource> {
+        match self {
+            Reason::Deadline(source) | Reason::WokeLate(_, source) => Some(*source),
+            Reason::WaitPastDeadline(shortfall) => Some(shortfall.source),
+            _ => None,
+        }
+    }
 }
 
 /// Why a command could not be started.

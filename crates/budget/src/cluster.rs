@@ -205,7 +205,7 @@ mod tests {
     use super::*;
     use crate::model::{DEFAULT_TERMS, LONGEST_HOLD};
     use crate::redis::redis_fleet::RedisCluster;
-    use crate::redis::{Failure, RedisStore};
+    use crate::redis::{Failure, RedisStore, StoreFailure};
     use crate::waiter::Threads;
     use retry_policy::run::TokenRequest;
 
@@ -360,8 +360,10 @@ mod tests {
         cluster.begin_migration(slot, from, to);
         // Time enough for a reply on busy cores, which a slot that stays moving outlasts.
         let hasty = format!("{}?timeout=2s", cluster.url(from));
-        let Err(Failure::Failed(message)) = reserve(&mut store(&hasty, "fresh")) else {
-            panic!("a slot moving for longer than the call's time is a failure")
+        let Err(Failure::Failed(StoreFailure::Refused(message))) =
+            reserve(&mut store(&hasty, "fresh"))
+        else {
+            panic!("a slot moving for longer than the call's time is the cluster's refusal")
         };
         assert!(message.starts_with("TRYAGAIN"), "{message}");
         cluster.assign(slot, to);
@@ -377,8 +379,10 @@ mod tests {
             owner,
             &["CLUSTER", "SETSLOT", &slot.to_string(), "NODE", &other_id],
         );
-        let Err(Failure::Failed(message)) = reserve(&mut store(&patient(owner), "looped")) else {
-            panic!("a loop of redirects is a failure")
+        let Err(Failure::Failed(StoreFailure::Refused(message))) =
+            reserve(&mut store(&patient(owner), "looped"))
+        else {
+            panic!("a loop of redirects is a refusal")
         };
         assert!(message.contains("a loop of redirects"), "{message}");
     }

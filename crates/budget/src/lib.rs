@@ -202,7 +202,7 @@ pub fn set_terms<W: Waiter>(
                     budget: name.as_str().to_string(),
                     store: address.to_string(),
                     why: match failure {
-                        redis::Failure::Failed(why) => why,
+                        redis::Failure::Failed(why) => why.to_string(),
                         redis::Failure::Interrupted(signal) => {
                             format!("interrupted by signal {}", signal.number())
                         }

@@ -87,11 +87,29 @@ enum Operation<'t> {
 /// Why a call to the store did not answer.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Failure {
-    /// The store failed, did not answer in time, or answered what cannot be used; the message
-    /// says how, password hidden.
-    Failed(String),
+    /// The store could not be used for the call: how, its password hidden.
+    Failed(StoreFailure),
     /// A signal that ends the run arrived while the call waited.
     Interrupted(Signal),
+}
+
+/// How a shared store failed a call, each way with the words that say it (the password
+/// hidden) and what would mend it where the tool knows.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum StoreFailure {
+    /// It could not be reached, or the connection broke: the system's words.
+    #[error("{0}")]
+    Unreachable(String),
+    /// It did not answer within the call's time.
+    #[error("no answer within {}", retry_policy::duration::format_duration(*.0))]
+    TimedOut(Duration),
+    /// It answered with an error of its own: the server's words.
+    #[error("{0}")]
+    Refused(String),
+    /// Its answer cannot be read, or is not one the budget's script gives.
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 /// The stored state of a budget, as `retry budget show` tells it.
@@ -311,7 +329,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                             run it was given to, and is not passed on to the runs inside its \
                             attempts)";
                 }
-                Err(Failure::Failed(why))
+                Err(Failure::Failed(StoreFailure::Refused(why)))
             }
             Ok(reply) => Ok(reply),
             Err(trouble) => {
@@ -323,7 +341,11 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                     why += "; the server may speak TLS: use rediss://";
                 }
                 why += tls_advice(&why, &self.address);
-                Err(Failure::Failed(why))
+                Err(Failure::Failed(match trouble {
+                    Trouble::Malformed(_) => StoreFailure::Unreadable(why),
+                    Trouble::Refused(_) => StoreFailure::Refused(why),
+                    Trouble::Dropped | Trouble::Io(_) => StoreFailure::Unreachable(why),
+                }))
             }
         }
     }
@@ -425,7 +447,11 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Failure> {
         let timed_out = || no_answer_within(limit);
-        let cannot = |err: std::io::Error| Failure::Failed(format!("cannot start a thread: {err}"));
+        let cannot = |err: std::io::Error| {
+            Failure::Failed(StoreFailure::Unreachable(format!(
+                "cannot start a thread: {err}"
+            )))
+        };
         let until = Instant::now().checked_add(limit);
         match self.watch.run_job(until, job).map_err(cannot)? {
             Waited::Done(result) => Ok(result),
@@ -489,18 +515,15 @@ fn flag(text: &str) -> Option<bool> {
 
 /// A call that took longer than `limit`.
 fn no_answer_within(limit: Duration) -> Failure {
-    Failure::Failed(format!(
-        "no answer within {}",
-        retry_policy::duration::format_duration(limit)
-    ))
+    Failure::Failed(StoreFailure::TimedOut(limit))
 }
 
 /// An answer no run of the script could give, as the failure it makes of the store.
 fn unusable(answer: &Reply) -> Failure {
-    Failure::Failed(format!(
+    Failure::Failed(StoreFailure::Unreadable(format!(
         "its answer ({}) is not one the budget's script gives",
         describe(answer)
-    ))
+    )))
 }
 
 /// The items of an array of strings, as text.
@@ -677,12 +700,41 @@ mod tests {
         let mut store = store(&server, "api");
         for kind in [std::io::ErrorKind::WouldBlock, std::io::ErrorKind::TimedOut] {
             let done: CallDone = (Err(Trouble::Io(kind.into())), None);
-            let Err(Failure::Failed(message)) = store.answer(done, Duration::from_millis(300))
+            let Err(Failure::Failed(failure)) = store.answer(done, Duration::from_millis(300))
             else {
                 panic!("a time-out is a failure")
             };
-            assert_eq!(message, "no answer within 300ms");
+            assert_eq!(failure, StoreFailure::TimedOut(Duration::from_millis(300)));
+            assert_eq!(failure.to_string(), "no answer within 300ms");
         }
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_reached_answers_with_an_error_or_cannot_be_read_says_which() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let address = crate::store::redis_address(&format!("redis://127.0.0.1:{port}"));
+        let mut nowhere = RedisStore::new(address, &"api".parse().unwrap(), &Threads);
+        let failure = nowhere.reserve(within(None)).map(|_| ());
+        assert!(
+            matches!(failure, Err(Failure::Failed(StoreFailure::Unreachable(_)))),
+            "{failure:?}"
+        );
+        let server = RedisServer::on_socket();
+        let mut store = store(&server, "api");
+        let refused: CallDone = (Ok(Reply::Error("ERR nope".into())), None);
+        let failure = store.answer(refused, Duration::from_secs(1));
+        assert_eq!(
+            failure,
+            Err(Failure::Failed(StoreFailure::Refused("ERR nope".into())))
+        );
+        let unreadable: CallDone = (Err(Trouble::Malformed("a bad length".into())), None);
+        let failure = store.answer(unreadable, Duration::from_secs(1));
+        assert!(
+            matches!(failure, Err(Failure::Failed(StoreFailure::Unreadable(_)))),
+            "{failure:?}"
+        );
     }
 
     fn store(server: &RedisServer, name: &str) -> RedisStore<'static, Threads> {

@@ -178,9 +178,10 @@ mod tests {
         let key = ["EXISTS", "retry:budget:{api}"];
         assert_eq!(redis_cli(fleet.primary.port(), &key), "1");
         let alone = through(&[misled], "timeout=300ms");
-        let Err(Failure::Failed(message)) = reserve(&mut store(&alone)) else {
+        let Err(Failure::Failed(failure)) = reserve(&mut store(&alone)) else {
             panic!("a replica is never used as the primary")
         };
+        let message = failure.to_string();
         let replica = format!("redis://127.0.0.1:{}", fleet.replica.port());
         assert!(
             message.contains(&format!("names {replica}, which is not a primary")),

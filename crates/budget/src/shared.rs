@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::breaker::PROBE_LEASE;
 use super::file::{BudgetFile, FileBudget};
-use super::redis::{Failure, RedisStore};
+use super::redis::{Failure, RedisStore, StoreFailure};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::error::Error;
@@ -68,7 +68,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
     }
 
     /// The store failed: give it up for the rest of the run, and say so once.
-    fn give_up_store(&mut self, why: &str, warn: &mut dyn FnMut(String)) {
+    fn give_up_store(&mut self, why: &StoreFailure, warn: &mut dyn FnMut(String)) {
         let Some(store) = self.store.take() else {
             return;
         };

@@ -195,7 +195,7 @@ fn read_stored(request: &ShowRequest, watch: &impl Waiter) -> Result<Stored, Str
             };
             let stored = store.show().map_err(|failure| {
                 cannot(match failure {
-                    Failure::Failed(why) => why,
+                    Failure::Failed(why) => why.to_string(),
                     Failure::Interrupted(_) => "interrupted".to_string(),
                 })
             })?;

@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::{History, RECENT_RUNS, RunKind};
 use crate::BudgetName;
 use crate::file::{self, BudgetFile, Keeps, Trouble};
-use crate::redis::{Failure, RedisStore, history_key};
+use crate::redis::{Failure, RedisStore, StoreFailure, history_key};
 use crate::signature::{self, Recognised};
 use crate::store::{Location, RedisAddress};
 use crate::waiter::Waiter;
@@ -68,7 +68,7 @@ pub enum Unkept {
 impl From<Failure> for Unkept {
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Failed(why) => Unkept::Failed(why),
+            Failure::Failed(why) => Unkept::Failed(why.to_string()),
             Failure::Interrupted(signal) => Unkept::Interrupted(signal),
         }
     }
@@ -130,7 +130,7 @@ pub fn read<W: Waiter>(
         Location::Shared { address, .. } => match shared_history(address, job, None, watch, None) {
             Ok((history, false)) => Ok(history),
             Ok((_, true)) => Err(DAMAGED.into()),
-            Err(Failure::Failed(why)) => Err(why),
+            Err(Failure::Failed(why)) => Err(why.to_string()),
             Err(Failure::Interrupted(_)) => Err("interrupted".into()),
         },
     }
@@ -153,10 +153,10 @@ fn shared_history<W: Waiter>(
         return Ok((None, damaged));
     }
     let history = History::from_stored(&text).ok_or_else(|| {
-        Failure::Failed(format!(
+        Failure::Failed(StoreFailure::Unreadable(format!(
             "the history it keeps ({:?}) is not one the budget's script writes",
             text.chars().take(80).collect::<String>()
-        ))
+        )))
     })?;
     Ok((Some(history.with_stored_durations(&durations)), damaged))
 }

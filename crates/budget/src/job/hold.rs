@@ -98,7 +98,7 @@ pub enum Unheld {
 impl From<Failure> for Unheld {
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Failed(why) => Unheld::Failed(why),
+            Failure::Failed(why) => Unheld::Failed(why.to_string()),
             Failure::Interrupted(signal) => Unheld::Interrupted(signal),
         }
     }

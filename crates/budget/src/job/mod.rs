@@ -202,7 +202,7 @@ pub fn set_terms<W: Waiter>(
             let mut store = RedisStore::for_job(address.clone(), job, watch);
             match store.job("job_set", &change.argument(), Duration::ZERO, None) {
                 Ok(_) => Ok(()),
-                Err(Failure::Failed(why)) => Err(failed(why)),
+                Err(Failure::Failed(why)) => Err(failed(why.to_string())),
                 Err(Failure::Interrupted(signal)) => Err(Error::Interrupted {
                     place: place(location, job),
                     signal: signal.number(),
@@ -269,7 +269,7 @@ fn read<W: Waiter>(
             let mut store = RedisStore::for_job(address.clone(), job, watch);
             match store.job("job_show", "", Duration::ZERO, None) {
                 Ok(fields) => Ok(terms_of_reply(fields)),
-                Err(Failure::Failed(why)) => Err(why),
+                Err(Failure::Failed(why)) => Err(why.to_string()),
                 Err(Failure::Interrupted(signal)) => {
                     Err(format!("interrupted by signal {}", signal.number()))
                 }

@@ -67,10 +67,10 @@ enum Operation<'t> {
     },
     /// Return the stored fields and the server's time.
     Show,
-    /// Count a run of a job's history that ended with this letter after this long, or (none)
-    /// only read the history; keep at most `recent` runs' letters and durations.
+    /// Count a run of a job's history that ended with this letter after these milliseconds, or
+    /// (none) only read the history; keep at most `recent` runs' letters and durations.
     History {
-        run: Option<(char, Duration)>,
+        run: Option<(char, u64)>,
         recent: usize,
     },
     /// Keep these terms for every run.
@@ -171,14 +171,14 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             .ok_or_else(|| unusable(&answer))
     }
 
-    /// Count a run that ended with a letter after a duration in the job's history (none: only
+    /// Count a run that ended with a letter after a number of milliseconds in the job's history (none: only
     /// read it), keeping the letters and durations of the `recent` latest runs; returns the
     /// history's stored text (empty when there is none), whether the stored one was damaged and
     /// started over, and the stored durations. The history module reads the texts, so that the
     /// store knows nothing of what a history means.
     pub(crate) fn history(
         &mut self,
-        run: Option<(char, Duration)>,
+        run: Option<(char, u64)>,
         recent: usize,
         latest: Option<Duration>,
     ) -> Result<(String, bool, String), Failure> {
@@ -388,7 +388,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                     name.as_bytes().to_vec(),
                     text(run.map(|(letter, _)| String::from(letter))),
                     recent.to_string().into_bytes(),
-                    text(run.map(|(_, took)| crate::history::millis(took).to_string())),
+                    text(run.map(|(_, millis)| millis.to_string())),
                 ];
             }
         };
@@ -952,14 +952,13 @@ mod tests {
         let job = "nightly".parse().unwrap();
         let mut store = RedisStore::for_history(address, &job, &Threads);
         let recent = 100;
-        let took = |ms| Duration::from_millis(ms);
         let mut count = |run| store.history(run, recent, None).unwrap();
         assert_eq!(count(None), (String::new(), false, String::new()));
         for ms in 0..recent as u64 {
-            count(Some(('c', took(ms))));
+            count(Some(('c', ms)));
         }
-        count(Some(('f', took(1_000))));
-        let (history, damaged, durations) = count(Some(('x', took(2_500))));
+        count(Some(('f', 1_000)));
+        let (history, damaged, durations) = count(Some(('x', 2_500)));
         assert!(!damaged);
         assert_eq!(history, format!("100 1 1 {}fx", "c".repeat(recent - 2)));
         let expected: Vec<String> = (2..recent as u64)
@@ -976,14 +975,13 @@ mod tests {
         let key = b"retry:budget:history:{nightly}";
         for damage in [&b"1 0 0 cc"[..], b"x", b"1 2 3 c-c"] {
             direct.call(&[b"HSET", key, b"runs", damage]).unwrap();
-            let (history, damaged, _) = store.history(Some(('c', took(5))), recent, None).unwrap();
+            let (history, damaged, _) = store.history(Some(('c', 5)), recent, None).unwrap();
             assert!(damaged, "{}", String::from_utf8_lossy(damage));
             assert_eq!(history, "1 0 0 c");
         }
         for damage in [&b"12 x 3"[..], b"-1", &[b'9'; 2000]] {
             direct.call(&[b"HSET", key, b"durations", damage]).unwrap();
-            let (_, damaged, durations) =
-                store.history(Some(('c', took(7))), recent, None).unwrap();
+            let (_, damaged, durations) = store.history(Some(('c', 7)), recent, None).unwrap();
             assert!(!damaged, "durations only inform; the runs' counts stay");
             assert_eq!(durations, "7", "{}", String::from_utf8_lossy(damage));
         }

@@ -147,7 +147,7 @@ fn shared_history<W: Waiter>(
     latest: Option<Duration>,
 ) -> Result<(Option<History>, bool), Failure> {
     let mut store = RedisStore::for_history(address.clone(), job, watch);
-    let run = run.map(|(kind, took)| (kind.letter(), took));
+    let run = run.map(|(kind, took)| (kind.letter(), super::millis(took)));
     let (text, damaged, durations) = store.history(run, RECENT_RUNS, latest)?;
     if text.is_empty() {
         return Ok((None, damaged));

@@ -56,10 +56,11 @@ pub(super) fn max_time(cli: &Cli) -> Result<Option<Duration>, ConfigError> {
     Ok(max_time)
 }
 
-/// The HTTP request the command sends, when it is curl's or wget's and runs directly (a
-/// `--shell` line is the shell's to read, not the tool's).
-fn request(cli: &Cli) -> Option<Request> {
-    if cli.shell {
+/// The HTTP request the command sends, read only for a preset (the rules it adds are the
+/// preset's), and only when the command is curl's or wget's and runs directly (a `--shell` line
+/// is the shell's to read, not the tool's): a run with no preset reads nothing.
+fn request(cli: &Cli, preset: Option<&'static Preset>) -> Option<Request> {
+    if cli.shell || preset.is_none() {
         return None;
     }
     let args: Option<Vec<&str>> = cli.command.iter().map(|arg| arg.to_str()).collect();
@@ -78,7 +79,7 @@ pub(super) fn rules_and_output(
         stop: cli.stop_on.clone(),
         retry: cli.retry_on.clone(),
     };
-    let rules = RuleList::for_request(&user, preset, request(cli).as_ref())
+    let rules = RuleList::for_request(&user, preset, request(cli, preset).as_ref())
         .map_err(|why| ConfigError(why.to_string()))?;
     let mut after = cli.retry_after_output.clone();
     after.extend(

@@ -4,8 +4,9 @@
 //!
 //! The list is the user's rules (`--success-on`, then `--stop-on`, then `--retry-on`, each in
 //! the order given), then the tool's guards (130, Ctrl-C, and 141, SIGPIPE, are not retried
-//! unless a rule above names them), then the preset's rules (an attempt cut by `--timeout`
-//! first), then the defaults: the success statuses succeed, and any other end is retried (or
+//! unless a rule above names them), then the preset's rules (first, for a request that is not
+//! safe to repeat, `requests`' rules that stop it once the server may have it; then an attempt
+//! cut by `--timeout`), then the defaults: the success statuses succeed, and any other end is retried (or
 //! stopped, when the user's own `--retry-on` rules name what is retried, or as the preset says).
 //! `--plan` prints the list as it stands.
 //!

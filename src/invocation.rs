@@ -228,6 +228,12 @@ fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
                 |name: &str| environment::own(name).and_then(|value| value.into_string().ok());
             let schedule = job::Schedule::parse(text, &env)
                 .map_err(|why| anyhow::anyhow!("--schedule {why}"))?;
+            if schedule.next_slot(std::time::SystemTime::now()).is_none() {
+                anyhow::bail!(
+                    "--schedule '{text}' names no time that comes in the next years (the 30th of \
+                     February?); give one cron would run, e.g. '0 3 * * *'"
+                );
+            }
             Some(Some(schedule.text().to_string()))
         }
     };

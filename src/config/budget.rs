@@ -190,5 +190,10 @@ pub(super) fn next_slot(
     };
     let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
     let schedule = Schedule::parse(&text, &env).map_err(cannot)?;
-    Ok(schedule.next_slot(now))
+    let slot = schedule.next_slot(now).ok_or_else(|| {
+        cannot(format!(
+            "'{text}' names no time that comes in the next years"
+        ))
+    })?;
+    Ok(Some(slot))
 }

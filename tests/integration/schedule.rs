@@ -139,3 +139,24 @@ fn a_failing_run_is_retried_until_its_next_slot_and_never_past_it() {
         (&"deadline".into(), &"schedule".into())
     );
 }
+
+#[test]
+fn a_schedule_that_never_comes_is_said_and_the_run_goes_on_without_it() {
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("store"));
+    schedule("leap", &store, "0 3 * * *");
+    // As a store another tool wrote could hold it: `retry job set` refuses it.
+    let path = scratch.path("store/.jobs/leap");
+    let mut written = std::fs::read(&path).unwrap();
+    let at = written.len() - 256;
+    let record = format!("{:<255}\n", "retry-job-schedule-v1 0 0 30 2 *");
+    written.splice(at.., record.into_bytes());
+    std::fs::write(&path, written).unwrap();
+    let run = retry(["--job", "leap", "--budget", "off", "-n", "1", "true"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .run();
+    run.expect_code(0).expect_stderr(
+        "job leap: its schedule cannot be used: '0 0 30 2 *' names no time that comes in the \
+         next years; going on without it",
+    );
+}

@@ -120,6 +120,10 @@ const MISTAKES: &[Mistake] = &[
         "job_schedule_invalid",
         &["job", "set", "nightly", "--schedule", "*/15 * * *"],
     ),
+    mistake(
+        "job_schedule_never_comes",
+        &["job", "set", "nightly", "--schedule", "0 0 30 2 *"],
+    ),
     in_environment("env_budget_invalid", &[("RETRY_BUDGET", "a/b")]),
     in_environment("env_deadline_not_a_time", &[("RETRY_DEADLINE", "x")]),
     in_environment("env_monitor_without_dialect", &[("RETRY_MONITOR", "x")]),

@@ -10,7 +10,7 @@ use serde::Serialize;
 use retry_budget::history::Took;
 use retry_policy::duration::{format_duration, to_millis};
 
-use super::PlanRequest;
+use super::{PlanRequest, plural};
 
 /// Waits summed one by one before the rest are counted at the cap: a bound, never an
 /// underestimate, that costs a run of millions of attempts no more than this.
@@ -95,10 +95,7 @@ pub(crate) fn describe(request: &PlanRequest, worst: &WorstCase) -> String {
             "worst case: {}: {attempts} {} of at most {} each (--timeout and --kill-after), \
              the waits at their longest",
             format_duration(total),
-            match attempts {
-                1 => "attempt",
-                _ => "attempts",
-            },
+            plural(attempts, "attempt", "attempts"),
             format_duration(each)
         ),
         (_, None, _) => "worst case: none; attempts are unlimited and the run has no deadline \
@@ -116,10 +113,7 @@ pub(crate) fn describe_past(job: &str, past: &PastRuns) -> String {
         Ok(Some(took)) => format!(
             "job {job}'s last {} {} took {} (median), {} (95th percentile)",
             took.runs,
-            match took.runs {
-                1 => "run",
-                _ => "runs",
-            },
+            plural(took.runs as u64, "run", "runs"),
             format_duration(took.median),
             format_duration(took.p95)
         ),

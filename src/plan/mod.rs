@@ -328,7 +328,7 @@ fn write_rules(out: &mut impl Write, rules: &RuleList) -> io::Result<()> {
             statuses => format!("status {statuses}"),
         };
         let limit = row.limit.map_or(String::new(), |limit| {
-            format!(" at most {limit} {}", plural(limit, "time", "times"))
+            format!(" at most {limit} {}", plural(limit.into(), "time", "times"))
         });
         writeln!(
             out,
@@ -359,7 +359,7 @@ fn write_attempt_bound(out: &mut impl Write, request: &PlanRequest) -> io::Resul
 }
 
 /// `one` for 1, `many` otherwise.
-fn plural(count: u32, one: &'static str, many: &'static str) -> &'static str {
+fn plural(count: u64, one: &'static str, many: &'static str) -> &'static str {
     match count {
         1 => one,
         _ => many,

@@ -1,26 +1,12 @@
 //! A `--retry-on` rule's limit (`124:max=1`): the retries it gives in a run, and the rules below
 //! it deciding once it is spent.
 
-use crate::support::harness::{Scratch, retry};
-
-/// A shell line that exits with each status of the file `statuses` in turn, one per attempt.
-fn exits_in_turn(scratch: &Scratch, statuses: &[u8]) -> String {
-    let file = scratch.path("statuses");
-    let lines: String = statuses
-        .iter()
-        .map(|status| format!("{status}\n"))
-        .collect();
-    std::fs::write(&file, lines).unwrap();
-    format!(
-        "status=$(head -n 1 {file}); sed -i 1d {file}; exit \"$status\"",
-        file = file.display()
-    )
-}
+use crate::support::harness::{Scratch, exiting_in_turn, retry};
 
 /// Run `--retry-on 124:max=1 --retry-on 7` over `statuses`, reporting in JSON.
-fn limited_run(statuses: &[u8]) -> crate::support::harness::Run {
+fn limited_run(statuses: &[i32]) -> crate::support::harness::Run {
     let scratch = Scratch::new();
-    let line = exits_in_turn(&scratch, statuses);
+    let line = exiting_in_turn(&scratch, statuses);
     let args = [
         "--log-format",
         "json",
@@ -56,7 +42,7 @@ fn a_limit_counts_only_its_own_rules_retries() {
 #[test]
 fn the_give_up_line_and_the_report_name_the_spent_rule() {
     let scratch = Scratch::new();
-    let line = exits_in_turn(&scratch, &[124, 124]);
+    let line = exiting_in_turn(&scratch, &[124, 124]);
     let report = scratch.path("report.json");
     let target = format!("json:{}", report.display());
     let run = retry([

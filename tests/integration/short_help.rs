@@ -4,7 +4,7 @@
 //! case fails the test, so that the one screen a newcomer reads never promises what the tool
 //! does not do.
 
-use crate::support::harness::{Run, Scratch, retry};
+use crate::support::harness::{Run, Scratch, exiting_in_turn, retry};
 
 /// The long names of the options `retry -h` shows, in its order.
 fn summarised_options() -> Vec<String> {
@@ -21,18 +21,9 @@ fn summarised_options() -> Vec<String> {
         .collect()
 }
 
-/// A command that exits with the statuses `statuses`, one an attempt, counting its attempts in
-/// `scratch`'s `count` file.
+/// A command that exits with the statuses `statuses`, one an attempt.
 fn exits_in_turn(scratch: &Scratch, statuses: &[i32]) -> Vec<String> {
-    let list = statuses
-        .iter()
-        .map(i32::to_string)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let count = scratch.path("count").display().to_string();
-    let script = format!(
-        "echo >> '{count}'; n=$(wc -l < '{count}'); set -- {list}; shift $((n - 1)); exit $1"
-    );
+    let script = exiting_in_turn(scratch, statuses);
     vec!["sh".into(), "-c".into(), script]
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use regex::Regex;
 
-use crate::support::harness::{Run, Scratch, file_store, retry};
+use crate::support::harness::{Run, Scratch, exiting_in_turn, file_store, retry};
 
 /// One input that ends in an error or a warning: its snapshot's name, the arguments, and the
 /// environment it adds.
@@ -266,22 +266,6 @@ fn plan_in_json() {
     );
 }
 
-/// A script that fails with each status of `statuses` in turn, one per attempt, and then
-/// succeeds: its count of attempts is kept in `scratch`.
-fn failing_in_turn(scratch: &Scratch, statuses: &[i32]) -> String {
-    let count = scratch.path("count");
-    let cases: String = statuses
-        .iter()
-        .enumerate()
-        .map(|(index, status)| format!("{}) exit {status};; ", index + 1))
-        .collect();
-    format!(
-        "n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}; \
-         case $n in {cases}*) exit 0;; esac",
-        count = count.display()
-    )
-}
-
 #[test]
 fn run_lines() {
     let runs: &[(&str, &[&str], &[i32])] = &[
@@ -303,7 +287,7 @@ fn run_lines() {
     ];
     for (name, args, statuses) in runs {
         let scratch = Scratch::new();
-        let script = failing_in_turn(&scratch, statuses);
+        let script = exiting_in_turn(&scratch, statuses);
         let mut all: Vec<&str> = vec!["--jitter", "none", "--base", "0s"];
         all.extend(args.iter());
         all.extend(["--shell", &script]);
@@ -408,7 +392,7 @@ fn give_up_line_at_an_outer_deadline() {
 fn junit_report() {
     let scratch = Scratch::new();
     let report = scratch.path("junit.xml");
-    let script = failing_in_turn(&scratch, &[1, 7]);
+    let script = exiting_in_turn(&scratch, &[1, 7]);
     let target = format!("junit:{}", report.display());
     let run = retry([
         "--jitter", "none", "--base", "0s", "-q", "--report", &target, "--shell", &script,

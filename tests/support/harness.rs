@@ -310,6 +310,21 @@ pub(crate) fn program(program: &str) -> Invocation {
     Invocation::of(program, program)
 }
 
+/// A shell line that exits with each status of `statuses` in turn, one per attempt, and with 0
+/// once they run out, counting its attempts as the lines of `scratch`'s `count` file.
+pub(crate) fn exiting_in_turn(scratch: &Scratch, statuses: &[i32]) -> String {
+    let count = scratch.path("count");
+    let cases: String = statuses
+        .iter()
+        .enumerate()
+        .map(|(index, status)| format!("{}) exit {status};; ", index + 1))
+        .collect();
+    format!(
+        "echo >> {count}; n=$(wc -l < {count}); case $n in {cases}*) exit 0;; esac",
+        count = count.display()
+    )
+}
+
 /// Start setting up `sh -c script`, where `$RETRY` names the binary under test: for pipelines
 /// and redirections around the tool.
 pub(crate) fn shell(script: &str) -> Invocation {

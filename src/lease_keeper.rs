@@ -7,7 +7,8 @@
 //! still runs, and no longer (within a renewal).
 //!
 //! It is a process of its own, in a process group of its own (no Ctrl-C of the run's reaches
-//! it), without the parent-death signal the tool's other children get, with the run's whole
+//! it), started without the parent-death signal the tool's other children get (were it to
+//! clear it once running, a run killed while it starts up would take it along), with the run's whole
 //! environment (so the store is found, and logged in to, as the run did), and it never
 //! outlives the last holder of the pipe by more than a renewal.
 
@@ -62,6 +63,7 @@ pub(crate) fn start(
             ChildStdio::From(null.as_fd()),
         ],
         own_group: true,
+        outlives_the_tool: true,
         handover: None,
         mask: watch.child_mask(),
     };
@@ -78,10 +80,6 @@ pub(crate) fn start(
 /// Be the keeper (`args`: `retry --keep-job-lease JOB [STORE]`, the token on stdin): keep the
 /// lease until stdin is closed everywhere.
 pub fn keep(args: &[OsString]) -> ExitCode {
-    // Started as the tool's children are, with SIGTERM for when the tool ends: the keeper is
-    // for just that end.
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_pdeathsig(None);
     let job = args
         .get(2)
         .and_then(|job| job.to_str()?.parse::<BudgetName>().ok());

@@ -209,6 +209,7 @@ impl HookRunner<'_> {
                 ChildStdio::Inherit,
             ],
             own_group: true,
+            outlives_the_tool: false,
             handover: self.terminal.map(Terminal::handover),
             mask: self.watch.child_mask(),
         };

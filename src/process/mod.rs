@@ -166,6 +166,7 @@ impl ProcessRunner<'_> {
                 piped(self.output.pipes_stderr()),
             ],
             own_group: self.options.isolation == Isolation::OwnGroup,
+            outlives_the_tool: false,
             handover: self.terminal.map(Terminal::handover),
             mask: self.watch.child_mask(),
         };

@@ -78,6 +78,7 @@ struct ChildPlan<'a> {
     environ: Environ<'a>,
     stdio: [Option<BorrowedFd<'a>>; 3],
     own_group: bool,
+    outlives_the_tool: bool,
     handover: Option<Handover<'a>>,
     mask: ChildMask,
     parent: Pid,
@@ -108,8 +109,8 @@ impl ChildPlan<'_> {
     }
 
     /// The child's steps, in the header's order: its descriptors, its group, SIGTERM as its
-    /// parent-death signal (failing if the tool is already gone), the terminal, and the
-    /// dispositions and mask the tool started with.
+    /// parent-death signal (failing if the tool is already gone; none for a child that is to
+    /// outlive the tool), the terminal, and the dispositions and mask the tool started with.
     fn set_up(&self) -> io::Result<()> {
         let [stdin, stdout, stderr] = self.stdio;
         stdin.map_or(Ok(()), nix::unistd::dup2_stdin)?;
@@ -118,9 +119,11 @@ impl ChildPlan<'_> {
         if self.own_group {
             nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
         }
-        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
-        if nix::unistd::getppid() != self.parent {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        if !self.outlives_the_tool {
+            let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
+            if nix::unistd::getppid() != self.parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
         }
         if let Some(handover) = self.handover {
             handover.give_to(getpid());
@@ -165,6 +168,7 @@ impl Launcher {
             environ: setup.environ,
             stdio: pipes.child_ends(setup.stdio),
             own_group: setup.own_group,
+            outlives_the_tool: setup.outlives_the_tool,
             handover: setup.handover,
             mask: setup.mask,
             parent: getpid(),
@@ -197,5 +201,60 @@ impl Launcher {
                 Err(StartError::at(step)(io::Error::from_raw_os_error(errno)))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Linux sends a child its parent-death signal when the thread that started it ends, so a
+    //! start from a thread of its own shows whether the child was given one.
+
+    use std::ffi::OsString;
+    use std::os::fd::OwnedFd;
+
+    use nix::sys::signal::{SigSet, Signal};
+    use nix::sys::wait::{WaitStatus, waitpid};
+    use nix::unistd::Pid;
+
+    use crate::environ::ChildEnvironment;
+    use crate::signals::ChildMask;
+    use crate::spawn::{ChildStdio, Launcher, Setup};
+
+    /// Start `sh -c script` from a thread that ends at once; its process and its stdin's pipe.
+    fn start_from_a_thread(script: &str, outlives_the_tool: bool) -> (Pid, Option<OwnedFd>) {
+        let args: Vec<OsString> = ["-c", script].map(OsString::from).to_vec();
+        std::thread::spawn(move || {
+            let mut launcher = Launcher::new("sh".as_ref(), &args).unwrap();
+            let environment = ChildEnvironment::inheriting(|_| true);
+            let setup = Setup {
+                environ: environment.environ(),
+                stdio: [ChildStdio::Pipe, ChildStdio::Inherit, ChildStdio::Inherit],
+                own_group: true,
+                outlives_the_tool,
+                handover: None,
+                mask: ChildMask::new(SigSet::empty(), SigSet::empty(), false),
+            };
+            let started = launcher.start(&setup).unwrap();
+            (started.pid, started.stdin)
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_child_ends_with_the_thread_that_started_it() {
+        // It would wait for its stdin, which stays open, for ever.
+        let (pid, _stdin) = start_from_a_thread("read line", false);
+        assert_eq!(
+            waitpid(pid, None).unwrap(),
+            WaitStatus::Signaled(pid, Signal::SIGTERM, false)
+        );
+    }
+
+    #[test]
+    fn a_child_that_is_to_outlive_the_tool_is_sent_nothing_when_it_ends() {
+        // Time enough for a parent-death signal, sent as the thread ends, to arrive first.
+        let (pid, _stdin) = start_from_a_thread("sleep 1; exit 7", true);
+        assert_eq!(waitpid(pid, None).unwrap(), WaitStatus::Exited(pid, 7));
     }
 }

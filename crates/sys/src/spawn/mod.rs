@@ -2,7 +2,7 @@
 //!
 //! Between the split and `exec` the child, in this order: gets its stdin, stdout and stderr
 //! (pipes, when asked for), a process group of its own (unless `--foreground`), SIGTERM as its
-//! parent-death signal, the terminal (when the tool hands it over), every signal the tool
+//! parent-death signal (unless it is to outlive the tool), the terminal (when the tool hands it over), every signal the tool
 //! handles back at its default and SIGPIPE as the tool's parent left it, and only then the signal
 //! mask the tool started with; then it executes the command, searched for in `PATH`, with the
 //! environment built once for the run (`environ`). Everything it uses is made before the split,
@@ -64,6 +64,9 @@ pub struct Setup<'a> {
     pub stdio: [ChildStdio<'a>; 3],
     /// Whether it leads a process group of its own.
     pub own_group: bool,
+    /// Whether it is meant to outlive the tool (a lease's keeper): then it gets no parent-death
+    /// signal, so that no end of the tool, however early, can stop it before it takes charge.
+    pub outlives_the_tool: bool,
     /// The terminal to take, if the tool hands it over.
     pub handover: Option<Handover<'a>>,
     /// The signal mask and SIGPIPE disposition to restore.

@@ -4,7 +4,7 @@
 //! monitor that is down or hangs changes neither the status nor the output; and the URL, a
 //! credential, never reaches the command, a message or the command line.
 
-use crate::support::harness::{Scratch, require_installed, retry};
+use crate::support::harness::{Scratch, at_the_gate, require_installed, retry};
 use crate::support::monitor_service::{Answer, MonitorService};
 
 /// A command that fails its first attempt (saying so on stderr) and succeeds after, printing
@@ -429,8 +429,7 @@ fn a_run_another_run_of_its_job_kept_out_is_a_note_and_no_failure_of_the_job() {
     // One failure, tolerated: a note.
     run("exit 4").run().expect_code(4);
     // A run in progress keeps the next out, which exits 75 and is only a note.
-    let holder =
-        run("touch \"$STARTED\"; while [ ! -e \"$GATE\" ]; do sleep 0.01; done; exit 4").spawn();
+    let holder = run(concat!("touch \"$STARTED\"; ", at_the_gate!(), "; exit 4")).spawn();
     crate::support::harness::wait_for("the holder's attempt", || scratch.path("started").exists());
     let kept_out = run("true").run();
     kept_out.expect_code(75);

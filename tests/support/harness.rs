@@ -25,6 +25,18 @@ pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
 /// How long a test waits for something it expects to happen soon.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
+/// A shell loop that waits until the file `$GATE` exists: the gate a test opens to let a
+/// command it holds go on. It also ends once `$GATE`'s directory (the test's scratch directory)
+/// is gone, so that a test that fails before opening the gate leaves no command behind.
+#[allow(unused_macros)] // Used by the integration suite, not the presets' one.
+macro_rules! at_the_gate {
+    () => {
+        "while [ ! -e \"$GATE\" ] && [ -d \"${GATE%/*}\" ]; do sleep 0.01; done"
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use at_the_gate;
+
 /// The signals a run starts with at their default action.
 const DEFAULTED: [Signal; 11] = [
     Signal::SIGINT,

@@ -3,12 +3,12 @@
 //! monitor that hears each run. Each run's status, reason and what its monitor hears come from
 //! the precedence table (docs/reference.md), whatever the store.
 
-use crate::support::harness::{Running, Scratch, retry, wait_for};
+use crate::support::harness::{Running, Scratch, at_the_gate, retry, wait_for};
 use crate::support::monitor_service::MonitorService;
 use crate::support::redis_server::RedisServer;
 
 /// An attempt that says it began and waits at a gate the test opens.
-const GATED: &str = "echo started >> \"$STARTS\"; while [ ! -e \"$GATE\" ]; do sleep 0.01; done";
+const GATED: &str = concat!("echo started >> \"$STARTS\"; ", at_the_gate!());
 
 /// A `RETRY_DEADLINE` a second in the past.
 fn passed_deadline() -> String {

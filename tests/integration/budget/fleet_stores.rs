@@ -7,12 +7,11 @@
 //! counted its first attempt and holds its connection when the store changes under it; then the
 //! gate opens and every run asks for its retry at once.
 
-use crate::support::harness::{Running, Scratch, retry, set_budget, wait_for};
+use crate::support::harness::{Running, Scratch, at_the_gate, retry, set_budget, wait_for};
 use crate::support::redis_fleet::{RedisCluster, Sentinels};
 
 /// An attempt: say so, wait at the gate, fail.
-const GATED_ATTEMPT: &str = "echo >> \"$ATTEMPTS\"; \
-                             while [ ! -e \"$GATE\" ]; do sleep 0.01; done; exit 1";
+const GATED_ATTEMPT: &str = concat!("echo >> \"$ATTEMPTS\"; ", at_the_gate!(), "; exit 1");
 
 /// `runs` runs sharing the budget `name` in `store`, two attempts each, their first held at the
 /// gate; returns them once every first attempt has begun.

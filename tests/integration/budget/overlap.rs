@@ -6,13 +6,12 @@
 
 use std::path::Path;
 
-use crate::support::harness::{Invocation, Running, Scratch, retry, wait_for};
+use crate::support::harness::{Invocation, Running, Scratch, at_the_gate, retry, wait_for};
 use crate::support::redis_fleet::redis_cli;
 use crate::support::redis_server::RedisServer;
 
 /// An attempt: say so in `$STARTS`, wait at the gate, end.
-const GATED: &str = "echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; \
-                     while [ ! -e \"$GATE\" ]; do sleep 0.01; done";
+const GATED: &str = concat!("echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; ", at_the_gate!());
 
 /// A run of the job `job` in `store`, one attempt, with JSON events; the test adds its flags.
 fn job_run(job: &str, store: &str, scratch: &Scratch) -> Invocation {
@@ -153,8 +152,11 @@ fn a_run_whose_deadline_has_passed_ends_124_whether_or_not_its_job_is_held() {
 
 /// An attempt that, told to stop, goes on until the gate opens: cleaning up, say. (It leaves
 /// the run's output, which the test reads to its end once the run is gone.)
-const STUBBORN: &str = "exec >/dev/null 2>&1; trap 'echo told >> \"$STARTS\"' TERM; echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; \
-                        while [ ! -e \"$GATE\" ]; do sleep 0.01; done";
+const STUBBORN: &str = concat!(
+    "exec >/dev/null 2>&1; trap 'echo told >> \"$STARTS\"' TERM; ",
+    "echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; ",
+    at_the_gate!()
+);
 
 #[test]
 fn a_killed_holders_attempt_keeps_the_machine_lock_until_it_ends() {

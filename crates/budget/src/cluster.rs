@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::resp::{Connection, Reply, Trouble};
+use super::resp::{Connection, Reply, Trouble, describe, first_words};
 use super::script;
 use super::sentinel;
 use super::store::{Endpoint, RedisAddress};
@@ -124,7 +124,17 @@ fn follow(
             {
                 std::thread::sleep(TRY_AGAIN_PAUSE);
                 answered_by = node.address.clone();
-                script::evaluate(&mut node.connection, args)
+                match script::evaluate(&mut node.connection, args) {
+                    // The time ran out on the try: the cluster's last answer is still the
+                    // call's (and the connection, a reply still owed on it, is not kept).
+                    Err(trouble) if trouble.is_time_limit() => {
+                        return Err(Trouble::Refused(match &reply {
+                            Reply::Error(error) => first_words(error),
+                            other => describe(other),
+                        }));
+                    }
+                    answer => answer,
+                }
             }
             Redirect::Again => return Ok((reply, node)),
         };

@@ -9,7 +9,6 @@ use std::time::SystemTime;
 use retry_budget::default_budget::DefaultBudget;
 use retry_budget::history;
 use retry_budget::job::{self, Schedule, Slot};
-use retry_budget::model::DEFAULT_BUDGET_TERMS;
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::{Location, StoreSettings};
 use retry_budget::waiter::Threads;
@@ -82,11 +81,7 @@ pub(super) fn budget_in_force(budget: &RunBudget) -> BudgetInForce {
         RunBudget::Named(settings) => BudgetInForce::Named {
             name: settings.name.as_str().to_string(),
         },
-        RunBudget::Default(budget) => BudgetInForce::Default {
-            target: budget.target.to_string(),
-            name: budget.name().as_str().to_string(),
-            terms: DEFAULT_BUDGET_TERMS.describe(),
-        },
+        RunBudget::Default(budget) => BudgetInForce::Default(budget.clone()),
         RunBudget::Off(by) => BudgetInForce::Off { by },
     }
 }

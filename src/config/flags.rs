@@ -27,14 +27,14 @@ pub(super) fn backoff(cli: &Cli) -> Result<Backoff, ConfigError> {
         "--reset-after (0s) must be more than 0s, or every failure would start the count over; \
          leave it out to never start over",
     )?;
-    refuse(
-        cli.multiplier.is_some() && cli.jitter() == Jitter::Decorrelated,
-        &format!(
+    // The message is made only when it is said: a run formats no number it does not show.
+    if cli.multiplier.is_some() && cli.jitter() == Jitter::Decorrelated {
+        return Err(ConfigError(format!(
             "--multiplier ({}) has no effect with --jitter decorrelated, whose waits grow from \
              the previous wait; leave out --multiplier, or choose another --jitter",
             cli.multiplier()
-        ),
-    )?;
+        )));
+    }
     Backoff::new(cli.base(), cli.cap(), cli.multiplier(), cli.jitter())
         .map_err(|err| ConfigError(err.to_string()))
 }
@@ -43,15 +43,14 @@ pub(super) fn backoff(cli: &Cli) -> Result<Backoff, ConfigError> {
 /// before it.
 pub(super) fn max_time(cli: &Cli) -> Result<Option<Duration>, ConfigError> {
     let max_time = cli.max_time.filter(|limit| !limit.is_zero());
-    if let (Some(splay), Some(max_time)) = (cli.splay, max_time) {
-        refuse(
-            splay >= max_time,
-            &format!(
-                "--splay ({}) must be below --max-time ({}), or no attempt could start",
-                format_duration(splay),
-                format_duration(max_time)
-            ),
-        )?;
+    if let (Some(splay), Some(max_time)) = (cli.splay, max_time)
+        && splay >= max_time
+    {
+        return Err(ConfigError(format!(
+            "--splay ({}) must be below --max-time ({}), or no attempt could start",
+            format_duration(splay),
+            format_duration(max_time)
+        )));
     }
     Ok(max_time)
 }

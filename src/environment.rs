@@ -359,10 +359,10 @@ pub(crate) fn of_attempt(
     total: AttemptLimit,
 ) -> [(&'static str, Value<'static>); 5] {
     [
-        (ATTEMPT.name, Value::Number(numbering.attempt.into())),
+        (ATTEMPT.name, Value::Number(numbering.attempt)),
         (
             ATTEMPT_SINCE_RESET.name,
-            Value::Number(numbering.since_reset.into()),
+            Value::Number(numbering.since_reset),
         ),
         (MAX_ATTEMPTS.name, limit(numbering.limit)),
         (TOTAL_ATTEMPTS.name, limit(total)),
@@ -373,7 +373,7 @@ pub(crate) fn of_attempt(
 /// An attempt limit as its variable holds it: the number, or `unlimited`.
 fn limit(limit: AttemptLimit) -> Value<'static> {
     match limit {
-        AttemptLimit::AtMost(most) => Value::Number(most.get().into()),
+        AttemptLimit::AtMost(most) => Value::Number(most.get()),
         AttemptLimit::Unlimited => Value::Text(OsStr::new("unlimited")),
     }
 }
@@ -388,7 +388,12 @@ pub(crate) fn of_limits(
 ) -> [Option<(&'static str, Value<'static>)>; 2] {
     [
         left.map(|left| (DEADLINE.name, Value::Number(exported(left, now)))),
-        attempt.map(|limit| (ATTEMPT_TIMEOUT_MS.name, Value::Number(limit.as_millis()))),
+        attempt.map(|limit| {
+            (
+                ATTEMPT_TIMEOUT_MS.name,
+                Value::Number(u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)),
+            )
+        }),
     ]
 }
 

@@ -224,8 +224,8 @@ impl HookRunner<'_> {
 }
 
 /// `wait` in whole milliseconds, to the nearest, as shell arithmetic takes them.
-fn whole_millis(wait: Duration) -> u128 {
-    (wait.as_micros() + 500) / 1000
+fn whole_millis(wait: Duration) -> u64 {
+    u64::try_from((wait.as_micros() + 500) / 1000).unwrap_or(u64::MAX)
 }
 
 /// A hook's line as given to `--on-retry` or `--on-give-up`: refused when it is `--` or one

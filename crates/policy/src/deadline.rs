@@ -189,12 +189,14 @@ fn whole(text: &str) -> Option<u64> {
 }
 
 /// A deadline `left` from `now` as `RETRY_DEADLINE` gives it: the Unix time in milliseconds, on
-/// the wall clock as it reads now.
-pub fn exported(left: Duration, now: SystemTime) -> u128 {
+/// the wall clock as it reads now (at most `u64::MAX`, some 584 million years on).
+pub fn exported(left: Duration, now: SystemTime) -> u64 {
     let at = now.checked_add(left).unwrap_or(now);
-    at.duration_since(UNIX_EPOCH)
+    let millis = at
+        .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
-        .as_millis()
+        .as_millis();
+    u64::try_from(millis).unwrap_or(u64::MAX)
 }
 
 impl fmt::Display for DeadlineSource {
@@ -363,13 +365,10 @@ mod tests {
     #[test]
     fn the_exported_deadline_follows_the_wall_clock() {
         let left = Duration::from_millis(2_500);
-        assert_eq!(exported(left, at(NOW)), u128::from(NOW) * 1000 + 2_500);
+        assert_eq!(exported(left, at(NOW)), NOW * 1000 + 2_500);
         // The same time left, read after the wall clock jumped an hour ahead.
         let jumped = at(NOW + 3600);
-        assert_eq!(
-            exported(left, jumped),
-            u128::from(NOW + 3600) * 1000 + 2_500
-        );
+        assert_eq!(exported(left, jumped), (NOW + 3600) * 1000 + 2_500);
     }
 
     #[test]

@@ -43,9 +43,29 @@
 //! table.set_attempt([("RETRY_ATTEMPT", Value::Number(2))]);
 //! drop(table);
 //! ```
+//!
+//! An attempt's numbers are written in decimal by `decimal`, not by the itoa crate: the few
+//! lines inline where they are used, while itoa's function lay on a page of the static binary
+//! that nothing else a run executes is on, which cost every run 64 KiB of resident memory
+//! (BENCHMARKS.md, "What a run pays for what it does not use").
 
 use std::ffi::{CStr, OsStr, OsString, c_char};
 use std::os::unix::ffi::OsStrExt;
+
+/// `number` in decimal, written at the end of `digits` (20 bytes hold any `u64`): the part
+/// written.
+fn decimal(number: u64, digits: &mut [u8; 20]) -> &[u8] {
+    let mut start = digits.len();
+    let mut rest = number;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            return &digits[start..];
+        }
+    }
+}
 
 /// The process's own environment, as its `NAME=value` strings (an entry without a `=` after its
 /// first byte, which names no variable, is left out, as std leaves it out), with each one's name.
@@ -145,8 +165,8 @@ fn process_environ() -> *const *const c_char {
 #[derive(Clone, Copy, Debug)]
 pub enum Value<'a> {
     /// A whole number, in decimal: written without formatting machinery or a string of its own,
-    /// because every attempt has five of them.
-    Number(u128),
+    /// because every attempt has five of them. 64 bits hold any count or time in milliseconds.
+    Number(u64),
     /// Bytes as they are: a path, a word.
     Text(&'a OsStr),
 }
@@ -254,10 +274,10 @@ impl ChildEnvironment {
     /// value with a NUL, which no environment can hold, is left out.
     pub fn set_attempt<'a>(&mut self, values: impl IntoIterator<Item = (&'a str, Value<'a>)>) {
         let mut count = 0;
-        let mut digits = itoa::Buffer::new();
+        let mut digits = [0; 20];
         for (name, value) in values {
             let value = match value {
-                Value::Number(number) => digits.format(number).as_bytes(),
+                Value::Number(number) => decimal(number, &mut digits),
                 Value::Text(text) if text.as_bytes().contains(&0) => continue,
                 Value::Text(text) => text.as_bytes(),
             };
@@ -362,13 +382,21 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_written_in_decimal() {
+        let mut digits = [0; 20];
+        for number in [0, 7, 10, 99, 1_000_000, u64::MAX] {
+            assert_eq!(decimal(number, &mut digits), number.to_string().as_bytes());
+        }
+    }
+
+    #[test]
     fn each_attempt_replaces_the_last_ones_values() {
         let mut environment = ChildEnvironment::new(["PATH=/bin", "BAD=a\0b"]);
         environment.set_attempt([("RETRY_ATTEMPT", Value::Number(1))]);
         environment.set_attempt([
             ("RETRY_ATTEMPT", Value::Number(2)),
             ("RETRY_DEPTH", Value::Text(OsStr::new("1"))),
-            ("RETRY_DEADLINE", Value::Number(u128::from(u64::MAX) + 1)),
+            ("RETRY_DEADLINE", Value::Number(u64::MAX)),
         ]);
         assert_eq!(
             texts(&environment),
@@ -376,7 +404,7 @@ mod tests {
                 "PATH=/bin",
                 "RETRY_ATTEMPT=2",
                 "RETRY_DEPTH=1",
-                "RETRY_DEADLINE=18446744073709551616"
+                "RETRY_DEADLINE=18446744073709551615"
             ]
         );
         assert_eq!(environment.pointers.len(), 5);

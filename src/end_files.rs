@@ -28,7 +28,6 @@ impl EndFiles {
     pub(crate) fn prepare(config: &Config, tails: Option<KeptTails>) -> anyhow::Result<EndFiles> {
         let target = |spec: &ReportSpec| {
             ReportTarget::check(&spec.path, "--report", spec.format.example_file())
-                .map_err(anyhow::Error::msg)
         };
         let (specs, options) = config.reports();
         let (mut reports, mut dotenv, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
@@ -53,8 +52,7 @@ impl EndFiles {
                 )) as _),
             }
         }
-        let outputs =
-            StepOutputs::new(config.github(), dotenv, shown.clone()).map_err(anyhow::Error::msg)?;
+        let outputs = StepOutputs::new(config.github(), dotenv, shown.clone())?;
         if outputs.any() {
             reports.push(Box::new(outputs));
         }

@@ -39,6 +39,80 @@ use retry_budget::named_files;
 /// The most symbolic links followed from a path to its target, as the kernel allows.
 const MAX_LINKS: usize = 40;
 
+/// A file the run would write at its end that cannot take it, found before the run: the file as
+/// the user named it (`--report out.json`, `$GITHUB_OUTPUT (/path)`), and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {shown}: {why}")]
+pub(crate) struct Refused {
+    shown: String,
+    why: Unwritable,
+}
+
+/// Why a file cannot take what the run writes at its end, each way with the words that say it
+/// and what to do instead where there is something.
+#[derive(Debug, thiserror::Error)]
+enum Unwritable {
+    #[error("it names a directory (it ends in '/'); give a file name")]
+    EndsInSlash,
+    #[error("it is a directory; give a file name, e.g. {}", .example.display())]
+    Directory { example: PathBuf },
+    #[error("it names descriptor {fd}, which is not open: {error}")]
+    ClosedDescriptor { fd: RawFd, error: io::Error },
+    #[error("more than {MAX_LINKS} symbolic links in a row")]
+    TooManyLinks,
+    /// A link (the path) to follow that is one of `Planted`.
+    #[error("{}: {planted}", .link.display())]
+    PlantedLink {
+        link: PathBuf,
+        planted: Box<Unwritable>,
+    },
+    #[error(
+        "it is {what} of another user (uid {owner}) in {}, a sticky directory every user may \
+         write; a hardened system does not let a redirection use it, and neither does retry; \
+         give another path",
+        .directory.display()
+    )]
+    Planted {
+        what: &'static str,
+        owner: u32,
+        directory: PathBuf,
+    },
+    #[error("its directory {} does not exist", .0.display())]
+    NoDirectory(PathBuf),
+    #[error("its directory {}: {error}", .directory.display())]
+    DirectoryUnreadable {
+        directory: PathBuf,
+        error: io::Error,
+    },
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("cannot create a file in {}: {error}", .directory.display())]
+    CannotCreateIn {
+        directory: PathBuf,
+        error: io::Error,
+    },
+    #[error(
+        "it belongs to another user, in a directory ({}) where only a file's owner may replace \
+         it",
+        .0.display()
+    )]
+    OthersInSticky(PathBuf),
+    #[error("it is read-only; make it writable or remove it")]
+    ReadOnly,
+    /// What it is, when it is nothing a redirection writes to (a socket).
+    #[error("it is {0}")]
+    NoFile(&'static str),
+    #[error("cannot open it: {0}")]
+    CannotOpen(io::Error),
+    #[error("it is a symbolic link, not the runner's own file")]
+    RunnersFileLinked,
+    #[error("it is {0}, not the regular file a runner makes")]
+    NotRunnersFile(&'static str),
+    /// What the system said of it.
+    #[error("{0}")]
+    Unreadable(io::Error),
+}
+
 /// A file the run writes when it ends, checked before the run, with the option and path that
 /// named it (`--report out.json`) for messages.
 #[derive(Debug)]
@@ -68,42 +142,42 @@ enum Place {
 
 impl ReportTarget {
     /// Check that `path`, as the user gave it to `flag`, can take what the run writes at its
-    /// end; the error is the message, and for a directory suggests `example_file` in it.
-    pub(crate) fn check(path: &Path, flag: &str, example_file: &str) -> Result<Self, String> {
+    /// end; for a directory, the error suggests `example_file` in it.
+    pub(crate) fn check(path: &Path, flag: &str, example_file: &str) -> Result<Self, Refused> {
         let shown = format!("{flag} {}", path.display());
-        let cannot = |why: String| format!("cannot write {shown}: {why}");
-        let place = Place::check(path, example_file, &cannot)?;
-        Ok(ReportTarget {
-            place,
-            shown,
-            mode: None,
-        })
+        match Place::check(path, example_file) {
+            Ok(place) => Ok(ReportTarget {
+                place,
+                shown,
+                mode: None,
+            }),
+            Err(why) => Err(Refused { shown, why }),
+        }
     }
 
     /// Check that the CI runner's file at `path`, which the variable `variable` names, is the
-    /// regular file a runner makes, and open it to append to when the run ends; the error is the
-    /// message.
-    pub(crate) fn append(path: &Path, variable: &str) -> Result<Self, String> {
+    /// regular file a runner makes, and open it to append to when the run ends.
+    pub(crate) fn append(path: &Path, variable: &str) -> Result<Self, Refused> {
         let shown = format!("${variable} ({})", path.display());
-        let cannot = |why: String| format!("cannot write {shown}: {why}");
         let opened = named_files::open(path, OpenOptions::new().append(true), libc::O_NOFOLLOW)
             .map_err(|err| match err.raw_os_error() {
-                Some(libc::ELOOP) => {
-                    cannot("it is a symbolic link, not the runner's own file".into())
-                }
-                _ => cannot(err.to_string()),
-            })?;
-        if !opened.metadata.is_file() {
-            return Err(cannot(format!(
-                "it is {}, not the regular file a runner makes",
-                named_files::kind(&opened.metadata)
-            )));
+                Some(libc::ELOOP) => Unwritable::RunnersFileLinked,
+                _ => Unwritable::Unreadable(err),
+            })
+            .and_then(|opened| match opened.metadata.is_file() {
+                true => Ok(opened),
+                false => Err(Unwritable::NotRunnersFile(named_files::kind(
+                    &opened.metadata,
+                ))),
+            });
+        match opened {
+            Ok(opened) => Ok(ReportTarget {
+                place: Place::Append(opened.file),
+                shown,
+                mode: None,
+            }),
+            Err(why) => Err(Refused { shown, why }),
         }
-        Ok(ReportTarget {
-            place: Place::Append(opened.file),
-            shown,
-            mode: None,
-        })
     }
 
     /// The target, a replaced file of which gets `mode` whatever the umask says (a file another
@@ -164,42 +238,33 @@ pub(crate) enum ReportError {
 }
 
 impl Place {
-    fn check(
-        path: &Path,
-        example_file: &str,
-        cannot: &impl Fn(String) -> String,
-    ) -> Result<Self, String> {
+    fn check(path: &Path, example_file: &str) -> Result<Self, Unwritable> {
         if path.as_os_str().as_bytes().ends_with(b"/") {
-            return Err(cannot(
-                "it names a directory (it ends in '/'); give a file name".into(),
-            ));
+            return Err(Unwritable::EndsInSlash);
         }
-        let file = match resolve_links(path).map_err(cannot)? {
+        let file = match resolve_links(path)? {
             Resolved::Descriptor(fd) => {
-                return duplicate(fd).map(Place::Opened).map_err(|err| {
-                    cannot(format!(
-                        "it names descriptor {fd}, which is not open: {err}"
-                    ))
-                });
+                return duplicate(fd)
+                    .map(Place::Opened)
+                    .map_err(|error| Unwritable::ClosedDescriptor { fd, error });
             }
             Resolved::Path(file) => file,
         };
         let metadata = match std::fs::symlink_metadata(&file) {
             Ok(metadata) => Some(metadata),
             Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(err) => return Err(cannot(err.to_string())),
+            Err(err) => return Err(Unwritable::Unreadable(err)),
         };
         match metadata {
-            Some(metadata) if metadata.is_dir() => Err(cannot(format!(
-                "it is a directory; give a file name, e.g. {}",
-                path.join(example_file).display()
-            ))),
+            Some(metadata) if metadata.is_dir() => Err(Unwritable::Directory {
+                example: path.join(example_file),
+            }),
             Some(metadata) if !metadata.is_file() => {
-                refuse_planted(parent(&file), &metadata).map_err(cannot)?;
-                open_in_place(&file).map_err(cannot)
+                refuse_planted(parent(&file), &metadata)?;
+                open_in_place(&file)
             }
             existing => {
-                check_replaceable(parent(&file), existing.as_ref()).map_err(cannot)?;
+                check_replaceable(parent(&file), existing.as_ref())?;
                 Ok(Place::Replace { file })
             }
         }
@@ -217,7 +282,7 @@ enum Resolved {
 /// Where `path` leads, every symbolic link along the last component followed to its target as
 /// `open` would follow them on a hardened system, and a name of the tool's own descriptor
 /// recognised as one; a dangling link gives the path it points to.
-fn resolve_links(path: &Path) -> Result<Resolved, String> {
+fn resolve_links(path: &Path) -> Result<Resolved, Unwritable> {
     let mut current = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         if let Some(fd) = own_descriptor(&current) {
@@ -225,15 +290,19 @@ fn resolve_links(path: &Path) -> Result<Resolved, String> {
         }
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
-                refuse_planted(parent(&current), &metadata)
-                    .map_err(|why| format!("{}: {why}", current.display()))?;
-                let target = std::fs::read_link(&current).map_err(|err| err.to_string())?;
+                refuse_planted(parent(&current), &metadata).map_err(|planted| {
+                    Unwritable::PlantedLink {
+                        link: current.clone(),
+                        planted: Box::new(planted),
+                    }
+                })?;
+                let target = std::fs::read_link(&current).map_err(Unwritable::Unreadable)?;
                 current = parent(&current).join(target);
             }
             _ => return Ok(Resolved::Path(current)),
         }
     }
-    Err(format!("more than {MAX_LINKS} symbolic links in a row"))
+    Err(Unwritable::TooManyLinks)
 }
 
 /// The descriptor `path` names, if it names one of the tool's own: `/dev/fd/N`,
@@ -262,7 +331,7 @@ fn duplicate(fd: RawFd) -> io::Result<File> {
 /// Refuse a file, FIFO or link (`metadata`) in `directory` that a hardened system protects: in
 /// a sticky directory that every user may write, one that belongs to neither this user nor the
 /// directory's owner (`fs.protected_symlinks`, `fs.protected_fifos`, `fs.protected_regular`).
-fn refuse_planted(directory: &Path, metadata: &std::fs::Metadata) -> Result<(), String> {
+fn refuse_planted(directory: &Path, metadata: &std::fs::Metadata) -> Result<(), Unwritable> {
     let Ok(dir) = std::fs::metadata(directory) else {
         return Ok(());
     };
@@ -273,13 +342,11 @@ fn refuse_planted(directory: &Path, metadata: &std::fs::Metadata) -> Result<(), 
             true => "a symbolic link",
             false => "a file",
         };
-        return Err(format!(
-            "it is {what} of another user (uid {}) in {}, a sticky directory every user may \
-             write; a hardened system does not let a redirection use it, and neither does \
-             retry; give another path",
-            metadata.uid(),
-            directory.display()
-        ));
+        return Err(Unwritable::Planted {
+            what,
+            owner: metadata.uid(),
+            directory: directory.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -295,20 +362,25 @@ fn parent(path: &Path) -> &Path {
 /// Whether the report can be renamed into place in `directory`, over `existing` if there is a
 /// file: the directory must exist and be writable, and a file there writable by this user (as a
 /// shell redirection needs) and, in a sticky directory such as /tmp, this user's own.
-fn check_replaceable(directory: &Path, existing: Option<&std::fs::Metadata>) -> Result<(), String> {
-    let metadata = std::fs::metadata(directory).map_err(|err| match err.kind() {
-        io::ErrorKind::NotFound => format!("its directory {} does not exist", directory.display()),
-        _ => format!("its directory {}: {err}", directory.display()),
+fn check_replaceable(
+    directory: &Path,
+    existing: Option<&std::fs::Metadata>,
+) -> Result<(), Unwritable> {
+    let metadata = std::fs::metadata(directory).map_err(|error| match error.kind() {
+        io::ErrorKind::NotFound => Unwritable::NoDirectory(directory.to_path_buf()),
+        _ => Unwritable::DirectoryUnreadable {
+            directory: directory.to_path_buf(),
+            error,
+        },
     })?;
     if !metadata.is_dir() {
-        return Err(format!("{} is not a directory", directory.display()));
+        return Err(Unwritable::NotADirectory(directory.to_path_buf()));
     }
     access(directory, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|errno| {
-        format!(
-            "cannot create a file in {}: {}",
-            directory.display(),
-            io::Error::from(errno)
-        )
+        Unwritable::CannotCreateIn {
+            directory: directory.to_path_buf(),
+            error: errno.into(),
+        }
     })?;
     let Some(existing) = existing else {
         return Ok(());
@@ -317,27 +389,23 @@ fn check_replaceable(directory: &Path, existing: Option<&std::fs::Metadata>) -> 
     let me = nix::unistd::geteuid().as_raw();
     let sticky = metadata.permissions().mode() & 0o1000 != 0;
     if sticky && me != 0 && existing.uid() != me && metadata.uid() != me {
-        return Err(format!(
-            "it belongs to another user, in a directory ({}) where only a file's owner may \
-             replace it",
-            directory.display()
-        ));
+        return Err(Unwritable::OthersInSticky(directory.to_path_buf()));
     }
     if me != 0 && existing.permissions().mode() & 0o222 == 0 {
-        return Err("it is read-only; make it writable or remove it".into());
+        return Err(Unwritable::ReadOnly);
     }
     Ok(())
 }
 
 /// Open a FIFO, a device or the like for writing, as a shell redirection does, but without
 /// blocking: a FIFO with no reader yet is left to open when the run ends ([`open_awaited`]).
-fn open_in_place(path: &Path) -> Result<Place, String> {
+fn open_in_place(path: &Path) -> Result<Place, Unwritable> {
     let opened = match named_files::open(path, OpenOptions::new().write(true), 0) {
         Ok(opened) => opened,
         Err(err) if err.raw_os_error() == Some(libc::ENXIO) => {
-            let metadata = std::fs::metadata(path).map_err(|err| err.to_string())?;
+            let metadata = std::fs::metadata(path).map_err(Unwritable::Unreadable)?;
             if !metadata.file_type().is_fifo() {
-                return Err(format!("it is {}", named_files::kind(&metadata)));
+                return Err(Unwritable::NoFile(named_files::kind(&metadata)));
             }
             let identity = (metadata.dev(), metadata.ino());
             return Ok(Place::AwaitingReader {
@@ -345,12 +413,12 @@ fn open_in_place(path: &Path) -> Result<Place, String> {
                 identity,
             });
         }
-        Err(err) => return Err(format!("cannot open it: {err}")),
+        Err(err) => return Err(Unwritable::CannotOpen(err)),
     };
     opened
         .blocking()
         .map(Place::Opened)
-        .map_err(|err| format!("cannot open it: {err}"))
+        .map_err(Unwritable::CannotOpen)
 }
 
 /// Open the FIFO `fifo` for writing once its reader comes (on a thread of its own: this blocks

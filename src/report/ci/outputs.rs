@@ -15,7 +15,7 @@ use crate::environment::{GITHUB_OUTPUT, GITHUB_STEP_SUMMARY};
 use crate::first_and_last::FirstAndLast;
 use crate::report::ci::log::outcome_values;
 use crate::report::end_file::EndFile;
-use crate::report::target::{ReportError, ReportTarget};
+use crate::report::target::{Refused, ReportError, ReportTarget};
 use crate::report::text;
 use crate::signals::SignalWatch;
 use retry_policy::duration::format_duration;
@@ -61,7 +61,7 @@ impl StepOutputs {
         github: &GitHubFiles,
         dotenv: Vec<ReportTarget>,
         command: String,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, Refused> {
         let target = |path: &Option<PathBuf>, variable: crate::environment::Variable| {
             path.as_deref()
                 .map(|path| ReportTarget::append(path, variable.name))

@@ -12,7 +12,7 @@
 //! holds one: a failure names the host alone. A request goes through the proxy the environment
 //! names for it (`proxy`), as curl's would.
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::time::Instant;
 
 use retry_net::{Stream, TlsClient};
@@ -20,8 +20,64 @@ use retry_net::{Stream, TlsClient};
 mod proxy;
 mod url;
 
-use proxy::Proxy;
+use proxy::{BadProxy, Proxy};
 pub(crate) use url::Url;
+
+/// Why a request got no answer, each way naming the hosts alone.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Failure {
+    /// The proxy the environment names for the URL cannot be used.
+    #[error(transparent)]
+    Proxy(#[from] BadProxy),
+    #[error("cannot reach {host}: {error}")]
+    Unreachable { host: String, error: io::Error },
+    #[error("cannot reach {host} through the proxy {proxy}: {error}")]
+    UnreachableThrough {
+        host: String,
+        proxy: String,
+        error: io::Error,
+    },
+    #[error("cannot send to {host}: {error}")]
+    NotSent { host: String, error: io::Error },
+    #[error("no answer from {host}: {error}")]
+    NoAnswer { host: String, error: io::Error },
+}
+
+/// Why a request tried until the server took it, or its time was up, was not taken: the last
+/// answer (its status) or failure, and how many tries that was, where it was tried again.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}", .last, .tries.map_or(String::new(), |tries| format!(" (tried {tries} times)")))]
+pub(crate) struct Undelivered {
+    last: NotTaken,
+    tries: Option<u32>,
+}
+
+/// An answer that says no, or none.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotTaken {
+    #[error("it answered {0}")]
+    Answered(u16),
+    #[error(transparent)]
+    Failed(#[from] Failure),
+}
+
+impl NotTaken {
+    /// Said once, as the last of one try.
+    pub(crate) fn at_once(self) -> Undelivered {
+        Undelivered {
+            last: self,
+            tries: None,
+        }
+    }
+
+    /// Said after `tries` tries.
+    pub(crate) fn after(self, tries: u32) -> Undelivered {
+        Undelivered {
+            last: self,
+            tries: Some(tries),
+        }
+    }
+}
 
 /// The most bytes of an answer's status line and headers read.
 const MAX_HEAD: usize = 16 * 1024;
@@ -67,7 +123,7 @@ impl Answer {
 
 /// Send `request` and read the answer, all before `until`, through the proxy the environment
 /// names for its URL, if any (`proxy`); the error says what failed, naming the hosts alone.
-pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> {
+pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, Failure> {
     let url = request.url;
     let left = || until.saturating_duration_since(Instant::now());
     let proxy = Proxy::for_url(url, &proxy::from_environment)?;
@@ -79,29 +135,36 @@ pub(crate) fn send(request: &Request, until: Instant) -> Result<Answer, String> 
                 url.is_tls().then_some(&TlsClient::SYSTEM),
                 left(),
             )
-            .map_err(|err| format!("cannot reach {}: {err}", url.host()))?;
+            .map_err(|error| Failure::Unreachable {
+                host: url.host().to_string(),
+                error,
+            })?;
             (stream, None)
         }
         Some(proxy) => {
-            let failed = |err| {
-                format!(
-                    "cannot reach {} through the proxy {}: {err}",
-                    url.host(),
-                    proxy.host()
-                )
+            let failed = |error| Failure::UnreachableThrough {
+                host: url.host().to_string(),
+                proxy: proxy.host().to_string(),
+                error,
             };
             (tunnel(proxy, url, left).map_err(failed)?, Some(proxy))
         }
     };
-    let failed = |what: &str, err: std::io::Error| format!("{what} {}: {err}", url.host());
+    let host = || url.host().to_string();
     // Plain HTTP goes to the proxy itself, the URL whole in the request line.
     let forwarded = through.filter(|_| !url.is_tls());
     stream
         .set_time_left(left())
         .and_then(|()| stream.write_all(&request_bytes(request, forwarded)))
         .and_then(|()| stream.flush())
-        .map_err(|err| failed("cannot send to", err))?;
-    read_answer(&mut stream, left).map_err(|err| failed("no answer from", err))
+        .map_err(|error| Failure::NotSent {
+            host: host(),
+            error,
+        })?;
+    read_answer(&mut stream, left).map_err(|error| Failure::NoAnswer {
+        host: host(),
+        error,
+    })
 }
 
 /// A connection to `url`'s server through `proxy`: for `https://`, a tunnel the proxy opens

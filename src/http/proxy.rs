@@ -17,6 +17,27 @@ use crate::environment;
 /// The port of a proxy whose value names none, as curl has it.
 const DEFAULT_PORT: u16 = 1080;
 
+/// A proxy the environment names that cannot be used: the variable, and why.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {why}")]
+pub(crate) struct BadProxy {
+    variable: &'static str,
+    why: Unusable,
+}
+
+/// Why a proxy's value cannot be used.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum Unusable {
+    /// The scheme, made printable.
+    #[error("a proxy spoken to over '{0}' is not supported; give an http:// proxy")]
+    Scheme(String),
+    /// What is wrong with its host and port.
+    #[error("the proxy's address: {0}")]
+    Address(&'static str),
+    #[error("the proxy's credentials are not UTF-8")]
+    CredentialsNotUtf8,
+}
+
 /// A proxy to send a request through.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Proxy {
@@ -39,7 +60,7 @@ impl Proxy {
     pub(crate) fn for_url(
         url: &Url,
         env: &impl Fn(&str) -> Option<String>,
-    ) -> Result<Option<Proxy>, String> {
+    ) -> Result<Option<Proxy>, BadProxy> {
         let given = |names: &[&'static str]| -> Option<(&'static str, String)> {
             names.iter().find_map(|&name| {
                 let value = env(name).filter(|value| !value.trim().is_empty())?;
@@ -60,19 +81,19 @@ impl Proxy {
         }
         Proxy::parse(value.trim())
             .map(Some)
-            .map_err(|why| format!("{name}: {why}"))
+            .map_err(|why| BadProxy {
+                variable: name,
+                why,
+            })
     }
 
     /// `http://[user:password@]host[:port][/]`, or the same without its scheme.
-    fn parse(text: &str) -> Result<Proxy, String> {
+    fn parse(text: &str) -> Result<Proxy, Unusable> {
         let rest = match text.split_once("://") {
             None => text,
             Some(("http" | "HTTP", rest)) => rest,
             Some((scheme, _)) => {
-                return Err(format!(
-                    "a proxy spoken to over '{}' is not supported; give an http:// proxy",
-                    retry_policy::printable::printable(scheme)
-                ));
+                return Err(Unusable::Scheme(retry_policy::printable::printable(scheme)));
             }
         };
         let authority = rest.split('/').next().unwrap_or_default();
@@ -80,15 +101,14 @@ impl Proxy {
             Some((credentials, host_port)) => (Some(credentials), host_port),
             None => (None, authority),
         };
-        let url = Url::parse(&format!("http://{host_port}"))
-            .map_err(|why| format!("the proxy's address: {why}"))?;
+        let url = Url::parse(&format!("http://{host_port}")).map_err(Unusable::Address)?;
         let port = match host_port.rsplit_once(':') {
             Some((_, port)) if !port.ends_with(']') => url.port(),
             _ => DEFAULT_PORT,
         };
         let decode = |part: &str| {
             retry_policy::encoding::percent_decoded(part, retry_policy::encoding::Stray::Kept)
-                .ok_or_else(|| "the proxy's credentials are not UTF-8".to_string())
+                .ok_or(Unusable::CredentialsNotUtf8)
         };
         let credentials = match credentials {
             Some(credentials) => {
@@ -185,7 +205,7 @@ fn base64(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn proxy_for(url: &str, pairs: &[(&str, &str)]) -> Result<Option<Proxy>, String> {
+    fn proxy_for(url: &str, pairs: &[(&str, &str)]) -> Result<Option<Proxy>, BadProxy> {
         let env = |name: &str| {
             pairs
                 .iter()
@@ -228,7 +248,9 @@ mod tests {
             proxy_for(http, &[("ALL_PROXY", "p:8080")]),
             Ok(proxy("p", 8080))
         );
-        let err = proxy_for(https, &[("https_proxy", "socks5://p:1080")]).unwrap_err();
+        let err = proxy_for(https, &[("https_proxy", "socks5://p:1080")])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("https_proxy: a proxy spoken to over 'socks5'"),
             "{err}"

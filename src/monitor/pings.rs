@@ -23,7 +23,7 @@ use super::Monitor;
 use super::body::{self, DEFAULT_LIMIT};
 use super::dialect::Ping;
 use crate::held_job::SharedJob;
-use crate::http::{self, Answer, Url};
+use crate::http::{self, Answer, NotTaken, Url};
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::output::tail::KeptTails;
 use crate::signals::{SignalWatch, Waited, Waiter};
@@ -61,7 +61,7 @@ pub(crate) struct Pings<'m> {
     /// alert.
     job: SharedJob,
     /// The start's answer, once it is under way.
-    start: Option<Receiver<Result<Answer, String>>>,
+    start: Option<Receiver<Result<Answer, http::Failure>>>,
     /// Whether the start was sent, or could not be.
     started: bool,
     /// What went wrong with the start.
@@ -188,17 +188,16 @@ impl<'m> Pings<'m> {
             .then(|| body::body(&summary, tails.as_ref(), limit));
         let url = request.url;
         let sent = watch.run_job(Some(until), move || send_outcome(&url, body, until));
-        let told = match sent {
-            Ok(Waited::Done(told)) => told,
+        let why = match sent {
+            Ok(Waited::Done(Ok(()))) => return Ok(()),
+            Ok(Waited::Done(Err(why))) => why.to_string(),
             Ok(Waited::Stopped(signal)) => return Err(signal),
-            Ok(Waited::TimedOut) => Err("it did not answer in time".to_string()),
-            Err(err) => Err(format!("cannot start a thread: {err}")),
+            Ok(Waited::TimedOut) => "it did not answer in time".to_string(),
+            Err(err) => format!("cannot start a thread: {err}"),
         };
-        if let Err(why) = told {
-            warn(format!(
-                "the monitor ({host}) was not told how the run ended: {why}"
-            ));
-        }
+        warn(format!(
+            "the monitor ({host}) was not told how the run ended: {why}"
+        ));
         Ok(())
     }
 
@@ -211,7 +210,7 @@ impl<'m> Pings<'m> {
         };
         let until = until.min(Instant::now() + START_LIMIT);
         let answer = match watch.run_job(Some(until), move || answered.recv()) {
-            Ok(Waited::Done(Ok(answer))) => answer,
+            Ok(Waited::Done(Ok(answer))) => answer.map_err(|why| why.to_string()),
             Ok(Waited::Stopped(signal)) => return Err(signal),
             Ok(Waited::Done(Err(_)) | Waited::TimedOut) => Err("it did not answer".to_string()),
             Err(err) => Err(format!("cannot start a thread: {err}")),
@@ -284,7 +283,7 @@ fn this_host() -> String {
 
 /// Send the outcome to `url` (with `body`, if any), trying again after a failure that another
 /// try could mend, within `until`.
-fn send_outcome(url: &Url, body: Option<Vec<u8>>, until: Instant) -> Result<(), String> {
+fn send_outcome(url: &Url, body: Option<Vec<u8>>, until: Instant) -> Result<(), http::Undelivered> {
     let request = post(url, body.as_deref());
     let mut pause = PAUSE;
     let mut tries = 0;
@@ -296,13 +295,13 @@ fn send_outcome(url: &Url, body: Option<Vec<u8>>, until: Instant) -> Result<(), 
         let why = match http::send(&request, Instant::now() + share) {
             Ok(answer) if is_success(answer.status) => return Ok(()),
             Ok(answer) if !may_mend(answer.status) => {
-                return Err(format!("it answered {}", answer.status));
+                return Err(NotTaken::Answered(answer.status).at_once());
             }
-            Ok(answer) => format!("it answered {}", answer.status),
-            Err(why) => why,
+            Ok(answer) => NotTaken::Answered(answer.status),
+            Err(failure) => NotTaken::Failed(failure),
         };
         if tries == TRIES || Instant::now() + pause >= until {
-            return Err(format!("{why} (tried {tries} times)"));
+            return Err(why.after(tries));
         }
         std::thread::sleep(pause);
         pause *= 2;

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 use crate::environment;
-use crate::http;
+use crate::http::{self, NotTaken};
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::signals::{SignalWatch, Waited, Waiter};
 use export::Export;
@@ -153,7 +153,7 @@ impl Tracing {
                 }
                 return Ok(());
             }
-            Ok(Waited::Done(Err(why))) => why,
+            Ok(Waited::Done(Err(why))) => why.to_string(),
             Ok(Waited::TimedOut) => "it did not answer in time".to_string(),
             Ok(Waited::Stopped(signal)) => return Err(signal),
             Err(err) => format!("cannot start a thread: {err}"),
@@ -173,7 +173,7 @@ const PAUSE: Duration = Duration::from_millis(100);
 /// retryable (429, 502, 503, 504), or a connection that failed, is tried again after the
 /// collector's `Retry-After` where it gives one, else a pause that doubles from [`PAUSE`], for
 /// as long as the time left holds the wait. The answer taken, or why there is none.
-fn deliver(request: &http::Request, until: Instant) -> Result<http::Answer, String> {
+fn deliver(request: &http::Request, until: Instant) -> Result<http::Answer, http::Undelivered> {
     let (mut pause, mut tries) = (PAUSE, 0);
     loop {
         tries += 1;
@@ -184,14 +184,14 @@ fn deliver(request: &http::Request, until: Instant) -> Result<http::Answer, Stri
                     .header("Retry-After")
                     .and_then(|seconds| seconds.parse().ok())
                     .map(Duration::from_secs);
-                (asked, format!("it answered {}", answer.status))
+                (asked, NotTaken::Answered(answer.status))
             }
-            Ok(answer) => return Err(format!("it answered {}", answer.status)),
-            Err(why) => (None, why),
+            Ok(answer) => return Err(NotTaken::Answered(answer.status).at_once()),
+            Err(failure) => (None, NotTaken::Failed(failure)),
         };
         let wait = asked.unwrap_or(pause);
         if Instant::now() + wait >= until {
-            return Err(format!("{why} (tried {tries} times)"));
+            return Err(why.after(tries));
         }
         std::thread::sleep(wait);
         pause *= 2;

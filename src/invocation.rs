@@ -173,8 +173,8 @@ fn print_on_stdout(
     };
     let cannot_write = || format!("cannot write {what} to stdout");
     print(format, &mut out).map_err(|err| match err {
-        ShowError::Unreadable(why) => anyhow::anyhow!(why),
         ShowError::Write(err) => anyhow::Error::from(err).context(cannot_write()),
+        unread => anyhow::Error::new(unread),
     })?;
     out.flush().with_context(cannot_write)?;
     Ok(Exit::Success)
@@ -271,8 +271,7 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
         .map_err(anyhow::Error::msg)?;
     default_budget::refuse_inactive_terms(&store.location, &home, &asked)
         .map_err(anyhow::Error::msg)?;
-    let kept =
-        show::kept_terms(&options.name, &store.location, &Threads).map_err(anyhow::Error::msg)?;
+    let kept = show::kept_terms(&options.name, &store.location, &Threads)?;
     let terms = change.applied(kept).map_err(anyhow::Error::msg)?;
     retry_budget::set_terms(&options.name, &store, terms, &Threads).map_err(anyhow::Error::msg)?;
     Ok(Exit::Success)

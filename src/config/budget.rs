@@ -179,7 +179,8 @@ pub(super) fn next_slot(
     let job = place.job.as_str();
     let cannot =
         |why: String| format!("job {job}: its schedule cannot be used: {why}; going on without it");
-    let Some(text) = job::schedule_of(&place.location, &place.job, &Threads).map_err(cannot)?
+    let Some(text) = job::schedule_of(&place.location, &place.job, &Threads)
+        .map_err(|why| cannot(why.to_string()))?
     else {
         return Ok(None);
     };

@@ -33,6 +33,8 @@ mod signature;
 pub mod state_dir;
 pub mod store;
 pub mod terms_change;
+pub mod unread;
+pub use redis::StoreFailure;
 pub mod waiter;
 
 /// What the fuzz target of the store's replies (`fuzz/`) drives; built only by `cargo fuzz`

@@ -97,7 +97,7 @@ pub(crate) enum Failure {
 /// hidden) and what would mend it where the tool knows.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum StoreFailure {
+pub enum StoreFailure {
     /// It could not be reached, or the connection broke: the system's words.
     #[error("{0}")]
     Unreachable(String),
@@ -112,6 +112,10 @@ pub(crate) enum StoreFailure {
     Unreadable(String),
 }
 
+/// Terms a store keeps that no `retry budget set` could have stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TermsDamaged;
+
 /// The stored state of a budget, as `retry budget show` tells it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Stored {
@@ -119,7 +123,7 @@ pub(crate) struct Stored {
     pub(crate) written: Option<BucketState>,
     /// The terms `retry budget set` kept: none for the defaults, and an error for terms no
     /// `set` could have stored.
-    pub(crate) terms: Result<Option<Terms>, String>,
+    pub(crate) terms: Result<Option<Terms>, TermsDamaged>,
     /// The breaker's state; none when there is none (or it is damaged).
     pub(crate) breaker: Option<BreakerState>,
     /// The server's time, in microseconds since the Unix epoch.
@@ -590,14 +594,13 @@ fn stored(fields: &[String]) -> Option<Stored> {
         return None;
     };
     let now = now.parse().ok()?;
-    let damaged = || "its terms are not ones retry budget set stores".to_string();
     let terms = match [capacity, period, ratio, window]
         .iter()
         .all(|term| term.is_empty())
     {
         true => Ok(None),
         false => Terms::stored(capacity, period, ratio, window)
-            .ok_or_else(damaged)
+            .ok_or(TermsDamaged)
             .and_then(|terms| match breaker_terms.is_empty() {
                 true => Ok(terms),
                 false => BreakerTerms::from_stored(breaker_terms)
@@ -605,7 +608,7 @@ fn stored(fields: &[String]) -> Option<Stored> {
                         breaker: Some(breaker),
                         ..terms
                     })
-                    .ok_or_else(damaged),
+                    .ok_or(TermsDamaged),
             })
             .map(Some),
     };

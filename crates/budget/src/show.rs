@@ -10,8 +10,9 @@ use super::BudgetName;
 use super::breaker::{BreakerState, BreakerTerms};
 use super::file;
 use super::model::{BucketState, DEFAULT_TERMS, Terms};
-use super::redis::{Failure, RedisStore};
+use super::redis::{RedisStore, TermsDamaged};
 use super::store::Location;
+use super::unread::Unread;
 use crate::waiter::Waiter;
 use retry_policy::duration::{format_duration, to_millis};
 use retry_policy::printable::printable;
@@ -100,13 +101,29 @@ struct ShownState {
     changed_ms_ago: f64,
 }
 
-/// Why `retry budget show` printed nothing, or not all of it.
-#[derive(Debug)]
+/// Why `retry budget show` (or `retry job show`, `retry job history`) printed nothing, or not
+/// all of it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+#[allow(
+    missing_docs,
+    reason = "a field is the value its variant's message names"
+)]
 pub enum ShowError {
-    /// The state could not be read; the message says why.
-    Unreadable(String),
+    /// The state could not be read, in words that say what (a file store's refusal names its
+    /// path).
+    #[error(transparent)]
+    Unread(Unread),
+    /// What could not be read ("retry budget api from redis://host"), and why.
+    #[error("cannot read {what}")]
+    Unreadable {
+        what: String,
+        #[source]
+        why: Unread,
+    },
     /// The state could not be written to `out`.
-    Write(io::Error),
+    #[error("cannot write it")]
+    Write(#[source] io::Error),
 }
 
 /// Print the state of the budget `request` names to `out`, in `format`, reading a shared store
@@ -117,7 +134,7 @@ pub fn print(
     watch: &impl Waiter,
     out: &mut impl Write,
 ) -> Result<(), ShowError> {
-    let shown = read(request, watch).map_err(ShowError::Unreadable)?;
+    let shown = read(request, watch)?;
     write_as(format, out, &shown, write_text)
 }
 
@@ -144,9 +161,9 @@ pub fn kept_terms(
     name: &BudgetName,
     location: &Location,
     watch: &impl Waiter,
-) -> Result<Option<Terms>, String> {
+) -> Result<Option<Terms>, ShowError> {
     if let Location::File(dir) = location {
-        file::BudgetFile::check(dir, name).map_err(|refused| refused.to_string())?;
+        file::BudgetFile::check(dir, name).map_err(|refused| ShowError::Unread(refused.into()))?;
     }
     let request = ShowRequest {
         name: name.clone(),
@@ -166,18 +183,19 @@ type Stored = (
 );
 
 /// The budget's state now, from its store.
-fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, String> {
+fn read(request: &ShowRequest, watch: &impl Waiter) -> Result<Shown, ShowError> {
     let stored = read_stored(request, watch)?;
     let set = stored.2.is_some() && stored.2 != Some(DEFAULT_TERMS);
     Ok(shown_from(request, stored, set))
 }
 
 /// What the store keeps of the budget `request` names, read with the waiter `watch`.
-fn read_stored(request: &ShowRequest, watch: &impl Waiter) -> Result<Stored, String> {
+fn read_stored(request: &ShowRequest, watch: &impl Waiter) -> Result<Stored, ShowError> {
     let name = &request.name;
     Ok(match &request.location {
         Location::File(dir) => {
-            let written = file::peek(dir, name).map_err(|refused| refused.to_string())?;
+            let written =
+                file::peek(dir, name).map_err(|refused| ShowError::Unread(refused.into()))?;
             let path = dir.join(name.as_str()).display().to_string();
             let (state, terms, breaker) = match written {
                 Some(kept) => (Some(kept.state), Some(kept.terms), Some(kept.breaker)),
@@ -187,19 +205,17 @@ fn read_stored(request: &ShowRequest, watch: &impl Waiter) -> Result<Stored, Str
         }
         Location::Shared { address, .. } => {
             let mut store = RedisStore::new(address.clone(), name, watch);
-            let cannot = |why: String| {
-                format!(
-                    "cannot read retry budget {} from {address}: {why}",
-                    name.as_str()
-                )
+            let cannot = |why: Unread| ShowError::Unreadable {
+                what: format!("retry budget {} from {address}", name.as_str()),
+                why,
             };
-            let stored = store.show().map_err(|failure| {
-                cannot(match failure {
-                    Failure::Failed(why) => why.to_string(),
-                    Failure::Interrupted(_) => "interrupted".to_string(),
+            let stored = store.show().map_err(|failure| cannot(failure.into()))?;
+            let terms = stored.terms.map_err(|TermsDamaged| {
+                cannot(Unread::Damaged {
+                    at: None,
+                    mend: "its terms are not ones retry budget set stores",
                 })
             })?;
-            let terms = stored.terms.map_err(cannot)?;
             let key = store.key().to_string();
             (key, stored.written, terms, stored.breaker, stored.now)
         }

@@ -20,6 +20,7 @@ use crate::file::{self, BudgetFile, Keeps, Trouble};
 use crate::redis::{Failure, RedisStore, StoreFailure, history_key};
 use crate::signature::{self, Recognised};
 use crate::store::{Location, RedisAddress};
+use crate::unread::Unread;
 use crate::waiter::Waiter;
 use retry_policy::seed::words_hash;
 use retry_policy::signal::Signal;
@@ -124,15 +125,18 @@ pub fn read<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     watch: &W,
-) -> Result<Option<History>, String> {
+) -> Result<Option<History>, Unread> {
     match location {
         Location::File(dir) => read_file(&history_dir(dir).join(job.as_str())),
-        Location::Shared { address, .. } => match shared_history(address, job, None, watch, None) {
-            Ok((history, false)) => Ok(history),
-            Ok((_, true)) => Err(DAMAGED.into()),
-            Err(Failure::Failed(why)) => Err(why.to_string()),
-            Err(Failure::Interrupted(_)) => Err("interrupted".into()),
-        },
+        Location::Shared { address, .. } => {
+            match shared_history(address, job, None, watch, None)? {
+                (history, false) => Ok(history),
+                (_, true) => Err(Unread::Damaged {
+                    at: None,
+                    mend: DAMAGED,
+                }),
+            }
+        }
     }
 }
 
@@ -225,6 +229,8 @@ enum Content {
     Own(History),
     /// A history file's, but nothing a run could have written.
     Damaged,
+    /// Another program's file, left alone.
+    Foreign,
 }
 
 /// Count a run in the history file of `job` in `dir`, under its lock.
@@ -240,7 +246,11 @@ fn record_in_file<W: Waiter>(
     let locked = file.lock(watch, latest)?;
     let record =
         file::read_start(&locked, DURATIONS_AT + DURATIONS_RECORD).map_err(Trouble::from)?;
-    let (mut history, started_over) = match parse(&record).map_err(Unkept::Failed)? {
+    let (mut history, started_over) = match parse(&record) {
+        Content::Foreign => {
+            let foreign = "it is not a retry job history, so it is left alone";
+            return Err(Unkept::Failed(foreign.into()));
+        }
         Content::Own(history) => (history, None),
         Content::Empty => (History::default(), None),
         Content::Damaged => (
@@ -261,29 +271,30 @@ fn record_in_file<W: Waiter>(
 }
 
 /// The history file at `path`, read without the lock and changing nothing.
-fn read_file(path: &Path) -> Result<Option<History>, String> {
-    let Some(record) = file::peek_start(path, DURATIONS_AT + DURATIONS_RECORD, HISTORY)
-        .map_err(|refused| refused.0)?
-    else {
+fn read_file(path: &Path) -> Result<Option<History>, Unread> {
+    let Some(record) = file::peek_start(path, DURATIONS_AT + DURATIONS_RECORD, HISTORY)? else {
         return Ok(None);
     };
-    let shown = |why: &str| format!("{}: {why}", path.display());
-    match parse(&record).map_err(|why| shown(&why))? {
+    match parse(&record) {
         Content::Own(history) => Ok(Some(history)),
         Content::Empty => Ok(None),
-        Content::Damaged => Err(shown(DAMAGED)),
+        Content::Damaged => Err(Unread::Damaged {
+            at: Some(path.to_path_buf()),
+            mend: DAMAGED,
+        }),
+        Content::Foreign => Err(Unread::Foreign {
+            path: path.to_path_buf(),
+            keeps: "a retry job history",
+        }),
     }
 }
 
-/// What the start of a history file holds; an error for a file that is not a history at all
-/// (left alone).
-fn parse(start: &[u8]) -> Result<Content, String> {
+/// What the start of a history file holds.
+fn parse(start: &[u8]) -> Content {
     let (record, durations) = start.split_at(start.len().min(DURATIONS_AT));
     match signature::recognise(record, SIGNATURE) {
-        Recognised::Empty => return Ok(Content::Empty),
-        Recognised::Foreign => {
-            return Err("it is not a retry job history, so it is left alone".into());
-        }
+        Recognised::Empty => return Content::Empty,
+        Recognised::Foreign => return Content::Foreign,
         Recognised::Own => {}
     }
     let text = String::from_utf8_lossy(record);
@@ -296,10 +307,10 @@ fn parse(start: &[u8]) -> Result<Content, String> {
         .trim_end_matches([' ', '\n'])
         .strip_prefix(DURATIONS_FORMAT)
         .unwrap_or("-");
-    Ok(stored
+    stored
         .and_then(History::from_stored)
         .map(|history| history.with_stored_durations(durations))
-        .map_or(Content::Damaged, Content::Own))
+        .map_or(Content::Damaged, Content::Own)
 }
 
 /// `history`'s records: the counts' record (the format, the stored text, spaces to the record's

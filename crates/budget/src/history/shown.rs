@@ -72,8 +72,9 @@ pub fn print(
     out: &mut impl Write,
 ) -> Result<(), ShowError> {
     let history = kept::read(location, &history_name(job), watch)
-        .map_err(|why| {
-            ShowError::Unreadable(format!("cannot read the history of job {job}: {why}"))
+        .map_err(|why| ShowError::Unreadable {
+            what: format!("the history of job {job}"),
+            why,
         })?
         .unwrap_or_default();
     let mut shown = shown(job, location, &history);

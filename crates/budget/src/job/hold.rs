@@ -145,7 +145,8 @@ pub fn hold<W: Waiter>(
 ) -> Result<(Holding, JobTerms), Unheld> {
     match location {
         Location::File(dir) => {
-            let terms = read_file(&terms_dir(dir).join(job.as_str())).map_err(Unheld::Failed)?;
+            let terms = read_file(&terms_dir(dir).join(job.as_str()))
+                .map_err(|unread| Unheld::Failed(unread.to_string()))?;
             let holding = hold_on_machine(dir, job, terms.overlap, claim.inside, watch, until)?;
             Ok((holding, terms))
         }

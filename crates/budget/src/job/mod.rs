@@ -23,12 +23,13 @@ use std::time::{Duration, SystemTime};
 
 use crate::BudgetName;
 use crate::error::Error;
-use crate::file::{self, BudgetFile, Keeps, Trouble};
+use crate::file::{self, BudgetFile, Keeps, Refused, Trouble};
 use crate::history::history_name;
 use crate::redis::{Failure, RedisStore};
 use crate::show::{Format, ShowError, write_as};
 use crate::signature::{self, Recognised};
 use crate::store::Location;
+use crate::unread::Unread;
 use crate::waiter::Waiter;
 use retry_policy::choice::Choice;
 use retry_policy::printable::printable;
@@ -197,7 +198,8 @@ pub fn set_terms<W: Waiter>(
         why,
     };
     match location {
-        Location::File(dir) => set_in_file(&terms_dir(dir), job, change, watch).map_err(failed),
+        Location::File(dir) => set_in_file(&terms_dir(dir), job, change, watch)
+            .map_err(|unread| failed(unread.to_string())),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
             match store.job("job_set", &change.argument(), Duration::ZERO, None) {
@@ -222,8 +224,9 @@ pub fn print(
     out: &mut impl io::Write,
 ) -> Result<(), ShowError> {
     let name = history_name(job);
-    let (terms, running) = read(location, &name, watch).map_err(|why| {
-        ShowError::Unreadable(format!("cannot read the terms of job {job}: {why}"))
+    let (terms, running) = read(location, &name, watch).map_err(|why| ShowError::Unreadable {
+        what: format!("the terms of job {job}"),
+        why,
     })?;
     let next_slot = terms.schedule.as_deref().map(|schedule| {
         // Shown outside a run, the slot is in the schedule's CRON_TZ, else the system's zone.
@@ -253,7 +256,7 @@ pub fn schedule_of<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     watch: &W,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, Unread> {
     read(location, job, watch).map(|(terms, _)| terms.schedule)
 }
 
@@ -262,18 +265,13 @@ fn read<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     watch: &W,
-) -> Result<(JobTerms, Option<String>), String> {
+) -> Result<(JobTerms, Option<String>), Unread> {
     match location {
         Location::File(dir) => Ok((read_file(&terms_dir(dir).join(job.as_str()))?, None)),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
-            match store.job("job_show", "", Duration::ZERO, None) {
-                Ok(fields) => Ok(terms_of_reply(fields)),
-                Err(Failure::Failed(why)) => Err(why.to_string()),
-                Err(Failure::Interrupted(signal)) => {
-                    Err(format!("interrupted by signal {}", signal.number()))
-                }
-            }
+            let fields = store.job("job_show", "", Duration::ZERO, None)?;
+            Ok(terms_of_reply(fields))
         }
     }
 }
@@ -352,17 +350,16 @@ fn set_in_file<W: Waiter>(
     job: &BudgetName,
     change: TermsChange,
     watch: &W,
-) -> Result<(), String> {
-    let file = BudgetFile::check_keeping(dir, job, TERMS).map_err(|refused| refused.0)?;
+) -> Result<(), Unread> {
+    let file = BudgetFile::check_keeping(dir, job, TERMS)?;
     let locked = file.lock(watch, None).map_err(|trouble| match trouble {
-        Trouble::Failed(why) => why,
-        Trouble::Interrupted(signal) => format!("interrupted by signal {}", signal.number()),
+        Trouble::Failed(why) => Unread::Refused(Refused(why)),
+        Trouble::Interrupted(signal) => Unread::Interrupted(signal),
     })?;
-    let record =
-        file::read_start(&locked, RECORD + SCHEDULE_RECORD).map_err(|err| err.to_string())?;
+    let record = file::read_start(&locked, RECORD + SCHEDULE_RECORD)?;
     let path = dir.join(job.as_str());
     let kept = match signature::recognise(&record, SIGNATURE) {
-        Recognised::Foreign => return Err(format!("{}: {FOREIGN}", path.display())),
+        Recognised::Foreign => return Err(foreign(path)),
         Recognised::Empty => JobTerms::default(),
         // Damaged terms are written whole again: the change, and the defaults beside it.
         Recognised::Own => parse_record(&record).unwrap_or_default(),
@@ -384,30 +381,31 @@ fn set_in_file<W: Waiter>(
     }
     locked
         .write_all_at(&written, 0)
-        .and_then(|()| locked.set_len(written.len() as u64))
-        .map_err(|err| err.to_string())
+        .and_then(|()| locked.set_len(written.len() as u64))?;
+    Ok(())
 }
 
-/// What a terms file that is not one says.
-const FOREIGN: &str = "it is not a retry job's terms, so it is left alone";
+/// A terms file at `path` that is another program's.
+fn foreign(path: PathBuf) -> Unread {
+    Unread::Foreign {
+        path,
+        keeps: "a retry job's terms",
+    }
+}
 
 /// The terms the file at `path` keeps, read without the lock; the defaults when there is none.
-fn read_file(path: &Path) -> Result<JobTerms, String> {
-    let record =
-        file::peek_start(path, RECORD + SCHEDULE_RECORD, TERMS).map_err(|refused| refused.0)?;
-    let Some(record) = record else {
+fn read_file(path: &Path) -> Result<JobTerms, Unread> {
+    let Some(record) = file::peek_start(path, RECORD + SCHEDULE_RECORD, TERMS)? else {
         return Ok(JobTerms::default());
     };
     match signature::recognise(&record, SIGNATURE) {
         Recognised::Empty => return Ok(JobTerms::default()),
-        Recognised::Foreign => return Err(format!("{}: {FOREIGN}", path.display())),
+        Recognised::Foreign => return Err(foreign(path.to_path_buf())),
         Recognised::Own => {}
     }
-    parse_record(&record).ok_or_else(|| {
-        format!(
-            "{}: its terms are damaged; set them again with retry job set",
-            path.display()
-        )
+    parse_record(&record).ok_or_else(|| Unread::Damaged {
+        at: Some(path.to_path_buf()),
+        mend: "its terms are damaged; set them again with retry job set",
     })
 }
 
@@ -484,7 +482,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let location = Location::File(dir.path().to_path_buf());
         let read = |name: &str| read(&location, &job(name), &Threads);
-        assert_eq!(read("nightly"), Ok((JobTerms::default(), None)));
+        assert_eq!(read("nightly").unwrap(), (JobTerms::default(), None));
         for mode in [Overlap::Skip, Overlap::Wait, Overlap::Allow, Overlap::Skip] {
             set_terms(&location, &job("nightly"), overlap(mode), &Threads).unwrap();
             assert_eq!(read("nightly").unwrap().0.overlap, mode);
@@ -498,7 +496,10 @@ mod tests {
         assert_eq!(kept, "somebody's notes\n");
         std::fs::write(&path, "retry-job-v1 overlap=sometimes").unwrap();
         let err = read("nightly").unwrap_err();
-        assert!(err.contains("damaged"), "{err}");
+        assert!(
+            matches!(err, Unread::Damaged { at: Some(ref at), .. } if *at == path),
+            "{err}"
+        );
         let mut text = Vec::new();
         std::fs::remove_file(&path).unwrap();
         set_terms(&location, &job("nightly"), overlap(Overlap::Wait), &Threads).unwrap();

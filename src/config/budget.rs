@@ -8,9 +8,10 @@ use std::time::SystemTime;
 
 use retry_budget::default_budget::DefaultBudget;
 use retry_budget::history;
-use retry_budget::job::{self, Schedule, Slot};
+use retry_budget::job::{self, NotASchedule, Schedule, Slot};
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::{Location, StoreSettings};
+use retry_budget::unread::Unread;
 use retry_budget::waiter::Threads;
 use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
 use retry_policy::presets::Preset;
@@ -120,29 +121,59 @@ pub(crate) struct HistoryPlace {
     pub(crate) job: BudgetName,
 }
 
+/// A job whose terms and history have no store, and why: said as a warning, with all that the
+/// run goes on without.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "job {job}: its terms (--overlap, --alert-after: retry job set) cannot be read, so its runs \
+     may overlap and every failure alerts, and no history of its runs is kept: {why}"
+)]
+pub(crate) struct NoStoreForJob {
+    job: String,
+    why: retry_budget::Error,
+}
+
+/// A job's schedule that gives its run no deadline, and why: said as a warning.
+#[derive(Debug, thiserror::Error)]
+#[error("job {job}: its schedule cannot be used: {why}; going on without it")]
+pub(crate) struct ScheduleUnused {
+    job: String,
+    why: ScheduleTrouble,
+}
+
+/// Why a job's schedule gives no deadline.
+#[derive(Debug, thiserror::Error)]
+enum ScheduleTrouble {
+    #[error(transparent)]
+    Unread(#[from] Unread),
+    #[error(transparent)]
+    NotASchedule(#[from] NotASchedule),
+    /// The schedule, which has no slot within the next years.
+    #[error("'{0}' names no time that comes in the next years")]
+    NeverComes(String),
+}
+
 /// Where the job `job` keeps its terms and its history: in a named budget's store, else in the
 /// store a named budget would use (`RETRY_BUDGET_STORE`, or this machine's file store); why it
-/// has none when that store cannot be named, saying all that the run goes on without.
+/// has none when that store cannot be named.
 pub(super) fn history_place(
     job: &str,
     cli: &Cli,
     budget: &RunBudget,
     env: &impl Fn(&str) -> Option<OsString>,
-) -> Result<HistoryPlace, String> {
+) -> Result<HistoryPlace, NoStoreForJob> {
     let name = history::history_name(job);
-    let location =
-        match budget {
-            RunBudget::Named(settings) => settings.store.location.clone(),
-            _ => StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job")
-                .map_err(|why| {
-                    format!(
-                        "job {job}: its terms (--overlap, --alert-after: retry job set) cannot be \
-                         read, so its runs may overlap and every failure alerts, and no history \
-                         of its runs is kept: {why}"
-                    )
+    let location = match budget {
+        RunBudget::Named(settings) => settings.store.location.clone(),
+        _ => {
+            StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job")
+                .map_err(|why| NoStoreForJob {
+                    job: job.to_string(),
+                    why,
                 })?
-                .location,
-        };
+                .location
+        }
+    };
     Ok(HistoryPlace {
         location,
         job: name,
@@ -172,24 +203,23 @@ pub(super) fn next_slot(
     place: Option<&HistoryPlace>,
     env: &impl Fn(&str) -> Option<OsString>,
     now: SystemTime,
-) -> Result<Option<Slot>, String> {
+) -> Result<Option<Slot>, ScheduleUnused> {
     let Some(place) = place else {
         return Ok(None);
     };
-    let job = place.job.as_str();
-    let cannot =
-        |why: String| format!("job {job}: its schedule cannot be used: {why}; going on without it");
-    let Some(text) = job::schedule_of(&place.location, &place.job, &Threads)
-        .map_err(|why| cannot(why.to_string()))?
-    else {
-        return Ok(None);
+    let slot = || -> Result<Option<Slot>, ScheduleTrouble> {
+        let Some(text) = job::schedule_of(&place.location, &place.job, &Threads)? else {
+            return Ok(None);
+        };
+        let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
+        let schedule = Schedule::parse(&text, &env)?;
+        match schedule.next_slot(now) {
+            Some(slot) => Ok(Some(slot)),
+            None => Err(ScheduleTrouble::NeverComes(text)),
+        }
     };
-    let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
-    let schedule = Schedule::parse(&text, &env).map_err(cannot)?;
-    let slot = schedule.next_slot(now).ok_or_else(|| {
-        cannot(format!(
-            "'{text}' names no time that comes in the next years"
-        ))
-    })?;
-    Ok(Some(slot))
+    slot().map_err(|why| ScheduleUnused {
+        job: place.job.as_str().to_string(),
+        why,
+    })
 }

@@ -19,6 +19,7 @@ use retry_policy::run_id::RunId;
 use retry_policy::seed::split_mix;
 
 use super::ConfigError;
+use super::budget::ScheduleUnused;
 use crate::environment;
 use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
@@ -71,13 +72,13 @@ impl Deadlines {
     /// slot `slot` (or what was wrong with it), with those `env` gives, at `now`.
     pub(super) fn of(
         max_time: Option<Duration>,
-        slot: Result<Option<Slot>, String>,
+        slot: Result<Option<Slot>, ScheduleUnused>,
         env: &impl Fn(&str) -> Option<OsString>,
         now: SystemTime,
     ) -> Deadlines {
         let (outer, job, mut problems) = outside_deadlines(env, now);
         let slot = slot.unwrap_or_else(|why| {
-            problems.push(why);
+            problems.push(why.to_string());
             None
         });
         let soonest = deadlines::soonest(max_time, outer, job, slot.as_ref().map(|slot| slot.left));

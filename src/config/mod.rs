@@ -174,7 +174,7 @@ impl Config {
         let (history, history_problem) = match &cli.job {
             Some(job) => match history_place(job, &cli, &budget, &env) {
                 Ok(place) => (Some(place), None),
-                Err(why) => (None, Some(why)),
+                Err(why) => (None, Some(why.to_string())),
             },
             None => (None, None),
         };

@@ -228,16 +228,21 @@ fn whole_millis(wait: Duration) -> u64 {
     u64::try_from((wait.as_micros() + 500) / 1000).unwrap_or(u64::MAX)
 }
 
+/// An option given where a hook's shell line goes: the option.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "'{0}' is an option, not a shell line (is the line missing?); give the hook's command in \
+     quotes, e.g. 'echo retrying'"
+)]
+pub(crate) struct OptionForLine(String);
+
 /// A hook's line as given to `--on-retry` or `--on-give-up`: refused when it is `--` or one
 /// word that starts with `-`, which is an option taken for the line, never a command.
-pub(crate) fn parse_shell_line(text: &str) -> Result<String, String> {
-    if text.starts_with('-') && !text.contains(char::is_whitespace) {
-        return Err(format!(
-            "'{text}' is an option, not a shell line (is the line missing?); give the hook's \
-             command in quotes, e.g. 'echo retrying'"
-        ));
+pub(crate) fn parse_shell_line(text: &str) -> Result<String, OptionForLine> {
+    match text.starts_with('-') && !text.contains(char::is_whitespace) {
+        true => Err(OptionForLine(text.to_string())),
+        false => Ok(text.to_string()),
     }
-    Ok(text.to_string())
 }
 
 /// A hook that did not run, with the status a shell would give and why.

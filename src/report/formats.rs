@@ -42,6 +42,19 @@ pub(crate) struct ReportSpec {
     pub(crate) path: PathBuf,
 }
 
+/// A `--report` value that names no file the tool can write its format to.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadSpec {
+    #[error("no FILE after the format; expected e.g. json:report.json")]
+    NoFile,
+    /// A metrics file whose name does not end in `.prom`: the last part of the path given.
+    #[error(
+        "node_exporter's textfile collector reads only files whose names end in .prom; give \
+         such a name, e.g. prom:/var/lib/prometheus/node-exporter/{0}.prom"
+    )]
+    NotProm(String),
+}
+
 /// The prefixes that name a format, and the endings that imply one.
 const PREFIXES: [(&str, ReportFormat); 4] = [
     ("json:", ReportFormat::Json),
@@ -57,9 +70,9 @@ const ENDINGS: [(&str, ReportFormat); 4] = [
 ];
 
 impl FromStr for ReportSpec {
-    type Err = String;
+    type Err = BadSpec;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, BadSpec> {
         let prefixed = PREFIXES
             .iter()
             .find_map(|&(prefix, format)| text.strip_prefix(prefix).map(|path| (format, path)));
@@ -71,14 +84,11 @@ impl FromStr for ReportSpec {
             )
         });
         if path.is_empty() {
-            return Err("no FILE after the format; expected e.g. json:report.json".into());
+            return Err(BadSpec::NoFile);
         }
         if format == ReportFormat::Prometheus && !path.ends_with(".prom") {
-            return Err(format!(
-                "node_exporter's textfile collector reads only files whose names end in .prom; \
-                 give such a name, e.g. prom:/var/lib/prometheus/node-exporter/{}.prom",
-                path.rsplit('/').next().unwrap_or("backup")
-            ));
+            let name = path.rsplit('/').next().unwrap_or("backup");
+            return Err(BadSpec::NotProm(name.to_string()));
         }
         Ok(ReportSpec {
             format,
@@ -115,7 +125,8 @@ mod tests {
     #[test]
     fn metrics_need_a_name_node_exporter_reads_and_every_format_a_file() {
         let err = "prom:metrics.txt".parse::<ReportSpec>().unwrap_err();
-        assert!(err.contains("end in .prom"), "{err}");
-        assert!("json:".parse::<ReportSpec>().is_err());
+        assert_eq!(err, BadSpec::NotProm("metrics.txt".into()));
+        assert!(err.to_string().contains("end in .prom"), "{err}");
+        assert_eq!("json:".parse::<ReportSpec>(), Err(BadSpec::NoFile));
     }
 }

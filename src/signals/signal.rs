@@ -58,9 +58,13 @@ impl serde::Serialize for Name {
     }
 }
 
+/// Text that names no signal.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a signal; expected a signal's name or number, e.g. TERM, SIGINT or 2")]
+pub(crate) struct NotASignal;
+
 /// A signal's name, with or without `SIG` and in any case (`TERM`, `sigint`), or its number.
-pub(crate) fn parse_signal(text: &str) -> Result<Signal, String> {
-    const EXPECTED: &str = "expected a signal's name or number, e.g. TERM, SIGINT or 2";
+pub(crate) fn parse_signal(text: &str) -> Result<Signal, NotASignal> {
     let trimmed = text.trim();
     let known = match trimmed.parse::<i32>() {
         Ok(number) => nix::sys::signal::Signal::try_from(number).ok(),
@@ -75,7 +79,7 @@ pub(crate) fn parse_signal(text: &str) -> Result<Signal, String> {
     };
     known
         .map(|signal| Signal::from_number(signal as i32))
-        .ok_or_else(|| format!("not a signal; {EXPECTED}"))
+        .ok_or(NotASignal)
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use retry_policy::choice::Choice;
 use retry_policy::printable::printable;
 
 pub use hold::{Claim, Hold, Holding, LEASE, Unheld, hold, keep_lease};
-pub use schedule::{MOST_SCHEDULE, Schedule, Slot};
+pub use schedule::{MOST_SCHEDULE, NotASchedule, Schedule, Slot};
 
 /// Whether a run of a job may start while another is in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

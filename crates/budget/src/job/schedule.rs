@@ -21,6 +21,33 @@ const EXPECTED: &str = "expected cron's five fields (minute hour day-of-month mo
                         or an @ name, optionally after CRON_TZ=ZONE, e.g. '*/15 * * * *' or \
                         'CRON_TZ=Europe/Paris 0 3 * * 1-5'";
 
+/// Why a schedule cannot be used: each way with the schedule as given, and the error of the
+/// crate that refused it (croner's, jiff's) kept whole.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+#[allow(
+    missing_docs,
+    reason = "a field is the value its variant's message names"
+)]
+pub enum NotASchedule {
+    /// Text no schedule can be (empty, too long, a control character), escaped.
+    #[error("'{0}' is empty, too long or holds a control character; {expected}", expected = EXPECTED)]
+    Unreadable(String),
+    /// A `CRON_TZ` this system's zoneinfo does not hold.
+    #[error("the time zone '{zone}' of '{text}' is not one this system knows: {error}")]
+    UnknownZone {
+        zone: String,
+        text: String,
+        error: jiff::Error,
+    },
+    /// Fields croner refuses.
+    #[error("'{text}' is not a cron schedule ({error}); {expected}", expected = EXPECTED)]
+    NotCron {
+        text: String,
+        error: croner::errors::CronError,
+    },
+}
+
 /// A parsed schedule, and the zone its slots are in.
 #[derive(Clone, Debug)]
 pub struct Schedule {
@@ -42,13 +69,13 @@ pub struct Slot {
 impl Schedule {
     /// The schedule `text` says, its zone read with `env` (`CRON_TZ`) where the text names
     /// none; an error that says what was wrong and what would be accepted.
-    pub fn parse(text: &str, env: &impl Fn(&str) -> Option<String>) -> Result<Schedule, String> {
+    pub fn parse(
+        text: &str,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Schedule, NotASchedule> {
         let text = text.trim();
         if text.is_empty() || text.len() > MOST_SCHEDULE || text.chars().any(char::is_control) {
-            return Err(format!(
-                "'{}' is empty, too long or holds a control character; {EXPECTED}",
-                text.escape_default()
-            ));
+            return Err(NotASchedule::Unreadable(text.escape_default().to_string()));
         }
         let (zone, expression) = match text.strip_prefix("CRON_TZ=") {
             Some(rest) => {
@@ -58,8 +85,10 @@ impl Schedule {
             None => (env("CRON_TZ").filter(|zone| !zone.is_empty()), text),
         };
         let zone = match zone {
-            Some(name) => TimeZone::get(&name).map_err(|err| {
-                format!("the time zone '{name}' of '{text}' is not one this system knows: {err}")
+            Some(zone) => TimeZone::get(&zone).map_err(|error| NotASchedule::UnknownZone {
+                zone,
+                text: text.to_string(),
+                error,
             })?,
             None => TimeZone::system(),
         };
@@ -69,7 +98,10 @@ impl Schedule {
             .build();
         let cron = parser
             .parse(expression)
-            .map_err(|err| format!("'{text}' is not a cron schedule ({err}); {EXPECTED}"))?;
+            .map_err(|error| NotASchedule::NotCron {
+                text: text.to_string(),
+                error,
+            })?;
         Ok(Schedule {
             text: text.to_string(),
             cron,
@@ -153,7 +185,7 @@ mod tests {
             "CRON_TZ=Nowhere/Else 0 3 * * *",
             "0\n3 * * *",
         ] {
-            let err = Schedule::parse(bad, &|_| None).unwrap_err();
+            let err = Schedule::parse(bad, &|_| None).unwrap_err().to_string();
             assert!(
                 err.contains("e.g. '*/15 * * * *'") || err.contains("Nowhere"),
                 "{bad}: {err}"

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::environment;
 use crate::http::Url;
+use retry_budget::PasswordFileProblem;
 use retry_policy::choice::Choice;
 
 pub(crate) use dialect::Dialect;
@@ -30,12 +31,56 @@ pub(crate) struct Monitor {
 /// The most bytes of the first line of `RETRY_MONITOR_FILE`.
 const MAX_LINE: usize = 4096;
 
+/// A monitor the environment names that cannot be used, each way in words that never repeat
+/// its URL (a credential).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadMonitor {
+    #[error("{inline} and {file} are both set; name the monitor in one of them", inline = environment::MONITOR.name, file = environment::MONITOR_FILE.name)]
+    BothSet,
+    #[error("{} is not UTF-8", environment::MONITOR.name)]
+    NotUtf8,
+    /// The file's path, made printable, and why it gives no line.
+    #[error("cannot read the monitor from {} ({path}): {why}", environment::MONITOR_FILE.name)]
+    File {
+        path: String,
+        why: PasswordFileProblem,
+    },
+    /// The variable that names it, and what is wrong with its value.
+    #[error("{variable}: {why}")]
+    Value {
+        variable: &'static str,
+        why: BadValue,
+    },
+}
+
+/// What is wrong with a monitor's `DIALECT:URL`.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadValue {
+    #[error(
+        "give DIALECT:URL, DIALECT one of {}, e.g. healthchecks:https://hc-ping.com/UUID",
+        dialects()
+    )]
+    NoDialect,
+    /// The dialect given, made printable.
+    #[error("'{0}' is not a monitor's dialect; give one of {names}", names = dialects())]
+    UnknownDialect(String),
+    /// What is wrong with the URL.
+    #[error("the monitor's URL: {0}")]
+    Url(&'static str),
+}
+
+/// The dialects' names, for messages.
+fn dialects() -> String {
+    let names: Vec<&str> = Dialect::ALL.iter().map(|dialect| dialect.name()).collect();
+    names.join(", ")
+}
+
 impl Monitor {
     /// The monitor `env` names, if any: `RETRY_MONITOR`, or the first line of the file
     /// `RETRY_MONITOR_FILE` names; the error says what is wrong without repeating the URL.
     pub(crate) fn from_environment(
         env: &impl Fn(&str) -> Option<OsString>,
-    ) -> Result<Option<Monitor>, String> {
+    ) -> Result<Option<Monitor>, BadMonitor> {
         let given =
             |variable: &environment::Variable| env(variable.name).filter(|value| !value.is_empty());
         let (inline, file) = (
@@ -44,57 +89,37 @@ impl Monitor {
         );
         let (name, text) = match (inline, file) {
             (None, None) => return Ok(None),
-            (Some(_), Some(_)) => {
-                return Err(format!(
-                    "{} and {} are both set; name the monitor in one of them",
-                    environment::MONITOR.name,
-                    environment::MONITOR_FILE.name
-                ));
-            }
+            (Some(_), Some(_)) => return Err(BadMonitor::BothSet),
             (Some(value), None) => (
                 environment::MONITOR.name,
-                value
-                    .into_string()
-                    .map_err(|_| format!("{} is not UTF-8", environment::MONITOR.name))?,
+                value.into_string().map_err(|_| BadMonitor::NotUtf8)?,
             ),
             (None, Some(path)) => (
                 environment::MONITOR_FILE.name,
                 retry_budget::named_files::secret_line(Path::new(&path), MAX_LINE).map_err(
-                    |why| {
-                        format!(
-                            "cannot read the monitor from {} ({}): {why}",
-                            environment::MONITOR_FILE.name,
-                            retry_policy::printable::printable(&path.to_string_lossy())
-                        )
+                    |why| BadMonitor::File {
+                        path: retry_policy::printable::printable(&path.to_string_lossy()),
+                        why,
                     },
                 )?,
             ),
         };
         Monitor::parse(&text)
             .map(Some)
-            .map_err(|why| format!("{name}: {why}"))
+            .map_err(|why| BadMonitor::Value {
+                variable: name,
+                why,
+            })
     }
 
     /// `DIALECT:URL`, its URL never repeated in the error.
-    fn parse(text: &str) -> Result<Monitor, String> {
-        let accepted = || {
-            let names: Vec<&str> = Dialect::ALL.iter().map(|dialect| dialect.name()).collect();
-            names.join(", ")
-        };
+    fn parse(text: &str) -> Result<Monitor, BadValue> {
         let Some((dialect, url)) = text.split_once(':') else {
-            return Err(format!(
-                "give DIALECT:URL, DIALECT one of {}, e.g. healthchecks:https://hc-ping.com/UUID",
-                accepted()
-            ));
+            return Err(BadValue::NoDialect);
         };
-        let dialect = Dialect::named(dialect).ok_or_else(|| {
-            format!(
-                "'{}' is not a monitor's dialect; give one of {}",
-                retry_policy::printable::printable(dialect),
-                accepted()
-            )
-        })?;
-        let url = Url::parse(url).map_err(|why| format!("the monitor's URL: {why}"))?;
+        let dialect = Dialect::named(dialect)
+            .ok_or_else(|| BadValue::UnknownDialect(retry_policy::printable::printable(dialect)))?;
+        let url = Url::parse(url).map_err(BadValue::Url)?;
         Ok(Monitor { dialect, url })
     }
 
@@ -108,7 +133,7 @@ impl Monitor {
 mod tests {
     use super::*;
 
-    fn from(pairs: &[(&str, &str)]) -> Result<Option<Monitor>, String> {
+    fn from(pairs: &[(&str, &str)]) -> Result<Option<Monitor>, BadMonitor> {
         let env = |name: &str| {
             pairs
                 .iter()
@@ -156,7 +181,7 @@ mod tests {
                 "cannot read",
             ),
         ] {
-            let err = from(&pairs).unwrap_err();
+            let err = from(&pairs).unwrap_err().to_string();
             assert!(err.contains(why), "{pairs:?}: {err}");
             if why != "cannot read" {
                 assert!(!err.contains("s3cret"), "{err}");

@@ -49,6 +49,20 @@ pub(crate) struct RequestFile {
     unnamed: Option<File>,
 }
 
+/// Why an attempt's request file could not be made, or read once the attempt ended.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RequestTrouble {
+    /// The directory it goes in, and the system's error.
+    #[error("cannot make RETRY_AFTER_FILE in {}: {error}", .dir.display())]
+    NotMade { dir: PathBuf, error: io::Error },
+    #[error("it is no longer a regular file")]
+    NotRegular,
+    #[error("another user replaced it")]
+    Replaced,
+    #[error(transparent)]
+    Unreadable(#[from] io::Error),
+}
+
 impl RequestFiles {
     /// Request files in `$TMPDIR` (or `/tmp`): unnamed where `/proc` shows this process.
     pub(crate) fn new() -> RequestFiles {
@@ -67,7 +81,7 @@ impl RequestFiles {
 
     /// A fresh empty file for the next attempt, mode 0600 (the one made ahead, if there is
     /// one); the error names the directory.
-    pub(crate) fn create(&mut self) -> Result<RequestFile, String> {
+    pub(crate) fn create(&mut self) -> Result<RequestFile, RequestTrouble> {
         if let Some(spare) = self.spare.take() {
             return Ok(spare);
         }
@@ -82,16 +96,14 @@ impl RequestFiles {
         }
     }
 
-    fn make(&self) -> Result<RequestFile, String> {
+    fn make(&self) -> Result<RequestFile, RequestTrouble> {
         let made = match &self.unnamed {
             Some((prefix, next)) => self.create_unnamed(prefix, next),
             None => self.create_named(),
         };
-        made.map_err(|err| {
-            format!(
-                "cannot make RETRY_AFTER_FILE in {}: {err}",
-                self.dir.display()
-            )
+        made.map_err(|error| RequestTrouble::NotMade {
+            dir: self.dir.clone(),
+            error,
         })
     }
 
@@ -148,29 +160,28 @@ impl RequestFile {
 
     /// What the command wrote (its first 4 KiB), removing the file; the error says why it
     /// could not be read.
-    pub(crate) fn take(self) -> Result<String, String> {
+    pub(crate) fn take(self) -> Result<String, RequestTrouble> {
         if let Some(file) = &self.unnamed {
             // Most commands write nothing: then there is nothing to read, or to clear room for.
-            let written = file.metadata().map_err(|err| err.to_string())?.len();
+            let written = file.metadata()?.len();
             let wanted = usize::try_from(written).map_or(MAX_REQUEST, |len| len.min(MAX_REQUEST));
             if wanted == 0 {
                 return Ok(String::new());
             }
             let mut bytes = vec![0; wanted];
-            let count = file.read_at(&mut bytes, 0).map_err(|err| err.to_string())?;
+            let count = file.read_at(&mut bytes, 0)?;
             bytes.truncate(count);
             return Ok(String::from_utf8_lossy(&bytes).into_owned());
         }
         let named_files::Opened { file, metadata } =
-            named_files::open(&self.path, OpenOptions::new().read(true), libc::O_NOFOLLOW)
-                .map_err(|err| err.to_string())?;
+            named_files::open(&self.path, OpenOptions::new().read(true), libc::O_NOFOLLOW)?;
         if !metadata.is_file() {
-            return Err("it is no longer a regular file".into());
+            return Err(RequestTrouble::NotRegular);
         }
         if metadata.uid() != nix::unistd::geteuid().as_raw() {
-            return Err("another user replaced it".into());
+            return Err(RequestTrouble::Replaced);
         }
-        read_start(file).map_err(|err| err.to_string())
+        Ok(read_start(file)?)
     }
 }
 
@@ -214,7 +225,7 @@ mod tests {
             (0o600, 0)
         );
         std::fs::write(&path, "37s\n").unwrap();
-        assert_eq!(first.take(), Ok("37s\n".into()));
+        assert_eq!(first.take().unwrap(), "37s\n");
         assert!(!path.exists());
         let second = files.create().unwrap();
         assert_ne!(second.path(), path);
@@ -245,7 +256,7 @@ mod tests {
             std::fs::write(file.path(), format!("{attempt}s\n")).unwrap();
             assert!(!paths.contains(&file.path().to_path_buf()), "a path again");
             paths.push(file.path().to_path_buf());
-            assert_eq!(file.take(), Ok(format!("{attempt}s\n")));
+            assert_eq!(file.take().unwrap(), format!("{attempt}s\n"));
         }
         assert!(
             std::fs::read(&paths[0]).is_err(),
@@ -276,6 +287,6 @@ mod tests {
         let fifo = files.create().unwrap();
         std::fs::remove_file(fifo.path()).unwrap();
         nix::unistd::mkfifo(fifo.path(), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        assert_eq!(fifo.take(), Err("it is no longer a regular file".into()));
+        assert!(matches!(fifo.take(), Err(RequestTrouble::NotRegular)));
     }
 }

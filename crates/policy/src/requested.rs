@@ -69,8 +69,8 @@ impl Requested {
 /// What an attempt asked for, from what its `RETRY_AFTER_FILE` held (or why it could not be
 /// read) and what `--retry-after-output` captured, read at `now`; and the problems, in words,
 /// for warnings. Of two requests, the more demanding counts.
-pub fn read(
-    file: Option<Result<String, String>>,
+pub fn read<E: std::fmt::Display>(
+    file: Option<Result<String, E>>,
     capture: Option<&str>,
     attempt: u64,
     now: SystemTime,

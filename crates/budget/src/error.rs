@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use retry_policy::duration::format_duration;
 
+use crate::file::Refused;
+
 /// What a store's address may be.
 const ADDRESS: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
                        (TLS), redis+sentinel://HOST:PORT[,HOST:PORT...]/PRIMARY[/DB] (or \
@@ -251,8 +253,8 @@ pub enum Error {
         why: &'static str,
     },
     /// A file store's state that cannot be used: the refusal, naming the path and the fix.
-    #[error("{0}")]
-    Unusable(String),
+    #[error(transparent)]
+    Unusable(Refused),
     /// A store (without its password) that failed a call for a budget, and what it did.
     #[error("cannot set the terms of retry budget {budget} in {store}: {why}")]
     StoreFailed {

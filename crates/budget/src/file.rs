@@ -74,7 +74,7 @@ pub struct BudgetFile {
 }
 
 /// Why a budget directory or file cannot be used; the message names the path and the fix.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused(pub String);
 
 impl fmt::Display for Refused {
@@ -641,7 +641,7 @@ pub fn set_terms<W: Waiter>(
     terms: Terms,
     watch: &W,
 ) -> Result<(), Error> {
-    let file = BudgetFile::check(dir, name).map_err(|Refused(why)| Error::Unusable(why))?;
+    let file = BudgetFile::check(dir, name).map_err(Error::Unusable)?;
     let path = file.path.display().to_string();
     let mut budget = FileBudget::new(file, OnFailure::Closed, watch);
     let mut warnings = Vec::new();
@@ -653,7 +653,7 @@ pub fn set_terms<W: Waiter>(
     );
     match set {
         Ok(()) => Ok(()),
-        Err(Trouble::Failed(why)) => Err(Error::Unusable(format!("{path}: {why}"))),
+        Err(Trouble::Failed(why)) => Err(Error::Unusable(Refused(format!("{path}: {why}")))),
         Err(Trouble::Interrupted(signal)) => Err(Error::Interrupted {
             place: path,
             signal: signal.number(),

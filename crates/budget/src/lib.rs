@@ -130,7 +130,7 @@ impl BudgetSettings {
                     on_failure,
                     name,
                 },
-                Err(file::Refused(why)) => Checked::Unusable { why, on_failure },
+                Err(why) => Checked::Unusable { why, on_failure },
             },
             Location::Shared { address, fallback } => Checked::Shared {
                 address: address.clone(),
@@ -228,7 +228,10 @@ enum Checked {
     /// This machine's default budget, checked when a retry first needs it.
     Default(DefaultBudget),
     /// One that cannot be used, and why: the run goes on as `on_failure` says.
-    Unusable { why: String, on_failure: OnFailure },
+    Unusable {
+        why: file::Refused,
+        on_failure: OnFailure,
+    },
     /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
     Shared {
         address: RedisAddress,
@@ -270,7 +273,7 @@ impl Prepared {
     }
 
     /// Why the budget cannot be used, and what each retry does without it; `None` when it can.
-    fn unusable(&self) -> Option<(&str, OnFailure)> {
+    fn unusable(&self) -> Option<(&file::Refused, OnFailure)> {
         match &self.0 {
             Checked::Unusable { why, on_failure } => Some((why, *on_failure)),
             _ => None,

@@ -1,7 +1,7 @@
-//! Why what a store keeps (a budget's state, a job's terms, a job's history) could not be read
-//! or changed by the command that shows or sets it, or by a run that reads a job's schedule:
-//! one type for the file store's readings and the shared store's, each way with its words, so
-//! that the two stores say the same trouble the same way.
+//! Why what a store keeps (a budget's state, a job's terms, a job's history, a job's lease)
+//! could not be read or changed, by the command that shows or sets it or by a run: one type for
+//! the file store's readings and the shared store's, each way with its words, so that the two
+//! stores say the same trouble the same way.
 
 use std::io;
 use std::path::PathBuf;
@@ -39,6 +39,12 @@ pub enum Unread {
     /// The file could not be read or written.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// The file at the path could not be read or written.
+    #[error("{}: {error}", .path.display())]
+    FileFailed { path: PathBuf, error: io::Error },
+    /// The thread that waits for the store could not be started.
+    #[error("cannot start a thread: {0}")]
+    NoThread(io::Error),
     /// A signal that ends the run arrived while the store was waited for.
     #[error("interrupted by signal {}", .0.number())]
     Interrupted(Signal),

@@ -58,10 +58,10 @@ const HISTORY: Keeps = Keeps {
 };
 
 /// Why a run's history was not kept.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Unkept {
-    /// The store failed, or is not a history's; the message says why.
-    Failed(String),
+    /// The store failed, or its file is not a history's.
+    Failed(Unread),
     /// A signal that ends the run arrived while the store was waited for: the run ends by it.
     Interrupted(Signal),
 }
@@ -69,7 +69,7 @@ pub enum Unkept {
 impl From<Failure> for Unkept {
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Failed(why) => Unkept::Failed(why.to_string()),
+            Failure::Failed(failure) => Unkept::Failed(Unread::Store(failure)),
             Failure::Interrupted(signal) => Unkept::Interrupted(signal),
         }
     }
@@ -78,7 +78,7 @@ impl From<Failure> for Unkept {
 impl From<Trouble> for Unkept {
     fn from(trouble: Trouble) -> Self {
         match trouble {
-            Trouble::Failed(why) => Unkept::Failed(why),
+            Trouble::Failed(why) => Unkept::Failed(Unread::Refused(file::Refused(why))),
             Trouble::Interrupted(signal) => Unkept::Interrupted(signal),
         }
     }
@@ -108,8 +108,10 @@ pub fn record<W: Waiter>(
         Location::Shared { address, .. } => {
             let run = Some((kind, took));
             let (history, damaged) = shared_history(address, job, run, watch, latest)?;
-            let history =
-                history.ok_or_else(|| Unkept::Failed("the store kept no history".into()))?;
+            let history = history.ok_or_else(|| {
+                let kept_none = StoreFailure::Unreadable("the store kept no history".into());
+                Unkept::Failed(Unread::Store(kept_none))
+            })?;
             Ok(Recorded {
                 history,
                 started_over: damaged
@@ -242,15 +244,12 @@ fn record_in_file<W: Waiter>(
     latest: Option<Duration>,
 ) -> Result<Recorded, Unkept> {
     let file = BudgetFile::check_keeping(dir, job, HISTORY)
-        .map_err(|refused| Unkept::Failed(refused.0))?;
+        .map_err(|refused| Unkept::Failed(Unread::Refused(refused)))?;
     let locked = file.lock(watch, latest)?;
     let record =
         file::read_start(&locked, DURATIONS_AT + DURATIONS_RECORD).map_err(Trouble::from)?;
     let (mut history, started_over) = match parse(&record) {
-        Content::Foreign => {
-            let foreign = "it is not a retry job history, so it is left alone";
-            return Err(Unkept::Failed(foreign.into()));
-        }
+        Content::Foreign => return Err(Unkept::Failed(foreign(&dir.join(job.as_str())))),
         Content::Own(history) => (history, None),
         Content::Empty => (History::default(), None),
         Content::Damaged => (
@@ -282,10 +281,15 @@ fn read_file(path: &Path) -> Result<Option<History>, Unread> {
             at: Some(path.to_path_buf()),
             mend: DAMAGED,
         }),
-        Content::Foreign => Err(Unread::Foreign {
-            path: path.to_path_buf(),
-            keeps: "a retry job history",
-        }),
+        Content::Foreign => Err(foreign(path)),
+    }
+}
+
+/// A history file at `path` that is another program's.
+fn foreign(path: &Path) -> Unread {
+    Unread::Foreign {
+        path: path.to_path_buf(),
+        keeps: "a retry job history",
     }
 }
 
@@ -448,7 +452,7 @@ mod tests {
         let held = std::fs::File::open(dir.path().join(".history/a")).unwrap();
         let _lock = nix::fcntl::Flock::lock(held, nix::fcntl::FlockArg::LockExclusive).unwrap();
         let stopped = record_run(&location, "a", RunKind::Clean, &Stopping);
-        assert_eq!(stopped.unwrap_err(), Unkept::Interrupted(Signal::TERM));
+        assert!(matches!(stopped, Err(Unkept::Interrupted(Signal::TERM))));
     }
 
     #[test]
@@ -466,7 +470,7 @@ mod tests {
         let Unkept::Failed(why) = refused else {
             panic!("no signal came")
         };
-        assert!(why.contains("not a retry job history"), "{why}");
+        assert!(matches!(why, Unread::Foreign { .. }), "{why}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "all: build\n");
         for foreign in [&[0u8; RECORD][..], &[b' '; RECORD], b"\n"] {
             std::fs::write(&path, foreign).unwrap();

@@ -35,6 +35,7 @@ use crate::BudgetName;
 use crate::file::{BudgetFile, Keeps};
 use crate::redis::{Failure, RedisStore};
 use crate::store::{Location, RedisAddress};
+use crate::unread::Unread;
 use crate::waiter::{Threads, Waited, Waiter};
 use retry_policy::signal::Signal;
 
@@ -87,10 +88,10 @@ pub enum Holding {
 }
 
 /// Why a run could not learn whether it may hold its job.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Unheld {
-    /// The store failed, or its file is not a job's; the message says why.
-    Failed(String),
+    /// The store failed, or its file is not a job's.
+    Failed(Unread),
     /// A signal that ends the run arrived while it waited: the run ends by it.
     Interrupted(Signal),
 }
@@ -98,7 +99,7 @@ pub enum Unheld {
 impl From<Failure> for Unheld {
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Failed(why) => Unheld::Failed(why.to_string()),
+            Failure::Failed(failure) => Unheld::Failed(Unread::Store(failure)),
             Failure::Interrupted(signal) => Unheld::Interrupted(signal),
         }
     }
@@ -145,8 +146,7 @@ pub fn hold<W: Waiter>(
 ) -> Result<(Holding, JobTerms), Unheld> {
     match location {
         Location::File(dir) => {
-            let terms = read_file(&terms_dir(dir).join(job.as_str()))
-                .map_err(|unread| Unheld::Failed(unread.to_string()))?;
+            let terms = read_file(&terms_dir(dir).join(job.as_str())).map_err(Unheld::Failed)?;
             let holding = hold_on_machine(dir, job, terms.overlap, claim.inside, watch, until)?;
             Ok((holding, terms))
         }
@@ -205,8 +205,13 @@ fn hold_on_machine<W: Waiter>(
         return Ok(Holding::Free);
     }
     let file = BudgetFile::check_keeping(&dir.join(LOCKS), job, LOCK)
-        .map_err(|refused| Unheld::Failed(refused.0))?;
-    let failed = |err: std::io::Error| Unheld::Failed(format!("{}: {err}", file.path().display()));
+        .map_err(|refused| Unheld::Failed(Unread::Refused(refused)))?;
+    let failed = |error: std::io::Error| {
+        Unheld::Failed(Unread::FileFailed {
+            path: file.path().to_path_buf(),
+            error,
+        })
+    };
     let handed_on = inside
         .and_then(|proof| proof.strip_prefix(LOCK_PROOF))
         .and_then(|number| number.parse::<RawFd>().ok());
@@ -310,7 +315,7 @@ fn pause<W: Waiter>(watch: &W, pause: Duration) -> Result<(), Unheld> {
     let until = Instant::now() + pause;
     let waited = watch
         .run_job(Some(until), move || std::thread::sleep(pause + pause))
-        .map_err(|err| Unheld::Failed(format!("cannot start a thread: {err}")))?;
+        .map_err(|err| Unheld::Failed(Unread::NoThread(err)))?;
     match waited {
         Waited::Stopped(signal) => Err(Unheld::Interrupted(signal)),
         Waited::Done(()) | Waited::TimedOut => Ok(()),

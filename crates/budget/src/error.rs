@@ -10,8 +10,6 @@ use std::time::Duration;
 
 use retry_policy::duration::format_duration;
 
-use crate::file::Refused;
-
 /// What a store's address may be.
 const ADDRESS: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
                        (TLS), redis+sentinel://HOST:PORT[,HOST:PORT...]/PRIMARY[/DB] (or \
@@ -286,3 +284,9 @@ pub enum PasswordFileProblem {
     #[error("its first line is not UTF-8")]
     NotUtf8,
 }
+
+/// Why a budget directory or file cannot be used (`file` checks them); the message names the
+/// path and the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);

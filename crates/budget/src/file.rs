@@ -41,6 +41,7 @@ use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::error::Error;
+pub use crate::error::Refused;
 use crate::named_files;
 use crate::signature::{self, Recognised};
 use crate::state_dir::{self, effective_user};
@@ -72,18 +73,6 @@ pub struct BudgetFile {
     /// It held nothing when checked: a state no run had written yet.
     empty: bool,
 }
-
-/// Why a budget directory or file cannot be used; the message names the path and the fix.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refused(pub String);
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
 
 /// What a checked file keeps, in the words its refusals use: a file of the same rules holds a
 /// budget's state or a job's history.

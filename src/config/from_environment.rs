@@ -19,7 +19,6 @@ use retry_policy::run_id::RunId;
 use retry_policy::seed::split_mix;
 
 use super::ConfigError;
-use super::budget::ScheduleUnused;
 use crate::environment;
 use crate::report::ci::CiSystem;
 use crate::report::ci::outputs::GitHubFiles;
@@ -72,7 +71,7 @@ impl Deadlines {
     /// slot `slot` (or what was wrong with it), with those `env` gives, at `now`.
     pub(super) fn of(
         max_time: Option<Duration>,
-        slot: Result<Option<Slot>, ScheduleUnused>,
+        slot: Result<Option<Slot>, impl fmt::Display>,
         env: &impl Fn(&str) -> Option<OsString>,
         now: SystemTime,
     ) -> Deadlines {

@@ -207,23 +207,26 @@ impl Launcher {
 #[cfg(test)]
 mod tests {
     //! Linux sends a child its parent-death signal when the thread that started it ends, so a
-    //! start from a thread of its own shows whether the child was given one.
+    //! start from a thread of its own shows whether the child was given one. The signal is sent
+    //! before the thread leaves `/proc/self/task`; the tests wait for that, then close the
+    //! child's stdin: a child without the signal reads the end and exits 7, one with it was
+    //! ended by it already.
 
     use std::ffi::OsString;
-    use std::os::fd::OwnedFd;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
 
     use nix::sys::signal::{SigSet, Signal};
     use nix::sys::wait::{WaitStatus, waitpid};
-    use nix::unistd::Pid;
 
     use crate::environ::ChildEnvironment;
     use crate::signals::ChildMask;
     use crate::spawn::{ChildStdio, Launcher, Setup};
 
-    /// Start `sh -c script` from a thread that ends at once; its process and its stdin's pipe.
-    fn start_from_a_thread(script: &str, outlives_the_tool: bool) -> (Pid, Option<OwnedFd>) {
-        let args: Vec<OsString> = ["-c", script].map(OsString::from).to_vec();
-        std::thread::spawn(move || {
+    /// How `sh -c 'read line; exit 7'` ends when the thread that started it ends at once.
+    fn end_of_a_child_whose_starter_ended(outlives_the_tool: bool) -> WaitStatus {
+        let args: Vec<OsString> = ["-c", "read line; exit 7"].map(OsString::from).to_vec();
+        let (pid, stdin, thread) = std::thread::spawn(move || {
             let mut launcher = Launcher::new("sh".as_ref(), &args).unwrap();
             let environment = ChildEnvironment::inheriting(|_| true);
             let setup = Setup {
@@ -235,26 +238,32 @@ mod tests {
                 mask: ChildMask::new(SigSet::empty(), SigSet::empty(), false),
             };
             let started = launcher.start(&setup).unwrap();
-            (started.pid, started.stdin)
+            (started.pid, started.stdin, nix::unistd::gettid())
         })
         .join()
-        .unwrap()
+        .unwrap();
+        let task = format!("/proc/self/task/{thread}");
+        let start = Instant::now();
+        while Path::new(&task).exists() {
+            assert!(start.elapsed() < Duration::from_secs(10), "{task} stays");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(stdin);
+        waitpid(pid, None).unwrap()
     }
 
     #[test]
     fn a_child_ends_with_the_thread_that_started_it() {
-        // It would wait for its stdin, which stays open, for ever.
-        let (pid, _stdin) = start_from_a_thread("read line", false);
-        assert_eq!(
-            waitpid(pid, None).unwrap(),
-            WaitStatus::Signaled(pid, Signal::SIGTERM, false)
+        let ended = end_of_a_child_whose_starter_ended(false);
+        assert!(
+            matches!(ended, WaitStatus::Signaled(_, Signal::SIGTERM, _)),
+            "{ended:?}"
         );
     }
 
     #[test]
     fn a_child_that_is_to_outlive_the_tool_is_sent_nothing_when_it_ends() {
-        // Time enough for a parent-death signal, sent as the thread ends, to arrive first.
-        let (pid, _stdin) = start_from_a_thread("sleep 1; exit 7", true);
-        assert_eq!(waitpid(pid, None).unwrap(), WaitStatus::Exited(pid, 7));
+        let ended = end_of_a_child_whose_starter_ended(true);
+        assert!(matches!(ended, WaitStatus::Exited(_, 7)), "{ended:?}");
     }
 }

@@ -4,11 +4,11 @@
 //! stores say the same trouble the same way.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use retry_policy::signal::Signal;
 
-use crate::file::Refused;
+use crate::file::{Keeps, Refused};
 use crate::redis::{Failure, StoreFailure};
 
 /// Why a store's keeping could not be read or changed.
@@ -48,6 +48,16 @@ pub enum Unread {
     /// A signal that ends the run arrived while the store was waited for.
     #[error("interrupted by signal {}", .0.number())]
     Interrupted(Signal),
+}
+
+impl Unread {
+    /// The file at `path`, another program's where retry keeps what `keeps` says.
+    pub(crate) fn foreign(path: &Path, keeps: &Keeps) -> Unread {
+        Unread::Foreign {
+            path: path.to_path_buf(),
+            keeps: keeps.state,
+        }
+    }
 }
 
 impl From<Failure> for Unread {

@@ -249,7 +249,10 @@ fn record_in_file<W: Waiter>(
     let record =
         file::read_start(&locked, DURATIONS_AT + DURATIONS_RECORD).map_err(Trouble::from)?;
     let (mut history, started_over) = match parse(&record) {
-        Content::Foreign => return Err(Unkept::Failed(foreign(&dir.join(job.as_str())))),
+        Content::Foreign => {
+            let path = dir.join(job.as_str());
+            return Err(Unkept::Failed(Unread::foreign(&path, &HISTORY)));
+        }
         Content::Own(history) => (history, None),
         Content::Empty => (History::default(), None),
         Content::Damaged => (
@@ -281,15 +284,7 @@ fn read_file(path: &Path) -> Result<Option<History>, Unread> {
             at: Some(path.to_path_buf()),
             mend: DAMAGED,
         }),
-        Content::Foreign => Err(foreign(path)),
-    }
-}
-
-/// A history file at `path` that is another program's.
-fn foreign(path: &Path) -> Unread {
-    Unread::Foreign {
-        path: path.to_path_buf(),
-        keeps: "a retry job history",
+        Content::Foreign => Err(Unread::foreign(path, &HISTORY)),
     }
 }
 

@@ -359,7 +359,7 @@ fn set_in_file<W: Waiter>(
     let record = file::read_start(&locked, RECORD + SCHEDULE_RECORD)?;
     let path = dir.join(job.as_str());
     let kept = match signature::recognise(&record, SIGNATURE) {
-        Recognised::Foreign => return Err(foreign(path)),
+        Recognised::Foreign => return Err(Unread::foreign(&path, &TERMS)),
         Recognised::Empty => JobTerms::default(),
         // Damaged terms are written whole again: the change, and the defaults beside it.
         Recognised::Own => parse_record(&record).unwrap_or_default(),
@@ -385,14 +385,6 @@ fn set_in_file<W: Waiter>(
     Ok(())
 }
 
-/// A terms file at `path` that is another program's.
-fn foreign(path: PathBuf) -> Unread {
-    Unread::Foreign {
-        path,
-        keeps: "a retry job's terms",
-    }
-}
-
 /// The terms the file at `path` keeps, read without the lock; the defaults when there is none.
 fn read_file(path: &Path) -> Result<JobTerms, Unread> {
     let Some(record) = file::peek_start(path, RECORD + SCHEDULE_RECORD, TERMS)? else {
@@ -400,7 +392,7 @@ fn read_file(path: &Path) -> Result<JobTerms, Unread> {
     };
     match signature::recognise(&record, SIGNATURE) {
         Recognised::Empty => return Ok(JobTerms::default()),
-        Recognised::Foreign => return Err(foreign(path.to_path_buf())),
+        Recognised::Foreign => return Err(Unread::foreign(path, &TERMS)),
         Recognised::Own => {}
     }
     parse_record(&record).ok_or_else(|| Unread::Damaged {

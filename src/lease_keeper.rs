@@ -8,8 +8,8 @@
 //!
 //! It is a process of its own, in a process group of its own (no Ctrl-C of the run's reaches
 //! it), started without the parent-death signal the tool's other children get (were it to
-//! clear it once running, a run killed while it starts up would take it along), with the run's whole
-//! environment (so the store is found, and logged in to, as the run did), and it never
+//! clear it once running, a run killed while it starts up would take it along), with the run's
+//! whole environment (so the store is found, and logged in to, as the run did), and it never
 //! outlives the last holder of the pipe by more than a renewal.
 
 use std::ffi::OsString;

@@ -175,11 +175,11 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             .ok_or_else(|| unusable(&answer))
     }
 
-    /// Count a run that ended with a letter after a number of milliseconds in the job's history (none: only
-    /// read it), keeping the letters and durations of the `recent` latest runs; returns the
-    /// history's stored text (empty when there is none), whether the stored one was damaged and
-    /// started over, and the stored durations. The history module reads the texts, so that the
-    /// store knows nothing of what a history means.
+    /// Count a run that ended with a letter after a number of milliseconds in the job's history
+    /// (none: only read it), keeping the letters and durations of the `recent` latest runs;
+    /// returns the history's stored text (empty when there is none), whether the stored one was
+    /// damaged and started over, and the stored durations. The history module reads the texts,
+    /// so that the store knows nothing of what a history means.
     pub(crate) fn history(
         &mut self,
         run: Option<(char, u64)>,

@@ -2,9 +2,9 @@
 //!
 //! Between the split and `exec` the child, in this order: gets its stdin, stdout and stderr
 //! (pipes, when asked for), a process group of its own (unless `--foreground`), SIGTERM as its
-//! parent-death signal (unless it is to outlive the tool), the terminal (when the tool hands it over), every signal the tool
-//! handles back at its default and SIGPIPE as the tool's parent left it, and only then the signal
-//! mask the tool started with; then it executes the command, searched for in `PATH`, with the
+//! parent-death signal (unless it is to outlive the tool), the terminal (when the tool hands it
+//! over), every signal the tool handles back at its default and SIGPIPE as the tool's parent
+//! left it, and only then the signal mask the tool started with; then it executes the command, searched for in `PATH`, with the
 //! environment built once for the run (`environ`). Everything it uses is made before the split,
 //! so it allocates nothing.
 //!

@@ -19,6 +19,7 @@ mod error;
 pub mod file;
 pub mod history;
 pub mod job;
+mod job_file;
 mod microseconds;
 pub mod model;
 pub mod named_files;

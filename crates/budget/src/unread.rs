@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use retry_policy::signal::Signal;
 
-use crate::file::{Keeps, Refused};
+use crate::file::{Keeps, Refused, Trouble};
 use crate::redis::{Failure, StoreFailure};
 
 /// Why a store's keeping could not be read or changed.
@@ -65,6 +65,15 @@ impl From<Failure> for Unread {
         match failure {
             Failure::Failed(failure) => Unread::Store(failure),
             Failure::Interrupted(signal) => Unread::Interrupted(signal),
+        }
+    }
+}
+
+impl From<Trouble> for Unread {
+    fn from(trouble: Trouble) -> Self {
+        match trouble {
+            Trouble::Failed(why) => Unread::Refused(Refused(why)),
+            Trouble::Interrupted(signal) => Unread::Interrupted(signal),
         }
     }
 }

@@ -10,15 +10,13 @@
 //! record after the first two record sizes, which is all such a version reads (the second is
 //! padding it trims). Such a version, writing, cuts the durations off; the counts stay.
 
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::{History, RECENT_RUNS, RunKind};
 use crate::BudgetName;
-use crate::file::{self, BudgetFile, Keeps, Trouble};
+use crate::job_file::{JobFile, keeps, padded};
 use crate::redis::{Failure, RedisStore, StoreFailure, history_key};
-use crate::signature::{self, Recognised};
 use crate::store::{Location, RedisAddress};
 use crate::unread::Unread;
 use crate::waiter::Waiter;
@@ -27,9 +25,6 @@ use retry_policy::signal::Signal;
 
 /// The first word of a history file, naming its format.
 const FORMAT: &str = "retry-history-v1";
-
-/// What every history file starts with, whatever its version: a file that does not is not ours.
-const SIGNATURE: &str = "retry-history-";
 
 /// The size of a history file's record, padded with spaces. The whole file (the record, its
 /// padding and the durations' record) is well within one page, so that a write of it is all or
@@ -45,16 +40,16 @@ const DURATIONS_AT: usize = 2 * RECORD;
 /// The size of the durations' record, padded with spaces.
 const DURATIONS_RECORD: usize = 1536;
 
-/// The directory of a file store that holds its jobs' histories.
-const DIRECTORY: &str = ".history";
-
-/// A job's history, in the words of a refusal.
-const HISTORY: Keeps = Keeps {
-    directory: "history",
-    state: "a retry job history",
-    harm: "rewrite the job's history",
-    elsewhere: "choose another --job name",
-    directory_option: "give --budget-store file:DIR (or XDG_STATE_HOME)",
+/// A job's history file, in `.history` (a name no budget can have).
+const HISTORY: JobFile = JobFile {
+    directory: ".history",
+    signature: "retry-history-",
+    size: DURATIONS_AT + DURATIONS_RECORD,
+    keeps: keeps(
+        "history",
+        "a retry job history",
+        "rewrite the job's history",
+    ),
 };
 
 /// Why a run's history was not kept.
@@ -66,21 +61,18 @@ pub enum Unkept {
     Interrupted(Signal),
 }
 
-impl From<Failure> for Unkept {
-    fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::Failed(failure) => Unkept::Failed(Unread::Store(failure)),
-            Failure::Interrupted(signal) => Unkept::Interrupted(signal),
+impl From<Unread> for Unkept {
+    fn from(unread: Unread) -> Self {
+        match unread {
+            Unread::Interrupted(signal) => Unkept::Interrupted(signal),
+            failed => Unkept::Failed(failed),
         }
     }
 }
 
-impl From<Trouble> for Unkept {
-    fn from(trouble: Trouble) -> Self {
-        match trouble {
-            Trouble::Failed(why) => Unkept::Failed(Unread::Refused(file::Refused(why))),
-            Trouble::Interrupted(signal) => Unkept::Interrupted(signal),
-        }
+impl From<Failure> for Unkept {
+    fn from(failure: Failure) -> Self {
+        Unread::from(failure).into()
     }
 }
 
@@ -104,7 +96,7 @@ pub fn record<W: Waiter>(
     latest: Option<Duration>,
 ) -> Result<Recorded, Unkept> {
     match location {
-        Location::File(dir) => record_in_file(&history_dir(dir), job, (kind, took), watch, latest),
+        Location::File(dir) => record_in_file(dir, job, (kind, took), watch, latest),
         Location::Shared { address, .. } => {
             let run = Some((kind, took));
             let (history, damaged) = shared_history(address, job, run, watch, latest)?;
@@ -129,7 +121,7 @@ pub fn read<W: Waiter>(
     watch: &W,
 ) -> Result<Option<History>, Unread> {
     match location {
-        Location::File(dir) => read_file(&history_dir(dir).join(job.as_str())),
+        Location::File(dir) => read_file(dir, job),
         Location::Shared { address, .. } => {
             match shared_history(address, job, None, watch, None)? {
                 (history, false) => Ok(history),
@@ -188,19 +180,18 @@ pub fn history_name(job: &str) -> BudgetName {
 /// Where the history `job` lives at `location`, to show: its file, or its Redis key.
 pub fn place(location: &Location, job: &BudgetName) -> String {
     match location {
-        Location::File(dir) => history_dir(dir).join(job.as_str()).display().to_string(),
+        Location::File(dir) => HISTORY.path(dir, job).display().to_string(),
         Location::Shared { .. } => history_key(job),
     }
 }
 
-/// Where a file store in `dir` keeps its jobs' histories.
 /// The jobs with a history in the file store at `location` (the first `most`, by name); none
 /// for a shared store, whose keys are not listed.
 pub(crate) fn jobs_with_history(location: &Location, most: usize) -> Vec<String> {
     let Location::File(dir) = location else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(history_dir(dir)) else {
+    let Ok(entries) = std::fs::read_dir(HISTORY.directory_in(dir)) else {
         return Vec::new();
     };
     let mut names: Vec<String> = entries
@@ -215,87 +206,54 @@ pub(crate) fn jobs_with_history(location: &Location, most: usize) -> Vec<String>
     names
 }
 
-fn history_dir(dir: &Path) -> PathBuf {
-    dir.join(DIRECTORY)
-}
-
 /// What a shown history that cannot be used says.
 const DAMAGED: &str = "the stored history is damaged; the next run starts it over";
 
-/// What a history file's record holds.
-#[derive(Debug, PartialEq, Eq)]
-enum Content {
-    /// Nothing yet: a new file.
-    Empty,
-    /// A history.
-    Own(History),
-    /// A history file's, but nothing a run could have written.
-    Damaged,
-    /// Another program's file, left alone.
-    Foreign,
-}
-
-/// Count a run in the history file of `job` in `dir`, under its lock.
+/// Count a run in the history file of `job` in the file store in `store`, under its lock.
 fn record_in_file<W: Waiter>(
-    dir: &Path,
+    store: &Path,
     job: &BudgetName,
     (kind, took): (RunKind, Duration),
     watch: &W,
     latest: Option<Duration>,
 ) -> Result<Recorded, Unkept> {
-    let file = BudgetFile::check_keeping(dir, job, HISTORY)
-        .map_err(|refused| Unkept::Failed(Unread::Refused(refused)))?;
-    let locked = file.lock(watch, latest)?;
-    let record =
-        file::read_start(&locked, DURATIONS_AT + DURATIONS_RECORD).map_err(Trouble::from)?;
-    let (mut history, started_over) = match parse(&record) {
-        Content::Foreign => {
-            let path = dir.join(job.as_str());
-            return Err(Unkept::Failed(Unread::foreign(&path, &HISTORY)));
-        }
-        Content::Own(history) => (history, None),
-        Content::Empty => (History::default(), None),
-        Content::Damaged => (
-            History::default(),
-            Some("its history was damaged, and started over".to_string()),
-        ),
+    let recorded = HISTORY.rewrite(store, job, (watch, latest), |kept| {
+        let (mut history, started_over) = match kept.map(|start| parse(&start)) {
+            None => (History::default(), None),
+            Some(Some(history)) => (history, None),
+            Some(None) => (
+                History::default(),
+                Some("its history was damaged, and started over".to_string()),
+            ),
+        };
+        history.record(kind, took);
+        let records = records_of(&history);
+        (
+            records,
+            Recorded {
+                history,
+                started_over,
+            },
+        )
+    })?;
+    Ok(recorded)
+}
+
+/// The history file of `job` in the file store in `store`, read without the lock and changing
+/// nothing.
+fn read_file(store: &Path, job: &BudgetName) -> Result<Option<History>, Unread> {
+    let Some(start) = HISTORY.read(store, job)? else {
+        return Ok(None);
     };
-    history.record(kind, took);
-    let records = records_of(&history);
-    locked
-        .write_all_at(&records, 0)
-        .and_then(|()| locked.set_len(records.len() as u64))
-        .map_err(Trouble::from)?;
-    Ok(Recorded {
-        history,
-        started_over,
+    parse(&start).map(Some).ok_or_else(|| Unread::Damaged {
+        at: Some(HISTORY.path(store, job)),
+        mend: DAMAGED,
     })
 }
 
-/// The history file at `path`, read without the lock and changing nothing.
-fn read_file(path: &Path) -> Result<Option<History>, Unread> {
-    let Some(record) = file::peek_start(path, DURATIONS_AT + DURATIONS_RECORD, HISTORY)? else {
-        return Ok(None);
-    };
-    match parse(&record) {
-        Content::Own(history) => Ok(Some(history)),
-        Content::Empty => Ok(None),
-        Content::Damaged => Err(Unread::Damaged {
-            at: Some(path.to_path_buf()),
-            mend: DAMAGED,
-        }),
-        Content::Foreign => Err(Unread::foreign(path, &HISTORY)),
-    }
-}
-
-/// What the start of a history file holds.
-fn parse(start: &[u8]) -> Content {
+/// The history the start of a history file of ours holds; none when it is damaged.
+fn parse(start: &[u8]) -> Option<History> {
     let (record, durations) = start.split_at(start.len().min(DURATIONS_AT));
-    match signature::recognise(record, SIGNATURE) {
-        Recognised::Empty => return Content::Empty,
-        Recognised::Foreign => return Content::Foreign,
-        Recognised::Own => {}
-    }
     let text = String::from_utf8_lossy(record);
     let stored = text
         .trim_end_matches([' ', '\n'])
@@ -309,25 +267,16 @@ fn parse(start: &[u8]) -> Content {
     stored
         .and_then(History::from_stored)
         .map(|history| history.with_stored_durations(durations))
-        .map_or(Content::Damaged, Content::Own)
 }
 
 /// `history`'s records: the counts' record (the format, the stored text, spaces to the record's
 /// size, a newline), a record of padding, and the durations' record.
 fn records_of(history: &History) -> Vec<u8> {
-    let mut records = padded(format!("{FORMAT} {}", history.stored()), RECORD);
-    records.extend(padded(String::new(), RECORD));
+    let mut records = padded(&format!("{FORMAT} {}", history.stored()), RECORD);
+    records.extend(padded("", RECORD));
     let durations = format!("{DURATIONS_FORMAT} {}", history.stored_durations());
-    records.extend(padded(durations, DURATIONS_RECORD));
+    records.extend(padded(&durations, DURATIONS_RECORD));
     records
-}
-
-/// `text`, spaces to `size` bytes, ending with a newline.
-fn padded(text: String, size: usize) -> Vec<u8> {
-    let mut record = text.into_bytes();
-    record.resize(size - 1, b' ');
-    record.push(b'\n');
-    record
 }
 
 #[cfg(test)]

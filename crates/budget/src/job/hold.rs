@@ -30,9 +30,10 @@ use std::os::unix::fs::MetadataExt;
 
 use nix::fcntl::{FcntlArg, FdFlag, Flock, FlockArg};
 
-use super::{JobTerms, Overlap, read_file, terms_dir, terms_of_reply};
+use super::{JobTerms, Overlap, read_file, terms_of_reply};
 use crate::BudgetName;
 use crate::file::{BudgetFile, Keeps};
+use crate::job_file;
 use crate::redis::{Failure, RedisStore};
 use crate::store::{Location, RedisAddress};
 use crate::unread::Unread;
@@ -52,13 +53,11 @@ const ASK_AGAIN: Duration = Duration::from_millis(250);
 const LOCKS: &str = ".job-locks";
 
 /// A job's lock file, in the words of a refusal.
-const LOCK: Keeps = Keeps {
-    directory: "job lock",
-    state: "a retry job's lock",
-    harm: "hold every run of the job back",
-    elsewhere: "choose another --job name",
-    directory_option: "give --budget-store file:DIR (or XDG_STATE_HOME)",
-};
+const LOCK: Keeps = job_file::keeps(
+    "job lock",
+    "a retry job's lock",
+    "hold every run of the job back",
+);
 
 /// Who asks for a job's hold.
 #[derive(Clone, Copy, Debug)]
@@ -146,7 +145,7 @@ pub fn hold<W: Waiter>(
 ) -> Result<(Holding, JobTerms), Unheld> {
     match location {
         Location::File(dir) => {
-            let terms = read_file(&terms_dir(dir).join(job.as_str())).map_err(Unheld::Failed)?;
+            let terms = read_file(dir, job).map_err(Unheld::Failed)?;
             let holding = hold_on_machine(dir, job, terms.overlap, claim.inside, watch, until)?;
             Ok((holding, terms))
         }

@@ -16,18 +16,16 @@
 mod hold;
 mod schedule;
 
-use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use crate::BudgetName;
 use crate::error::Error;
-use crate::file::{self, BudgetFile, Keeps, Refused, Trouble};
 use crate::history::history_name;
+use crate::job_file::{JobFile, keeps, padded};
 use crate::redis::{Failure, RedisStore};
 use crate::show::{Format, ShowError, write_as};
-use crate::signature::{self, Recognised};
 use crate::store::Location;
 use crate::unread::Unread;
 use crate::waiter::Waiter;
@@ -140,9 +138,6 @@ impl TermsChange {
 /// The first word of a job's terms file, naming its format.
 const FORMAT: &str = "retry-job-v1";
 
-/// What every job terms file starts with: a file that does not is not ours.
-const SIGNATURE: &str = "retry-job-";
-
 /// The size of a job's terms record, padded with spaces.
 const RECORD: usize = 128;
 
@@ -152,16 +147,16 @@ const SCHEDULE_FORMAT: &str = "retry-job-schedule-v1";
 /// The size of a job's schedule record, after the terms' record, padded with spaces.
 const SCHEDULE_RECORD: usize = 256;
 
-/// The directory of a file store that holds its jobs' terms.
-const DIRECTORY: &str = ".jobs";
-
-/// A job's terms file, in the words of a refusal.
-const TERMS: Keeps = Keeps {
-    directory: "job",
-    state: "a retry job's terms",
-    harm: "let runs of the job overlap, or stop them all",
-    elsewhere: "choose another --job name",
-    directory_option: "give --budget-store file:DIR (or XDG_STATE_HOME)",
+/// A job's terms file, in `.jobs` (a name no budget can have).
+const TERMS: JobFile = JobFile {
+    directory: ".jobs",
+    signature: "retry-job-",
+    size: RECORD + SCHEDULE_RECORD,
+    keeps: keeps(
+        "job",
+        "a retry job's terms",
+        "let runs of the job overlap, or stop them all",
+    ),
 };
 
 /// What `retry job show` prints: the `job show` object of the reference.
@@ -198,8 +193,9 @@ pub fn set_terms<W: Waiter>(
         why,
     };
     match location {
-        Location::File(dir) => set_in_file(&terms_dir(dir), job, change, watch)
-            .map_err(|unread| failed(unread.to_string())),
+        Location::File(dir) => {
+            set_in_file(dir, job, change, watch).map_err(|unread| failed(unread.to_string()))
+        }
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
             match store.job("job_set", &change.argument(), Duration::ZERO, None) {
@@ -267,7 +263,7 @@ fn read<W: Waiter>(
     watch: &W,
 ) -> Result<(JobTerms, Option<String>), Unread> {
     match location {
-        Location::File(dir) => Ok((read_file(&terms_dir(dir).join(job.as_str()))?, None)),
+        Location::File(dir) => Ok((read_file(dir, job)?, None)),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
             let fields = store.job("job_show", "", Duration::ZERO, None)?;
@@ -332,71 +328,47 @@ fn stored_schedule(text: &str) -> Option<String> {
 /// Where the terms of `job` live at `location`: its file, or its Redis key.
 fn place(location: &Location, job: &BudgetName) -> String {
     match location {
-        Location::File(dir) => terms_dir(dir).join(job.as_str()).display().to_string(),
+        Location::File(dir) => TERMS.path(dir, job).display().to_string(),
         Location::Shared { address, .. } => {
             format!("{address}, key retry:budget:job:{{{}}}", job.as_str())
         }
     }
 }
 
-/// Where a file store in `dir` keeps its jobs' terms.
-fn terms_dir(dir: &Path) -> PathBuf {
-    dir.join(DIRECTORY)
-}
-
-/// Make `change` to the terms file of `job` in `dir`, under its lock.
+/// Make `change` to the terms file of `job` in the file store in `store`, under its lock.
 fn set_in_file<W: Waiter>(
-    dir: &Path,
+    store: &Path,
     job: &BudgetName,
     change: TermsChange,
     watch: &W,
 ) -> Result<(), Unread> {
-    let file = BudgetFile::check_keeping(dir, job, TERMS)?;
-    let locked = file.lock(watch, None).map_err(|trouble| match trouble {
-        Trouble::Failed(why) => Unread::Refused(Refused(why)),
-        Trouble::Interrupted(signal) => Unread::Interrupted(signal),
-    })?;
-    let record = file::read_start(&locked, RECORD + SCHEDULE_RECORD)?;
-    let path = dir.join(job.as_str());
-    let kept = match signature::recognise(&record, SIGNATURE) {
-        Recognised::Foreign => return Err(Unread::foreign(&path, &TERMS)),
-        Recognised::Empty => JobTerms::default(),
+    TERMS.rewrite(store, job, (watch, None), |kept| {
         // Damaged terms are written whole again: the change, and the defaults beside it.
-        Recognised::Own => parse_record(&record).unwrap_or_default(),
-    };
-    let terms = change.applied(kept);
-    let mut written = Vec::with_capacity(RECORD + SCHEDULE_RECORD);
-    let _ = write!(
-        written,
-        "{FORMAT} overlap={} alert_after={}",
-        terms.overlap.name(),
-        terms.alert_after
-    );
-    written.resize(RECORD - 1, b' ');
-    written.push(b'\n');
-    if let Some(schedule) = &terms.schedule {
-        let _ = write!(written, "{SCHEDULE_FORMAT} {schedule}");
-        written.resize(RECORD + SCHEDULE_RECORD - 1, b' ');
-        written.push(b'\n');
-    }
-    locked
-        .write_all_at(&written, 0)
-        .and_then(|()| locked.set_len(written.len() as u64))?;
-    Ok(())
+        let kept = kept.and_then(|start| parse_record(&start));
+        let terms = change.applied(kept.unwrap_or_default());
+        let (overlap, alert_after) = (terms.overlap.name(), terms.alert_after);
+        let mut records = padded(
+            &format!("{FORMAT} overlap={overlap} alert_after={alert_after}"),
+            RECORD,
+        );
+        if let Some(schedule) = &terms.schedule {
+            records.extend(padded(
+                &format!("{SCHEDULE_FORMAT} {schedule}"),
+                SCHEDULE_RECORD,
+            ));
+        }
+        (records, ())
+    })
 }
 
-/// The terms the file at `path` keeps, read without the lock; the defaults when there is none.
-fn read_file(path: &Path) -> Result<JobTerms, Unread> {
-    let Some(record) = file::peek_start(path, RECORD + SCHEDULE_RECORD, TERMS)? else {
+/// The terms the file of `job` in the file store in `store` keeps, read without the lock; the
+/// defaults when there is none.
+fn read_file(store: &Path, job: &BudgetName) -> Result<JobTerms, Unread> {
+    let Some(start) = TERMS.read(store, job)? else {
         return Ok(JobTerms::default());
     };
-    match signature::recognise(&record, SIGNATURE) {
-        Recognised::Empty => return Ok(JobTerms::default()),
-        Recognised::Foreign => return Err(Unread::foreign(path, &TERMS)),
-        Recognised::Own => {}
-    }
-    parse_record(&record).ok_or_else(|| Unread::Damaged {
-        at: Some(path.to_path_buf()),
+    parse_record(&start).ok_or_else(|| Unread::Damaged {
+        at: Some(TERMS.path(store, job)),
         mend: "its terms are damaged; set them again with retry job set",
     })
 }

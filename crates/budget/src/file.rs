@@ -36,7 +36,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::breaker::{BreakerState, BreakerTerms, PROBE_LEASE};
+use super::breaker::{BreakerState, PROBE_LEASE};
 use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
@@ -731,49 +731,21 @@ fn classify(record: &[u8]) -> Content {
 fn parse(record: &[u8]) -> Result<Kept, Foreign> {
     let text = std::str::from_utf8(record).map_err(|_| Foreign)?;
     let mut parts = text.split(" | ");
-    let words: Vec<&str> = parts
+    let mut words: Vec<&str> = parts
         .next()
         .unwrap_or_default()
         .split_whitespace()
         .collect();
-    let [
-        format,
-        tokens,
-        earned,
-        at,
-        first,
-        retries,
-        refusals,
-        not_before,
-        capacity,
-        period,
-        ratio,
-        window,
-    ] = words[..]
-    else {
-        return Err(Foreign);
-    };
+    words.push(parts.next().map(str::trim).ok_or(Foreign)?);
+    let (&format, words) = words.split_first().ok_or(Foreign)?;
     if format != FORMAT {
         return Err(Foreign);
     }
-    let number = |word: &str| word.parse::<f64>().map_err(|_| Foreign);
-    let count = |word: &str| word.parse::<u64>().map_err(|_| Foreign);
-    let mut terms = Terms::stored(capacity, period, ratio, window).ok_or(Foreign)?;
-    terms.breaker = match parts.next().map(str::trim).ok_or(Foreign)? {
-        "-" => None,
-        breaker => Some(BreakerTerms::from_stored(breaker).ok_or(Foreign)?),
-    };
+    let (state, terms) = words.split_at_checked(7).ok_or(Foreign)?;
+    let terms = Terms::from_stored(terms).ok_or(Foreign)?;
     let breaker = BreakerState::from_stored(parts.next().ok_or(Foreign)?).ok_or(Foreign)?;
     Ok(Kept {
-        state: BucketState {
-            tokens: number(tokens)?,
-            earned: number(earned)?,
-            at: count(at)?,
-            first_attempts: count(first)?,
-            retries: count(retries)?,
-            refusals: count(refusals)?,
-            not_before: count(not_before)?,
-        },
+        state: BucketState::from_stored(state).ok_or(Foreign)?,
         terms,
         breaker,
     })

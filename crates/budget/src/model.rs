@@ -129,6 +129,30 @@ impl BucketState {
             not_before: 0,
         }
     }
+
+    /// A state as both stores keep it, in seven words: the tokens, the earned tokens, its time,
+    /// the first attempts, retries and refusals counted, and the time before which no retry
+    /// goes (none, in a state kept before requested waits were shared); none when a value is
+    /// not one a run could have stored.
+    pub fn from_stored(words: &[impl AsRef<str>]) -> Option<BucketState> {
+        let [tokens, earned, at, first, retries, refusals, not_before] = words else {
+            return None;
+        };
+        let finite = |word: &str| word.parse::<f64>().ok().filter(|value| value.is_finite());
+        let count = |word: &str| word.parse::<u64>().ok();
+        Some(BucketState {
+            tokens: finite(tokens.as_ref())?,
+            earned: finite(earned.as_ref())?,
+            at: count(at.as_ref())?,
+            first_attempts: count(first.as_ref())?,
+            retries: count(retries.as_ref())?,
+            refusals: count(refusals.as_ref())?,
+            not_before: match not_before.as_ref() {
+                "" => 0,
+                not_before => count(not_before)?,
+            },
+        })
+    }
 }
 
 impl Terms {
@@ -148,9 +172,23 @@ impl Terms {
         self.breaker.map_or(Ok(()), |breaker| breaker.check())
     }
 
-    /// Terms as a store holds them (periods in microseconds), if `retry budget set` could have
-    /// stored them; anything else is damage.
-    pub fn stored(tokens: &str, period: &str, ratio: &str, window: &str) -> Option<Terms> {
+    /// Terms as both stores keep them, in five words: the capacity, the period and the window
+    /// in microseconds, the ratio, and the breaker's terms (`-` or empty for none, or for no
+    /// ratio); none unless `retry budget set` could have stored them.
+    pub fn from_stored(words: &[impl AsRef<str>]) -> Option<Terms> {
+        let [tokens, period, ratio, window, breaker] = words else {
+            return None;
+        };
+        let [tokens, period, ratio, window] = [tokens, period, ratio, window].map(AsRef::as_ref);
+        let breaker = match breaker.as_ref() {
+            "" | "-" => None,
+            breaker => Some(BreakerTerms::from_stored(breaker)?),
+        };
+        Terms::from_words(tokens, period, ratio, window).map(|terms| Terms { breaker, ..terms })
+    }
+
+    /// The terms of a budget without a breaker, from their stored words.
+    fn from_words(tokens: &str, period: &str, ratio: &str, window: &str) -> Option<Terms> {
         let span = |text: &str| {
             text.parse::<f64>()
                 .ok()

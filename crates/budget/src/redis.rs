@@ -20,7 +20,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::breaker::{BreakerState, BreakerTerms, LONGEST_COOL_DOWN, MAX_HOSTS};
+use super::breaker::{BreakerState, LONGEST_COOL_DOWN, MAX_HOSTS};
 use super::cluster::{self, Node};
 use super::model::{
     BucketState, DEFAULT_TERMS, LONGEST_HOLD, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, asked_micros,
@@ -574,72 +574,23 @@ fn decide(answer: &[String]) -> Option<(Reservation, bool)> {
 /// The stored fields, the kept terms and the server's time, as the script's `show` returns them
 /// (empty where there are none); none when a state's value is not one a run could store.
 fn stored(fields: &[String]) -> Option<Stored> {
-    let [
-        tokens,
-        earned,
-        at,
-        first,
-        retries,
-        refusals,
-        not_before,
-        capacity,
-        period,
-        ratio,
-        window,
-        breaker_terms,
-        breaker,
-        now,
-    ] = fields
-    else {
+    let (state, rest) = fields.split_at_checked(7)?;
+    let (terms, [breaker, now]) = rest.split_at_checked(5)? else {
         return None;
     };
-    let now = now.parse().ok()?;
-    let terms = match [capacity, period, ratio, window]
-        .iter()
-        .all(|term| term.is_empty())
-    {
+    let terms = match terms[..4].iter().all(String::is_empty) {
         true => Ok(None),
-        false => Terms::stored(capacity, period, ratio, window)
-            .ok_or(TermsDamaged)
-            .and_then(|terms| match breaker_terms.is_empty() {
-                true => Ok(terms),
-                false => BreakerTerms::from_stored(breaker_terms)
-                    .map(|breaker| Terms {
-                        breaker: Some(breaker),
-                        ..terms
-                    })
-                    .ok_or(TermsDamaged),
-            })
-            .map(Some),
+        false => Terms::from_stored(terms).map(Some).ok_or(TermsDamaged),
     };
-    let breaker = BreakerState::from_stored(breaker);
-    if tokens.is_empty() {
-        return Some(Stored {
-            written: None,
-            terms,
-            breaker,
-            now,
-        });
-    }
-    let finite = |text: &str| text.parse::<f64>().ok().filter(|value| value.is_finite());
-    let state = BucketState {
-        tokens: finite(tokens)?,
-        earned: finite(earned)?,
-        at: at.parse().ok()?,
-        first_attempts: first.parse().ok()?,
-        retries: retries.parse().ok()?,
-        refusals: refusals.parse().ok()?,
-        // A state kept before requested waits were shared has none.
-        not_before: match not_before.is_empty() {
-            true => 0,
-            false => not_before.parse().ok()?,
-        },
+    let written = match state[0].is_empty() {
+        true => None,
+        false => Some(BucketState::from_stored(state)?),
     };
     Some(Stored {
-        written: Some(state),
+        written,
         terms,
-        breaker,
-        now,
+        breaker: BreakerState::from_stored(breaker),
+        now: now.parse().ok()?,
     })
 }
 
@@ -682,6 +633,7 @@ pub(crate) mod redis_fleet;
 mod tests {
     use super::redis_server::RedisServer;
     use super::*;
+    use crate::breaker::BreakerTerms;
     use crate::model::Rate;
     use crate::resp::Connection;
     use crate::waiter::Threads;

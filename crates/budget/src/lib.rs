@@ -13,10 +13,11 @@
 #![forbid(unsafe_code)]
 
 pub mod breaker;
-mod cluster;
 pub mod default_budget;
 mod error;
 pub mod file;
+#[cfg(test)]
+mod fleets;
 pub mod history;
 pub mod job;
 mod job_file;
@@ -25,9 +26,7 @@ pub mod model;
 pub mod named_files;
 mod per_duration;
 mod redis;
-mod resp;
 mod script;
-mod sentinel;
 mod shared;
 pub mod show;
 mod signature;
@@ -52,10 +51,10 @@ pub mod fuzzing {
         let mut input = data;
         while !input.is_empty() {
             let before = input.len();
-            let Ok(reply) = crate::resp::read_reply(&mut input) else {
+            let Ok(reply) = retry_redis::read_reply(&mut input) else {
                 return;
             };
-            assert!(before - input.len() <= crate::resp::MAX_REPLY + 4096);
+            assert!(before - input.len() <= retry_redis::MAX_REPLY + 4096);
             crate::redis::read_every_way(&reply);
             if let Some((text, _, durations)) = crate::redis::history_reply(&reply) {
                 let history = crate::history::History::from_stored(&text);

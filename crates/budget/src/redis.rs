@@ -21,19 +21,17 @@
 use std::time::{Duration, Instant};
 
 use super::breaker::{BreakerState, LONGEST_COOL_DOWN, MAX_HOSTS};
-use super::cluster::{self, Node};
 use super::model::{
     BucketState, DEFAULT_TERMS, LONGEST_HOLD, LONGEST_TERM, MAX_DEBT_PERIODS, Terms, asked_micros,
     delay_of, micros,
 };
-use super::resp::{Reply, Trouble, describe, first_words};
-use super::store::RedisAddress;
 use super::{BudgetName, Reservation};
-use crate::script;
+use crate::script::{self, SCRIPT};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
+use retry_redis::{Node, RedisAddress, Reply, ScriptCall, Trouble, describe, first_words};
 
 /// A budget on a Redis server.
 pub(crate) struct RedisStore<'a, W> {
@@ -294,9 +292,16 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
     ) -> (Duration, impl FnOnce() -> CallDone + Send + 'static) {
         let most = self.address.call_limit();
         let limit = latest.map_or(most, |latest| latest.min(most));
-        let args = self.arguments(operation, latest, now);
+        let call = ScriptCall {
+            script: &SCRIPT,
+            keys: vec![
+                self.key.clone().into_bytes(),
+                self.terms_key.clone().into_bytes(),
+            ],
+            args: self.arguments(operation, latest, now),
+        };
         let (address, kept) = (self.address.clone(), self.connection.take());
-        let job = move || -> CallDone { cluster::call(&address, kept, &args, limit) };
+        let job = move || -> CallDone { retry_redis::call(&address, kept, &call, limit) };
         (limit, job)
     }
 
@@ -348,14 +353,15 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                 Err(Failure::Failed(match trouble {
                     Trouble::Malformed(_) => StoreFailure::Unreadable(why),
                     Trouble::Refused(_) => StoreFailure::Refused(why),
-                    Trouble::Dropped | Trouble::Io(_) => StoreFailure::Unreachable(why),
+                    _ => StoreFailure::Unreachable(why),
                 }))
             }
         }
     }
 
-    /// The script's arguments: this budget's two keys, then the operation's arguments: the
-    /// default terms (the terms to keep, to set them), the bounds, and what the breaker needs.
+    /// The script's arguments, after its two keys (this budget's state and terms, or a job's
+    /// hash twice): the operation's name, then the default terms (the terms to keep, to set
+    /// them), the bounds, and what the breaker needs.
     fn arguments(
         &self,
         operation: Operation<'_>,
@@ -375,8 +381,6 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                 lease,
             } => {
                 return vec![
-                    self.key.clone().into_bytes(),
-                    self.terms_key.clone().into_bytes(),
                     name.as_bytes().to_vec(),
                     argument.as_bytes().to_vec(),
                     lease.as_millis().to_string().into_bytes(),
@@ -387,8 +391,6 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             Operation::History { run, recent } => {
                 let name = run.map_or("history_show", |_| "history");
                 return vec![
-                    self.key.clone().into_bytes(),
-                    self.key.clone().into_bytes(),
                     name.as_bytes().to_vec(),
                     text(run.map(|(letter, _)| String::from(letter))),
                     recent.to_string().into_bytes(),
@@ -420,8 +422,6 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
             _ => (None, None),
         };
         vec![
-            self.key.clone().into_bytes(),
-            self.terms_key.clone().into_bytes(),
             name.as_bytes().to_vec(),
             terms.rate.tokens.to_string().into_bytes(),
             micros(terms.rate.period).to_string().into_bytes(),
@@ -635,10 +635,10 @@ mod tests {
     use super::*;
     use crate::breaker::BreakerTerms;
     use crate::model::Rate;
-    use crate::resp::Connection;
     use crate::waiter::Threads;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
+    use retry_redis::Connection;
 
     /// A retry's request within `latest`, asking for no wait.
     fn within(latest: Option<Duration>) -> TokenRequest {
@@ -707,13 +707,13 @@ mod tests {
     fn the_script_is_named_by_the_sha1_the_server_gives_it() {
         let server = RedisServer::on_socket();
         let loaded = direct(&server)
-            .call(&[b"SCRIPT", b"LOAD", script::TEXT.as_bytes()])
+            .call(&[b"SCRIPT", b"LOAD", SCRIPT.text.as_bytes()])
             .unwrap();
         let Reply::Bulk(Some(digest)) = loaded else {
             panic!("{loaded:?}")
         };
         assert!(
-            digest == script::SHA1,
+            digest == SCRIPT.sha1,
             "budget.lua changed: write its SHA-1, {}, in script.rs",
             String::from_utf8_lossy(&digest)
         );

@@ -20,7 +20,6 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::Reservation;
@@ -31,25 +30,16 @@ use retry_net::{TlsClient, TlsPart};
 use retry_policy::choice::Choice;
 use retry_policy::encoding::{Stray, percent_decoded};
 use retry_policy::printable::printable;
+pub use retry_redis::{DEFAULT_CALL_LIMIT, DEFAULT_PORT, Endpoint, RedisAddress, Secret};
 
 /// The variable that names the store where `--budget-store` does not.
 pub const BUDGET_STORE: &str = "RETRY_BUDGET_STORE";
-
-/// What stands in a shown address for its password.
-const HIDDEN: &str = "***";
-
-/// The port of a Redis server when the address names none.
-pub const DEFAULT_PORT: u16 = 6379;
 
 /// The port of a sentinel when the address names none.
 const SENTINEL_PORT: u16 = 26379;
 
 /// The most sentinels an address may name.
 const MAX_SENTINELS: usize = 16;
-
-/// How long a call to a shared store may take, the connection included, unless its address's
-/// `timeout` says otherwise.
-pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_millis(500);
 
 /// The longest `timeout` an address may give: a budget that keeps a run waiting longer than
 /// this has stopped being worth its wait.
@@ -135,68 +125,6 @@ impl fmt::Display for Location {
         }
     }
 }
-
-/// A password (or a text that holds one): shown as `***`, even in a debug print.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The password itself, to send to the server and for nothing else.
-    pub fn reveal(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(HIDDEN)
-    }
-}
-
-/// How to reach a Redis server.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Endpoint {
-    /// A TCP port, with TLS for `rediss://`.
-    Tcp {
-        /// The host name or address.
-        host: String,
-        /// The port.
-        port: u16,
-        /// `rediss://`: the connection is TLS.
-        tls: bool,
-    },
-    /// A Unix socket.
-    Unix(PathBuf),
-    /// A primary that sentinels name: asked in turn where the primary is, then it, TLS to both
-    /// for `rediss+sentinel://`.
-    Sentinel {
-        /// The sentinels' hosts and ports, in the order they are asked.
-        sentinels: Vec<(String, u16)>,
-        /// The primary's name, as the sentinels monitor it.
-        primary: String,
-        /// `rediss+sentinel://`: the connections are TLS.
-        tls: bool,
-    },
-}
-
-/// A `redis://`, `rediss://` or `redis+unix://` address, parsed.
-#[derive(Clone, PartialEq, Eq)]
-pub struct RedisAddress {
-    endpoint: Endpoint,
-    /// The port as the address gave it, to show it as given.
-    port_given: bool,
-    db: Option<u32>,
-    user: Option<String>,
-    password: Option<Secret>,
-    /// How long a call may take, from the query's `timeout`.
-    call_limit: Option<Duration>,
-    /// What a TLS connection trusts and presents, when the query names files: shared by the
-    /// address's copies (one for each node it leads to).
-    tls_client: Option<Arc<TlsClient>>,
-}
-
-/// What a TLS connection trusts and presents when the address names no file.
-static SYSTEM_TLS: TlsClient = TlsClient::SYSTEM;
 
 /// A store's `fail` key: what a store that cannot be used means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -459,7 +387,9 @@ fn parse_tcp(rest: &str, tls: bool, sentinel: bool) -> Result<(RedisAddress, OnF
     if let Some(info) = user_info {
         match info.split_once(':') {
             Some((name, secret)) => {
-                password = Some(Secret(decode(secret).map_err(|_| Error::PasswordNotUtf8)?));
+                password = Some(Secret::new(
+                    decode(secret).map_err(|_| Error::PasswordNotUtf8)?,
+                ));
                 user = Some(decode(name)?).filter(|name| !name.is_empty());
             }
             None => user = Some(decode(info)?).filter(|name| !name.is_empty()),
@@ -482,17 +412,11 @@ fn parse_tcp(rest: &str, tls: bool, sentinel: bool) -> Result<(RedisAddress, OnF
         path => Some(parse_db(path)?),
     };
     if let Some(secret) = &query.password {
-        password = Some(Secret(secret.clone()));
+        password = Some(Secret::new(secret.clone()));
     }
-    let address = RedisAddress {
-        endpoint,
-        port_given,
-        db: query.db.or(db),
-        user: query.user.clone().or(user),
-        password,
-        call_limit: query.timeout,
-        tls_client: None,
-    };
+    let address = RedisAddress::new(endpoint, port_given)
+        .logged_in(query.db.or(db), query.user.clone().or(user), password)
+        .with_call_limit(query.timeout);
     with_query_files(address, query)
 }
 
@@ -528,12 +452,21 @@ fn with_query_files(
         if !address.is_tls() {
             return Err(Error::TlsFilesWithoutTls);
         }
-        address.tls_client = Some(Arc::new(query.tls_files.read()?));
+        address = address.with_tls_client(query.tls_files.read()?);
     }
     match &query.password_file {
-        Some(path) => Ok((address.with_password_from(path)?, on_failure)),
+        Some(path) => Ok((with_password_from(address, path)?, on_failure)),
         None => Ok((address, on_failure)),
     }
+}
+
+/// `address` with the password in the file at `path` (its `password_file` key): its first
+/// line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
+fn with_password_from(address: RedisAddress, path: &Path) -> Result<RedisAddress, Error> {
+    if address.password().is_some() {
+        return Err(Error::PasswordTwice(address.to_string()));
+    }
+    Ok(address.with_password(read_password(path)?))
 }
 
 /// The most a `ca_file` or `cert_file` may hold: a system's whole bundle of authorities is a
@@ -599,15 +532,13 @@ fn parse_unix(rest: &str) -> Result<(RedisAddress, OnFailure), Error> {
         return Err(Error::RelativeSocket);
     }
     let query = parse_query(query)?;
-    let address = RedisAddress {
-        endpoint: Endpoint::Unix(PathBuf::from(decode(path)?)),
-        port_given: false,
-        db: query.db,
-        user: query.user.clone(),
-        password: query.password.clone().map(Secret),
-        call_limit: query.timeout,
-        tls_client: None,
-    };
+    let address = RedisAddress::new(Endpoint::Unix(PathBuf::from(decode(path)?)), false)
+        .logged_in(
+            query.db,
+            query.user.clone(),
+            query.password.clone().map(Secret::new),
+        )
+        .with_call_limit(query.timeout);
     with_query_files(address, query)
 }
 
@@ -664,92 +595,11 @@ pub const MAX_PASSWORD: usize = 4096;
 /// The password in the file at `path`: its first line, without its end.
 fn read_password(path: &Path) -> Result<Secret, Error> {
     named_files::secret_line(path, MAX_PASSWORD)
-        .map(Secret)
+        .map(Secret::new)
         .map_err(|why| Error::PasswordFile {
             path: printable(&path.display().to_string()),
             why,
         })
-}
-
-impl RedisAddress {
-    /// How long a call may take, the connection included.
-    pub fn call_limit(&self) -> Duration {
-        self.call_limit.unwrap_or(DEFAULT_CALL_LIMIT)
-    }
-
-    /// How to reach the server.
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
-    }
-
-    /// The database to select, if not the first.
-    pub fn db(&self) -> Option<u32> {
-        self.db.filter(|&db| db != 0)
-    }
-
-    /// The user to log in as, if one is named.
-    pub fn user(&self) -> Option<&str> {
-        self.user.as_deref()
-    }
-
-    /// The password, from the address or given apart from it.
-    pub fn password(&self) -> Option<&Secret> {
-        self.password.as_ref()
-    }
-
-    /// What a connection to it trusts and presents, when it is under TLS.
-    pub fn tls_client(&self) -> Option<&TlsClient> {
-        let client = self.tls_client.as_deref().unwrap_or(&SYSTEM_TLS);
-        self.is_tls().then_some(client)
-    }
-
-    /// Whether its query names a client certificate.
-    pub(crate) fn presents_certificate(&self) -> bool {
-        self.tls_client
-            .as_deref()
-            .is_some_and(TlsClient::has_identity)
-    }
-
-    /// This address with the password in the file at `path` (its `password_file` key): its
-    /// first line, at most [`MAX_PASSWORD`] bytes; the error says what is wrong with it.
-    fn with_password_from(mut self, path: &Path) -> Result<RedisAddress, Error> {
-        if self.password.is_some() {
-            return Err(Error::PasswordTwice(self.to_string()));
-        }
-        self.password = Some(read_password(path)?);
-        Ok(self)
-    }
-
-    /// Whether the store is spoken to under TLS.
-    pub(crate) fn is_tls(&self) -> bool {
-        matches!(
-            self.endpoint,
-            Endpoint::Tcp { tls: true, .. } | Endpoint::Sentinel { tls: true, .. }
-        )
-    }
-
-    /// This address's credentials, database and limits, at another node, `host`:`port`: one a
-    /// cluster redirects to, or the primary the sentinels name (TLS when this address is).
-    pub(crate) fn at(&self, host: &str, port: u16) -> RedisAddress {
-        RedisAddress {
-            endpoint: Endpoint::Tcp {
-                host: host.to_string(),
-                port,
-                tls: self.is_tls(),
-            },
-            port_given: true,
-            ..self.clone()
-        }
-    }
-
-    /// `text` (an error the server gave, say) with this address's password hidden, should it be
-    /// there.
-    pub fn scrub(&self, text: &str) -> String {
-        match &self.password {
-            Some(secret) if !secret.0.is_empty() => text.replace(&secret.0, HIDDEN),
-            _ => text.to_string(),
-        }
-    }
 }
 
 impl fmt::Display for Store {
@@ -759,96 +609,6 @@ impl fmt::Display for Store {
             Store::File(Some(dir)) => write!(f, "file:{}", printable(&dir.to_string_lossy())),
             Store::Redis(address) => address.fmt(f),
         }
-    }
-}
-
-/// Rebuilt from its parts, with its password hidden, and control characters in them escaped
-/// (a host, a path or a user may hold anything).
-impl fmt::Display for RedisAddress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hidden = match self.password {
-            Some(_) => ":***",
-            None => "",
-        };
-        match &self.endpoint {
-            Endpoint::Tcp { host, port, tls } => {
-                let scheme = if *tls { "rediss" } else { "redis" };
-                write!(f, "{scheme}://")?;
-                self.fmt_user(f, hidden)?;
-                fmt_host(f, host)?;
-                if self.port_given {
-                    write!(f, ":{port}")?;
-                }
-                self.fmt_db(f)
-            }
-            Endpoint::Sentinel {
-                sentinels,
-                primary,
-                tls,
-            } => {
-                let scheme = if *tls { "rediss" } else { "redis" };
-                write!(f, "{scheme}+sentinel://")?;
-                self.fmt_user(f, hidden)?;
-                for (index, (host, port)) in sentinels.iter().enumerate() {
-                    f.write_str(if index == 0 { "" } else { "," })?;
-                    fmt_host(f, host)?;
-                    write!(f, ":{port}")?;
-                }
-                write!(f, "/{}", printable(primary))?;
-                self.fmt_db(f)
-            }
-            Endpoint::Unix(path) => {
-                write!(f, "redis+unix://{}", printable(&path.to_string_lossy()))?;
-                let mut query = Vec::new();
-                if let Some(db) = self.db {
-                    query.push(format!("db={db}"));
-                }
-                if let Some(user) = &self.user {
-                    query.push(format!("user={}", printable(user)));
-                }
-                if self.password.is_some() {
-                    query.push(format!("pass={HIDDEN}"));
-                }
-                match query.is_empty() {
-                    true => Ok(()),
-                    false => write!(f, "?{}", query.join("&")),
-                }
-            }
-        }
-    }
-}
-
-impl RedisAddress {
-    /// The user information of a shown address: the user, and the password hidden.
-    fn fmt_user(&self, f: &mut fmt::Formatter<'_>, hidden: &str) -> fmt::Result {
-        match &self.user {
-            Some(user) => write!(f, "{}{hidden}@", printable(user)),
-            None if !hidden.is_empty() => write!(f, "{hidden}@"),
-            None => Ok(()),
-        }
-    }
-
-    /// The database of a shown address, when it names one.
-    fn fmt_db(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.db {
-            Some(db) => write!(f, "/{db}"),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A host of a shown address, an IPv6 address in brackets.
-fn fmt_host(f: &mut fmt::Formatter<'_>, host: &str) -> fmt::Result {
-    match host.contains(':') {
-        true => write!(f, "[{}]", printable(host)),
-        false => f.write_str(&printable(host)),
-    }
-}
-
-/// Never shows the password, not even in a debug print.
-impl fmt::Debug for RedisAddress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RedisAddress({self})")
     }
 }
 
@@ -1142,30 +902,25 @@ mod tests {
             self::address(&query).password().map(Secret::reveal),
             Some("pw")
         );
-        let address = address("redis://app@cache")
-            .with_password_from(&file)
-            .unwrap();
+        let address = with_password_from(address("redis://app@cache"), &file).unwrap();
         assert_eq!(address.to_string(), "redis://app:***@cache");
         assert_eq!(address.password().map(Secret::reveal), Some("pw"));
         assert_eq!(address.scrub("WRONGPASS pw"), "WRONGPASS ***");
-        let twice = self::address("redis://app:s3@cache").with_password_from(&file);
+        let twice = with_password_from(self::address("redis://app:s3@cache"), &file);
         assert!(twice.unwrap_err().to_string().contains("not both"));
         for (content, why) in [("\n", "empty"), ("a\u{1b}b", "control character")] {
             std::fs::write(&file, content).unwrap();
-            let err = self::address("redis://cache")
-                .with_password_from(&file)
+            let err = with_password_from(self::address("redis://cache"), &file)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(why), "{err}");
         }
         std::fs::write(&file, "x".repeat(MAX_PASSWORD + 1)).unwrap();
-        let err = self::address("redis://cache")
-            .with_password_from(&file)
+        let err = with_password_from(self::address("redis://cache"), &file)
             .unwrap_err()
             .to_string();
         assert!(err.contains("longer than"), "{err}");
-        let err = self::address("redis://cache")
-            .with_password_from(dir.path())
+        let err = with_password_from(self::address("redis://cache"), dir.path())
             .unwrap_err()
             .to_string();
         assert!(

@@ -482,7 +482,7 @@ mod tests {
         // What the run's hold reads is the same terms.
         let (_, held_with) = super::hold(&location, &job, claim("a"), &Threads, None).unwrap();
         assert_eq!(held_with, expected);
-        let raw = crate::resp::Connection::open(&address, Duration::from_secs(2));
+        let raw = retry_redis::Connection::open(&address, Duration::from_secs(2));
         raw.unwrap()
             .call(&[b"HSET", b"retry:budget:job:{nightly}", b"alert_after", b"0"])
             .unwrap();

@@ -11,8 +11,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::address::{Endpoint, RedisAddress};
 use super::resp::{Connection, Reply, Trouble, describe, first_words};
-use super::store::{Endpoint, RedisAddress};
 
 /// How long one sentinel may take to answer, at most.
 const ASK_LIMIT: Duration = Duration::from_millis(250);
@@ -129,68 +129,4 @@ fn left(until: Instant) -> Result<Duration, Trouble> {
         .checked_duration_since(Instant::now())
         .filter(|left| !left.is_zero())
         .ok_or_else(|| Trouble::Io(std::io::ErrorKind::TimedOut.into()))
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::model::LONGEST_HOLD;
-    use crate::redis::redis_fleet::{Sentinels, redis_cli};
-    use crate::redis::{Failure, RedisStore};
-    use crate::waiter::Threads;
-    use retry_policy::run::TokenRequest;
-
-    /// A store of the budget `api` at `url`.
-    fn store(url: &str) -> RedisStore<'static, Threads> {
-        let address = crate::store::redis_address(url);
-        RedisStore::new(address, &"api".parse().unwrap(), &Threads)
-    }
-
-    /// Take a token for a retry: one call of the script.
-    fn reserve(store: &mut RedisStore<'static, Threads>) -> Result<(), Failure> {
-        let request = TokenRequest {
-            latest: None,
-            asked: None,
-            longest_hold: LONGEST_HOLD,
-        };
-        store.reserve(request).map(drop)
-    }
-
-    /// The address of `main` through the sentinels at `ports`, in that order.
-    fn through(ports: &[u16], query: &str) -> String {
-        let sentinels: Vec<String> = ports
-            .iter()
-            .map(|port| format!("127.0.0.1:{port}"))
-            .collect();
-        format!("redis+sentinel://{}/main?{query}", sentinels.join(","))
-    }
-
-    #[test]
-    fn a_store_behind_sentinels_uses_the_primary_past_a_misled_sentinel_and_a_failover() {
-        let mut fleet = Sentinels::start();
-        let sentinels = fleet.ports();
-        // A sentinel that names the replica is passed over for the next; alone, it is a
-        // store that cannot be used, never a replica used as the primary.
-        let misled = fleet.add_misled(fleet.replica.port());
-        assert_eq!(fleet.primary_named_by(misled), fleet.replica.port());
-        let url = through(&[&[misled][..], &sentinels].concat(), "timeout=10s");
-        let mut kept = store(&url);
-        reserve(&mut kept).unwrap();
-        let key = ["EXISTS", "retry:budget:{api}"];
-        assert_eq!(redis_cli(fleet.primary.port(), &key), "1");
-        let alone = through(&[misled], "timeout=300ms");
-        let Err(Failure::Failed(failure)) = reserve(&mut store(&alone)) else {
-            panic!("a replica is never used as the primary")
-        };
-        let message = failure.to_string();
-        let replica = format!("redis://127.0.0.1:{}", fleet.replica.port());
-        assert!(
-            message.contains(&format!("names {replica}, which is not a primary")),
-            "{message}"
-        );
-        // The kept connection is to a replica now: READONLY, and the sentinels asked again.
-        fleet.fail_over();
-        reserve(&mut kept).unwrap();
-        let shown = store(&through(&sentinels, "timeout=10s")).show().unwrap();
-        assert_eq!(shown.written.map(|state| state.retries), Some(2));
-    }
 }

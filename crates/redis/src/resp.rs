@@ -11,10 +11,10 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use super::store::{Endpoint, RedisAddress};
+use super::address::{Endpoint, RedisAddress};
 
 /// The most bytes one reply may take.
-pub(crate) const MAX_REPLY: usize = 64 * 1024;
+pub const MAX_REPLY: usize = 64 * 1024;
 
 /// The most items in one array.
 pub(crate) const MAX_ITEMS: usize = 64;
@@ -28,38 +28,37 @@ const MAX_LINE: usize = 4096;
 
 /// A reply, as RESP2 gives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Reply {
+pub enum Reply {
+    /// A simple string: `+OK`.
     Status(String),
+    /// An error: `-ERR ...`, `-MOVED ...`.
     Error(String),
+    /// An integer: `:1`.
     Integer(i64),
+    /// A bulk string; none for the null one.
     Bulk(Option<Vec<u8>>),
+    /// An array; none for the null one.
     Array(Option<Vec<Reply>>),
 }
 
 /// Why a call did not get a reply.
-#[derive(Debug)]
-pub(crate) enum Trouble {
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Trouble {
     /// The connection was closed or reset before any byte of the reply came: the server (or
     /// something between) dropped an idle connection, and the command may be sent again on a
     /// new one.
+    #[error("the connection was closed")]
     Dropped,
     /// Reading or writing failed otherwise, a time limit among the ways.
+    #[error(transparent)]
     Io(io::Error),
     /// The reply is not RESP, or larger than the bounds.
+    #[error("its reply cannot be used: {0}")]
     Malformed(String),
     /// The server answered, but not with what was asked for: why, in words.
+    #[error("{0}")]
     Refused(String),
-}
-
-impl std::fmt::Display for Trouble {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Trouble::Dropped => f.write_str("the connection was closed"),
-            Trouble::Io(err) => write!(f, "{err}"),
-            Trouble::Malformed(why) => write!(f, "its reply cannot be used: {why}"),
-            Trouble::Refused(why) => f.write_str(why),
-        }
-    }
 }
 
 impl Trouble {
@@ -73,7 +72,7 @@ impl Trouble {
     }
 
     /// Whether a socket's time limit ended the read or the write.
-    pub(crate) fn is_time_limit(&self) -> bool {
+    pub fn is_time_limit(&self) -> bool {
         matches!(self, Trouble::Io(err) if matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
     }
 }
@@ -131,13 +130,13 @@ impl Write for Stream {
 }
 
 /// An open connection, logged in and on its database.
-pub(crate) struct Connection {
+pub struct Connection {
     stream: BufReader<Stream>,
 }
 
 impl Connection {
     /// Connect to `address`, log in and select its database; every wait bounded by `limit`.
-    pub(crate) fn open(address: &RedisAddress, limit: Duration) -> Result<Connection, Trouble> {
+    pub fn open(address: &RedisAddress, limit: Duration) -> Result<Connection, Trouble> {
         let mut connection = Connection::reach(address, limit)?;
         connection.log_in(address)?;
         if let Some(db) = address.db() {
@@ -189,7 +188,7 @@ impl Connection {
     }
 
     /// Send one command and read its reply.
-    pub(crate) fn call(&mut self, args: &[&[u8]]) -> Result<Reply, Trouble> {
+    pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, Trouble> {
         let mut command = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
             command.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
@@ -234,7 +233,7 @@ impl Connection {
 }
 
 /// Read one reply, at most [`MAX_REPLY`] bytes of it.
-pub(crate) fn read_reply(input: &mut impl BufRead) -> Result<Reply, Trouble> {
+pub fn read_reply(input: &mut impl BufRead) -> Result<Reply, Trouble> {
     let mut left = MAX_REPLY;
     let first = read_line(input, &mut left).map_err(|trouble| match trouble {
         // Nothing of the reply came: the command may not have reached the server.
@@ -334,12 +333,12 @@ fn read_line(input: &mut impl BufRead, left: &mut usize) -> Result<Vec<u8>, Trou
 }
 
 /// The first words of a server's error, which is all a message needs.
-pub(crate) fn first_words(error: &str) -> String {
+pub fn first_words(error: &str) -> String {
     error.chars().take(200).collect()
 }
 
 /// A reply, briefly, for a message about an unexpected one.
-pub(crate) fn describe(reply: &Reply) -> String {
+pub fn describe(reply: &Reply) -> String {
     match reply {
         Reply::Status(status) => format!("status '{}'", first_words(status)),
         Reply::Error(error) => format!("error '{}'", first_words(error)),

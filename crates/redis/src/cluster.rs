@@ -21,16 +21,16 @@
 
 use std::time::{Duration, Instant};
 
+use super::address::{Endpoint, RedisAddress};
 use super::resp::{Connection, Reply, Trouble, describe, first_words};
-use super::script;
+use super::script::{self, ScriptCall};
 use super::sentinel;
-use super::store::{Endpoint, RedisAddress};
 
 /// The most redirects one call follows.
-pub(crate) const MAX_REDIRECTS: usize = 5;
+const MAX_REDIRECTS: usize = 5;
 
 /// A connection kept between calls, and the node it is to.
-pub(crate) struct Node {
+pub struct Node {
     address: RedisAddress,
     connection: Connection,
 }
@@ -51,17 +51,17 @@ enum Redirect {
 /// The pause before a call the cluster asked to try again: a slot's keys are moving.
 const TRY_AGAIN_PAUSE: Duration = Duration::from_millis(20);
 
-/// Call the script with `args` on the node that holds its keys, starting from `kept` (the node
+/// Run `script` on the node that holds its keys, starting from `kept` (the node
 /// of the last call) or else the server `origin` names, within `limit`; hands back the answer,
 /// and the node to keep for the next call (none after a failure).
 pub(crate) fn call(
     origin: &RedisAddress,
     kept: Option<Node>,
-    args: &[Vec<u8>],
+    script: &ScriptCall,
     limit: Duration,
 ) -> (Result<Reply, Trouble>, Option<Node>) {
     let until = Instant::now() + limit;
-    match follow(origin, kept, args, until) {
+    match follow(origin, kept, script, until) {
         Ok((reply, node)) => (Ok(reply), Some(node)),
         Err(trouble) => (Err(trouble), None),
     }
@@ -71,17 +71,17 @@ pub(crate) fn call(
 fn follow(
     origin: &RedisAddress,
     kept: Option<Node>,
-    args: &[Vec<u8>],
+    script: &ScriptCall,
     until: Instant,
 ) -> Result<(Reply, Node), Trouble> {
     let kept = kept.filter(|node| !node.connection.is_closed());
     let reused = kept.is_some();
     let mut node = kept.map_or_else(|| reach(origin, until), Ok)?;
-    let mut answer = script::evaluate(&mut node.connection, args);
+    let mut answer = script::evaluate(&mut node.connection, script);
     // Closed while idle, between the look above and the call: once more, afresh.
     if reused && matches!(answer, Err(Trouble::Dropped)) {
         node = reach(origin, until)?;
-        answer = script::evaluate(&mut node.connection, args);
+        answer = script::evaluate(&mut node.connection, script);
     }
     let mut answered_by = node.address.clone();
     let mut redirects = 0;
@@ -105,18 +105,18 @@ fn follow(
             Redirect::Moved(address) => {
                 node = open(address, until)?;
                 answered_by = node.address.clone();
-                script::evaluate(&mut node.connection, args)
+                script::evaluate(&mut node.connection, script)
             }
             Redirect::Ask(address) => {
                 let mut asked = open(address, until)?;
                 asked.connection.expect_ok(&[b"ASKING"], "asking")?;
                 answered_by = asked.address;
-                script::evaluate(&mut asked.connection, args)
+                script::evaluate(&mut asked.connection, script)
             }
             Redirect::Primary => {
                 node = reach(origin, until)?;
                 answered_by = node.address.clone();
-                script::evaluate(&mut node.connection, args)
+                script::evaluate(&mut node.connection, script)
             }
             // Until the time is up: then the cluster's answer is the call's.
             Redirect::Again
@@ -124,7 +124,7 @@ fn follow(
             {
                 std::thread::sleep(TRY_AGAIN_PAUSE);
                 answered_by = node.address.clone();
-                match script::evaluate(&mut node.connection, args) {
+                match script::evaluate(&mut node.connection, script) {
                     // The time ran out on the try: the cluster's last answer is still the
                     // call's (and the connection, a reply still owed on it, is not kept).
                     Err(trouble) if trouble.is_time_limit() => {
@@ -213,13 +213,16 @@ fn open(address: RedisAddress, until: Instant) -> Result<Node, Trouble> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DEFAULT_TERMS, LONGEST_HOLD};
-    use crate::redis::redis_fleet::RedisCluster;
-    use crate::redis::{Failure, RedisStore, StoreFailure};
-    use crate::waiter::Threads;
-    use retry_policy::run::TokenRequest;
 
-    use crate::store::redis_address as address;
+    /// The node at `host`:`port`, TLS when `tls`.
+    fn node(host: &str, port: u16, tls: bool) -> RedisAddress {
+        let endpoint = Endpoint::Tcp {
+            host: host.into(),
+            port,
+            tls,
+        };
+        RedisAddress::new(endpoint, true)
+    }
 
     fn error(text: &str) -> Reply {
         Reply::Error(text.to_string())
@@ -233,7 +236,9 @@ mod tests {
         } else {
             "redis"
         };
-        let origin = address(&format!("{scheme}://u@10.0.0.1:7000?timeout=2s"));
+        let origin = node("10.0.0.1", 7000, cfg!(feature = "tls"))
+            .logged_in(None, Some("u".into()), None)
+            .with_call_limit(Some(Duration::from_secs(2)));
         let at = origin.at("10.0.0.2", 7001);
         let moved = redirect_of(&error("MOVED 3999 10.0.0.3:7002"), &origin, &at).unwrap();
         assert_eq!(moved, Some(Redirect::Moved(origin.at("10.0.0.3", 7002))));
@@ -252,7 +257,7 @@ mod tests {
 
     #[test]
     fn other_errors_are_answers_and_a_broken_redirect_is_no_guess() {
-        let origin = address("redis://10.0.0.1:7000");
+        let origin = node("10.0.0.1", 7000, false);
         let again = error("TRYAGAIN Multiple keys request during rehashing of slot");
         assert_eq!(
             redirect_of(&again, &origin, &origin).unwrap(),
@@ -277,123 +282,19 @@ mod tests {
                 "{broken}"
             );
         }
-        let sentinel = address("redis+sentinel://10.0.0.9:26379/main");
+        let sentinels = vec![("10.0.0.9".to_string(), 26379)];
+        let primary = "main".to_string();
+        let endpoint = Endpoint::Sentinel {
+            sentinels,
+            primary,
+            tls: false,
+        };
+        let sentinel = RedisAddress::new(endpoint, true);
         let readonly = error("READONLY You can't write against a read only replica.");
         let at = sentinel.at("10.0.0.1", 6379);
         assert_eq!(
             redirect_of(&readonly, &sentinel, &at).unwrap(),
             Some(Redirect::Primary)
         );
-    }
-
-    /// A store of the budget `name` that starts at `url`.
-    fn store(url: &str, name: &str) -> RedisStore<'static, Threads> {
-        RedisStore::new(address(url), &name.parse().unwrap(), &Threads)
-    }
-
-    /// Take a token for a retry (or be refused one): one call of the script.
-    fn reserve(store: &mut RedisStore<'static, Threads>) -> Result<(), Failure> {
-        let request = TokenRequest {
-            latest: None,
-            asked: None,
-            longest_hold: LONGEST_HOLD,
-        };
-        store.reserve(request).map(drop)
-    }
-
-    /// The retries the budget `name` has counted, as a store starting at `url` shows them.
-    fn retries(url: &str, name: &str) -> u64 {
-        let shown = store(url, name).show().unwrap();
-        shown.written.map_or(0, |state| state.retries)
-    }
-
-    #[test]
-    fn a_store_on_a_cluster_follows_its_redirects_from_any_node() {
-        let cluster = RedisCluster::start(0);
-        let patient = |node: usize| format!("{}?timeout=10s", cluster.url(node));
-        // One slot for all of a budget's keys and its job's history.
-        let slot = cluster.slot_of("retry:budget:{api}");
-        assert_eq!(cluster.slot_of("retry:budget:{api}:terms"), slot);
-        assert_eq!(cluster.slot_of("retry:budget:history:{api}"), slot);
-        let owner = cluster.owner_of(slot, 0);
-        // From every node, MOVED to the owner; the script loaded there once it is flushed.
-        for node in 0..cluster.len() {
-            cluster.cli(owner, &["SCRIPT", "FLUSH"]);
-            reserve(&mut store(&patient(node), "api")).unwrap();
-        }
-        assert_eq!(retries(&patient(0), "api"), cluster.len() as u64);
-        // A MOVED without a host: the answering node's host.
-        let other = (owner + 1) % cluster.len();
-        for node in 0..cluster.len() {
-            let setting = ["CONFIG", "SET", "cluster-preferred-endpoint-type"];
-            cluster.cli(node, &[&setting[..], &["unknown-endpoint"]].concat());
-        }
-        let moved = cluster.cli(other, &["EVALSHA", "0", "1", "retry:budget:{api}"]);
-        assert!(
-            moved.contains(&format!(":{}", cluster.port(owner))),
-            "{moved}"
-        );
-        reserve(&mut store(&patient(other), "api")).unwrap();
-        assert_eq!(retries(&patient(other), "api"), cluster.len() as u64 + 1);
-    }
-
-    #[test]
-    fn a_store_on_a_cluster_follows_a_slot_as_it_moves_and_ends_a_loop() {
-        let cluster = RedisCluster::start(0);
-        let patient = |node: usize| format!("{}?timeout=10s", cluster.url(node));
-        // ASK: a budget whose keys (its terms kept, so two of them) have moved to the node
-        // its slot is moving to; then MOVED, once that node serves the slot.
-        let slot = cluster.slot_of("retry:budget:{moving}");
-        let from = cluster.owner_of(slot, 0);
-        let to = (from + 1) % cluster.len();
-        let mut moving = store(&patient(from), "moving");
-        moving.set_terms(&DEFAULT_TERMS).unwrap();
-        reserve(&mut moving).unwrap();
-        cluster.begin_migration(slot, from, to);
-        cluster.move_keys(slot, from, to);
-        let count = |node: usize| {
-            let slot = slot.to_string();
-            cluster.cli(node, &["CLUSTER", "COUNTKEYSINSLOT", &slot])
-        };
-        assert_eq!((count(from), count(to)), ("0".into(), "2".into()));
-        reserve(&mut moving).unwrap();
-        cluster.assign(slot, to);
-        reserve(&mut moving).unwrap();
-        assert_eq!(retries(&patient(from), "moving"), 3);
-
-        // TRYAGAIN: a budget nowhere yet, its slot moving (its two keys missing on both
-        // nodes), is tried again until the call's time is up, and then is a store that cannot
-        // be used now; once the slot has moved, it is made on its new node.
-        let slot = cluster.slot_of("retry:budget:{fresh}");
-        let from = cluster.owner_of(slot, 0);
-        let to = (from + 1) % cluster.len();
-        cluster.begin_migration(slot, from, to);
-        // Time enough for a reply on busy cores, which a slot that stays moving outlasts.
-        let hasty = format!("{}?timeout=2s", cluster.url(from));
-        let Err(Failure::Failed(StoreFailure::Refused(message))) =
-            reserve(&mut store(&hasty, "fresh"))
-        else {
-            panic!("a slot moving for longer than the call's time is the cluster's refusal")
-        };
-        assert!(message.starts_with("TRYAGAIN"), "{message}");
-        cluster.assign(slot, to);
-        reserve(&mut store(&hasty, "fresh")).unwrap();
-        assert_eq!(retries(&patient(from), "fresh"), 1);
-
-        // A loop: two nodes that each say the other serves the slot.
-        let slot = cluster.slot_of("retry:budget:{looped}");
-        let owner = cluster.owner_of(slot, 0);
-        let other = (owner + 1) % cluster.len();
-        let other_id = cluster.id(other);
-        cluster.cli(
-            owner,
-            &["CLUSTER", "SETSLOT", &slot.to_string(), "NODE", &other_id],
-        );
-        let Err(Failure::Failed(StoreFailure::Refused(message))) =
-            reserve(&mut store(&patient(owner), "looped"))
-        else {
-            panic!("a loop of redirects is a refusal")
-        };
-        assert!(message.contains("a loop of redirects"), "{message}");
     }
 }

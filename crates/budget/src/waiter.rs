@@ -1,50 +1,13 @@
 //! How a store waits: for a job on a thread of its own (a file lock, a round trip to a server),
-//! until a moment, awake to the signals that end a run. The `retry` binary's signal watch is the
-//! waiter of a run; this crate says only what it needs of one, and has [`Threads`], a waiter that
-//! takes no signals, for `retry budget show` and the tests.
+//! until a moment, awake to the signals that end a run, through the policy's [`Waiter`]. The
+//! `retry` binary's signal watch is the waiter of a run; this crate has [`Threads`], a waiter
+//! that takes no signals, for `retry budget show` and the tests.
 
 use std::io;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Instant;
 
-use retry_policy::signal::Signal;
-
-/// How a job run on a thread of its own ended.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Waited<T> {
-    /// It finished with this result.
-    Done(T),
-    /// A signal that ends the run arrived first; the job is left to itself.
-    Stopped(Signal),
-    /// The moment given came first; the job is left to itself.
-    TimedOut,
-}
-
-/// Runs jobs on threads of their own, and waits for them.
-pub trait Waiter {
-    /// A job under way.
-    type Job<T: Send + 'static>;
-
-    /// Start `job` on a thread of its own.
-    fn start_job<T: Send + 'static>(
-        &self,
-        job: impl FnOnce() -> T + Send + 'static,
-    ) -> io::Result<Self::Job<T>>;
-
-    /// Wait for `job` to end, until `until` at the latest (never, when `None`), awake to the
-    /// signals that end a run.
-    fn await_job<T: Send + 'static>(&self, job: Self::Job<T>, until: Option<Instant>) -> Waited<T>;
-
-    /// Run `job` on a thread of its own and wait for it, as [`Waiter::await_job`] does.
-    fn run_job<T: Send + 'static>(
-        &self,
-        until: Option<Instant>,
-        job: impl FnOnce() -> T + Send + 'static,
-    ) -> io::Result<Waited<T>> {
-        let job = self.start_job(job)?;
-        Ok(self.await_job(job, until))
-    }
-}
+pub use retry_policy::waiting::{Waited, Waiter};
 
 /// A waiter that takes no signals: each job's thread hands its result over a channel.
 #[derive(Clone, Copy, Debug, Default)]

@@ -41,3 +41,4 @@ pub mod termination;
 pub mod timestamp;
 pub mod trace_context;
 pub mod verdict;
+pub mod waiting;

@@ -38,8 +38,8 @@ use crate::process::hooks::parse_shell_line;
 use crate::report::ci::CiChoice;
 use crate::report::formats::ReportSpec;
 use crate::report::verbosity::LogFormat;
-use crate::signals::signal::parse_signal;
-use crate::signals::{self, Signal};
+use retry_process::signals::signal::parse_signal;
+use retry_process::signals::{self, Signal};
 
 const ABOUT: &str = "Run COMMAND again when it fails, waiting longer each time.";
 

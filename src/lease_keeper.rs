@@ -21,9 +21,9 @@ use std::process::ExitCode;
 use nix::fcntl::{FcntlArg, FdFlag, fcntl};
 
 use crate::environment;
-use crate::signals::SignalWatch;
 use retry_budget::BudgetName;
 use retry_budget::store::{Location, StoreSettings};
+use retry_process::signals::SignalWatch;
 use retry_sys::environ::ChildEnvironment;
 use retry_sys::spawn::{ChildStdio, Launcher, Setup};
 

@@ -30,7 +30,6 @@ mod process;
 #[cfg(test)]
 mod reference;
 mod report;
-mod signals;
 mod spill;
 mod trace;
 
@@ -38,7 +37,7 @@ pub use cli::{Cli, full_command, one_line_error};
 pub use invocation::{Started, prepare, run, say_error};
 pub use lease_keeper::{ARGUMENT as KEEP_LEASE, keep as keep_lease};
 pub use retry_policy::exit::Exit;
-pub use signals::die_of;
+pub use retry_process::signals::die_of;
 
 /// The tables `--help` prints, for the man page the tests generate from the same source.
 #[doc(hidden)]
@@ -50,7 +49,7 @@ pub mod docs {
 
     /// `(signal, effect)` rows of the signal table.
     pub fn signals() -> Vec<(&'static str, &'static str)> {
-        crate::signals::TABLE.to_vec()
+        retry_process::signals::TABLE.to_vec()
     }
 
     /// `(what it does, command line)` examples of `retry`.

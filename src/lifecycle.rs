@@ -16,11 +16,11 @@
 
 use std::time::Instant;
 
-use crate::signals::SignalWatch;
 use retry_budget::history::Counts;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::outcome::{Moment, Reason, RunEnd};
 use retry_policy::signal::Signal;
+use retry_process::signals::SignalWatch;
 
 /// When an observer does its part at the run's end; the stages come in this order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

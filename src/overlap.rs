@@ -22,9 +22,9 @@ use crate::environment;
 use crate::held_job::SharedJob;
 use crate::lease_keeper;
 use crate::lifecycle::{Ending, Observer, Stage};
-use crate::signals::SignalWatch;
 use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
 use retry_policy::run::{JobGate, JobTaken};
+use retry_process::signals::SignalWatch;
 
 /// A run's hold on its job: taken, as the loop asks, before the first attempt; given back when
 /// the run ends.

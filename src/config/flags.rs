@@ -15,10 +15,10 @@ use retry_policy::run_id::RunId;
 use super::ConfigError;
 use crate::cli::Cli;
 use crate::output::{Hold, OutputOptions};
-use crate::process::command_line::CommandLine;
 use crate::process::{Isolation, ProcessOptions};
 use crate::report::formats::ReportFormat;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
+use retry_process::command_line::CommandLine;
 
 /// The waits between attempts, as `--base`, `--cap`, `--multiplier` and `--jitter` give them.
 pub(super) fn backoff(cli: &Cli) -> Result<Backoff, ConfigError> {

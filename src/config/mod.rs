@@ -36,7 +36,6 @@ use crate::environment;
 use crate::monitor::Monitor;
 use crate::output::{Hold, OutputOptions};
 use crate::plan::PlanRequest;
-use crate::process::command_line::CommandLine;
 use crate::process::hooks::HookLines;
 use crate::process::{Isolation, ProcessOptions};
 use crate::report::ci::CiSystem;
@@ -44,6 +43,7 @@ use crate::report::ci::outputs::GitHubFiles;
 use crate::report::formats::ReportSpec;
 use crate::report::verbosity::{LogFormat, LogSettings};
 use crate::trace::{Traced, Tracing};
+use retry_process::command_line::CommandLine;
 
 mod budget;
 mod flags;

@@ -26,7 +26,6 @@ use crate::held_job::SharedJob;
 use crate::http::{self, Answer, NotTaken, Url};
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::output::tail::KeptTails;
-use crate::signals::{SignalWatch, Waited, Waiter};
 use retry_policy::deadline::telling_limit;
 use retry_policy::events::Event;
 use retry_policy::exit::Exit;
@@ -34,6 +33,7 @@ use retry_policy::job_end::{self, Told};
 use retry_policy::outcome::{Reason, RunEnd};
 use retry_policy::run_id::RunId;
 use retry_policy::signal::Signal;
+use retry_process::signals::{SignalWatch, Waited, Waiter};
 
 /// The longest the start ping may take.
 const START_LIMIT: Duration = Duration::from_secs(2);

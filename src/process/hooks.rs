@@ -15,18 +15,18 @@ use std::io;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use super::supervision::Supervision;
 use super::{ProcessOptions, spawn_failure};
 use crate::environment;
-use crate::process::command_line::CommandLine;
-use crate::process::terminal::Terminal;
-use crate::signals::SignalWatch;
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{Hook, HookEnd, HookOutcome};
 use retry_policy::run::{HookCall, Hooks};
 use retry_policy::run_id::RunId;
 use retry_policy::termination::TimeLimit;
+use retry_process::command_line::CommandLine;
+use retry_process::signals::SignalWatch;
+use retry_process::supervision::Supervision;
+use retry_process::terminal::Terminal;
 use retry_sys::environ::{ChildEnvironment, Value};
 use retry_sys::spawn::{ChildStdio, Launcher, Setup};
 
@@ -150,7 +150,8 @@ impl Hooks for HookRunner<'_> {
             Err((status, why)) => return Some(not_run(call.hook, status, why)),
         };
         let terminal = self.terminal;
-        let mut supervision = Supervision::new(self.watch, leader, true, terminal, &self.options);
+        let mut supervision =
+            Supervision::new(self.watch, leader, true, terminal, self.options.ending());
         let status = supervision.await_leader(limit);
         if let Some(terminal) = terminal {
             terminal.take_back_from(leader);

@@ -1,4 +1,6 @@
-//! One attempt as a real process: spawn the command, supervise it to its end, clean up after it.
+//! One attempt as a real process: spawn the command, supervise it to its end (`retry-process`'s
+//! `Supervision`), clean up after it, with its output copied on or held, its variables set and
+//! its request file read.
 //!
 //! Each attempt runs in a process group of its own (unless `--foreground`), so a timeout or a
 //! forwarded signal reaches everything the command started, and when the attempt ends nothing
@@ -9,15 +11,11 @@
 //! started is reported with the status coreutils `env` and `timeout` use: 127 when it is not
 //! found, 126 otherwise.
 
-pub(crate) mod clock;
-pub(crate) mod command_line;
 pub(crate) mod environ;
 pub(crate) mod hooks;
 pub(crate) mod release;
 pub(crate) mod request_file;
 pub(crate) mod stdin_replay;
-mod supervision;
-pub(crate) mod terminal;
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -30,12 +28,9 @@ use crate::held_job::SharedJob;
 use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
 use crate::output::tail::KeptTails;
 use crate::output::{Hold, OutputOptions};
-use crate::process::command_line::CommandLine;
 use crate::process::request_file::{RequestFile, RequestFiles};
 use crate::process::stdin_replay::HeldInput;
-use crate::process::terminal::Terminal;
 use crate::report::outlet::GRACE;
-use crate::signals::{Signal, SignalWatch, Wake, reaper};
 use crate::spill::SpillBuffer;
 use retry_policy::attempts::{AttemptLimit, Numbering};
 use retry_policy::matching::Stream;
@@ -44,10 +39,13 @@ use retry_policy::requested;
 use retry_policy::run::{AttemptReport, Attempts, SpawnError};
 use retry_policy::termination::TimeLimit;
 use retry_policy::trace_context::TraceContext;
+use retry_process::command_line::CommandLine;
+use retry_process::signals::{Signal, SignalWatch, Wake, reaper};
+use retry_process::terminal::Terminal;
 use retry_sys::environ::{ChildEnvironment, Value};
 use retry_sys::spawn::{ChildStdio, Launcher, Setup, StartError, Started, Step};
 
-use supervision::Supervision;
+use retry_process::supervision::Supervision;
 
 /// How attempts are isolated from the tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +67,14 @@ pub(crate) struct ProcessOptions {
     pub(crate) timeout_signal: Signal,
     /// Process group or `--foreground`.
     pub(crate) isolation: Isolation,
+}
+
+impl ProcessOptions {
+    /// How an attempt is ended: the signal sent at its time limit, and how long after it (or
+    /// after a passed-on signal) SIGKILL follows.
+    pub(crate) fn ending(&self) -> (Signal, Duration) {
+        (self.timeout_signal, self.kill_after)
+    }
 }
 
 /// Runs the command as a child process of this one.
@@ -302,7 +308,8 @@ impl Attempts for ProcessRunner<'_> {
         let leader = child.pid;
         let group = self.options.isolation == Isolation::OwnGroup;
         let terminal = self.terminal;
-        let mut supervision = Supervision::new(self.watch, leader, group, terminal, &self.options);
+        let mut supervision =
+            Supervision::new(self.watch, leader, group, terminal, self.options.ending());
         let status = supervision.await_leader(limit);
         let held_terminal = terminal.is_some_and(|terminal| terminal.is_held_by(leader));
         if let Some(terminal) = terminal {

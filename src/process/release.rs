@@ -4,7 +4,7 @@
 //! go into the run's transcript under a header, and the transcript is written out only if the
 //! run does not succeed, with the same bounds.
 
-use crate::signals::signal::Platform;
+use retry_process::signals::signal::Platform;
 use std::io::{self, Write};
 use std::time::Instant;
 
@@ -12,12 +12,12 @@ use crate::output::copy::{Destination, HeldOutput};
 use crate::output::transcript::Transcript;
 use crate::report::outlet::GRACE;
 use crate::report::text;
-use crate::signals::{SignalWatch, Waited, Waiter};
 use crate::spill::HoldError;
 use retry_policy::matching::Stream;
 use retry_policy::outcome::{AttemptOutcome, Next, Reason};
 use retry_policy::printable::printable;
 use retry_policy::run::{Release, Released};
+use retry_process::signals::{SignalWatch, Waited, Waiter};
 
 /// Releases held output to the tool's own stdout and stderr, awake to signals meanwhile.
 pub(crate) struct StdRelease<'a> {

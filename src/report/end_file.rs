@@ -6,10 +6,10 @@
 use std::time::Instant;
 
 use crate::report::target::ReportError;
-use crate::signals::SignalWatch;
 use retry_budget::history::Counts;
 use retry_policy::events::EventSink;
 use retry_policy::outcome::RunEnd;
+use retry_process::signals::SignalWatch;
 
 /// A file written when the run ends, from the events it followed.
 pub(crate) trait EndFile: EventSink {

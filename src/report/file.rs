@@ -16,14 +16,14 @@ use serde_json::Value;
 use crate::first_and_last::FirstAndLast;
 use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
-use crate::signals::signal::{Name, Platform};
-use crate::signals::{Signal, SignalWatch};
 use retry_policy::deadline::DeadlineSource;
 use retry_policy::duration::to_millis;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd, WaitCause};
 use retry_policy::run_id::RunId;
+use retry_process::signals::signal::{Name, Platform};
+use retry_process::signals::{Signal, SignalWatch};
 
 /// The report's format version, raised when a key changes meaning or goes away.
 const VERSION: u32 = 1;

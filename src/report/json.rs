@@ -4,8 +4,6 @@
 
 use serde::Serialize;
 
-use crate::signals::Signal;
-use crate::signals::signal::{Name, Platform};
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::deadline::DeadlineSource;
 use retry_policy::duration::to_millis;
@@ -13,6 +11,8 @@ use retry_policy::events::Event;
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{AttemptOutcome, Hook, Next, Reason, WaitCause};
 use retry_policy::run_id::RunId;
+use retry_process::signals::Signal;
+use retry_process::signals::signal::{Name, Platform};
 
 /// One line of the JSON event stream.
 #[derive(Debug, Serialize)]

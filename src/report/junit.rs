@@ -16,10 +16,10 @@ use crate::output::tail::{KeptTails, Tails};
 use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
 use crate::report::text;
-use crate::signals::SignalWatch;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd};
+use retry_process::signals::SignalWatch;
 
 /// How many attempts the file keeps at each end of the run; those between are counted.
 const KEPT_AT_EACH_END: usize = 10;

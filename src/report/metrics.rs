@@ -15,12 +15,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::report::end_file::EndFile;
 use crate::report::target::{ReportError, ReportTarget};
-use crate::signals::SignalWatch;
 use retry_budget::history::{Counts, RunKind};
 use retry_budget::named_files;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{Next, Reason, RunEnd};
+use retry_process::signals::SignalWatch;
 
 /// The most bytes read of the previous file.
 const PREVIOUS_BOUND: u64 = 64 * 1024;

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::signals::reaper;
-use crate::signals::{Doorbell, Signal, SignalWatch, Wake};
+use retry_process::signals::reaper;
+use retry_process::signals::{Doorbell, Signal, SignalWatch, Wake};
 
 /// The most bytes waiting to be written; messages beyond are dropped and counted.
 pub(crate) const QUEUE_BOUND: usize = 1 << 20;

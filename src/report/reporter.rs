@@ -20,10 +20,10 @@ use crate::report::json;
 use crate::report::outlet::Outlet;
 use crate::report::text;
 use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
-use crate::signals::{Signal, SignalWatch};
 use retry_policy::events::{Event, EventSink};
 use retry_policy::outcome::Reason;
 use retry_policy::printable::printable;
+use retry_process::signals::{Signal, SignalWatch};
 
 /// Renders events on a writer (stderr in the binary) in the configured format.
 pub(crate) struct Reporter<W: Write> {
@@ -229,7 +229,6 @@ pub(crate) fn say_failure(message: &str, format: LogFormat) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signals::Signal;
     use retry_policy::attempts::Numbering;
     use retry_policy::deadline::DeadlineSource;
     use retry_policy::matching::OutputMatch;
@@ -238,6 +237,7 @@ mod tests {
     };
     use retry_policy::rules::RuleRef;
     use retry_policy::termination::{Termination, TimeLimit};
+    use retry_process::signals::Signal;
     use serde_json::Value;
     use std::time::Duration;
 

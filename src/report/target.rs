@@ -33,8 +33,8 @@ use std::time::Instant;
 use nix::unistd::{AccessFlags, access};
 
 use crate::report::outlet::GRACE;
-use crate::signals::{Signal, SignalWatch, Waited, Waiter};
 use retry_budget::named_files;
+use retry_process::signals::{Signal, SignalWatch, Waited, Waiter};
 
 /// The most symbolic links followed from a path to its target, as the kernel allows.
 const MAX_LINKS: usize = 40;

@@ -3,8 +3,6 @@
 //! By default a line for each failed attempt that will be retried, one for each warning, and one
 //! when giving up; `-v` adds each attempt's start and a success.
 
-use crate::signals::Signal;
-use crate::signals::signal::Platform;
 use retry_policy::deadline::DeadlineSource;
 use retry_policy::duration::format_duration;
 use retry_policy::events::Event;
@@ -14,6 +12,8 @@ use retry_policy::outcome::{
 };
 use retry_policy::rules::RuleRef;
 use retry_policy::termination::{Termination, TimeLimit};
+use retry_process::signals::Signal;
+use retry_process::signals::signal::Platform;
 
 /// How the lines of a failed attempt begin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

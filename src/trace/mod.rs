@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use crate::environment;
 use crate::http::{self, NotTaken};
 use crate::lifecycle::{Ending, Observer, Stage};
-use crate::signals::{SignalWatch, Waited, Waiter};
 use export::Export;
 use retry_policy::deadline::telling_limit;
 use retry_policy::events::{Event, EventSink};
@@ -27,6 +26,7 @@ use retry_policy::printable::printable;
 use retry_policy::run_id::RunId;
 use retry_policy::signal::Signal;
 use retry_policy::trace_context::{SpanId, TraceContext, TraceId};
+use retry_process::signals::{SignalWatch, Waited, Waiter};
 
 use spans::Recorder;
 

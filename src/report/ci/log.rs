@@ -454,7 +454,7 @@ mod tests {
         let mut log = log(CiSystem::GitHub);
         assert!(log.after(&done(1, 0, Reason::Success)).is_empty());
         let cancelled = Reason::Interrupted(
-            crate::signals::Signal::TERM,
+            retry_process::signals::Signal::TERM,
             retry_policy::outcome::Moment::Attempt,
         );
         assert!(log.after(&done(1, 143, cancelled)).is_empty());

@@ -7,7 +7,7 @@
 //! The table keeps the first and the last attempts ([`ROWS_AT_EACH_END`] of each) and counts
 //! those between, so that a long run cannot fill the summary.
 
-use crate::signals::signal::Platform;
+use retry_process::signals::signal::Platform;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -17,12 +17,12 @@ use crate::report::ci::log::outcome_values;
 use crate::report::end_file::EndFile;
 use crate::report::target::{Refused, ReportError, ReportTarget};
 use crate::report::text;
-use crate::signals::SignalWatch;
 use retry_policy::duration::format_duration;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::outcome::{AttemptOutcome, Next, Reason, RunEnd};
 use retry_policy::printable::printable;
 use retry_policy::termination::{Termination, TimeLimit};
+use retry_process::signals::SignalWatch;
 
 /// How many attempts the summary's table shows at each end of the run.
 const ROWS_AT_EACH_END: usize = 10;

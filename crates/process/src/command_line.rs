@@ -8,14 +8,14 @@ use std::fmt;
 
 /// The program to execute and its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CommandLine {
+pub struct CommandLine {
     program: OsString,
     args: Vec<OsString>,
 }
 
 impl CommandLine {
     /// Run `words[0]` directly with the rest as its arguments; `None` when `words` is empty.
-    pub(crate) fn direct(words: Vec<OsString>) -> Option<Self> {
+    pub fn direct(words: Vec<OsString>) -> Option<Self> {
         let mut words = words.into_iter();
         let program = words.next()?;
         Some(CommandLine {
@@ -25,7 +25,7 @@ impl CommandLine {
     }
 
     /// Run `words` joined by spaces as one `sh -c` line; `None` when `words` is empty.
-    pub(crate) fn shell(words: Vec<OsString>) -> Option<Self> {
+    pub fn shell(words: Vec<OsString>) -> Option<Self> {
         let mut line = OsString::new();
         for (index, word) in words.iter().enumerate() {
             if index > 0 {
@@ -40,12 +40,12 @@ impl CommandLine {
     }
 
     /// The program to execute.
-    pub(crate) fn program(&self) -> &OsStr {
+    pub fn program(&self) -> &OsStr {
         &self.program
     }
 
     /// The arguments after the program.
-    pub(crate) fn args(&self) -> &[OsString] {
+    pub fn args(&self) -> &[OsString] {
         &self.args
     }
 }

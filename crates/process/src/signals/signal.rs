@@ -4,23 +4,23 @@
 
 use std::fmt;
 
-pub(crate) use retry_policy::signal::Signal;
+pub use retry_policy::signal::Signal;
 
 /// SIGCONT.
-pub(crate) const CONT: Signal = Signal::from_number(libc::SIGCONT);
+pub const CONT: Signal = Signal::from_number(libc::SIGCONT);
 /// SIGUSR1.
-pub(crate) const USR1: Signal = Signal::from_number(libc::SIGUSR1);
+pub const USR1: Signal = Signal::from_number(libc::SIGUSR1);
 /// SIGUSR2.
-pub(crate) const USR2: Signal = Signal::from_number(libc::SIGUSR2);
+pub const USR2: Signal = Signal::from_number(libc::SIGUSR2);
 /// SIGALRM.
-pub(crate) const ALRM: Signal = Signal::from_number(libc::SIGALRM);
+pub const ALRM: Signal = Signal::from_number(libc::SIGALRM);
 /// SIGWINCH.
-pub(crate) const WINCH: Signal = Signal::from_number(libc::SIGWINCH);
+pub const WINCH: Signal = Signal::from_number(libc::SIGWINCH);
 /// SIGCHLD.
-pub(crate) const CHLD: Signal = Signal::from_number(libc::SIGCHLD);
+pub const CHLD: Signal = Signal::from_number(libc::SIGCHLD);
 
 /// What the platform knows of a signal.
-pub(crate) trait Platform {
+pub trait Platform {
     /// The same signal as nix knows it, to send or act on; none for one it has no name for.
     fn known(self) -> Option<nix::sys::signal::Signal>;
 
@@ -40,7 +40,7 @@ impl Platform for Signal {
 
 /// A signal shown by its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Name(Signal);
+pub struct Name(Signal);
 
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -61,10 +61,10 @@ impl serde::Serialize for Name {
 /// Text that names no signal.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 #[error("not a signal; expected a signal's name or number, e.g. TERM, SIGINT or 2")]
-pub(crate) struct NotASignal;
+pub struct NotASignal;
 
 /// A signal's name, with or without `SIG` and in any case (`TERM`, `sigint`), or its number.
-pub(crate) fn parse_signal(text: &str) -> Result<Signal, NotASignal> {
+pub fn parse_signal(text: &str) -> Result<Signal, NotASignal> {
     let trimmed = text.trim();
     let known = match trimmed.parse::<i32>() {
         Ok(number) => nix::sys::signal::Signal::try_from(number).ok(),

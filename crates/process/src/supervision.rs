@@ -13,12 +13,10 @@ use nix::sys::signal::{kill, killpg};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 
-use crate::output::copy::{CopyOutcome, HeldOutput};
-use crate::process::ProcessOptions;
-use crate::process::terminal::Terminal;
 use crate::signals::reaper;
 use crate::signals::{Signal, SignalWatch, Wake, signal};
-use retry_policy::run::AttemptReport;
+use crate::terminal::Terminal;
+use retry_policy::run::{AttemptOutput, AttemptReport};
 use retry_policy::termination::{Termination, TimeLimit};
 
 /// How far the tool has gone in ending the attempt.
@@ -34,7 +32,7 @@ enum Escalation {
 }
 
 /// The state of one attempt under supervision.
-pub(super) struct Supervision<'a> {
+pub struct Supervision<'a> {
     watch: &'a SignalWatch,
     leader: Pid,
     /// Whether the leader leads a process group of its own, to be signalled and cleared whole.
@@ -54,20 +52,24 @@ pub(super) struct Supervision<'a> {
 }
 
 impl<'a> Supervision<'a> {
-    pub(super) fn new(
+    /// The supervision of the attempt led by `leader` (the whole of its process group when
+    /// `group`), which holds `terminal` if any, waiting with `watch`; `ending` says what is sent
+    /// at its time limit, and how long after it SIGKILL follows.
+    pub fn new(
         watch: &'a SignalWatch,
         leader: Pid,
         group: bool,
         terminal: Option<&'a Terminal>,
-        options: &ProcessOptions,
+        ending: (Signal, Duration),
     ) -> Self {
+        let (timeout_signal, kill_after) = ending;
         Supervision {
             watch,
             leader,
             group,
             terminal,
-            kill_after: options.kill_after,
-            timeout_signal: options.timeout_signal,
+            kill_after,
+            timeout_signal,
             escalation: Escalation::Calm,
             timed_out: None,
             interrupted_by: None,
@@ -77,7 +79,7 @@ impl<'a> Supervision<'a> {
     }
 
     /// Wait for the attempt's main process to end, cutting it at `limit`; returns how it ended.
-    pub(super) fn await_leader(&mut self, limit: Option<(Instant, TimeLimit)>) -> WaitStatus {
+    pub fn await_leader(&mut self, limit: Option<(Instant, TimeLimit)>) -> WaitStatus {
         loop {
             let next = match self.escalation {
                 Escalation::Calm => limit.map(|(at, _)| at),
@@ -107,7 +109,7 @@ impl<'a> Supervision<'a> {
     /// The attempt's main process ended with `status`, holding the terminal or not. If it died
     /// of Ctrl-C or Ctrl-\ typed there, do what a shell does for a job killed from the keyboard:
     /// the same signal goes to the tool's own job (the rest of a pipeline), and the run ends.
-    pub(super) fn keyboard_interrupt(&mut self, status: WaitStatus, held_terminal: bool) {
+    pub fn keyboard_interrupt(&mut self, status: WaitStatus, held_terminal: bool) {
         let (WaitStatus::Signaled(_, signal, _), true, Some(terminal)) =
             (status, held_terminal, self.terminal)
         else {
@@ -124,7 +126,7 @@ impl<'a> Supervision<'a> {
     /// After the main process ended: end whatever else is still running in its group, SIGTERM
     /// first and SIGKILL `kill_after` later, and reap it all; wait `kill_after` after SIGKILL at
     /// most, and stop waiting at once when a signal that ends the run arrives.
-    pub(super) fn clear_group(&mut self) {
+    pub fn clear_group(&mut self) {
         if !self.group {
             return;
         }
@@ -157,7 +159,7 @@ impl<'a> Supervision<'a> {
     }
 
     /// How the process whose main process ended with `status` ended, its time limit counted.
-    pub(super) fn termination(&self, status: WaitStatus) -> Termination {
+    pub fn termination(&self, status: WaitStatus) -> Termination {
         let signal = match status {
             WaitStatus::Signaled(_, signal, _) => Some(Signal::from_number(signal as i32)),
             _ => None,
@@ -172,11 +174,11 @@ impl<'a> Supervision<'a> {
     }
 
     /// The report of the attempt whose main process ended with `status`.
-    pub(super) fn report(
+    pub fn report<Held>(
         &self,
         status: WaitStatus,
-        output: CopyOutcome,
-    ) -> AttemptReport<HeldOutput> {
+        output: AttemptOutput<Held>,
+    ) -> AttemptReport<Held> {
         AttemptReport {
             termination: self.termination(status),
             interrupted_by: self.interrupted_by,
@@ -189,12 +191,12 @@ impl<'a> Supervision<'a> {
     }
 
     /// The signal that ends the run, if one arrived.
-    pub(super) fn interrupted_by(&self) -> Option<Signal> {
+    pub fn interrupted_by(&self) -> Option<Signal> {
         self.interrupted_by
     }
 
     /// Note a signal that ends the run, received while the attempt's output was being read.
-    pub(super) fn interrupt(&mut self, signal: Signal) {
+    pub fn interrupt(&mut self, signal: Signal) {
         self.interrupted_by.get_or_insert(signal);
     }
 

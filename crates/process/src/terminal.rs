@@ -11,68 +11,67 @@
 
 use std::fs::File;
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::os::unix::fs::OpenOptionsExt;
 
 use nix::sys::signal::killpg;
 use nix::unistd::{Pid, getpgrp, tcgetpgrp, tcsetpgrp};
-use retry_budget::named_files;
 
 use crate::signals::signal::Platform;
 use retry_sys::spawn::Handover;
 
 /// The controlling terminal of a tool that is in its foreground.
 #[derive(Debug)]
-pub(crate) struct Terminal {
+pub struct Terminal {
     tty: File,
     own_group: Pid,
 }
 
 impl Terminal {
     /// The controlling terminal, if there is one and this process's group is its foreground.
-    pub(crate) fn if_in_foreground() -> Option<Terminal> {
-        let tty = named_files::open(
-            Path::new("/dev/tty"),
-            File::options().read(true).write(true),
-            0,
-        )
-        .ok()?
-        .file;
+    pub fn if_in_foreground() -> Option<Terminal> {
+        // Never blocking, and never made the tool's controlling terminal by this open.
+        let tty = File::options()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open("/dev/tty")
+            .ok()?;
         let own_group = getpgrp();
         (tcgetpgrp(&tty).ok()? == own_group).then_some(Terminal { tty, own_group })
     }
 
     /// What a child of the tool needs to take the terminal, if the tool holds it then.
-    pub(crate) fn handover(&self) -> Handover<'_> {
+    pub fn handover(&self) -> Handover<'_> {
         Handover::new(self.tty.as_fd(), self.own_group)
     }
 
     /// Whether `group` is the terminal's foreground group.
-    pub(crate) fn is_held_by(&self, group: Pid) -> bool {
+    pub fn is_held_by(&self, group: Pid) -> bool {
         tcgetpgrp(&self.tty).ok() == Some(group)
     }
 
     /// Whether the tool's own group is the terminal's foreground.
-    pub(crate) fn is_in_foreground(&self) -> bool {
+    pub fn is_in_foreground(&self) -> bool {
         self.is_held_by(self.own_group)
     }
 
     /// Make the tool's own group the foreground again, if `group` holds the terminal; errors are
     /// ignored, as the terminal may be gone.
-    pub(crate) fn take_back_from(&self, group: Pid) {
+    pub fn take_back_from(&self, group: Pid) {
         if self.is_held_by(group) {
             let _ = tcsetpgrp(&self.tty, self.own_group);
         }
     }
 
     /// Make `group` the terminal's foreground, if the tool's own group holds it.
-    pub(crate) fn give_to(&self, group: Pid) {
+    pub fn give_to(&self, group: Pid) {
         if self.is_in_foreground() {
             let _ = tcsetpgrp(&self.tty, group);
         }
     }
 
     /// Send `signal` to the tool's own process group: its job, as the shell sees it.
-    pub(crate) fn signal_own_job(&self, signal: crate::signals::Signal) {
+    pub fn signal_own_job(&self, signal: crate::signals::Signal) {
         if let Some(signal) = signal.known() {
             let _ = killpg(self.own_group, signal);
         }

@@ -8,14 +8,14 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 /// Adopt orphaned descendants (Linux); elsewhere they go to init as usual.
-pub(crate) fn adopt_orphans() {
+pub fn adopt_orphans() {
     #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
 /// Reap every child that has ended, without blocking; returns the status of `leader` if it was
 /// among them, or (with `stops`) if it was stopped.
-pub(crate) fn reap_ended(leader: Option<Pid>, stops: bool) -> Option<WaitStatus> {
+pub fn reap_ended(leader: Option<Pid>, stops: bool) -> Option<WaitStatus> {
     let mut flags = WaitPidFlag::WNOHANG;
     if stops {
         flags |= WaitPidFlag::WUNTRACED;

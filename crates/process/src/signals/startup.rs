@@ -17,13 +17,13 @@ use retry_sys as sys;
 
 /// What the tool's parent left it with that the command must get back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Inherited {
+pub struct Inherited {
     /// SIGPIPE was set to be ignored.
-    pub(crate) sigpipe_ignored: bool,
+    pub sigpipe_ignored: bool,
 }
 
 /// Prepare the process.
-pub(crate) fn prepare() -> Inherited {
+pub fn prepare() -> Inherited {
     let _ = sys::signals::set_disposition(Signal::SIGCHLD, false);
     Inherited {
         sigpipe_ignored: sys::signals::sigpipe_ignored_at_start(),

@@ -31,17 +31,17 @@ use std::time::Instant;
 
 use nix::sys::signal::{SigSet, SigmaskHow};
 use nix::unistd::Pid;
-pub(crate) use retry_budget::waiter::{Waited, Waiter};
+pub use retry_policy::waiting::{Waited, Waiter};
 
 use crate::signals::signal::Platform;
 use crate::signals::startup::Inherited;
 use retry_sys::signals::{ChildMask, is_ignored, set_disposition};
 
-pub(crate) mod reaper;
-pub(crate) mod signal;
-pub(crate) mod startup;
+pub mod reaper;
+pub mod signal;
+pub mod startup;
 
-pub(crate) use signal::Signal;
+pub use signal::Signal;
 
 #[cfg(any(not(target_os = "linux"), feature = "portable-signals"))]
 #[path = "hooked.rs"]
@@ -51,7 +51,7 @@ mod backend;
 mod backend;
 
 /// What each signal does to a run, one `(signal, effect)` row each, for `--help` and the man page.
-pub(crate) const TABLE: [(&str, &str); 8] = [
+pub const TABLE: [(&str, &str); 8] = [
     (
         "SIGINT SIGTERM SIGHUP SIGQUIT",
         "end the run: passed on to the running attempt (its whole process group); no further \
@@ -92,14 +92,14 @@ pub(crate) const TABLE: [(&str, &str); 8] = [
 ];
 
 /// The signals that end a run, after being passed on to the running attempt.
-pub(crate) const ENDING: [Signal; 4] = [Signal::INT, Signal::TERM, Signal::HUP, Signal::QUIT];
+pub const ENDING: [Signal; 4] = [Signal::INT, Signal::TERM, Signal::HUP, Signal::QUIT];
 
 /// The signals only passed on to the running attempt.
-pub(crate) const PASSED_ON: [Signal; 4] = [signal::USR1, signal::USR2, signal::ALRM, signal::WINCH];
+pub const PASSED_ON: [Signal; 4] = [signal::USR1, signal::USR2, signal::ALRM, signal::WINCH];
 
 /// What ended a wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wake {
+pub enum Wake {
     /// A signal that ends the run arrived.
     Stop(Signal),
     /// A signal to pass on to the running attempt arrived.
@@ -111,10 +111,10 @@ pub(crate) enum Wake {
 }
 
 /// A job under way on a thread of its own (see [`SignalWatch::start_job`]).
-pub(crate) struct Job<T>(Arc<Mutex<Option<T>>>);
+pub struct Job<T>(Arc<Mutex<Option<T>>>);
 
 /// The caught signals, the platform's way of taking them, and what to give back to children.
-pub(crate) struct SignalWatch {
+pub struct SignalWatch {
     backend: backend::Backend,
     child_mask: ChildMask,
 }
@@ -122,11 +122,11 @@ pub(crate) struct SignalWatch {
 /// Wakes the thread waiting in [`SignalWatch::wait_until`] from another thread, by sending the
 /// tool SIGCHLD.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Doorbell(Pid);
+pub struct Doorbell(Pid);
 
 impl Doorbell {
     /// Wake the waiting thread; it sees [`Wake::Changed`].
-    pub(crate) fn ring(self) {
+    pub fn ring(self) {
         let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGCHLD);
     }
 }
@@ -134,7 +134,7 @@ impl Doorbell {
 impl SignalWatch {
     /// Block the caught signals (and SIGTTOU when `terminal_handoff`) in this thread, which must be
     /// the only one that spawns or waits, and start no other thread before it.
-    pub(crate) fn install(terminal_handoff: bool, inherited: Inherited) -> io::Result<Self> {
+    pub fn install(terminal_handoff: bool, inherited: Inherited) -> io::Result<Self> {
         let mut waited = SigSet::empty();
         let caught = ENDING
             .into_iter()
@@ -158,7 +158,7 @@ impl SignalWatch {
 
     /// Wait until a caught signal arrives, a child changes state, the doorbell rings, or `until`
     /// passes (never, when `None`).
-    pub(crate) fn wait_until(&self, until: Option<Instant>) -> Wake {
+    pub fn wait_until(&self, until: Option<Instant>) -> Wake {
         match self.backend.next(until).map(Signal::from_number) {
             None => Wake::Timeout,
             Some(signal::CHLD) => Wake::Changed,
@@ -168,12 +168,12 @@ impl SignalWatch {
     }
 
     /// The doorbell that wakes this watch from another thread.
-    pub(crate) fn doorbell(&self) -> Doorbell {
+    pub fn doorbell(&self) -> Doorbell {
         Doorbell(nix::unistd::getpid())
     }
 
     /// What a child restores between the split and exec.
-    pub(crate) fn child_mask(&self) -> ChildMask {
+    pub fn child_mask(&self) -> ChildMask {
         self.child_mask
     }
 }

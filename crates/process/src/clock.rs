@@ -7,13 +7,13 @@ use crate::signals::{Signal, SignalWatch, Wake};
 use retry_policy::run::Clock;
 
 /// The real monotonic clock, waiting with [`SignalWatch::wait_until`].
-pub(crate) struct SignalClock<'a> {
+pub struct SignalClock<'a> {
     watch: &'a SignalWatch,
 }
 
 impl<'a> SignalClock<'a> {
     /// A clock whose waits end early when `watch` sees a forwarded signal.
-    pub(crate) fn new(watch: &'a SignalWatch) -> Self {
+    pub fn new(watch: &'a SignalWatch) -> Self {
         SignalClock { watch }
     }
 }

@@ -267,6 +267,7 @@ pub enum Error {
 
 /// Why a `password_file` gives no password.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PasswordFileProblem {
     /// It cannot be read: the system's words.
     #[error("{0}")]

@@ -372,14 +372,31 @@ pub struct FileBudget<'a, W> {
 /// What stopped an update from using the file.
 pub(crate) enum Trouble {
     /// The file failed, or is no longer the budget's: go on without it.
-    Failed(String),
+    Failed(FileFailure),
     /// A signal that ends the run arrived while waiting for the lock.
     Interrupted(Signal),
 }
 
+/// Why the file store could not use a file of its own while a run went on (a run says it once,
+/// as a warning, and goes on without it).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileFailure {
+    /// Opening, reading, writing or locking it failed, or another file was put in its place:
+    /// the system's words, or those.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// Another process held its lock for longer than the run could wait: this long.
+    #[error("another process held its lock for {}", retry_policy::duration::format_duration(*.0))]
+    LockHeld(Duration),
+    /// It is not a retry budget state, so it is left alone.
+    #[error("it is not a retry budget state, so it is left alone")]
+    Foreign,
+}
+
 impl From<io::Error> for Trouble {
     fn from(err: io::Error) -> Self {
-        Trouble::Failed(err.to_string())
+        Trouble::Failed(FileFailure::Io(err))
     }
 }
 
@@ -472,9 +489,7 @@ impl<'a, W: Waiter> FileBudget<'a, W> {
                 (self.reset(&why, warn), self.unset, BreakerState::default())
             }
             Content::Foreign => {
-                return Err(Trouble::Failed(
-                    "it is not a retry budget state, so it is left alone".into(),
-                ));
+                return Err(Trouble::Failed(FileFailure::Foreign));
             }
         })
     }
@@ -524,10 +539,7 @@ impl BudgetFile {
         match waited {
             Waited::Done(locked) => Ok(locked?),
             Waited::Stopped(signal) => Err(Trouble::Interrupted(signal)),
-            Waited::TimedOut => Err(Trouble::Failed(format!(
-                "another process held its lock for {}",
-                retry_policy::duration::format_duration(patience)
-            ))),
+            Waited::TimedOut => Err(Trouble::Failed(FileFailure::LockHeld(patience))),
         }
     }
 }

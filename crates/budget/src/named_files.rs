@@ -69,26 +69,41 @@ fn open_regular(path: &Path) -> io::Result<Opened> {
     }
 }
 
+/// Why [`read_bounded`] did not read a file, in words that follow the file's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unbounded {
+    /// It cannot be opened or read, or is not a regular file: the system's words, or what it is.
+    #[error("{0}")]
+    Unreadable(String),
+    /// Others may read or write it, and it must be its owner's alone: its mode.
+    #[error("others may read it (mode {0:04o}): make it its owner's alone (chmod 600)")]
+    NotPrivate(u32),
+    /// It holds more than this many bytes.
+    #[error("it holds more than {0} bytes")]
+    TooLarge(u64),
+}
+
+impl From<io::Error> for Unbounded {
+    fn from(err: io::Error) -> Self {
+        Unbounded::Unreadable(err.to_string())
+    }
+}
+
 /// The whole of the regular file at `path`, links followed, when it holds at most `max` bytes;
 /// when `private`, a file that only its owner may read or write (a private key's, as ssh asks
-/// of one). The error says what is wrong, in words that follow the file's name.
-pub fn read_bounded(path: &Path, max: u64, private: bool) -> Result<Vec<u8>, String> {
+/// of one).
+pub fn read_bounded(path: &Path, max: u64, private: bool) -> Result<Vec<u8>, Unbounded> {
     use std::os::unix::fs::PermissionsExt;
-    let opened = open_regular(path).map_err(|err| err.to_string())?;
+    let opened = open_regular(path)?;
     let mode = opened.metadata.permissions().mode() & 0o777;
     if private && mode & 0o077 != 0 {
-        return Err(format!(
-            "others may read it (mode {mode:04o}): make it its owner's alone (chmod 600)"
-        ));
+        return Err(Unbounded::NotPrivate(mode));
     }
     let mut bytes = Vec::new();
-    opened
-        .file
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| err.to_string())?;
+    opened.file.take(max + 1).read_to_end(&mut bytes)?;
     match bytes.len() as u64 > max {
-        true => Err(format!("it holds more than {max} bytes")),
+        true => Err(Unbounded::TooLarge(max)),
         false => Ok(bytes),
     }
 }

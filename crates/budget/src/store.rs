@@ -490,7 +490,7 @@ impl TlsFiles {
             named_files::read_bounded(path, max, private).map_err(|why| Error::TlsFile {
                 key,
                 path: printable(&path.display().to_string()),
-                why,
+                why: why.to_string(),
             })
         };
         let authorities = match &self.authorities {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use retry_policy::signal::Signal;
 
-use crate::file::{Keeps, Refused, Trouble};
+use crate::file::{FileFailure, Keeps, Refused, Trouble};
 use crate::redis::{Failure, StoreFailure};
 
 /// Why a store's keeping could not be read or changed.
@@ -39,6 +39,9 @@ pub enum Unread {
     /// The file could not be read or written.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// The file store could not use the file: why.
+    #[error(transparent)]
+    Unusable(#[from] FileFailure),
     /// The file at the path could not be read or written.
     #[error("{}: {error}", .path.display())]
     FileFailed { path: PathBuf, error: io::Error },
@@ -72,7 +75,7 @@ impl From<Failure> for Unread {
 impl From<Trouble> for Unread {
     fn from(trouble: Trouble) -> Self {
         match trouble {
-            Trouble::Failed(why) => Unread::Refused(Refused(why)),
+            Trouble::Failed(failure) => Unread::Unusable(failure),
             Trouble::Interrupted(signal) => Unread::Interrupted(signal),
         }
     }

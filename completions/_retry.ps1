@@ -74,7 +74,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             break
         }
         'retry;budget;show' {
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -89,7 +89,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--breaker-hosts', '--breaker-hosts', [CompletionResultType]::ParameterName, 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken host cannot stop a fleet')
             [CompletionResult]::new('--cool-down', '--cool-down', [CompletionResultType]::ParameterName, 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m; kept when not given; 30s the first time)')
             [CompletionResult]::new('--clear', '--clear', [CompletionResultType]::ParameterName, 'Remove a term: ratio (no tokens earned) or breaker. May be repeated')
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -103,7 +103,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             break
         }
         'retry;job;show' {
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -113,13 +113,13 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--overlap', '--overlap', [CompletionResultType]::ParameterName, 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip (kept when not given; allow the first time)')
             [CompletionResult]::new('--alert-after', '--alert-after', [CompletionResultType]::ParameterName, 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure, 1 to 99, e.g. 3 (kept when not given; 1 the first time)')
             [CompletionResult]::new('--schedule', '--schedule', [CompletionResultType]::ParameterName, 'When the job is due, in cron''s five fields (or an @ name), optionally after CRON_TZ=ZONE: a run of the job ends before the next slot, its last status its own, and a failed run is retried until then and never past it; none to keep none, e.g. ''*/15 * * * *'' (kept when not given; none the first time)')
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'retry;job;history' {
-            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]')
+            [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Print it as text, or as one JSON object (json)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -69,7 +69,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand set 'Set a budget''s terms, which every run that shares the budget uses'
         }
         &'retry;budget;show'= {
-            cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand --log-format 'Print it as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -83,7 +83,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --breaker-hosts 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken host cannot stop a fleet'
             cand --cool-down 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m; kept when not given; 30s the first time)'
             cand --clear 'Remove a term: ratio (no tokens earned) or breaker. May be repeated'
-            cand --budget-store 'Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -95,7 +95,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand history 'Print a job''s history of runs: clean, flaky and failed, and its pass rate'
         }
         &'retry;job;show'= {
-            cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand --log-format 'Print it as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -104,12 +104,12 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --overlap 'Whether a run of the job may start while another is in progress, on any machine that shares the store: allow, skip (it makes no attempt and exits 75) or wait (for the other to end, within its --max-time), e.g. skip (kept when not given; allow the first time)'
             cand --alert-after 'From which failed run in a row the job''s monitor (RETRY_MONITOR) is told of a failure, 1 to 99, e.g. 3 (kept when not given; 1 the first time)'
             cand --schedule 'When the job is due, in cron''s five fields (or an @ name), optionally after CRON_TZ=ZONE: a run of the job ends before the next slot, its last status its own, and a failed run is retried until then and never past it; none to keep none, e.g. ''*/15 * * * *'' (kept when not given; none the first time)'
-            cand --budget-store 'Where the job''s terms live, as its runs'' budget does: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
         &'retry;job;history'= {
-            cand --budget-store 'Where the budget (and a job''s history) lives, as runs give it: file, file:DIR, or a redis:// URL [default: $RETRY_BUDGET_STORE, or file]'
+            cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand --log-format 'Print it as text, or as one JSON object (json)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

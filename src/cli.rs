@@ -118,7 +118,9 @@ const FLEET: &str = "Fleets";
     args_conflicts_with_subcommands = true,
     // `retry help` runs a program called help.
     disable_help_subcommand = true,
-    max_term_width = 80
+    max_term_width = 80,
+    // Where budgets live is for fleets, not for the few options -h shows.
+    mut_arg("budget_store", |arg| arg.hide_short_help(true))
 )]
 pub struct Cli {
     /// Most attempts, the first included
@@ -389,21 +391,8 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetChoice>,
 
-    /// Where budgets live: file, file:DIR, or redis://HOST
-    ///
-    /// Keep the budget in STORE: 'file' (a file on this machine, in $XDG_STATE_HOME/retry/budgets
-    /// or ~/.local/state/retry/budgets), file:DIR, or a Redis or Valkey server a fleet shares:
-    /// redis://[USER@]HOST[:PORT][/DB] (any node of a Cluster), rediss://... (TLS),
-    /// redis+sentinel://HOST:PORT,HOST:PORT/PRIMARY (sentinels, then the primary's name), or
-    /// redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
-    /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
-    /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line; after
-    /// rediss://, ?ca_file=FILE trusts that authority instead of the system's, and
-    /// ?cert_file=FILE&key_file=FILE (the key its owner's alone) is the client certificate a TLS
-    /// server asks for. An address with a password is refused here, where every user can read it (ps): give it in
-    /// RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE", hide_short_help = true, help_heading = FLEET)]
-    pub(crate) budget_store: Option<String>,
+    #[command(flatten, next_help_heading = FLEET)]
+    pub(crate) store: StoreOption,
 
     /// Instead of running a command, look at a budget or set its terms.
     #[command(subcommand)]
@@ -607,12 +596,17 @@ impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
 
 impl<T: clap::Args> clap::Args for Deferred<T> {
     fn augment_args(command: clap::Command) -> clap::Command {
-        command.defer(|command| described_once(T::augment_args(command)))
+        command.defer(|command| each_described_once(T::augment_args(command)))
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
-        command.defer(|command| described_once(T::augment_args_for_update(command)))
+        command.defer(|command| each_described_once(T::augment_args_for_update(command)))
     }
+}
+
+/// `command` and its subcommands (`budget show`, `job set`...), each option described once.
+fn each_described_once(command: clap::Command) -> clap::Command {
+    described_once(command).mut_subcommands(described_once)
 }
 
 /// What `retry` can do besides running a command: only the first argument can name one
@@ -710,10 +704,8 @@ pub(crate) struct JobSetArgs {
     #[arg(long, value_name = "CRON")]
     pub(crate) schedule: Option<String>,
 
-    /// Where the job's terms live, as its runs' budget does: file, file:DIR, or a redis:// URL
-    /// [default: $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE")]
-    pub(crate) budget_store: Option<String>,
+    #[command(flatten)]
+    pub(crate) store: StoreOption,
 }
 
 /// `retry budget`'s subcommand; without one, a usage error rather than the help.
@@ -742,14 +734,46 @@ nothing: how its last 100 runs ended (clean at the first attempt, flaky after fa
 failed), in order; the share that passed at the first attempt and in the end, each with its \
 95% Wilson interval; and the runs counted in all. A run named with --job adds to it.";
 
+/// `--budget-store`, declared once: where a run's budget lives, and where `retry budget` and
+/// `retry job` look, so that each reads the store the runs use; a run hides it from `-h`.
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct StoreOption {
+    /// Where budgets live: file, file:DIR, or redis://HOST
+    ///
+    /// Keep budgets, and jobs' terms and histories, in STORE: 'file' (a file on this machine, in $XDG_STATE_HOME/retry/budgets
+    /// or ~/.local/state/retry/budgets), file:DIR, or a Redis or Valkey server a fleet shares:
+    /// redis://[USER@]HOST[:PORT][/DB] (any node of a Cluster), rediss://... (TLS),
+    /// redis+sentinel://HOST:PORT,HOST:PORT/PRIMARY (sentinels, then the primary's name), or
+    /// redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
+    /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
+    /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line; after
+    /// rediss://, ?ca_file=FILE trusts that authority instead of the system's, and
+    /// ?cert_file=FILE&key_file=FILE (the key its owner's alone) is the client certificate a TLS
+    /// server asks for. An address with a password is refused here, where every user can read it (ps): give it in
+    /// RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or file].
+    #[arg(long, value_name = "STORE")]
+    pub(crate) budget_store: Option<String>,
+}
+
+impl StoreOption {
+    /// The store it names, else the one `RETRY_BUDGET_STORE` names, else the file store, for
+    /// `who` (what needs the file store's directory, when there is none); `env` reads the
+    /// environment.
+    pub(crate) fn settings(
+        &self,
+        env: &impl Fn(&str) -> Option<OsString>,
+        who: &str,
+    ) -> Result<StoreSettings, retry_budget::Error> {
+        StoreSettings::resolve(self.budget_store.as_deref(), env, who)
+    }
+}
+
 /// Where `retry budget show`, `retry job show` and `retry job history` read, and how they
 /// print.
 #[derive(clap::Args, Debug)]
 pub(crate) struct Reading {
-    /// Where the budget (and a job's history) lives, as runs give it: file, file:DIR, or a
-    /// redis:// URL [default: $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE")]
-    pub(crate) budget_store: Option<String>,
+    #[command(flatten)]
+    pub(crate) store: StoreOption,
 
     /// Print it as text, or as one JSON object (json).
     #[arg(
@@ -803,11 +827,7 @@ impl BudgetShowArgs {
         &self,
         env: &impl Fn(&str) -> Option<OsString>,
     ) -> Result<ShowRequest, retry_budget::Error> {
-        let store = StoreSettings::resolve(
-            self.reading.budget_store.as_deref(),
-            env,
-            "retry budget show",
-        )?;
+        let store = self.reading.store.settings(env, "retry budget show")?;
         Ok(ShowRequest {
             name: self.name.clone(),
             location: store.location,
@@ -866,10 +886,8 @@ pub(crate) struct BudgetSetArgs {
     #[arg(long, value_name = "TERM", value_parser = choice::<Clearable>())]
     pub(crate) clear: Vec<Clearable>,
 
-    /// Where the budget lives, as runs give it: file, file:DIR, or a redis:// URL [default:
-    /// $RETRY_BUDGET_STORE, or file].
-    #[arg(long, value_name = "STORE")]
-    pub(crate) budget_store: Option<String>,
+    #[command(flatten)]
+    pub(crate) store: StoreOption,
 }
 
 /// Flags of other retry tools and their spellings here, with a word on the difference.

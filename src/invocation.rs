@@ -47,7 +47,7 @@ use retry_budget::job;
 use retry_budget::model::DEFAULT_TERMS;
 use retry_budget::show::{self, ShowError};
 use retry_budget::state_dir::StateHome;
-use retry_budget::store::{Location, StoreSettings};
+use retry_budget::store::Location;
 use retry_budget::terms_change::TermsChange;
 use retry_budget::waiter::Threads;
 use retry_policy::events::{Event, EventSink};
@@ -192,12 +192,9 @@ type JobPrint = fn(
 /// `retry job show` and `retry job history`: print a job's terms, or its history of runs, as
 /// `print` does.
 fn show_job(options: &JobShowArgs, print: JobPrint) -> anyhow::Result<Exit> {
-    let store = StoreSettings::resolve(
-        options.reading.budget_store.as_deref(),
-        &environment::own,
-        "retry job",
-    )
-    .map_err(anyhow::Error::msg)?;
+    let store = (options.reading.store)
+        .settings(&environment::own, "retry job")
+        .map_err(anyhow::Error::msg)?;
     print_on_stdout("the job", options.reading.log_format, |format, out| {
         print(&options.job, &store.location, format, &Threads, out)
     })
@@ -213,12 +210,9 @@ fn past_runs(place: &HistoryPlace) -> plan::PastRuns {
 
 /// `retry job set`: keep a job's terms in its store, for every run of it.
 fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
-    let store = StoreSettings::resolve(
-        options.budget_store.as_deref(),
-        &environment::own,
-        "retry job set",
-    )
-    .map_err(anyhow::Error::msg)?;
+    let store = (options.store)
+        .settings(&environment::own, "retry job set")
+        .map_err(anyhow::Error::msg)?;
     let name = history::history_name(&options.job);
     let schedule = match options.schedule.as_deref() {
         None => None,
@@ -248,12 +242,9 @@ fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
 
 /// `retry budget set`: keep a budget's terms in its store, for every run that shares it.
 fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
-    let store = StoreSettings::resolve(
-        options.budget_store.as_deref(),
-        &environment::own,
-        "retry budget set",
-    )
-    .map_err(anyhow::Error::msg)?;
+    let store = (options.store)
+        .settings(&environment::own, "retry budget set")
+        .map_err(anyhow::Error::msg)?;
     let change = TermsChange {
         rate: options.rate,
         ratio: options.ratio.map(|ratio| ratio.0),

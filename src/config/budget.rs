@@ -10,7 +10,7 @@ use retry_budget::default_budget::DefaultBudget;
 use retry_budget::history;
 use retry_budget::job::{self, NotASchedule, Schedule, Slot};
 use retry_budget::state_dir::StateHome;
-use retry_budget::store::{Location, StoreSettings};
+use retry_budget::store::Location;
 use retry_budget::unread::Unread;
 use retry_budget::waiter::Threads;
 use retry_budget::{BudgetChoice, BudgetName, BudgetSettings, RunBudget};
@@ -53,7 +53,9 @@ pub(super) fn run_budget(
         Some(BudgetChoice::Off) => RunBudget::Off(by),
         Some(BudgetChoice::Named(name)) => RunBudget::Named(Box::new(BudgetSettings {
             name,
-            store: StoreSettings::resolve(cli.budget_store.as_deref(), env, "--budget")
+            store: cli
+                .store
+                .settings(env, "--budget")
                 .map_err(|why| ConfigError(why.to_string()))?,
             host: words_hash(std::iter::once(host_name(env).as_slice())),
         })),
@@ -69,7 +71,7 @@ pub(super) fn run_budget(
         }
     };
     refuse(
-        cli.budget_store.is_some() && !matches!(budget, RunBudget::Named(_)),
+        cli.store.budget_store.is_some() && !matches!(budget, RunBudget::Named(_)),
         "--budget-store says where a named budget lives: give --budget NAME (or RETRY_BUDGET=NAME) \
          too, or leave --budget-store out",
     )?;
@@ -166,7 +168,8 @@ pub(super) fn history_place(
     let location = match budget {
         RunBudget::Named(settings) => settings.store.location.clone(),
         _ => {
-            StoreSettings::resolve(cli.budget_store.as_deref(), env, "--job")
+            cli.store
+                .settings(env, "--job")
                 .map_err(|why| NoStoreForJob {
                     job: job.to_string(),
                     why,

@@ -228,7 +228,7 @@ impl Config {
             flaky_exit: cli.flaky_exit,
             log: flags::log(&cli, run_id),
             run_id,
-            store_flag: cli.budget_store.clone(),
+            store_flag: cli.store.budget_store.clone(),
             job,
             history,
             history_problem,

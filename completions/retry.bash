@@ -10,7 +10,7 @@ _retry() {
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
-            -n|--max-attempts|--base|--cap|--jitter|--retry-on|--stop-on|--success-on|--flaky-exit|--preset|-t|--timeout|--max-time|--multiplier|--reset-after|--seed|--retry-after-output|--timeout-signal|--kill-after|--on-retry|--on-give-up|--hold|--report|--job|--log-format|--ci|--splay|--budget|--budget-store) ((i++)) ;;
+            -n|--max-attempts|--base|--cap|--jitter|--multiplier|--reset-after|--seed|--retry-on|--stop-on|--success-on|--flaky-exit|--preset|--retry-after-output|-t|--timeout|--max-time|--timeout-signal|--kill-after|--hold|--log-format|--ci|--report|--job|--on-retry|--on-give-up|--splay|--budget|--budget-store) ((i++)) ;;
             -*) ;;
             budget|job) if ((i == 1)); then _retry_${words[i]}; return; fi
                 _command_offset $i; return ;;
@@ -22,32 +22,32 @@ _retry() {
         --base) :; return ;;
         --cap) :; return ;;
         --jitter) COMPREPLY=($(compgen -W 'none full equal decorrelated' -- "$cur")); return ;;
+        --multiplier) :; return ;;
+        --reset-after) :; return ;;
+        --seed) :; return ;;
         --retry-on) :; return ;;
         --stop-on) :; return ;;
         --success-on) :; return ;;
         --flaky-exit) :; return ;;
         --preset) COMPREPLY=($(compgen -W 'auto curl wget git rsync ssh psql pg_isready apt-get pip npm' -- "$cur")); return ;;
+        --retry-after-output) :; return ;;
         -t|--timeout) :; return ;;
         --max-time) :; return ;;
-        --multiplier) :; return ;;
-        --reset-after) :; return ;;
-        --seed) :; return ;;
-        --retry-after-output) :; return ;;
         --timeout-signal) COMPREPLY=($(compgen -W 'TERM INT HUP QUIT USR1 USR2 KILL' -- "$cur")); return ;;
         --kill-after) :; return ;;
-        --on-retry) :; return ;;
-        --on-give-up) :; return ;;
         --hold) COMPREPLY=($(compgen -W 'stdout all' -- "$cur")); return ;;
-        --report) _filedir; return ;;
-        --job) :; return ;;
         --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
         --ci) COMPREPLY=($(compgen -W 'auto none github gitlab buildkite azure' -- "$cur")); return ;;
+        --report) _filedir; return ;;
+        --job) :; return ;;
+        --on-retry) :; return ;;
+        --on-give-up) :; return ;;
         --splay) :; return ;;
         --budget) :; return ;;
         --budget-store) :; return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --jitter --retry-on --stop-on --success-on --flaky-exit --preset -t --timeout --max-time --plan -q --quiet -v --verbose --multiplier --reset-after --seed --retry-after-output --timeout-signal --kill-after --foreground --replay-stdin --shell --on-retry --on-give-up --hold --report --job --log-format --ci --splay --budget --budget-store -h --help -V --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '-n --max-attempts --base --cap --jitter --multiplier --reset-after --seed --retry-on --stop-on --success-on --flaky-exit --preset --retry-after-output -t --timeout --max-time --timeout-signal --kill-after --foreground --replay-stdin --shell --plan -q --quiet -v --verbose --hold --log-format --ci --report --job --on-retry --on-give-up --splay --budget --budget-store -h --help -V --version' -- "$cur"))
         return
     fi
     _command_offset $cword

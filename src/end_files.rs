@@ -4,8 +4,8 @@
 //! Their failure is part of how the run ended (the tool's own error, 125), and a signal while
 //! one is written ends the run by it.
 
-use crate::config::Config;
 use crate::lifecycle::{Ending, Observer, Stage};
+use crate::options::Config;
 use crate::output::tail::KeptTails;
 use crate::report::ci::log::shown_command;
 use crate::report::ci::outputs::StepOutputs;

@@ -14,8 +14,8 @@ use retry_budget::terms_change::TermsChange;
 use retry_policy::printable::printable;
 use retry_policy::run::{TokenRequest, Waits};
 
-use crate::cli::{BudgetCommand, Cli, Deferred, ToolCommand, one_line_error};
-use crate::config::Config;
+use crate::options::Config;
+use crate::options::{BudgetCommand, Cli, Deferred, ToolCommand, one_line_error};
 
 /// Parse `data`, split at NUL bytes into arguments (raw bytes, not necessarily UTF-8), as the
 /// binary would; then do with the values what a run does with them: draw waits, turn the time

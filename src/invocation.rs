@@ -11,17 +11,17 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::cli::{
-    BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, JobCommand, JobSetArgs,
-    JobShowArgs, ToolCommand, requested_log_format,
-};
-use crate::config::{self, Config, HistoryPlace};
 use crate::end_files::EndFiles;
 use crate::environment;
 use crate::held_job::SharedJob;
 use crate::job_history::JobHistory;
 use crate::lifecycle::{Ending, Observers};
 use crate::monitor::Pings;
+use crate::options::{self, Config, HistoryPlace};
+use crate::options::{
+    BudgetCommand, BudgetSetArgs, BudgetShowArgs, Cli, Deferred, JobCommand, JobSetArgs,
+    JobShowArgs, ToolCommand, requested_log_format,
+};
 use crate::output::copy::HeldOutput;
 use crate::output::tail::KeptTails;
 use crate::output::transcript::Transcript;
@@ -81,7 +81,7 @@ impl Started {
     /// password: looked for in the environment only where the process was given one there.
     fn store_passed_on(&self, config: &Config) -> Option<String> {
         let given = self.store_given.then_some(environment::own);
-        config::store_passed_on(config.store_flag(), &|name| given?(name))
+        options::store_passed_on(config.store_flag(), &|name| given?(name))
     }
 }
 
@@ -300,7 +300,7 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     let mut hooks = hooks(config, &watch, terminal.as_ref(), store.as_deref());
     let pings = config.monitor().map(|monitor| {
         let tails = tails.unwrap_or_default();
-        Pings::new(monitor, config::new_id(), job.shared(), tails)
+        Pings::new(monitor, options::new_id(), job.shared(), tails)
     });
     let mut observers = Observers::default()
         .with(config.history().map(JobHistory::at))

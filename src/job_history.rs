@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use crate::config::HistoryPlace;
 use crate::lifecycle::{Ending, Observer, Stage};
+use crate::options::HistoryPlace;
 use crate::report::outlet::GRACE;
 use retry_budget::history::{self, RunKind, Unkept};
 use retry_policy::job_end::{self, Counted};

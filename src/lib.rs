@@ -9,8 +9,6 @@
 
 #![forbid(unsafe_code)]
 
-mod cli;
-mod config;
 mod end_files;
 mod environment;
 mod examples;
@@ -23,6 +21,7 @@ mod job_history;
 mod lease_keeper;
 mod lifecycle;
 mod monitor;
+mod options;
 mod output;
 mod overlap;
 mod plan;
@@ -33,9 +32,9 @@ mod report;
 mod spill;
 mod trace;
 
-pub use cli::{Cli, full_command, one_line_error};
 pub use invocation::{Started, prepare, run, say_error};
 pub use lease_keeper::{ARGUMENT as KEEP_LEASE, keep as keep_lease};
+pub use options::{Cli, full_command, one_line_error};
 pub use retry_policy::exit::Exit;
 pub use retry_process::signals::die_of;
 

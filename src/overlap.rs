@@ -17,11 +17,11 @@ use std::ffi::OsStr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::config::{self, Config};
 use crate::environment;
 use crate::held_job::SharedJob;
 use crate::lease_keeper;
 use crate::lifecycle::{Ending, Observer, Stage};
+use crate::options::{self, Config};
 use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
 use retry_policy::run::{JobGate, JobTaken};
 use retry_process::signals::SignalWatch;
@@ -72,7 +72,7 @@ impl JobGate for JobHold<'_> {
         };
         let (run_id, token) = (
             self.config.run_id().to_string(),
-            config::new_id().to_string(),
+            options::new_id().to_string(),
         );
         let job = place.job.as_str();
         // Read only by a run of a job: an outer run's hold passes through to the others.

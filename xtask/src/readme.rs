@@ -7,7 +7,8 @@ use clap::{Arg, Command};
 use super::options;
 
 /// The line before the table.
-pub(crate) const START: &str = "<!-- options: written by cargo xtask generate from src/cli.rs -->";
+pub(crate) const START: &str =
+    "<!-- options: written by cargo xtask generate from src/options/ -->";
 /// The line after it.
 pub(crate) const END: &str = "<!-- end of options -->";
 

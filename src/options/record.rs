@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cli::Cli;
+use crate::options::Cli;
 
 use retry_budget::default_budget::DefaultBudget;
 use retry_budget::model::DEFAULT_BUDGET_TERMS;

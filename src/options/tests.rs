@@ -1,7 +1,7 @@
 //! The run's settings, resolved from command lines and environments given by each test.
 
-use super::from_environment::MAX_REQUESTED_WAIT;
 use super::*;
+use crate::options::from_environment::MAX_REQUESTED_WAIT;
 use crate::report::verbosity::Verbosity;
 use retry_budget::BudgetSettings;
 use retry_budget::state_dir::StateHome;
@@ -347,7 +347,7 @@ fn the_report_records_every_option_as_given_or_by_default() {
     // Only a report reads them, so only a run that asks for one records them.
     let unreported = config(&["--seed", "9", "a"]).unwrap().recorded;
     assert_eq!(serde_json::to_value(&unreported).unwrap().get("seed"), None);
-    let options: Vec<String> = crate::cli::full_command()
+    let options: Vec<String> = crate::options::full_command()
         .get_arguments()
         .filter_map(|arg| arg.get_long())
         .filter(|long| !matches!(*long, "help" | "version"))

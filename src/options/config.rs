@@ -1,18 +1,16 @@
-//! The run's settings: the parsed command line resolved into one consistent run, with every
-//! cross-flag check made, and the environment read once (where the run sits among nested
-//! retries, how long a requested wait may be, and where its budget lives).
+//! The run's settings: the parsed command line resolved into one consistent run, a list of
+//! calls of the groups' resolutions, with every cross-group check made and the environment read
+//! once (where the run sits among nested retries, how long a requested wait may be, and where
+//! its budget lives).
 //!
 //! [`Config`] is the only reader of a run's [`Cli`]; the tool's subcommands own their options
 //! (`budget show`, `budget set`) and are dispatched before it. Its fields are private: it hands
 //! out the settings each part of a run is built from, by the module that owns the part, and the
-//! record of the options that the report keeps, derived from the command line's definition. What
-//! the flags alone decide is `flags`, the budget and the job's history `budget`, the rest of the
-//! environment `from_environment`, the report's record of the options `record`; this file puts
-//! them together. A new flag touches `cli.rs`, one of these, the module that uses it, and a
-//! test.
+//! record of the options that the report keeps, derived from the command line's definition. A
+//! new flag touches its group's module, this file when the run keeps its setting, the module
+//! that uses it, and a test.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::time::{Duration, Instant, SystemTime};
 
 use rand::SeedableRng;
@@ -23,7 +21,6 @@ use retry_policy::backoff::{self, Backoff, Schedule};
 use retry_policy::deadline::{Deadline, DeadlineSource};
 use retry_policy::duration::{format_duration, to_millis};
 use retry_policy::nesting::{Layer, Nested};
-use retry_policy::outcome::Hook;
 use retry_policy::presets::Preset;
 use retry_policy::printable::printable;
 use retry_policy::rules::RuleList;
@@ -31,7 +28,7 @@ use retry_policy::run::Rules;
 use retry_policy::run_id::RunId;
 use retry_policy::seed::Seed;
 
-use crate::cli::Cli;
+use super::{Cli, ConfigError};
 use crate::environment;
 use crate::monitor::Monitor;
 use crate::output::{Hold, OutputOptions};
@@ -45,21 +42,12 @@ use crate::report::verbosity::{LogFormat, LogSettings};
 use crate::trace::{Traced, Tracing};
 use retry_process::command_line::CommandLine;
 
-mod budget;
-mod flags;
-mod from_environment;
-mod record;
-
-pub(crate) use budget::HistoryPlace;
-pub(crate) use budget::store_passed_on;
-use budget::{budget_in_force, history_place, job_name, next_slot, run_budget};
-use flags::refuse;
-pub(crate) use from_environment::new_id;
-use from_environment::{
+use super::fleet::budget_in_force;
+use super::from_environment::{
     Deadlines, github_files, host_name, max_requested_wait, nested, random_seed, run_id, tracing,
 };
-use record::InForce;
-pub(crate) use record::OptionsRecord;
+use super::job::{HistoryPlace, next_slot};
+use super::record::{InForce, OptionsRecord};
 
 /// Everything a run needs, checked for consistency.
 #[derive(Debug)]
@@ -124,18 +112,6 @@ enum PresetInForce {
     NoneForProgram(String),
 }
 
-/// A combination of flags that cannot make a run; the message says which and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ConfigError(String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 impl TryFrom<Cli> for Config {
     type Error = ConfigError;
 
@@ -145,15 +121,18 @@ impl TryFrom<Cli> for Config {
 }
 
 impl Config {
-    /// Resolve `cli`, reading the environment through `env`.
+    /// Resolve `cli`, reading the environment through `env`: each group of options resolves
+    /// its own, given what it needs of the others.
     fn resolve(mut cli: Cli, env: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
-        let backoff = flags::backoff(&cli)?;
+        let words = &cli.command;
+        let backoff = cli.waits.backoff()?;
         let max_requested_wait = max_requested_wait(&env)?;
         let nested = nested(&env)?;
-        let program = cli.command.first().and_then(|program| program.to_str());
-        let preset = cli.preset.and_then(|choice| choice.resolve(program));
-        let budget = run_budget(&cli, &env, preset)?;
-        let (rules, mut output) = flags::rules_and_output(&cli, preset)?;
+        let program = words.first().and_then(|program| program.to_str());
+        let preset = cli.rules.preset(program);
+        let budget = cli.fleet.run_budget(words, &env, preset)?;
+        let request = cli.limits.request(words, preset);
+        let rules = cli.rules.resolve(preset, request.as_ref())?;
         let (tracing, mut tracing_problems) = tracing(&env);
         // A monitor that cannot be used is one that is down: said, and the command runs.
         let monitor = Monitor::from_environment(&env).unwrap_or_else(|why| {
@@ -163,30 +142,25 @@ impl Config {
             ));
             None
         });
-        // The outcome's ping carries the end of the output.
-        output.keep_tails |= monitor.is_some();
+        // The outcome's ping carries the end of the output, as a report that shows it does.
+        let tails = cli.reports.show_output() || monitor.is_some();
+        let output = (cli.output).options(&rules, &cli.rules.waits_asked(preset), tails)?;
         let layer = Layer::of(
             env(environment::OUTER_DEPTH.name).as_deref(),
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
         );
-        let command = flags::command(&cli)?;
-        let job = job_name(&cli, &budget)?;
-        let (history, history_problem) = match &cli.job {
-            Some(job) => match history_place(job, &cli, &budget, &env) {
-                Ok(place) => (Some(place), None),
-                Err(why) => (None, Some(why.to_string())),
-            },
-            None => (None, None),
-        };
+        let command = cli.limits.command(words, cli.plan)?;
+        let job = cli.job.name(&budget, words)?;
+        let (history, history_problem) = cli.job.history(&cli.fleet.store, &budget, &env);
         let now = SystemTime::now();
         let slot = next_slot(history.as_ref(), &env, now);
-        let deadlines = Deadlines::of(flags::max_time(&cli)?, slot, &env, now);
+        let deadlines = Deadlines::of(cli.limits.max_time(cli.fleet.splay)?, slot, &env, now);
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
-        let ci = cli.ci().resolve(&env).filter(|_| layer.depth() == 1);
+        let ci = cli.output.ci().resolve(&env).filter(|_| layer.depth() == 1);
         let run_id = run_id(&env);
-        let seed = Seed::resolve(cli.seed, &cli.command, || host_name(&env), random_seed);
-        let limit = layer.limit(nested, cli.max_attempts());
+        let seed = Seed::resolve(cli.waits.seed, words, || host_name(&env), random_seed);
+        let limit = layer.limit(nested, cli.waits.max_attempts());
         let in_force = InForce {
             max_attempts: limit,
             seed,
@@ -208,38 +182,35 @@ impl Config {
             backoff,
             rules,
             seed,
-            splay: cli.splay,
+            splay: cli.fleet.splay,
             budget,
             deadlines,
-            process: flags::process(&cli),
-            replay_stdin: cli.replay_stdin,
+            process: cli.limits.process(),
+            replay_stdin: cli.limits.replay_stdin,
             output,
-            preset: match (cli.preset, preset) {
+            preset: match (cli.rules.preset, preset) {
                 (Some(_), None) => {
                     PresetInForce::NoneForProgram(program.map(str::to_string).unwrap_or_default())
                 }
                 (_, preset) => PresetInForce::Given(preset),
             },
-            hooks: HookLines::new([
-                (Hook::OnRetry, cli.on_retry.take()),
-                (Hook::OnGiveUp, cli.on_give_up.take()),
-            ]),
-            reset_after: cli.reset_after,
-            flaky_exit: cli.flaky_exit,
-            log: flags::log(&cli, run_id),
+            hooks: cli.hooks.lines(),
+            reset_after: cli.waits.reset_after,
+            flaky_exit: cli.rules.flaky_exit,
+            log: cli.output.log(run_id),
             run_id,
-            store_flag: cli.store.budget_store.clone(),
+            store_flag: cli.fleet.store.budget_store.clone(),
             job,
             history,
             history_problem,
-            job_given: cli.job.is_some(),
+            job_given: cli.job.job.is_some(),
             github: github_files(ci, &env),
             monitor,
             tracing,
             tracing_problems,
             ci,
             recorded: OptionsRecord::of(&mut cli, in_force),
-            reports: cli.report,
+            reports: cli.reports.report,
         })
     }
 
@@ -487,4 +458,5 @@ impl Config {
 }
 
 #[cfg(test)]
+#[path = "tests.rs"]
 mod tests;

@@ -1,0 +1,159 @@
+//! The job a run is one run of (`--job`): its definition, and what it resolves to: the job's
+//! name, where its terms and history live (the store its budget uses), and the next slot of
+//! its schedule (`retry job set --schedule`), which is one more deadline.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::SystemTime;
+
+use retry_budget::history;
+use retry_budget::job::{self, NotASchedule, Schedule, Slot};
+use retry_budget::store::Location;
+use retry_budget::unread::Unread;
+use retry_budget::waiter::Threads;
+use retry_budget::{BudgetName, RunBudget};
+
+use super::fleet::StoreOption;
+use super::{ConfigError, OUTPUT, refuse};
+
+/// The job a run is one run of.
+#[derive(clap::Args, Debug)]
+pub(crate) struct JobNameArgs {
+    /// The job's name, for its history, metrics and CI groups
+    ///
+    /// Name the job: each run so named adds to the job's history in the budget's store (clean,
+    /// flaky or failed; retry job history NAME shows it), and it is the job label of the
+    /// prom: report's gauges and the title of the CI system's groups (default: no history, and
+    /// the --budget name, else the command's program name, for the rest; e.g. nightly-backup).
+    #[arg(long, value_name = "NAME", hide_short_help = true, help_heading = OUTPUT)]
+    pub(crate) job: Option<String>,
+}
+
+impl JobNameArgs {
+    /// The job's name: `--job`, else the budget's name, else the program's name of the
+    /// command `words`.
+    pub(super) fn name(
+        &self,
+        budget: &RunBudget,
+        words: &[OsString],
+    ) -> Result<String, ConfigError> {
+        let program = || {
+            words.first().map(|program| {
+                Path::new(program)
+                    .file_name()
+                    .unwrap_or(program)
+                    .to_string_lossy()
+                    .into_owned()
+            })
+        };
+        let job = match &self.job {
+            Some(job) => job.clone(),
+            None => match budget {
+                RunBudget::Named(settings) => Some(settings.name.as_str().to_string()),
+                _ => None,
+            }
+            .or_else(program)
+            .unwrap_or_default(),
+        };
+        refuse(
+            self.job.is_some() && job.trim().is_empty(),
+            "--job is empty: give the job a name, e.g. --job nightly-backup",
+        )?;
+        Ok(job)
+    }
+
+    /// Where the job `--job` names keeps its terms and its history, and why it keeps none
+    /// when it names one: in a named budget's store, else in the store a named budget would
+    /// use (`store`, `RETRY_BUDGET_STORE`, or this machine's file store).
+    pub(super) fn history(
+        &self,
+        store: &StoreOption,
+        budget: &RunBudget,
+        env: &impl Fn(&str) -> Option<OsString>,
+    ) -> (Option<HistoryPlace>, Option<String>) {
+        let Some(job) = &self.job else {
+            return (None, None);
+        };
+        let location = match budget {
+            RunBudget::Named(settings) => Ok(settings.store.location.clone()),
+            _ => store.settings(env, "--job").map(|store| store.location),
+        };
+        match location {
+            Ok(location) => {
+                let job = history::history_name(job);
+                (Some(HistoryPlace { location, job }), None)
+            }
+            Err(why) => {
+                let job = job.clone();
+                (None, Some(NoStoreForJob { job, why }.to_string()))
+            }
+        }
+    }
+}
+
+/// Where a job's history lives: the store the budget uses, and the job's name there.
+#[derive(Clone, Debug)]
+pub(crate) struct HistoryPlace {
+    pub(crate) location: Location,
+    pub(crate) job: BudgetName,
+}
+
+/// A job whose terms and history have no store, and why: said as a warning, with all that the
+/// run goes on without.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "job {job}: its terms (--overlap, --alert-after: retry job set) cannot be read, so its runs \
+     may overlap and every failure alerts, and no history of its runs is kept: {why}"
+)]
+pub(crate) struct NoStoreForJob {
+    job: String,
+    why: retry_budget::Error,
+}
+
+/// A job's schedule that gives its run no deadline, and why: said as a warning.
+#[derive(Debug, thiserror::Error)]
+#[error("job {job}: its schedule cannot be used: {why}; going on without it")]
+pub(crate) struct ScheduleUnused {
+    job: String,
+    why: ScheduleTrouble,
+}
+
+/// Why a job's schedule gives no deadline.
+#[derive(Debug, thiserror::Error)]
+enum ScheduleTrouble {
+    #[error(transparent)]
+    Unread(#[from] Unread),
+    #[error(transparent)]
+    NotASchedule(#[from] NotASchedule),
+    /// The schedule, which has no slot within the next years.
+    #[error("'{0}' names no time that comes in the next years")]
+    NeverComes(String),
+}
+
+/// The next slot of the schedule of the job whose terms are at `place` (`retry job set
+/// --schedule`), its zone read through `env` (`CRON_TZ`) where the schedule names none, after
+/// `now`; or why the run goes on without one.
+pub(super) fn next_slot(
+    place: Option<&HistoryPlace>,
+    env: &impl Fn(&str) -> Option<OsString>,
+    now: SystemTime,
+) -> Result<Option<Slot>, ScheduleUnused> {
+    let Some(place) = place else {
+        return Ok(None);
+    };
+    let slot = || -> Result<Option<Slot>, ScheduleTrouble> {
+        let Some(text) = job::schedule_of(&place.location, &place.job, &Threads)? else {
+            return Ok(None);
+        };
+        let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
+        let schedule = Schedule::parse(&text, &env)?;
+        match schedule.next_slot(now) {
+            Some(slot) => Ok(Some(slot)),
+            None => Err(ScheduleTrouble::NeverComes(text)),
+        }
+    };
+    slot().map_err(|why| ScheduleUnused {
+        job: place.job.as_str().to_string(),
+        why,
+    })
+}

@@ -1,6 +1,8 @@
 //! One attempt's process group supervised to its end, on real processes: a command past its
 //! time limit is ended by the timeout signal and reported as timed out; a command that exits is
-//! reported with its own status, and what it left running in its group is ended and reaped.
+//! reported with its own status, and what it left running in its group is ended and reaped; a
+//! signal the tool passes on reaches the command, and one that ends the run ends the command
+//! too and is the run's.
 //!
 //! A test binary without the test harness (`harness = false`): the signal watch must be
 //! installed before any other thread starts, so that every thread of the process blocks the
@@ -28,7 +30,9 @@ fn main() {
     reaper::adopt_orphans();
     a_command_past_its_time_limit_is_ended_by_the_timeout_signal(&watch);
     a_command_that_exits_has_its_status_and_what_it_left_in_its_group_is_ended(&watch);
-    println!("test result: ok. 2 passed");
+    a_signal_the_tool_passes_on_reaches_the_command(&watch);
+    a_signal_that_ends_the_run_ends_the_command_and_is_the_runs(&watch);
+    println!("test result: ok. 4 passed");
 }
 
 fn a_command_past_its_time_limit_is_ended_by_the_timeout_signal(watch: &SignalWatch) {
@@ -66,6 +70,58 @@ fn a_command_that_exits_has_its_status_and_what_it_left_in_its_group_is_ended(wa
         Err(Errno::ESRCH),
         "what it left is ended and reaped"
     );
+}
+
+fn a_signal_the_tool_passes_on_reaches_the_command(watch: &SignalWatch) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "trap 'exit 7' USR1; touch '{}'; while :; do sleep 1 & wait $!; done",
+        ready.display()
+    );
+    let leader = start(watch, &script);
+    signal_once_ready(&ready, nix::sys::signal::Signal::SIGUSR1);
+    let mut supervision = Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER));
+    // A bound, so that a signal never passed on fails the test rather than hanging it.
+    let bound = Instant::now() + Duration::from_secs(60);
+    let status = supervision.await_leader(Some((bound, TimeLimit::Attempt)));
+    supervision.clear_group();
+    assert_eq!(
+        supervision.termination(status),
+        Termination::Exited(7),
+        "the command's trap ran"
+    );
+    assert_eq!(supervision.interrupted_by(), None, "the run goes on");
+}
+
+fn a_signal_that_ends_the_run_ends_the_command_and_is_the_runs(watch: &SignalWatch) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ready = dir.path().join("ready");
+    let script = format!("touch '{}'; exec sleep 60", ready.display());
+    let leader = start(watch, &script);
+    signal_once_ready(&ready, nix::sys::signal::Signal::SIGTERM);
+    let mut supervision = Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER));
+    let bound = Instant::now() + Duration::from_secs(60);
+    let status = supervision.await_leader(Some((bound, TimeLimit::Attempt)));
+    supervision.clear_group();
+    assert_eq!(
+        supervision.termination(status),
+        Termination::Signaled(Signal::TERM)
+    );
+    assert_eq!(supervision.interrupted_by(), Some(Signal::TERM));
+}
+
+/// Send this process `signal` from a thread of its own once the file `ready` appears: the
+/// command is then where it can take what the tool passes on. Every thread blocks the signal,
+/// so the watch takes it.
+fn signal_once_ready(ready: &Path, signal: nix::sys::signal::Signal) {
+    let ready = ready.to_path_buf();
+    std::thread::spawn(move || {
+        while !ready.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        kill(Pid::this(), signal).expect("a signal to this process");
+    });
 }
 
 /// Start `sh -c script` in a process group of its own, as the tool starts an attempt.

@@ -96,8 +96,8 @@ impl FleetArgs {
         };
         refuse(
             self.store.budget_store.is_some() && !matches!(budget, RunBudget::Named(_)),
-            "--budget-store says where a named budget lives: give --budget NAME (or RETRY_BUDGET=NAME) \
-             too, or leave --budget-store out",
+            "--budget-store says where a named budget lives: give --budget NAME (or \
+             RETRY_BUDGET=NAME) too, or leave --budget-store out",
         )?;
         Ok(budget)
     }
@@ -109,17 +109,18 @@ impl FleetArgs {
 pub(crate) struct StoreOption {
     /// Where budgets live: file, file:DIR, or redis://HOST
     ///
-    /// Keep budgets, and jobs' terms and histories, in STORE: 'file' (a file on this machine, in $XDG_STATE_HOME/retry/budgets
-    /// or ~/.local/state/retry/budgets), file:DIR, or a Redis or Valkey server a fleet shares:
-    /// redis://[USER@]HOST[:PORT][/DB] (any node of a Cluster), rediss://... (TLS),
-    /// redis+sentinel://HOST:PORT,HOST:PORT/PRIMARY (sentinels, then the primary's name), or
-    /// redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store that cannot be used as no token (default open:
-    /// warn once and go on, a shared store falling back to the file store); ?timeout=2s bounds
-    /// each call (default 500ms); ?password_file=FILE logs in with FILE's first line; after
-    /// rediss://, ?ca_file=FILE trusts that authority instead of the system's, and
-    /// ?cert_file=FILE&key_file=FILE (the key its owner's alone) is the client certificate a TLS
-    /// server asks for. An address with a password is refused here, where every user can read it (ps): give it in
-    /// RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or file].
+    /// Keep budgets, and jobs' terms and histories, in STORE: 'file' (a file on this machine, in
+    /// $XDG_STATE_HOME/retry/budgets or ~/.local/state/retry/budgets), file:DIR, or a Redis or
+    /// Valkey server a fleet shares: redis://[USER@]HOST[:PORT][/DB] (any node of a Cluster),
+    /// rediss://... (TLS), redis+sentinel://HOST:PORT,HOST:PORT/PRIMARY (sentinels, then the
+    /// primary's name), or redis+unix:///PATH/TO/SOCKET. Query keys: ?fail=closed counts a store
+    /// that cannot be used as no token (default open: warn once and go on, a shared store falling
+    /// back to the file store); ?timeout=2s bounds each call (default 500ms); ?password_file=FILE
+    /// logs in with FILE's first line; after rediss://, ?ca_file=FILE trusts that authority instead
+    /// of the system's, and ?cert_file=FILE&key_file=FILE (the key its owner's alone) is the client
+    /// certificate a TLS server asks for. An address with a password is refused here, where every
+    /// user can read it (ps): give it in RETRY_BUDGET_STORE [default: $RETRY_BUDGET_STORE, or
+    /// file].
     #[arg(long, value_name = "STORE")]
     pub(crate) budget_store: Option<String>,
 }

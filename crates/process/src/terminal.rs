@@ -1,10 +1,11 @@
 //! Handing the controlling terminal to an attempt's process group, and taking it back.
 //!
-//! When the tool runs in the foreground of a controlling terminal, each attempt's process group
-//! is made the terminal's foreground group while it runs, as shells do for their jobs: a command
-//! can then read a password or answer a prompt, and Ctrl-C typed there reaches the command. The
-//! child takes the terminal itself, between the split and exec (`sys::spawn::Handover`), so that
-//! it never runs a moment in the background; the tool takes it back when the attempt ends (with SIGTTOU blocked, see `signals`).
+//! When the tool runs in the foreground of a controlling terminal, each attempt's process group is
+//! made the terminal's foreground group while it runs, as shells do for their jobs: a command can
+//! then read a password or answer a prompt, and Ctrl-C typed there reaches the command. The child
+//! takes the terminal itself, between the split and exec (`sys::spawn::Handover`), so that it never
+//! runs a moment in the background; the tool takes it back when the attempt ends (with SIGTTOU
+//! blocked, see `signals`).
 //!
 //! Every hand-over checks first that the giver holds the terminal: a tool sent to the background
 //! (Ctrl-Z, then `bg`) must not take the terminal from the shell, for itself or for an attempt.

@@ -16,14 +16,14 @@
 //!
 //! The caught signals stay blocked in every thread but while the tool waits, and blocked signals
 //! are inherited by `exec`, so every child resets the handled ones to their defaults and then
-//! restores the mask the tool started with (`sys::signals::ChildMask`). Waiting takes one signal
-//! at a time from one of two backends, with no polling and no CPU used while nothing happens: on
-//! Linux `sigtimedwait` (no handler at all); elsewhere, and on Linux with the `portable-signals`
-//! feature (which CI runs the suite on), signal-hook's handler and self-pipe, with one `poll` of
-//! it while the signals are unblocked (`hooked`). The doorbell sends the tool SIGCHLD, which every
-//! thread has blocked, so that the waiting thread takes it with either backend. A blocking job that must not make the tool deaf to signals (writing
-//! held output to a slow reader, waiting for a lock) runs on a thread of its own while the tool
-//! waits here for it ([`SignalWatch::run_job`]).
+//! restores the mask the tool started with (`sys::signals::ChildMask`). Waiting takes one signal at
+//! a time from one of two backends, with no polling and no CPU used while nothing happens: on Linux
+//! `sigtimedwait` (no handler at all); elsewhere, and on Linux with the `portable-signals` feature
+//! (which CI runs the suite on), signal-hook's handler and self-pipe, with one `poll` of it while
+//! the signals are unblocked (`hooked`). The doorbell sends the tool SIGCHLD, which every thread
+//! has blocked, so that the waiting thread takes it with either backend. A blocking job that must
+//! not make the tool deaf to signals (writing held output to a slow reader, waiting for a lock)
+//! runs on a thread of its own while the tool waits here for it ([`SignalWatch::run_job`]).
 
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};

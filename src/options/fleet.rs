@@ -23,6 +23,7 @@ use crate::git_remote;
 
 /// The budget a run spends from, and its splay.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct FleetArgs {
     /// A random wait below DURATION before the first attempt
     ///
@@ -106,6 +107,7 @@ impl FleetArgs {
 /// `--budget-store`, declared once: where a run's budget lives, and where `retry budget` and
 /// `retry job` look, so that each reads the store the runs use; a run hides it from `-h`.
 #[derive(clap::Args, Debug, Default)]
+#[group(skip)]
 pub(crate) struct StoreOption {
     /// Where budgets live: file, file:DIR, or redis://HOST
     ///

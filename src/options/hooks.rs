@@ -8,6 +8,7 @@ use crate::process::hooks::{HookLines, parse_shell_line};
 
 /// The hooks' shell lines.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct HooksArgs {
     /// Run SHELL_LINE before each retry's wait
     ///

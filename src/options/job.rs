@@ -18,6 +18,7 @@ use super::{ConfigError, OUTPUT, refuse};
 
 /// The job a run is one run of.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct JobNameArgs {
     /// The job's name, for its history, metrics and CI groups
     ///

@@ -18,6 +18,7 @@ use crate::process::{Isolation, ProcessOptions};
 
 /// The limits of an attempt and of the run, and how each attempt's process is run.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct LimitsArgs {
     /// Time limit of one attempt (status 124)
     ///

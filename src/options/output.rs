@@ -12,6 +12,7 @@ use crate::report::verbosity::{LogFormat, LogSettings, Verbosity};
 
 /// The tool's own messages, and the command's output held.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct OutputArgs {
     /// Say nothing of the tool's own
     ///

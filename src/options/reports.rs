@@ -6,6 +6,7 @@ use crate::report::formats::{ReportFormat, ReportSpec};
 
 /// The reports a run writes when it ends.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct ReportsArgs {
     /// Write a report to FILE when the run ends; may be repeated
     ///

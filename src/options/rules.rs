@@ -10,6 +10,7 @@ use super::{ConfigError, DECIDING, choice};
 
 /// The rules an attempt's end is judged by.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct RulesArgs {
     /// Retry what RULE names; may be repeated
     ///

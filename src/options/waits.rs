@@ -14,6 +14,7 @@ use super::{ConfigError, WAITS, choice, refuse};
 
 /// The attempts, and the waits between them.
 #[derive(clap::Args, Debug)]
+#[group(skip)]
 pub(crate) struct WaitsArgs {
     /// Most attempts, the first included
     ///

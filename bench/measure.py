@@ -78,7 +78,7 @@ PHASES = [
     ("building the clap definition, and dropping it", [r"Cli as clap_builder::derive::Args>::augment_args$",
                                                        r"^core::ptr::drop_in_place<clap_builder::builder::command::Command>$"], []),
     # Cli::parse_args builds the definition, parses, takes the values out and drops it all.
-    ("parsing the command line, and taking the values out", [r"^retry_exec::cli::Cli::parse_args$"],
+    ("parsing the command line, and taking the values out", [r"^retry_exec::options::Cli::parse_args$"],
      ["building the clap definition, and dropping it"]),
     ("the attempt: starting it, waiting for it, clearing its group", [r"ProcessRunner as retry_policy::run::ports::Attempts>::run$"], []),
 ]

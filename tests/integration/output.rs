@@ -127,7 +127,7 @@ fn a_gigabyte_through_an_output_condition_costs_constant_memory() {
         .stdout(std::fs::File::create("/dev/null").unwrap())
         .run_measuring_peak_rss();
     run.expect_code(0);
-    assert!(peak < 20 * 1024, "peak RSS {peak} KiB");
+    assert!((1..20 * 1024).contains(&peak), "peak RSS {peak} KiB");
 }
 
 #[test]

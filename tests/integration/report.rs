@@ -437,6 +437,7 @@ fn memory_and_the_report_stay_bounded_however_many_attempts() {
             .args(["--report", report.to_str().unwrap(), "--", "false"])
             .run_measuring_peak_rss();
         run.expect_code(1);
+        assert!(peak > 0, "the tool's memory was never sampled\n{run}");
         peak
     };
     let (few, many) = (peak_after(100), peak_after(4000));

@@ -47,7 +47,10 @@ fn replay_stdin_spills_long_input_and_keeps_memory_bounded() {
         .map(|l| l.trim().parse().unwrap())
         .collect();
     assert_eq!(counts, [size; 3], "{run}");
-    assert!(peak < 20 * 1024, "peak RSS {peak} KiB for 64 MiB of input");
+    assert!(
+        (1..20 * 1024).contains(&peak),
+        "peak RSS {peak} KiB for 64 MiB of input"
+    );
 }
 
 #[test]

@@ -761,16 +761,29 @@ pub(crate) fn kill_leftover(pid: i32) {
 impl Invocation {
     /// Run to the end, and also return the peak resident set of the run's own process, in KiB:
     /// its `VmHWM`, sampled until it exits. (The `ru_maxrss` of a child also counts the parent's
-    /// memory at the moment of the spawn, so it cannot tell the tool's own peak.)
+    /// memory at the moment of the spawn, so it cannot tell the tool's own peak.) Only samples
+    /// taken once the process is the program count: before it executes `env`, a child that
+    /// shares the test binary's memory (as `vfork` does) shows the test's, which on busy cores
+    /// lasts long enough to be sampled. 0 when the program ended before a sample: a test that
+    /// bounds the peak checks that it was measured.
     #[track_caller]
     pub(crate) fn run_measuring_peak_rss(self) -> (Run, u64) {
+        // The kernel keeps the first 15 bytes of a program's name (TASK_COMM_LEN).
+        let program = Path::new(self.command.get_program());
+        let name: String = program.file_name().map_or(String::new(), |name| {
+            name.to_string_lossy().chars().take(15).collect()
+        });
         let running = self.spawn();
         let status_file = format!("/proc/{}/status", running.pid());
         let mut peak = 0;
         while let Ok(status) = std::fs::read_to_string(&status_file) {
-            let hwm = status.lines().find_map(|line| line.strip_prefix("VmHWM:"));
+            let field = |field: &str| status.lines().find_map(|line| line.strip_prefix(field));
+            let hwm = field("VmHWM:");
             match hwm.and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok()) {
-                Some(kib) => peak = peak.max(kib),
+                Some(kib) if field("Name:").map(str::trim) == Some(name.as_str()) => {
+                    peak = peak.max(kib);
+                }
+                Some(_) => {}
                 // A zombie has no memory left to measure.
                 None => break,
             }

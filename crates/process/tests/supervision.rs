@@ -25,6 +25,10 @@ use retry_sys::spawn::{ChildStdio, Launcher, Setup};
 /// How long after the timeout signal SIGKILL follows: longer than any test waits.
 const KILL_AFTER: Duration = Duration::from_secs(30);
 
+/// The longest any case waits for its command: a command that is never ended fails its case
+/// (as timed out) rather than hanging the test.
+const BOUND: Duration = Duration::from_secs(60);
+
 fn main() {
     let watch = SignalWatch::install(false, startup::prepare()).expect("the signal watch");
     reaper::adopt_orphans();
@@ -37,7 +41,7 @@ fn main() {
 
 fn a_command_past_its_time_limit_is_ended_by_the_timeout_signal(watch: &SignalWatch) {
     let leader = start(watch, "exec sleep 60");
-    let mut supervision = Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER));
+    let mut supervision = supervise(watch, leader);
     let limit = Instant::now() + Duration::from_millis(100);
     let status = supervision.await_leader(Some((limit, TimeLimit::Attempt)));
     supervision.clear_group();
@@ -55,8 +59,8 @@ fn a_command_that_exits_has_its_status_and_what_it_left_in_its_group_is_ended(wa
     let left = dir.path().join("left");
     let script = format!("sleep 60 & echo $! > '{}'; exit 3", left.display());
     let leader = start(watch, &script);
-    let mut supervision = Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER));
-    let status = supervision.await_leader(None);
+    let mut supervision = supervise(watch, leader);
+    let status = supervision.await_leader(Some((Instant::now() + BOUND, TimeLimit::Attempt)));
     assert_eq!(supervision.termination(status), Termination::Exited(3));
     let left = Pid::from_raw(pid_in(&left));
     assert_eq!(
@@ -73,55 +77,63 @@ fn a_command_that_exits_has_its_status_and_what_it_left_in_its_group_is_ended(wa
 }
 
 fn a_signal_the_tool_passes_on_reaches_the_command(watch: &SignalWatch) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let ready = dir.path().join("ready");
-    let script = format!(
-        "trap 'exit 7' USR1; touch '{}'; while :; do sleep 1 & wait $!; done",
-        ready.display()
-    );
-    let leader = start(watch, &script);
-    signal_once_ready(&ready, nix::sys::signal::Signal::SIGUSR1);
-    let mut supervision = Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER));
-    // A bound, so that a signal never passed on fails the test rather than hanging it.
-    let bound = Instant::now() + Duration::from_secs(60);
-    let status = supervision.await_leader(Some((bound, TimeLimit::Attempt)));
-    supervision.clear_group();
-    assert_eq!(
-        supervision.termination(status),
-        Termination::Exited(7),
-        "the command's trap ran"
-    );
-    assert_eq!(supervision.interrupted_by(), None, "the run goes on");
+    let script = "trap 'exit 7' USR1; touch {ready}; while :; do sleep 1 & wait $!; done";
+    let (ended, interrupted_by) = signalled(watch, script, nix::sys::signal::Signal::SIGUSR1);
+    assert_eq!(ended, Termination::Exited(7), "the command's trap ran");
+    assert_eq!(interrupted_by, None, "the run goes on");
 }
 
 fn a_signal_that_ends_the_run_ends_the_command_and_is_the_runs(watch: &SignalWatch) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let ready = dir.path().join("ready");
-    let script = format!("touch '{}'; exec sleep 60", ready.display());
-    let leader = start(watch, &script);
-    signal_once_ready(&ready, nix::sys::signal::Signal::SIGTERM);
-    let mut supervision = Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER));
-    let bound = Instant::now() + Duration::from_secs(60);
-    let status = supervision.await_leader(Some((bound, TimeLimit::Attempt)));
-    supervision.clear_group();
-    assert_eq!(
-        supervision.termination(status),
-        Termination::Signaled(Signal::TERM)
-    );
-    assert_eq!(supervision.interrupted_by(), Some(Signal::TERM));
+    let script = "touch {ready}; exec sleep 60";
+    let (ended, interrupted_by) = signalled(watch, script, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(ended, Termination::Signaled(Signal::TERM));
+    assert_eq!(interrupted_by, Some(Signal::TERM));
 }
 
-/// Send this process `signal` from a thread of its own once the file `ready` appears: the
-/// command is then where it can take what the tool passes on. Every thread blocks the signal,
-/// so the watch takes it.
-fn signal_once_ready(ready: &Path, signal: nix::sys::signal::Signal) {
-    let ready = ready.to_path_buf();
+/// Run `script` (whose `{ready}` is the file it touches once it can take a signal), send this
+/// process `signal` once it is ready, and supervise the command to its end within [`BOUND`]:
+/// how it ended, and the signal that ended the run, if one did.
+fn signalled(
+    watch: &SignalWatch,
+    script: &str,
+    signal: nix::sys::signal::Signal,
+) -> (Termination, Option<Signal>) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ready = dir.path().join("ready");
+    let leader = start(
+        watch,
+        &script.replace("{ready}", &format!("'{}'", ready.display())),
+    );
+    signal_once_ready(ready, signal);
+    let mut supervision = supervise(watch, leader);
+    let status = supervision.await_leader(Some((Instant::now() + BOUND, TimeLimit::Attempt)));
+    supervision.clear_group();
+    (
+        supervision.termination(status),
+        supervision.interrupted_by(),
+    )
+}
+
+/// Send this process `signal` from a thread of its own once the file `ready` appears (within
+/// [`BOUND`]): the command is then where it can take what the tool passes on. Every thread
+/// blocks the signal, so the watch takes it.
+fn signal_once_ready(ready: std::path::PathBuf, signal: nix::sys::signal::Signal) {
     std::thread::spawn(move || {
+        let given_up = Instant::now() + BOUND;
         while !ready.exists() {
+            if Instant::now() > given_up {
+                return;
+            }
             std::thread::sleep(Duration::from_millis(10));
         }
         kill(Pid::this(), signal).expect("a signal to this process");
     });
+}
+
+/// The supervision of the attempt `leader` leads, in its own group, with no terminal: SIGTERM
+/// at its time limit, SIGKILL [`KILL_AFTER`] later.
+fn supervise(watch: &SignalWatch, leader: Pid) -> Supervision<'_> {
+    Supervision::new(watch, leader, true, None, (Signal::TERM, KILL_AFTER))
 }
 
 /// Start `sh -c script` in a process group of its own, as the tool starts an attempt.

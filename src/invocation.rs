@@ -146,9 +146,7 @@ pub fn run(mut cli: Cli, started: Started) -> anyhow::Result<Exit> {
 
 /// `retry budget show`: print a budget's state on stdout.
 fn show_budget(options: &BudgetShowArgs) -> anyhow::Result<Exit> {
-    let request = options
-        .request(&environment::own)
-        .map_err(anyhow::Error::msg)?;
+    let request = options.request(&environment::own)?;
     print_on_stdout(
         "the budget's state",
         options.reading.log_format,
@@ -192,9 +190,7 @@ type JobPrint = fn(
 /// `retry job show` and `retry job history`: print a job's terms, or its history of runs, as
 /// `print` does.
 fn show_job(options: &JobShowArgs, print: JobPrint) -> anyhow::Result<Exit> {
-    let store = (options.reading.store)
-        .settings(&environment::own, "retry job")
-        .map_err(anyhow::Error::msg)?;
+    let store = (options.reading.store).settings(&environment::own, "retry job")?;
     print_on_stdout("the job", options.reading.log_format, |format, out| {
         print(&options.job, &store.location, format, &Threads, out)
     })
@@ -210,9 +206,7 @@ fn past_runs(place: &HistoryPlace) -> plan::PastRuns {
 
 /// `retry job set`: keep a job's terms in its store, for every run of it.
 fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
-    let store = (options.store)
-        .settings(&environment::own, "retry job set")
-        .map_err(anyhow::Error::msg)?;
+    let store = (options.store).settings(&environment::own, "retry job set")?;
     let name = history::history_name(&options.job);
     let schedule = match options.schedule.as_deref() {
         None => None,
@@ -236,15 +230,13 @@ fn set_job(options: &JobSetArgs) -> anyhow::Result<Exit> {
         alert_after: options.alert_after,
         schedule,
     };
-    job::set_terms(&store.location, &name, change, &Threads).map_err(anyhow::Error::msg)?;
+    job::set_terms(&store.location, &name, change, &Threads)?;
     Ok(Exit::Success)
 }
 
 /// `retry budget set`: keep a budget's terms in its store, for every run that shares it.
 fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
-    let store = (options.store)
-        .settings(&environment::own, "retry budget set")
-        .map_err(anyhow::Error::msg)?;
+    let store = (options.store).settings(&environment::own, "retry budget set")?;
     let change = TermsChange {
         rate: options.rate,
         ratio: options.ratio.map(|ratio| ratio.0),
@@ -257,14 +249,11 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
     };
     // A term a default budget cannot act on is refused before anything is read or made.
     let home = StateHome::of(&environment::own);
-    let asked = change
-        .applied(Some(DEFAULT_TERMS))
-        .map_err(anyhow::Error::msg)?;
-    default_budget::refuse_inactive_terms(&store.location, &home, &asked)
-        .map_err(anyhow::Error::msg)?;
+    let asked = change.applied(Some(DEFAULT_TERMS))?;
+    default_budget::refuse_inactive_terms(&store.location, &home, &asked)?;
     let kept = show::kept_terms(&options.name, &store.location, &Threads)?;
-    let terms = change.applied(kept).map_err(anyhow::Error::msg)?;
-    retry_budget::set_terms(&options.name, &store, terms, &Threads).map_err(anyhow::Error::msg)?;
+    let terms = change.applied(kept)?;
+    retry_budget::set_terms(&options.name, &store, terms, &Threads)?;
     Ok(Exit::Success)
 }
 

@@ -10,6 +10,7 @@ use retry_budget::default_budget::DefaultBudget;
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::StoreSettings;
 use retry_budget::{BudgetChoice, BudgetSettings, RunBudget};
+use retry_policy::causes::{WithCauses, parsed};
 use retry_policy::duration::parse_duration;
 use retry_policy::presets::Preset;
 use retry_policy::seed::words_hash;
@@ -41,7 +42,7 @@ pub(crate) struct FleetArgs {
     /// arguments, else the command line): 20 in 5m, a retry waiting for its token as long as
     /// the run's own limits allow (a named budget refuses one not there within --cap), and
     /// nothing spent while nothing fails. 'off': no budget at all [default: $RETRY_BUDGET].
-    #[arg(long, value_name = "NAME", allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
+    #[arg(long, value_name = "NAME", value_parser = parsed::<BudgetChoice>, allow_hyphen_values = true, hide_short_help = true, help_heading = FLEET)]
     pub(crate) budget: Option<BudgetChoice>,
 
     #[command(flatten, next_help_heading = FLEET)]
@@ -66,7 +67,8 @@ impl FleetArgs {
                     .unwrap_or("\u{fffd}")
                     .parse::<BudgetChoice>()
                     .map_err(|why| {
-                        ConfigError(format!("{variable} '{}': {why}", value.to_string_lossy()))
+                        let value = value.to_string_lossy();
+                        ConfigError(format!("{variable} '{value}': {}", WithCauses(&why)))
                     })?,
             ),
         };
@@ -78,10 +80,7 @@ impl FleetArgs {
             Some(BudgetChoice::Off) => RunBudget::Off(by),
             Some(BudgetChoice::Named(name)) => RunBudget::Named(Box::new(BudgetSettings {
                 name,
-                store: self
-                    .store
-                    .settings(env, "--budget")
-                    .map_err(|why| ConfigError(why.to_string()))?,
+                store: self.store.settings(env, "--budget")?,
                 host: words_hash(std::iter::once(host_name(env).as_slice())),
             })),
             None => {

@@ -12,6 +12,7 @@ use retry_budget::store::Location;
 use retry_budget::unread::Unread;
 use retry_budget::waiter::Threads;
 use retry_budget::{BudgetName, RunBudget};
+use retry_policy::causes::with_causes;
 
 use super::fleet::StoreOption;
 use super::{ConfigError, OUTPUT, refuse};
@@ -86,7 +87,7 @@ impl JobNameArgs {
             }
             Err(why) => {
                 let job = job.clone();
-                (None, Some(NoStoreForJob { job, why }.to_string()))
+                (None, Some(with_causes(&NoStoreForJob { job, why })))
             }
         }
     }
@@ -104,10 +105,11 @@ pub(crate) struct HistoryPlace {
 #[derive(Debug, thiserror::Error)]
 #[error(
     "job {job}: its terms (--overlap, --alert-after: retry job set) cannot be read, so its runs \
-     may overlap and every failure alerts, and no history of its runs is kept: {why}"
+     may overlap and every failure alerts, and no history of its runs is kept"
 )]
 pub(crate) struct NoStoreForJob {
     job: String,
+    #[source]
     why: retry_budget::Error,
 }
 

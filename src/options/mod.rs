@@ -16,6 +16,7 @@ use std::ffi::OsString;
 use clap::Parser;
 use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue};
+use retry_policy::causes::with_causes;
 use retry_policy::choice::Choice;
 use retry_policy::examples::examples_text;
 use retry_policy::exit;
@@ -67,6 +68,12 @@ fn refuse(contradiction: bool, why: &str) -> Result<(), ConfigError> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct ConfigError(String);
+
+impl From<retry_budget::Error> for ConfigError {
+    fn from(why: retry_budget::Error) -> Self {
+        ConfigError(with_causes(&why))
+    }
+}
 
 const ABOUT: &str = "Run COMMAND again when it fails, waiting longer each time.";
 

@@ -6,7 +6,7 @@ use crate::report::verbosity::Verbosity;
 use retry_budget::BudgetSettings;
 use retry_budget::state_dir::StateHome;
 use retry_budget::store::Location;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn resolve(args: &[&str], env: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let args: Vec<OsString> = std::iter::once("retry")
@@ -171,7 +171,7 @@ fn a_budget_store_needs_a_named_budget_and_resolves_a_directory() {
     let config = config(&["--budget", "api", "--budget-store", "file:/tmp/b", "true"]);
     let budget = named(config.unwrap().budget);
     assert_eq!(budget.name.as_str(), "api");
-    assert_eq!(budget.store.location, Location::File("/tmp/b".into()));
+    assert!(matches!(&budget.store.location, Location::File(dir) if dir == Path::new("/tmp/b")));
 }
 
 #[test]
@@ -187,12 +187,15 @@ fn without_a_named_budget_a_run_spends_from_the_default_one_for_its_target() {
         panic!("no default budget");
     };
     assert_eq!(budget.home, StateHome::Unset);
-    assert_eq!(
+    assert!(matches!(
         run(&["--budget", "off", "true"], &home),
         RunBudget::Off("--budget off")
-    );
+    ));
     let off = [("RETRY_BUDGET", "off")];
-    assert_eq!(run(&["true"], &off), RunBudget::Off("RETRY_BUDGET=off"));
+    assert!(matches!(
+        run(&["true"], &off),
+        RunBudget::Off("RETRY_BUDGET=off")
+    ));
     let api = [("RETRY_BUDGET", "api"), ("XDG_STATE_HOME", "/h")];
     assert_eq!(named(run(&["true"], &api)).name.as_str(), "api");
     let off_at_home = [("RETRY_BUDGET", "off"), ("XDG_STATE_HOME", "/h")];

@@ -11,6 +11,7 @@ use retry_budget::model::Rate;
 use retry_budget::show::ShowRequest;
 use retry_budget::terms_change::Clearable;
 use retry_budget::{BudgetName, Ratio};
+use retry_policy::causes::parsed;
 use retry_policy::duration::parse_duration;
 
 use super::fleet::StoreOption;
@@ -210,7 +211,7 @@ pub(crate) struct BudgetSetArgs {
 
     /// At most N tokens, regaining N every DURATION; each retry takes one (e.g. 10/1m); needed
     /// the first time, kept when not given.
-    #[arg(long, value_name = "N/DURATION", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N/DURATION", value_parser = parsed::<Rate>, allow_hyphen_values = true)]
     pub(crate) rate: Option<Rate>,
 
     /// Also earn R tokens (more than 0, at most 1, e.g. 0.1) for every first attempt of any run
@@ -227,7 +228,7 @@ pub(crate) struct BudgetSetArgs {
     /// A breaker: once N runs sharing the budget gave up within DURATION, runs make no attempt
     /// (they exit 75) until a cool-down is over, when one run's attempt decides (e.g. 5/1m;
     /// kept when not given; none the first time).
-    #[arg(long, value_name = "N/DURATION", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N/DURATION", value_parser = parsed::<GiveUps>, allow_hyphen_values = true)]
     pub(crate) breaker: Option<GiveUps>,
 
     /// The breaker opens only when the runs that gave up are at least this share of the runs

@@ -110,6 +110,33 @@ const MISTAKES: &[Mistake] = &[
         "budget_rate_zero",
         &["budget", "set", "api", "--rate", "0/1m"],
     ),
+    mistake(
+        "budget_rate_period_invalid",
+        &["budget", "set", "api", "--rate", "5/xs"],
+    ),
+    mistake(
+        "budget_store_password_file_missing",
+        &[
+            "--budget",
+            "api",
+            "--budget-store",
+            "redis://cache?password_file=/nonexistent/pw",
+            "true",
+        ],
+    ),
+    Mistake {
+        name: "budget_without_a_state_home",
+        args: &["--budget", "api", "true"],
+        env: &[("XDG_STATE_HOME", ""), ("HOME", "/nonexistent")],
+    },
+    Mistake {
+        name: "job_store_unusable",
+        args: &["--job", "nightly", "true"],
+        env: &[(
+            "RETRY_BUDGET_STORE",
+            "redis://cache?password_file=/nonexistent/pw",
+        )],
+    },
     mistake("job_set_without_terms", &["job", "set", "nightly"]),
     mistake(
         "job_alert_after_too_many",

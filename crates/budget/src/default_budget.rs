@@ -17,6 +17,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use retry_policy::causes::WithCauses;
 use retry_policy::run::{Reservation, RetryBudget, TokenRequest};
 use retry_policy::target::Target;
 
@@ -143,7 +144,8 @@ impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
                     }
                 }),
                 Err(why) => Err(Refused(format!(
-                    "no directory of this user's to keep it in: {why}"
+                    "no directory of this user's to keep it in: {}",
+                    WithCauses(&why)
                 ))),
             };
             self.file = match checked {

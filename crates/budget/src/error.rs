@@ -2,13 +2,22 @@
 //! request the binary makes of it (`retry budget set`): one type, whose variants a caller can
 //! match, with each message written beside its variant. A message is one line that says what was
 //! wrong, with which value (never a secret: an address is shown rebuilt without its password),
-//! and what would be accepted. A variant's fields are the values its message names. What a run
+//! and what would be accepted. A variant's fields are the values its message names; one that
+//! wraps another error keeps it as its `#[source]`, which `retry_policy::causes` says after a
+//! colon, so that a caller can match the cause as well as print it. What a run
 //! meets while it goes (a store that stops answering, a file that is not a state) is said as a
 //! warning, not returned.
 
+use std::io;
 use std::time::Duration;
 
+use retry_net::TlsPartError;
 use retry_policy::duration::format_duration;
+
+use crate::file::FileFailure;
+use crate::named_files::Unbounded;
+use crate::state_dir::NoStateHome;
+use crate::unread::Unread;
 
 /// What a store's address may be.
 const ADDRESS: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
@@ -26,7 +35,7 @@ const SHARE: &str = "expected more than 0 and at most 1";
 const RATE: &str = "expected N/DURATION with N of at least 1";
 
 /// What retry-budget refuses, or could not do.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 #[allow(
     missing_docs,
@@ -56,9 +65,10 @@ pub enum Error {
     StoreNotUtf8(&'static str),
     /// What was wrong with the store's address, and where it came from (`--budget-store` or
     /// `RETRY_BUDGET_STORE`).
-    #[error("{origin}: {why}")]
+    #[error("{origin}")]
     InStore {
         origin: &'static str,
+        #[source]
         why: Box<Error>,
     },
     /// Text that is no budget store.
@@ -146,46 +156,40 @@ pub enum Error {
     /// A `cert_file` without a `key_file`, or the other way round.
     #[error("cert_file and key_file go together: give the client certificate and its key")]
     HalfAnIdentity,
-    /// A `ca_file`, `cert_file` or `key_file` that cannot be used: its key, its path, and why.
-    #[error("cannot use the {key} {path}: {why}")]
-    TlsFile {
+    /// A `ca_file`, `cert_file` or `key_file` that cannot be read: its key, its path, and why.
+    #[error("cannot use the {key} {path}")]
+    TlsFileUnread {
         key: &'static str,
         path: String,
-        why: String,
+        #[source]
+        why: Unbounded,
+    },
+    /// A `ca_file`, `cert_file` or `key_file` that holds nothing usable: its key, its path, and
+    /// why.
+    #[error("cannot use the {key} {path}")]
+    TlsFileUnusable {
+        key: &'static str,
+        path: String,
+        #[source]
+        why: TlsPartError,
     },
     /// A `password_file` that cannot give a password, and why not.
-    #[error("cannot read the password_file {path}: {why}")]
+    #[error("cannot read the password_file {path}")]
     PasswordFile {
         path: String,
+        #[source]
         why: PasswordFileProblem,
     },
     /// The file store's directory, when there is none: what needs it, and why there is none.
     #[error(
-        "{who} needs a directory of this user's: {why}; give --budget-store file:DIR, or set \
-         XDG_STATE_HOME"
+        "{who} needs a directory of this user's (give --budget-store file:DIR, or set \
+         XDG_STATE_HOME)"
     )]
-    NeedsDirectory { who: String, why: Box<Error> },
-    /// Neither `XDG_STATE_HOME` nor `HOME` is set.
-    #[error("neither XDG_STATE_HOME nor HOME is set")]
-    NoStateHome,
-    /// A `HOME` that is not an absolute path.
-    #[error("HOME ('{0}') is not an absolute path, so it names no home of this user's")]
-    HomeNotAbsolute(String),
-    /// A `HOME` that does not exist.
-    #[error("HOME ({0}) does not exist, and a home is not retry's to make")]
-    HomeMissing(String),
-    /// A `HOME` that cannot be looked at, and the system's words.
-    #[error("HOME ({home}): {why}")]
-    HomeUnreadable { home: String, why: String },
-    /// A `HOME` that is not a directory.
-    #[error("HOME ({0}) is not a directory")]
-    HomeNotADirectory(String),
-    /// A `HOME` of another user's: its owner, and the effective user.
-    #[error(
-        "HOME ({home}) belongs to uid {owner}, not to this user (uid {user}), as after sudo -E; \
-         set XDG_STATE_HOME to a directory of this user's"
-    )]
-    HomeNotOurs { home: String, owner: u32, user: u32 },
+    NeedsDirectory {
+        who: String,
+        #[source]
+        why: NoStateHome,
+    },
     /// A rate that is not `N/DURATION`; an example of one (`10/1m`).
     #[error("{rate}, e.g. {0}", rate = RATE)]
     NotARate(&'static str),
@@ -196,8 +200,8 @@ pub enum Error {
         example: &'static str,
     },
     /// A rate's period that is not a DURATION.
-    #[error("{0} (after the /)")]
-    RatePeriod(retry_policy::Error),
+    #[error("its period, after the /")]
+    RatePeriod(#[source] retry_policy::Error),
     /// A rate's period of 0s: what it is the period of (`the window`), and an example.
     #[error("{what} must be more than 0s; {rate}, e.g. {example}", rate = RATE)]
     ZeroPeriod {
@@ -238,8 +242,10 @@ pub enum Error {
     )]
     NotAName,
     /// A `--budget` that is neither a name nor `off`.
-    #[error("{0}; or 'off' for no budget, not even this machine's default one")]
-    NotABudget(Box<Error>),
+    #[error(
+        "neither a budget's name nor 'off' (for no budget, not even this machine's default one)"
+    )]
+    NotABudget(#[source] Box<Error>),
     /// A term (its option) `retry budget set` would keep where it cannot act, and why not.
     #[error(
         "{option}: a default budget (this directory holds the default budgets) is opened only \
@@ -253,12 +259,20 @@ pub enum Error {
     /// A file store's state that cannot be used: the refusal, naming the path and the fix.
     #[error(transparent)]
     Unusable(Refused),
+    /// A file store's file (its path) that could not be used, and why.
+    #[error("{path}")]
+    FileFailed {
+        path: String,
+        #[source]
+        why: FileFailure,
+    },
     /// A store (without its password) that failed a call for a budget, and what it did.
-    #[error("cannot set the terms of retry budget {budget} in {store}: {why}")]
+    #[error("cannot set the terms of retry budget {budget} in {store}")]
     StoreFailed {
         budget: String,
         store: String,
-        why: String,
+        #[source]
+        why: Unread,
     },
     /// A signal (its number) that ended the wait for a store at a place.
     #[error("{place}: interrupted by signal {signal} while waiting for its lock")]
@@ -266,12 +280,12 @@ pub enum Error {
 }
 
 /// Why a `password_file` gives no password.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PasswordFileProblem {
-    /// It cannot be read: the system's words.
-    #[error("{0}")]
-    Unreadable(String),
+    /// It cannot be read.
+    #[error(transparent)]
+    Unreadable(io::Error),
     /// Its first line is empty.
     #[error("its first line is empty")]
     Empty,

@@ -654,7 +654,7 @@ pub fn set_terms<W: Waiter>(
     );
     match set {
         Ok(()) => Ok(()),
-        Err(Trouble::Failed(why)) => Err(Error::Unusable(Refused(format!("{path}: {why}")))),
+        Err(Trouble::Failed(why)) => Err(Error::FileFailed { path, why }),
         Err(Trouble::Interrupted(signal)) => Err(Error::Interrupted {
             place: path,
             signal: signal.number(),

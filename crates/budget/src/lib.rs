@@ -89,11 +89,12 @@ use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, Reservation, RetryBudget, TokenRequest};
 use retry_policy::signal::Signal;
 use shared::SharedBudget;
+use state_dir::NoStateHome;
 use store::{Location, OnFailure, RedisAddress, StoreSettings};
 use waiter::Waiter;
 
 /// A shared retry budget, as a run's options give it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct BudgetSettings {
     /// `--budget`: the budget's name.
     pub name: BudgetName,
@@ -144,7 +145,7 @@ impl BudgetSettings {
 }
 
 /// The budget a run spends from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum RunBudget {
     /// The one `--budget` (or `RETRY_BUDGET`) names (boxed: its store's address is the largest
     /// of the three by far).
@@ -203,12 +204,7 @@ pub fn set_terms<W: Waiter>(
                 .map_err(|failure| Error::StoreFailed {
                     budget: name.as_str().to_string(),
                     store: address.to_string(),
-                    why: match failure {
-                        redis::Failure::Failed(why) => why.to_string(),
-                        redis::Failure::Interrupted(signal) => {
-                            format!("interrupted by signal {}", signal.number())
-                        }
-                    },
+                    why: failure.into(),
                 })
         }
     }
@@ -237,7 +233,7 @@ enum Checked {
         address: RedisAddress,
         host: u64,
         on_failure: OnFailure,
-        dir: Result<PathBuf, Error>,
+        dir: Result<PathBuf, NoStateHome>,
         name: BudgetName,
     },
 }

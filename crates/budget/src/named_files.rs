@@ -70,24 +70,18 @@ fn open_regular(path: &Path) -> io::Result<Opened> {
 }
 
 /// Why [`read_bounded`] did not read a file, in words that follow the file's name.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Unbounded {
-    /// It cannot be opened or read, or is not a regular file: the system's words, or what it is.
-    #[error("{0}")]
-    Unreadable(String),
+    /// It cannot be opened or read, or is not a regular file (the error says what it is).
+    #[error(transparent)]
+    Unreadable(#[from] io::Error),
     /// Others may read or write it, and it must be its owner's alone: its mode.
     #[error("others may read it (mode {0:04o}): make it its owner's alone (chmod 600)")]
     NotPrivate(u32),
     /// It holds more than this many bytes.
     #[error("it holds more than {0} bytes")]
     TooLarge(u64),
-}
-
-impl From<io::Error> for Unbounded {
-    fn from(err: io::Error) -> Self {
-        Unbounded::Unreadable(err.to_string())
-    }
 }
 
 /// The whole of the regular file at `path`, links followed, when it holds at most `max` bytes;
@@ -127,8 +121,7 @@ pub fn kind(metadata: &Metadata) -> &'static str {
 /// regular file, the line at most `max` bytes of UTF-8 without control characters; the error
 /// says what is wrong with it, never what it holds.
 pub fn secret_line(path: &Path, max: usize) -> Result<String, PasswordFileProblem> {
-    let bytes = read_regular(path, max as u64 + 2)
-        .map_err(|err| PasswordFileProblem::Unreadable(err.to_string()))?;
+    let bytes = read_regular(path, max as u64 + 2).map_err(PasswordFileProblem::Unreadable)?;
     let line = bytes
         .split(|&byte| byte == b'\n')
         .next()

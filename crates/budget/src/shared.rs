@@ -16,8 +16,9 @@ use super::file::{BudgetFile, FileBudget};
 use super::redis::{Failure, RedisStore, StoreFailure};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
-use crate::error::Error;
+use crate::state_dir::NoStateHome;
 use crate::waiter::Waiter;
+use retry_policy::causes::with_causes;
 use retry_policy::outcome::Ended;
 use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
@@ -38,7 +39,7 @@ pub(crate) struct SharedBudget<'a, W: Waiter> {
 enum Fallback<'a, W> {
     /// Not needed yet: where it would be.
     NotYet {
-        dir: Result<PathBuf, Error>,
+        dir: Result<PathBuf, NoStateHome>,
         name: BudgetName,
         watch: &'a W,
     },
@@ -54,7 +55,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         store: RedisStore<'a, W>,
         host: u64,
         on_failure: OnFailure,
-        dir: Result<PathBuf, Error>,
+        dir: Result<PathBuf, NoStateHome>,
         name: BudgetName,
         watch: &'a W,
     ) -> Self {
@@ -87,7 +88,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         if let Fallback::NotYet { dir, name, watch } = &self.fallback {
             let checked = match dir {
                 Ok(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
-                Err(why) => Err(why.to_string()),
+                Err(why) => Err(with_causes(why)),
             };
             self.fallback = match checked {
                 Ok(file) => Fallback::File(FileBudget::new(file, OnFailure::Open, watch)),

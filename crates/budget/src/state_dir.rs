@@ -15,8 +15,7 @@ use std::fs::DirBuilder;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
-
-use crate::error::Error;
+use std::sync::Arc;
 
 /// The user's state home, as the environment names it, not yet checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +26,42 @@ pub enum StateHome {
     Home(OsString),
     /// Neither names one.
     Unset,
+}
+
+/// Why the environment names no state home of this user's; each message names the value.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+#[allow(
+    missing_docs,
+    reason = "a field is the value its variant's message names"
+)]
+pub enum NoStateHome {
+    /// Neither `XDG_STATE_HOME` nor `HOME` is set.
+    #[error("neither XDG_STATE_HOME nor HOME is set")]
+    Unset,
+    /// A `HOME` that is not an absolute path.
+    #[error("HOME ('{0}') is not an absolute path, so it names no home of this user's")]
+    NotAbsolute(String),
+    /// A `HOME` that does not exist.
+    #[error("HOME ({0}) does not exist, and a home is not retry's to make")]
+    Missing(String),
+    /// A `HOME` that cannot be looked at, and the system's error (shared, so that the reason
+    /// can go with each budget that falls back on the home).
+    #[error("HOME ({home})")]
+    Unreadable {
+        home: String,
+        #[source]
+        why: Arc<io::Error>,
+    },
+    /// A `HOME` that is not a directory.
+    #[error("HOME ({0}) is not a directory")]
+    NotADirectory(String),
+    /// A `HOME` of another user's: its owner, and the effective user.
+    #[error(
+        "HOME ({home}) belongs to uid {owner}, not to this user (uid {user}), as after sudo -E; \
+         set XDG_STATE_HOME to a directory of this user's"
+    )]
+    NotOurs { home: String, owner: u32, user: u32 },
 }
 
 impl StateHome {
@@ -42,37 +77,37 @@ impl StateHome {
 
     /// The directory `below` inside the state home, once the home is found to be the user's
     /// own; why not, in words, when it is not.
-    pub fn dir(&self, below: &str) -> Result<PathBuf, Error> {
+    pub fn dir(&self, below: &str) -> Result<PathBuf, NoStateHome> {
         match self {
             StateHome::Xdg(dir) => Ok(dir.join(below)),
             StateHome::Home(home) => {
                 Ok(own_home(Path::new(home))?.join(".local/state").join(below))
             }
-            StateHome::Unset => Err(Error::NoStateHome),
+            StateHome::Unset => Err(NoStateHome::Unset),
         }
     }
 }
 
 /// `home`, if it can hold this user's state: an absolute path to an existing directory of the
 /// effective user's.
-fn own_home(home: &Path) -> Result<&Path, Error> {
+fn own_home(home: &Path) -> Result<&Path, NoStateHome> {
     let shown = || home.display().to_string();
     if !home.is_absolute() {
-        return Err(Error::HomeNotAbsolute(shown()));
+        return Err(NoStateHome::NotAbsolute(shown()));
     }
     let metadata = std::fs::metadata(home).map_err(|err| match err.kind() {
-        io::ErrorKind::NotFound => Error::HomeMissing(shown()),
-        _ => Error::HomeUnreadable {
+        io::ErrorKind::NotFound => NoStateHome::Missing(shown()),
+        _ => NoStateHome::Unreadable {
             home: shown(),
-            why: err.to_string(),
+            why: Arc::new(err),
         },
     })?;
     if !metadata.is_dir() {
-        return Err(Error::HomeNotADirectory(shown()));
+        return Err(NoStateHome::NotADirectory(shown()));
     }
     let user = effective_user();
     if metadata.uid() != user {
-        return Err(Error::HomeNotOurs {
+        return Err(NoStateHome::NotOurs {
             home: shown(),
             owner: metadata.uid(),
             user,
@@ -149,8 +184,10 @@ mod tests {
     #[test]
     fn an_absolute_xdg_state_home_comes_first_and_a_relative_one_is_ignored() {
         assert_eq!(
-            home(&[("XDG_STATE_HOME", "/state"), ("HOME", "/h")]).dir("retry"),
-            Ok(PathBuf::from("/state/retry"))
+            home(&[("XDG_STATE_HOME", "/state"), ("HOME", "/h")])
+                .dir("retry")
+                .unwrap(),
+            PathBuf::from("/state/retry")
         );
         assert_eq!(
             home(&[("XDG_STATE_HOME", "state"), ("HOME", "/h")]),
@@ -164,8 +201,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_str().unwrap();
         assert_eq!(
-            home(&[("HOME", path)]).dir("retry"),
-            Ok(dir.path().join(".local/state/retry"))
+            home(&[("HOME", path)]).dir("retry").unwrap(),
+            dir.path().join(".local/state/retry")
         );
         for (value, said) in [
             ("", "not an absolute path"),

@@ -25,7 +25,7 @@ use std::time::Duration;
 use super::Reservation;
 use crate::error::Error;
 use crate::named_files;
-use crate::state_dir::StateHome;
+use crate::state_dir::{NoStateHome, StateHome};
 use retry_net::{TlsClient, TlsPart};
 use retry_policy::choice::Choice;
 use retry_policy::encoding::{Stray, percent_decoded};
@@ -55,7 +55,7 @@ pub enum Store {
 }
 
 /// Where a budget lives, and what a retry does when it cannot be used there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct StoreSettings {
     /// Where it lives.
     pub location: Location,
@@ -64,7 +64,7 @@ pub struct StoreSettings {
 }
 
 /// Where a budget lives, with everything needed to reach it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Location {
     /// A file in this directory, on this machine.
     File(PathBuf),
@@ -74,7 +74,7 @@ pub enum Location {
         /// Where the store listens.
         address: RedisAddress,
         /// The file store's directory, for when the shared store cannot be reached.
-        fallback: Result<PathBuf, Error>,
+        fallback: Result<PathBuf, NoStateHome>,
     },
 }
 
@@ -95,7 +95,7 @@ impl StoreSettings {
             Store::File(None) => {
                 Location::File(default().map_err(|why| Error::NeedsDirectory {
                     who: who.to_string(),
-                    why: Box::new(why),
+                    why,
                 })?)
             }
             Store::Redis(address) => Location::Shared {
@@ -487,10 +487,10 @@ impl TlsFiles {
     /// owner may read or write.
     fn read(&self) -> Result<TlsClient, Error> {
         let read = |key: &'static str, path: &Path, max: u64, private: bool| {
-            named_files::read_bounded(path, max, private).map_err(|why| Error::TlsFile {
+            named_files::read_bounded(path, max, private).map_err(|why| Error::TlsFileUnread {
                 key,
                 path: printable(&path.display().to_string()),
-                why: why.to_string(),
+                why,
             })
         };
         let authorities = match &self.authorities {
@@ -516,10 +516,10 @@ impl TlsFiles {
                 .unwrap_or(Path::new(""))
                 .display()
                 .to_string();
-            Error::TlsFile {
+            Error::TlsFileUnusable {
                 key,
                 path: printable(&path),
-                why: err.why,
+                why: err,
             }
         })
     }
@@ -631,6 +631,7 @@ pub(crate) fn redis_address(text: &str) -> RedisAddress {
 mod tests {
     use super::redis_address as address;
     use super::*;
+    use retry_policy::causes::with_causes;
 
     #[test]
     fn an_address_is_passed_on_without_its_password_and_with_its_password_file() {
@@ -831,23 +832,26 @@ mod tests {
             assert!(err.contains(expected), "{text}: {err}");
             assert!(!err.contains("s3"), "{text}: {err}");
         }
-        assert_eq!(Store::parse("file"), Ok(Store::File(None)));
+        assert_eq!(Store::parse("file").unwrap(), Store::File(None));
     }
 
     #[test]
     fn the_file_store_takes_a_directory_and_a_failure_mode() {
         let parsed = |text: &str| Store::parse_with_failure(text);
-        assert_eq!(parsed("file"), Ok((Store::File(None), OnFailure::Open)));
         assert_eq!(
-            parsed("file:/var/lib/retry?fail=closed"),
-            Ok((
-                Store::File(Some("/var/lib/retry".into())),
-                OnFailure::Closed
-            ))
+            parsed("file").unwrap(),
+            (Store::File(None), OnFailure::Open)
         );
         assert_eq!(
-            parsed("redis://cache?fail=closed&timeout=2s").map(|(_, fail)| fail),
-            Ok(OnFailure::Closed)
+            parsed("file:/var/lib/retry?fail=closed").unwrap(),
+            (
+                Store::File(Some("/var/lib/retry".into())),
+                OnFailure::Closed
+            )
+        );
+        assert_eq!(
+            parsed("redis://cache?fail=closed&timeout=2s").unwrap().1,
+            OnFailure::Closed
         );
         for bad in [
             "file:",
@@ -907,22 +911,19 @@ mod tests {
         assert_eq!(address.password().map(Secret::reveal), Some("pw"));
         assert_eq!(address.scrub("WRONGPASS pw"), "WRONGPASS ***");
         let twice = with_password_from(self::address("redis://app:s3@cache"), &file);
-        assert!(twice.unwrap_err().to_string().contains("not both"));
+        assert!(with_causes(&twice.unwrap_err()).contains("not both"));
         for (content, why) in [("\n", "empty"), ("a\u{1b}b", "control character")] {
             std::fs::write(&file, content).unwrap();
-            let err = with_password_from(self::address("redis://cache"), &file)
-                .unwrap_err()
-                .to_string();
+            let err = with_password_from(self::address("redis://cache"), &file).unwrap_err();
+            let err = with_causes(&err);
             assert!(err.contains(why), "{err}");
         }
         std::fs::write(&file, "x".repeat(MAX_PASSWORD + 1)).unwrap();
-        let err = with_password_from(self::address("redis://cache"), &file)
-            .unwrap_err()
-            .to_string();
+        let err = with_password_from(self::address("redis://cache"), &file).unwrap_err();
+        let err = with_causes(&err);
         assert!(err.contains("longer than"), "{err}");
-        let err = with_password_from(self::address("redis://cache"), dir.path())
-            .unwrap_err()
-            .to_string();
+        let err = with_password_from(self::address("redis://cache"), dir.path()).unwrap_err();
+        let err = with_causes(&err);
         assert!(
             err.contains("it is a directory, not a regular file"),
             "{err}"
@@ -933,7 +934,7 @@ mod tests {
     fn tls_files_belong_to_a_tls_address_and_are_read_whole_and_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let file = |name: &str| dir.path().join(name).display().to_string();
-        let error = |text: &str| Store::parse(text).err().unwrap().to_string();
+        let error = |text: &str| with_causes(&Store::parse(text).err().unwrap());
         let ca = format!("ca_file={}", file("ca.crt"));
         for plain in [
             format!("redis://cache?{ca}"),

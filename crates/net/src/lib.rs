@@ -180,7 +180,8 @@ pub enum TlsPart {
 }
 
 /// A part of a [`TlsClient`] that holds nothing usable, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
 pub struct TlsPartError {
     /// Which part.
     pub part: TlsPart,

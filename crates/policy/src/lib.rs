@@ -13,6 +13,7 @@ pub use error::Error;
 
 pub mod attempts;
 pub mod backoff;
+pub mod causes;
 pub mod choice;
 pub mod codes;
 pub mod deadline;

@@ -17,6 +17,7 @@ use retry_budget::Ratio;
 use retry_budget::model::Rate;
 use retry_budget::model::{DEFAULT_BUDGET_TERMS, Terms};
 use retry_policy::backoff::{Backoff, DEFAULT_MULTIPLIER, Jitter, parse_multiplier};
+use retry_policy::causes::parsed;
 use retry_policy::choice::Choice;
 use retry_policy::duration::parse_duration;
 use retry_policy::examples::examples_text;
@@ -265,7 +266,7 @@ pub(crate) struct LoadArgs {
 #[derive(clap::Args, Debug)]
 pub(crate) struct BudgetArgs {
     /// The budget's rate, as retry budget set --rate gives it: at most N tokens, N more every DURATION.
-    #[arg(long, value_name = "N/DURATION", default_value = "10/1m")]
+    #[arg(long, value_name = "N/DURATION", value_parser = parsed::<Rate>, default_value = "10/1m")]
     pub(crate) budget_rate: Rate,
 
     /// The budget's ratio, as retry budget set --ratio gives it: tokens earned per first try.

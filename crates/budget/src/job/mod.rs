@@ -187,20 +187,18 @@ pub fn set_terms<W: Waiter>(
     change: TermsChange,
     watch: &W,
 ) -> Result<(), Error> {
-    let failed = |why: String| Error::StoreFailed {
+    let failed = |why: Unread| Error::StoreFailed {
         budget: format!("job {}", job.as_str()),
         store: place(location, job),
         why,
     };
     match location {
-        Location::File(dir) => {
-            set_in_file(dir, job, change, watch).map_err(|unread| failed(unread.to_string()))
-        }
+        Location::File(dir) => set_in_file(dir, job, change, watch).map_err(failed),
         Location::Shared { address, .. } => {
             let mut store = RedisStore::for_job(address.clone(), job, watch);
             match store.job("job_set", &change.argument(), Duration::ZERO, None) {
                 Ok(_) => Ok(()),
-                Err(Failure::Failed(why)) => Err(failed(why.to_string())),
+                Err(Failure::Failed(why)) => Err(failed(Unread::Store(why))),
                 Err(Failure::Interrupted(signal)) => Err(Error::Interrupted {
                     place: place(location, job),
                     signal: signal.number(),
@@ -412,6 +410,7 @@ mod tests {
     use super::*;
     use crate::reference::{object_keys, row_keys};
     use crate::waiter::Threads;
+    use retry_policy::causes::with_causes;
 
     #[test]
     fn the_reference_lists_every_key() {
@@ -455,7 +454,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), RECORD as u64);
         std::fs::write(dir.path().join(".jobs/other"), "somebody's notes\n").unwrap();
         let err = set_terms(&location, &job("other"), overlap(Overlap::Skip), &Threads);
-        assert!(err.unwrap_err().to_string().contains("left alone"));
+        assert!(with_causes(&err.unwrap_err()).contains("left alone"));
         let kept = std::fs::read_to_string(dir.path().join(".jobs/other")).unwrap();
         assert_eq!(kept, "somebody's notes\n");
         std::fs::write(&path, "retry-job-v1 overlap=sometimes").unwrap();

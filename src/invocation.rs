@@ -50,6 +50,7 @@ use retry_budget::state_dir::StateHome;
 use retry_budget::store::Location;
 use retry_budget::terms_change::TermsChange;
 use retry_budget::waiter::Threads;
+use retry_policy::causes::WithCauses;
 use retry_policy::events::{Event, EventSink};
 use retry_policy::exit::Exit;
 use retry_policy::outcome::{Reason, RunEnd};
@@ -200,7 +201,7 @@ fn show_job(options: &JobShowArgs, print: JobPrint) -> anyhow::Result<Exit> {
 fn past_runs(place: &HistoryPlace) -> plan::PastRuns {
     match history::read(&place.location, &place.job, &Threads) {
         Ok(history) => Ok(history.and_then(|history| history.took())),
-        Err(why) => Err(format!("cannot read its history: {why}")),
+        Err(why) => Err(format!("cannot read its history: {}", WithCauses(&why))),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::lifecycle::{Ending, Observer, Stage};
 use crate::options::HistoryPlace;
 use crate::report::outlet::GRACE;
 use retry_budget::history::{self, RunKind, Unkept};
+use retry_policy::causes::WithCauses;
 use retry_policy::job_end::{self, Counted};
 use retry_policy::outcome::Moment;
 
@@ -52,8 +53,9 @@ impl Observer for JobHistory<'_> {
                 }
             }
             Err(Unkept::Failed(why)) => ending.warn(format!(
-                "cannot keep the history of job {job} in {}: {why}; the run is as it was",
-                place.location
+                "cannot keep the history of job {job} in {}: {}; the run is as it was",
+                place.location,
+                WithCauses(&why)
             )),
             // The run ends by the signal, as it would have a moment later without the history.
             Err(Unkept::Interrupted(signal)) => ending.interrupted(signal, Moment::Budget),

@@ -23,6 +23,7 @@ use crate::lease_keeper;
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::options::{self, Config};
 use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
+use retry_policy::causes::WithCauses;
 use retry_policy::run::{JobGate, JobTaken};
 use retry_process::signals::SignalWatch;
 
@@ -101,6 +102,7 @@ impl JobGate for JobHold<'_> {
             }
             Err(Unheld::Interrupted(signal)) => JobTaken::Interrupted(signal),
             Err(Unheld::Failed(why)) => {
+                let why = WithCauses(&why);
                 warn(format!(
                     "job {job}: cannot tell whether another run is in progress ({why}); the run \
                      goes on as if its runs may overlap"

@@ -12,7 +12,7 @@ use retry_budget::store::Location;
 use retry_budget::unread::Unread;
 use retry_budget::waiter::Threads;
 use retry_budget::{BudgetName, RunBudget};
-use retry_policy::causes::with_causes;
+use retry_policy::causes::{WithCauses, with_causes};
 
 use super::fleet::StoreOption;
 use super::{ConfigError, OUTPUT, refuse};
@@ -115,7 +115,10 @@ pub(crate) struct NoStoreForJob {
 
 /// A job's schedule that gives its run no deadline, and why: said as a warning.
 #[derive(Debug, thiserror::Error)]
-#[error("job {job}: its schedule cannot be used: {why}; going on without it")]
+#[error(
+    "job {job}: its schedule cannot be used: {}; going on without it",
+    WithCauses(.why)
+)]
 pub(crate) struct ScheduleUnused {
     job: String,
     why: ScheduleTrouble,

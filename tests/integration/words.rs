@@ -124,6 +124,20 @@ const MISTAKES: &[Mistake] = &[
             "true",
         ],
     ),
+    mistake(
+        "budget_directory_unusable",
+        &[
+            "--budget",
+            "api",
+            "--budget-store",
+            "file:/etc/passwd/budgets",
+            "true",
+        ],
+    ),
+    mistake(
+        "budget_directory_open_to_all",
+        &["--budget", "api", "--budget-store", "file:/tmp", "true"],
+    ),
     Mistake {
         name: "budget_without_a_state_home",
         args: &["--budget", "api", "true"],

@@ -143,20 +143,18 @@ impl<'a, W: Waiter> DefaultFileBudget<'a, W> {
                         file::prune_idle(&dir, &DEFAULT_BUDGET_TERMS, IDLE);
                     }
                 }),
-                Err(why) => Err(Refused(format!(
-                    "no directory of this user's to keep it in: {}",
-                    WithCauses(&why)
-                ))),
+                Err(why) => Err(Refused::NoStateHome(why)),
             };
             self.file = match checked {
                 Ok(file) => Lazy::Open(
                     FileBudget::new(file, OnFailure::Open, self.watch)
                         .with_unset_terms(DEFAULT_BUDGET_TERMS),
                 ),
-                Err(Refused(why)) => {
+                Err(why) => {
                     warn(format!(
-                        "{} cannot be kept: {why}; going on without it",
-                        self.budget.describe()
+                        "{} cannot be kept: {}; going on without it",
+                        self.budget.describe(),
+                        WithCauses(&why)
                     ));
                     Lazy::Unusable
                 }

@@ -27,7 +27,6 @@
 //! Waiting for the lock is bounded (by [`LOCK_PATIENCE`], and half the time left before
 //! `--max-time`, so that the retry still has time to run) and a signal ends it.
 
-use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -77,7 +76,7 @@ pub struct BudgetFile {
 /// What a checked file keeps, in the words its refusals use: a file of the same rules holds a
 /// budget's state or a job's history.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Keeps {
+pub struct Keeps {
     /// "budget": the directory is "the budget directory".
     pub(crate) directory: &'static str,
     /// What a file of the store is: "a retry budget state".
@@ -103,16 +102,16 @@ impl BudgetFile {
     /// The budget `name` in `dir`, creating the directory if needed; refuses what must not be
     /// trusted (see the module header), so that a bad budget fails before anything runs.
     pub fn check(dir: &Path, name: &BudgetName) -> Result<Self, Refused> {
-        BudgetFile::check_keeping(dir, name, BUDGET)
+        BudgetFile::check_keeping(dir, name, &BUDGET)
     }
 
     /// The file `name` in `dir`, which keeps what `keeps` says, checked as a budget's is.
     pub(crate) fn check_keeping(
         dir: &Path,
         name: &BudgetName,
-        keeps: Keeps,
+        keeps: &'static Keeps,
     ) -> Result<Self, Refused> {
-        let refused = |what: &Path, err: io::Error| Refused(cannot_use(dir, what, &err, keeps));
+        let refused = |what: &Path, why: io::Error| unusable(dir, what, why, keeps);
         state_dir::make(dir).map_err(|err| refused(dir, err))?;
         let directory = check_directory(dir, keeps)?;
         let shared = directory.permissions().mode() & 0o020 != 0;
@@ -120,32 +119,16 @@ impl BudgetFile {
         let file = open_state(&path, shared).map_err(|err| refused(&path, err))?;
         let metadata = file.metadata().map_err(|err| refused(&path, err))?;
         if !metadata.file_type().is_file() {
-            return Err(Refused(format!(
-                "{} is not a regular file, so not {}; {}",
-                path.display(),
-                keeps.state,
-                keeps.elsewhere
-            )));
+            return Err(Refused::NotRegular { path, keeps });
         }
         let mode = metadata.permissions().mode() & 0o777;
         if mode & 0o002 != 0 {
-            return Err(Refused(format!(
-                "{} has mode {mode:04o}: any user could change it and {}; make it 0600, or 0660 \
-                 for a group (chmod o-w)",
-                path.display(),
-                keeps.harm
-            )));
+            return Err(Refused::OpenToAll { path, mode, keeps });
         }
         let group_shares = shared && metadata.gid() == directory.gid();
         if metadata.uid() != effective_user() && !group_shares {
-            return Err(Refused(format!(
-                "{} belongs to another user (uid {}), who could {} or stall this user's runs; \
-                 remove it, or {}",
-                path.display(),
-                metadata.uid(),
-                keeps.harm,
-                keeps.elsewhere
-            )));
+            let owner = metadata.uid();
+            return Err(Refused::OfAnother { path, owner, keeps });
         }
         Ok(BudgetFile {
             path,
@@ -240,53 +223,41 @@ fn remove_if_idle(
 }
 
 /// Why the files in `dir` cannot be used: `what` (the directory, or the file in it) gave `err`.
-fn cannot_use(dir: &Path, what: &Path, err: &io::Error, keeps: Keeps) -> String {
-    format!(
-        "cannot use the {} directory {}: {}: {err}; {} a directory this user can create and \
-         write",
-        keeps.directory,
-        dir.display(),
-        what.display(),
-        keeps.directory_option
-    )
+fn unusable(dir: &Path, what: &Path, why: io::Error, keeps: &'static Keeps) -> Refused {
+    Refused::Unusable {
+        dir: dir.to_path_buf(),
+        path: what.to_path_buf(),
+        keeps,
+        why,
+    }
 }
 
 /// Refuse a directory that is a link, not a directory, writable by all, or another user's;
 /// returns its metadata.
-fn check_directory(dir: &Path, keeps: Keeps) -> Result<std::fs::Metadata, Refused> {
-    let kind = keeps.directory;
-    let metadata =
-        std::fs::symlink_metadata(dir).map_err(|err| Refused(cannot_use(dir, dir, &err, keeps)))?;
+fn check_directory(dir: &Path, keeps: &'static Keeps) -> Result<std::fs::Metadata, Refused> {
+    let metadata = std::fs::symlink_metadata(dir).map_err(|why| unusable(dir, dir, why, keeps))?;
+    let dir = || dir.to_path_buf();
     if metadata.file_type().is_symlink() {
-        return Err(Refused(format!(
-            "the {kind} directory {} is a symbolic link: whoever can change the link could \
-             redirect it; give the directory it points to",
-            dir.display()
-        )));
+        return Err(Refused::DirectoryLink { dir: dir(), keeps });
     }
     if !metadata.is_dir() {
-        return Err(Refused(format!(
-            "the {kind} directory {} is not a directory",
-            dir.display()
-        )));
+        return Err(Refused::NotADirectory { dir: dir(), keeps });
     }
     let mode = metadata.permissions().mode() & 0o7777;
     if mode & 0o002 != 0 {
-        return Err(Refused(format!(
-            "the {kind} directory {} has mode {mode:04o}: any user could replace its files and \
-             {}; make it 0700, or 0770 for a group (chmod o-w)",
-            dir.display(),
-            keeps.harm
-        )));
+        return Err(Refused::DirectoryOpenToAll {
+            dir: dir(),
+            mode,
+            keeps,
+        });
     }
-    if metadata.uid() != effective_user() && metadata.uid() != 0 {
-        return Err(Refused(format!(
-            "the {kind} directory {} belongs to another user (uid {}), who could {} or stall \
-             this user's runs; give a directory of this user's own (or root's)",
-            dir.display(),
-            metadata.uid(),
-            keeps.harm
-        )));
+    let owner = metadata.uid();
+    if owner != effective_user() && owner != 0 {
+        return Err(Refused::DirectoryOfAnother {
+            dir: dir(),
+            owner,
+            keeps,
+        });
     }
     Ok(metadata)
 }
@@ -335,24 +306,23 @@ pub(crate) fn read_start(file: &File, most: usize) -> io::Result<Vec<u8>> {
 pub(crate) fn peek_start(
     path: &Path,
     most: usize,
-    keeps: Keeps,
+    keeps: &'static Keeps,
 ) -> Result<Option<Vec<u8>>, Refused> {
-    let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
+    let unreadable = |why| Refused::Unreadable {
+        path: path.to_path_buf(),
+        why,
+    };
     let opened = named_files::open(path, OpenOptions::new().read(true), libc::O_NOFOLLOW);
     let named_files::Opened { file, metadata } = match opened {
         Ok(opened) => opened,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(refused(&err)),
+        Err(err) => return Err(unreadable(err)),
     };
     if !metadata.is_file() {
-        return Err(refused(&format!(
-            "not a regular file, so not {}",
-            keeps.state
-        )));
+        let path = path.to_path_buf();
+        return Err(Refused::NotRegularToRead { path, keeps });
     }
-    read_start(&file, most)
-        .map(Some)
-        .map_err(|err| refused(&err))
+    read_start(&file, most).map(Some).map_err(unreadable)
 }
 
 /// A budget whose state lives in a file, consulted with the run's signals in view.
@@ -667,17 +637,14 @@ pub fn set_terms<W: Waiter>(
 /// state yet (a full bucket on the default terms).
 pub fn peek(dir: &Path, name: &BudgetName) -> Result<Option<Kept>, Refused> {
     let path = dir.join(name.as_str());
-    let refused = |why: &dyn fmt::Display| Refused(format!("{}: {why}", path.display()));
-    let Some(record) = peek_start(&path, 4 * RECORD, BUDGET)? else {
+    let Some(record) = peek_start(&path, 4 * RECORD, &BUDGET)? else {
         return Ok(None);
     };
     match (classify(&record), parse(&record)) {
         (_, Ok(written)) => Ok(Some(written)),
         (Content::Empty, _) => Ok(None),
-        (Content::Damaged, _) => Err(refused(
-            &"its content is damaged; the next run that uses it starts again from a full bucket",
-        )),
-        _ => Err(refused(&"not a retry budget state")),
+        (Content::Damaged, _) => Err(Refused::Damaged { path }),
+        _ => Err(Refused::NotAState { path }),
     }
 }
 

@@ -24,7 +24,7 @@ pub(crate) struct JobFile {
     /// How many bytes of a file are read: all its records, which a write replaces at once.
     pub(crate) size: usize,
     /// What such a file keeps, in the words of a refusal.
-    pub(crate) keeps: Keeps,
+    pub(crate) keeps: &'static Keeps,
 }
 
 impl JobFile {
@@ -73,7 +73,7 @@ impl JobFile {
         match signature::recognise(&start, self.signature) {
             Recognised::Empty => Ok(None),
             Recognised::Own => Ok(Some(start)),
-            Recognised::Foreign => Err(Unread::foreign(path, &self.keeps)),
+            Recognised::Foreign => Err(Unread::foreign(path, self.keeps)),
         }
     }
 }

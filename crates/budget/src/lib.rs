@@ -84,6 +84,7 @@ use default_budget::{DefaultBudget, DefaultFileBudget};
 use file::{BudgetFile, FileBudget};
 use model::Terms;
 use redis::RedisStore;
+use retry_policy::causes::WithCauses;
 use retry_policy::choice::Choice;
 use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, Reservation, RetryBudget, TokenRequest};
@@ -264,8 +265,10 @@ impl Prepared {
     /// The warning that the budget cannot be used, and what each retry does without it; `None`
     /// when it can.
     pub fn unusable_warning(&self) -> Option<String> {
-        self.unusable()
-            .map(|(why, on_failure)| format!("retry budget: {why}; {}", on_failure.consequence()))
+        self.unusable().map(|(why, on_failure)| {
+            let why = WithCauses(why);
+            format!("retry budget: {why}; {}", on_failure.consequence())
+        })
     }
 
     /// Why the budget cannot be used, and what each retry does without it; `None` when it can.

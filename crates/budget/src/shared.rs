@@ -87,7 +87,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
     fn fallback(&mut self, warn: &mut dyn FnMut(String)) -> Option<&mut FileBudget<'a, W>> {
         if let Fallback::NotYet { dir, name, watch } = &self.fallback {
             let checked = match dir {
-                Ok(dir) => BudgetFile::check(dir, name).map_err(|err| err.to_string()),
+                Ok(dir) => BudgetFile::check(dir, name).map_err(|err| with_causes(&err)),
                 Err(why) => Err(with_causes(why)),
             };
             self.fallback = match checked {

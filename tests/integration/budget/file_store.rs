@@ -391,10 +391,11 @@ fn a_budget_directory_that_cannot_be_made_names_the_flag_and_the_fix() {
     .run()
     .expect_code(0)
     .expect_stderr(&format!(
-        "cannot use the budget directory {}: ",
+        "cannot use the budget directory {} (give --budget-store file:DIR a directory this user \
+         can create and write): {}: Not a directory",
+        dir.display(),
         dir.display()
-    ))
-    .expect_stderr("give --budget-store file:DIR a directory this user can create and write");
+    ));
     retry([
         "budget",
         "set",

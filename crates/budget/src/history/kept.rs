@@ -45,7 +45,7 @@ const HISTORY: JobFile = JobFile {
     directory: ".history",
     signature: "retry-history-",
     size: DURATIONS_AT + DURATIONS_RECORD,
-    keeps: keeps(
+    keeps: &keeps(
         "history",
         "a retry job history",
         "rewrite the job's history",

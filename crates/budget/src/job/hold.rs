@@ -203,7 +203,7 @@ fn hold_on_machine<W: Waiter>(
     if overlap == Overlap::Allow {
         return Ok(Holding::Free);
     }
-    let file = BudgetFile::check_keeping(&dir.join(LOCKS), job, LOCK)
+    let file = BudgetFile::check_keeping(&dir.join(LOCKS), job, &LOCK)
         .map_err(|refused| Unheld::Failed(Unread::Refused(refused)))?;
     let failed = |error: std::io::Error| {
         Unheld::Failed(Unread::FileFailed {

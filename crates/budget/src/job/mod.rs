@@ -152,7 +152,7 @@ const TERMS: JobFile = JobFile {
     directory: ".jobs",
     signature: "retry-job-",
     size: RECORD + SCHEDULE_RECORD,
-    keeps: keeps(
+    keeps: &keeps(
         "job",
         "a retry job's terms",
         "let runs of the job overlap, or stop them all",

@@ -9,16 +9,13 @@
 //! warning, not returned.
 
 use std::io;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use retry_net::TlsPartError;
 use retry_policy::duration::format_duration;
 
-use crate::file::{FileFailure, Keeps};
-use crate::named_files::Unbounded;
 use crate::state_dir::NoStateHome;
-use crate::unread::Unread;
+use crate::unread::{FileFailure, Refused, Unread};
 
 /// What a store's address may be.
 const ADDRESS: &str = "expected file, file:DIR, redis://[USER@]HOST[:PORT][/DB], rediss://... \
@@ -301,114 +298,17 @@ pub enum PasswordFileProblem {
     NotUtf8,
 }
 
-/// Why the file store's directory or one of its files cannot be used (`file` checks them): each
-/// message names the path, what the file keeps (a budget's state, a job's history) and the fix,
-/// in the words of what it keeps.
+/// Why `named_files::read_bounded` did not read a file, in words that follow the file's name.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-#[allow(
-    missing_docs,
-    reason = "a field is the value its variant's message names"
-)]
-pub enum Refused {
-    /// The directory could not be made or looked at, or the file in it (`path`) opened.
-    #[error(
-        "cannot use the {} directory {} ({} a directory this user can create and write): {}",
-        .keeps.directory, .dir.display(), .keeps.directory_option, .path.display()
-    )]
-    Unusable {
-        dir: PathBuf,
-        path: PathBuf,
-        keeps: &'static Keeps,
-        #[source]
-        why: io::Error,
-    },
-    /// A directory that is a symbolic link.
-    #[error(
-        "the {} directory {} is a symbolic link: whoever can change the link could redirect \
-         it; give the directory it points to",
-        .keeps.directory, .dir.display()
-    )]
-    DirectoryLink { dir: PathBuf, keeps: &'static Keeps },
-    /// A directory that is not one.
-    #[error("the {} directory {} is not a directory", .keeps.directory, .dir.display())]
-    NotADirectory { dir: PathBuf, keeps: &'static Keeps },
-    /// A directory any user may write in: its mode.
-    #[error(
-        "the {} directory {} has mode {mode:04o}: any user could replace its files and {}; make \
-         it 0700, or 0770 for a group (chmod o-w)",
-        .keeps.directory, .dir.display(), .keeps.harm
-    )]
-    DirectoryOpenToAll {
-        dir: PathBuf,
-        mode: u32,
-        keeps: &'static Keeps,
-    },
-    /// A directory of another user's (not root's): its owner.
-    #[error(
-        "the {} directory {} belongs to another user (uid {owner}), who could {} or stall this \
-         user's runs; give a directory of this user's own (or root's)",
-        .keeps.directory, .dir.display(), .keeps.harm
-    )]
-    DirectoryOfAnother {
-        dir: PathBuf,
-        owner: u32,
-        keeps: &'static Keeps,
-    },
-    /// A file that is not a regular one.
-    #[error(
-        "{} is not a regular file, so not {}; {}",
-        .path.display(), .keeps.state, .keeps.elsewhere
-    )]
-    NotRegular {
-        path: PathBuf,
-        keeps: &'static Keeps,
-    },
-    /// A file any user may write: its mode.
-    #[error(
-        "{} has mode {mode:04o}: any user could change it and {}; make it 0600, or 0660 for a \
-         group (chmod o-w)",
-        .path.display(), .keeps.harm
-    )]
-    OpenToAll {
-        path: PathBuf,
-        mode: u32,
-        keeps: &'static Keeps,
-    },
-    /// A file of another user's, outside a group's directory: its owner.
-    #[error(
-        "{} belongs to another user (uid {owner}), who could {} or stall this user's runs; \
-         remove it, or {}",
-        .path.display(), .keeps.harm, .keeps.elsewhere
-    )]
-    OfAnother {
-        path: PathBuf,
-        owner: u32,
-        keeps: &'static Keeps,
-    },
-    /// A file that could not be read, without its lock, for a command that shows it.
-    #[error("{}", .path.display())]
-    Unreadable {
-        path: PathBuf,
-        #[source]
-        why: io::Error,
-    },
-    /// A file read for a command that shows it that is not a regular one.
-    #[error("{}: not a regular file, so not {}", .path.display(), .keeps.state)]
-    NotRegularToRead {
-        path: PathBuf,
-        keeps: &'static Keeps,
-    },
-    /// A budget's file that no version of retry wrote.
-    #[error("{}: not a retry budget state", .path.display())]
-    NotAState { path: PathBuf },
-    /// A budget's file whose content is damaged.
-    #[error(
-        "{}: its content is damaged; the next run that uses it starts again from a full bucket",
-        .path.display()
-    )]
-    Damaged { path: PathBuf },
-    /// No state home of this user's to make the directory in.
-    #[error("no directory of this user's to keep it in")]
-    NoStateHome(#[source] NoStateHome),
+pub enum Unbounded {
+    /// It cannot be opened or read, or is not a regular file (the error says what it is).
+    #[error(transparent)]
+    Unreadable(#[from] io::Error),
+    /// Others may read or write it, and it must be its owner's alone: its mode.
+    #[error("others may read it (mode {0:04o}): make it its owner's alone (chmod 600)")]
+    NotPrivate(u32),
+    /// It holds more than this many bytes.
+    #[error("it holds more than {0} bytes")]
+    TooLarge(u64),
 }

@@ -40,10 +40,11 @@ use super::model::{BucketState, DEFAULT_TERMS, Terms, micros};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::error::Error;
-pub use crate::error::Refused;
 use crate::named_files;
 use crate::signature::{self, Recognised};
 use crate::state_dir::{self, effective_user};
+use crate::unread::Unread;
+pub use crate::unread::{FileFailure, Keeps, Refused};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::Ended;
 use retry_policy::run::{Admission, TokenRequest};
@@ -71,22 +72,6 @@ pub struct BudgetFile {
     identity: (u64, u64),
     /// It held nothing when checked: a state no run had written yet.
     empty: bool,
-}
-
-/// What a checked file keeps, in the words its refusals use: a file of the same rules holds a
-/// budget's state or a job's history.
-#[derive(Clone, Copy, Debug)]
-pub struct Keeps {
-    /// "budget": the directory is "the budget directory".
-    pub(crate) directory: &'static str,
-    /// What a file of the store is: "a retry budget state".
-    pub(crate) state: &'static str,
-    /// What a stranger who could change it could do.
-    pub(crate) harm: &'static str,
-    /// How to choose another file.
-    pub(crate) elsewhere: &'static str,
-    /// How to choose another directory.
-    pub(crate) directory_option: &'static str,
 }
 
 /// A budget's state.
@@ -347,21 +332,13 @@ pub(crate) enum Trouble {
     Interrupted(Signal),
 }
 
-/// Why the file store could not use a file of its own while a run went on (a run says it once,
-/// as a warning, and goes on without it).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FileFailure {
-    /// Opening, reading, writing or locking it failed, or another file was put in its place:
-    /// the system's words, or those.
-    #[error(transparent)]
-    Io(#[from] io::Error),
-    /// Another process held its lock for longer than the run could wait: this long.
-    #[error("another process held its lock for {}", retry_policy::duration::format_duration(*.0))]
-    LockHeld(Duration),
-    /// It is not a retry budget state, so it is left alone.
-    #[error("it is not a retry budget state, so it is left alone")]
-    Foreign,
+impl From<Trouble> for Unread {
+    fn from(trouble: Trouble) -> Self {
+        match trouble {
+            Trouble::Failed(failure) => Unread::Unusable(failure),
+            Trouble::Interrupted(signal) => Unread::Interrupted(signal),
+        }
+    }
 }
 
 impl From<io::Error> for Trouble {

@@ -69,20 +69,7 @@ fn open_regular(path: &Path) -> io::Result<Opened> {
     }
 }
 
-/// Why [`read_bounded`] did not read a file, in words that follow the file's name.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Unbounded {
-    /// It cannot be opened or read, or is not a regular file (the error says what it is).
-    #[error(transparent)]
-    Unreadable(#[from] io::Error),
-    /// Others may read or write it, and it must be its owner's alone: its mode.
-    #[error("others may read it (mode {0:04o}): make it its owner's alone (chmod 600)")]
-    NotPrivate(u32),
-    /// It holds more than this many bytes.
-    #[error("it holds more than {0} bytes")]
-    TooLarge(u64),
-}
+pub use crate::error::Unbounded;
 
 /// The whole of the regular file at `path`, links followed, when it holds at most `max` bytes;
 /// when `private`, a file that only its owner may read or write (a private key's, as ssh asks

@@ -27,6 +27,8 @@ use super::model::{
 };
 use super::{BudgetName, Reservation};
 use crate::script::{self, SCRIPT};
+pub use crate::unread::StoreFailure;
+use crate::unread::Unread;
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, TokenRequest};
@@ -91,23 +93,13 @@ pub(crate) enum Failure {
     Interrupted(Signal),
 }
 
-/// How a shared store failed a call, each way with the words that say it (the password
-/// hidden) and what would mend it where the tool knows.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreFailure {
-    /// It could not be reached, or the connection broke: the system's words.
-    #[error("{0}")]
-    Unreachable(String),
-    /// It did not answer within the call's time.
-    #[error("no answer within {}", retry_policy::duration::format_duration(*.0))]
-    TimedOut(Duration),
-    /// It answered with an error of its own: the server's words.
-    #[error("{0}")]
-    Refused(String),
-    /// Its answer cannot be read, or is not one the budget's script gives.
-    #[error("{0}")]
-    Unreadable(String),
+impl From<Failure> for Unread {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Failed(failure) => Unread::Store(failure),
+            Failure::Interrupted(signal) => Unread::Interrupted(signal),
+        }
+    }
 }
 
 /// Terms a store keeps that no `retry budget set` could have stored.

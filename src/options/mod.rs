@@ -75,6 +75,12 @@ impl From<retry_budget::Error> for ConfigError {
     }
 }
 
+impl From<retry_policy::Error> for ConfigError {
+    fn from(why: retry_policy::Error) -> Self {
+        ConfigError(with_causes(&why))
+    }
+}
+
 const ABOUT: &str = "Run COMMAND again when it fails, waiting longer each time.";
 
 const LONG_ABOUT: &str = "\

@@ -95,8 +95,8 @@ impl OutputArgs {
             "--hold all writes the held output under headers for a person to read (cron's \
              mail), and cannot keep stderr JSON; leave out --log-format json or --hold all",
         )?;
-        let mut output = OutputOptions::new(rules.patterns(), waits_asked, hold)
-            .map_err(|why| ConfigError(why.to_string()))?;
+        let mut output =
+            OutputOptions::new(rules.patterns(), waits_asked, hold).map_err(ConfigError::from)?;
         output.keep_tails = tails;
         Ok(output)
     }

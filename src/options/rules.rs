@@ -2,6 +2,7 @@
 //! `--flaky-exit`, the `--preset` of the program wrapped, and `--retry-after-output`: their
 //! definitions, and the one ordered list of rules they resolve to.
 
+use retry_policy::causes::parsed;
 use retry_policy::presets::{Preset, PresetChoice};
 use retry_policy::requests::Request;
 use retry_policy::rules::{RuleList, RuleSpec, UserRules};
@@ -20,14 +21,14 @@ pub(crate) struct RulesArgs {
     /// but 130 (Ctrl-C) and 141 (SIGPIPE) is retried. CODES:max=N retries them at most N times
     /// in the run (e.g. 124:max=1, or 1-255:max=2,stderr:reset); once spent, the rules below it
     /// decide, and --plan shows the bound on attempts the limits give.
-    #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
+    #[arg(long, value_name = "RULE", value_parser = parsed::<RuleSpec>, allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) retry_on: Vec<RuleSpec>,
 
     /// Never retry what RULE names; may be repeated
     ///
     /// Never retry an attempt whose end RULE names: CODES, STREAM:REGEX or both, e.g. 2,64-78 or
     /// stderr:'HTTP 4\d\d'. May be repeated. A rule without CODES concerns failures only.
-    #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
+    #[arg(long, value_name = "RULE", value_parser = parsed::<RuleSpec>, allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) stop_on: Vec<RuleSpec>,
 
     /// Count what RULE names as success [default: 0]
@@ -35,7 +36,7 @@ pub(crate) struct RulesArgs {
     /// Count an attempt whose end RULE names as a success: CODES (the success statuses, e.g.
     /// 0,3), STREAM:REGEX (a success status and a matching line, e.g. stdout:'rolled out'; the
     /// status alone then no longer succeeds), or both. May be repeated. Default: 0.
-    #[arg(long, value_name = "RULE", allow_hyphen_values = true, help_heading = DECIDING)]
+    #[arg(long, value_name = "RULE", value_parser = parsed::<RuleSpec>, allow_hyphen_values = true, help_heading = DECIDING)]
     pub(crate) success_on: Vec<RuleSpec>,
 
     /// Exit STATUS after a success that needed retries
@@ -89,7 +90,7 @@ impl RulesArgs {
             stop: self.stop_on.clone(),
             retry: self.retry_on.clone(),
         };
-        RuleList::for_request(&user, preset, request).map_err(|why| ConfigError(why.to_string()))
+        RuleList::for_request(&user, preset, request).map_err(ConfigError::from)
     }
 
     /// The patterns of an output line that asks for a wait: `--retry-after-output`'s, then the

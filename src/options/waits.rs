@@ -114,6 +114,6 @@ impl WaitsArgs {
             )));
         }
         Backoff::new(self.base(), self.cap(), self.multiplier(), self.jitter())
-            .map_err(|err| ConfigError(err.to_string()))
+            .map_err(ConfigError::from)
     }
 }

@@ -16,7 +16,7 @@ const ATTEMPTS: &str = "expected a whole number of at least 1, or 'unlimited'";
 const OUTER: &str = "expected the Unix time in whole milliseconds, as an outer retry sets it";
 
 /// What retry-policy refuses.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 #[allow(
     missing_docs,
@@ -77,12 +77,13 @@ pub enum Error {
     /// A number above 255.
     #[error("{0} is above 255, the largest exit status")]
     StatusTooLarge(String),
-    /// A rule whose statuses are not a list of statuses (nor a pattern).
+    /// A rule whose statuses are not a list of statuses (nor a pattern), and what is wrong with
+    /// them.
     #[error(
-        "{0}; or a pattern a line of output must match: stdout:REGEX, stderr:REGEX or \
-         output:REGEX, after the statuses or alone"
+        "neither exit statuses nor a pattern a line of output must match (stdout:REGEX, \
+         stderr:REGEX or output:REGEX, after the statuses or alone)"
     )]
-    RuleStatuses(Box<Error>),
+    RuleStatuses(#[source] Box<Error>),
     /// A rule's `:max=N` whose N is not a whole number from 1 to the most, as given.
     #[error("its limit max={0} is not a whole number from 1 to 10000; e.g. 124:max=1")]
     BadRuleLimit(String),
@@ -126,9 +127,13 @@ pub enum Error {
     )]
     PatternWithoutGroup(String),
     /// Patterns that compile one by one but not together (a set too large): their option, and
-    /// the regex engine's words.
-    #[error("{flag}: {detail}")]
-    PatternSet { flag: &'static str, detail: String },
+    /// the regex engine's error.
+    #[error("{flag}")]
+    PatternSet {
+        flag: &'static str,
+        #[source]
+        why: regex::Error,
+    },
     /// A status-only `--stop-on` or `--retry-on` rule (`flag`, `rule`) that names a `status`
     /// among the `success` statuses.
     #[error(

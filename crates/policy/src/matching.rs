@@ -175,7 +175,7 @@ impl OutputConditions {
             false => Some(Patterns {
                 set: line_set(&regexes).map_err(|err| Error::PatternSet {
                     flag: "the output patterns",
-                    detail: err.to_string(),
+                    why: err,
                 })?,
                 all: bits.iter().fold(0, |all, bit| all | bit),
                 bits,
@@ -236,7 +236,7 @@ fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, Error> {
             .build()
             .map_err(|err| Error::PatternSet {
                 flag: FLAG,
-                detail: err.to_string(),
+                why: err,
             })?;
         let named = regex.capture_names().position(|name| name == Some("after"));
         let group = match (named, regex.captures_len()) {
@@ -252,7 +252,7 @@ fn compile_captures(patterns: &[String]) -> Result<Option<Captures>, Error> {
     Ok(Some(Captures {
         set: line_set(&texts).map_err(|err| Error::PatternSet {
             flag: FLAG,
-            detail: err.to_string(),
+            why: err,
         })?,
         patterns: compiled,
     }))
@@ -436,6 +436,30 @@ mod tests {
             .collect();
         let after: Vec<String> = after.iter().map(|s| s.to_string()).collect();
         OutputConditions::for_stream(Stream::Stdout, &patterns, &after)
+    }
+
+    #[test]
+    fn patterns_too_large_together_are_refused_with_the_engines_error_as_the_cause() {
+        let pattern = "[a-z]{1,2000}";
+        check_pattern(pattern, "--retry-on").unwrap();
+        let Err(err) = built(&[pattern; 64], &[]) else {
+            panic!("64 large patterns compiled as one set");
+        };
+        assert!(
+            matches!(
+                &err,
+                Error::PatternSet {
+                    why: regex::Error::CompiledTooBig(_),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let said = crate::causes::with_causes(&err);
+        assert!(
+            said.starts_with("the output patterns: Compiled regex exceeds size limit"),
+            "{said}"
+        );
     }
 
     fn matches(conditions: Arc<OutputConditions>, chunks: &[&[u8]]) -> OutputMatch {

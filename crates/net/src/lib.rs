@@ -179,21 +179,67 @@ pub enum TlsPart {
     Key,
 }
 
-/// A part of a [`TlsClient`] that holds nothing usable, and why.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{why}")]
+/// A part of a [`TlsClient`] that holds nothing usable, and why: said as its reason is, with
+/// the reason's cause (the PEM parser's or rustls's error) as its own.
+#[derive(Debug)]
 pub struct TlsPartError {
     /// Which part.
     pub part: TlsPart,
-    /// Why, in words.
-    pub why: String,
+    /// Why.
+    pub why: Unusable,
+}
+
+impl std::fmt::Display for TlsPartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.why.fmt(f)
+    }
+}
+
+impl std::error::Error for TlsPartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.why.source()
+    }
+}
+
+/// Why a part of a [`TlsClient`] holds nothing usable.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unusable {
+    /// Its text is not PEM.
+    #[cfg(feature = "tls")]
+    #[error("it is not PEM")]
+    NotPem(#[source] rustls::pki_types::pem::Error),
+    /// It holds no certificate.
+    #[error("it holds no PEM CERTIFICATE")]
+    NoCertificate,
+    /// It holds no private key rustls can read.
+    #[cfg(feature = "tls")]
+    #[error("it holds no unencrypted PEM private key")]
+    NoPrivateKey(#[source] rustls::pki_types::pem::Error),
+    /// None of its certificates, this many, can be an authority.
+    #[error("none of its {0} certificates can be used")]
+    NoneUsable(usize),
+    /// rustls has no protocol version to speak with these parts.
+    #[cfg(feature = "tls")]
+    #[error("no TLS version can be spoken with it")]
+    NoProtocol(#[source] rustls::Error),
+    /// The key is not the certificate's.
+    #[error("it is not the key of the client certificate given with it")]
+    NotTheKey,
+    /// The certificate cannot be presented.
+    #[cfg(feature = "tls")]
+    #[error("it cannot be presented as a client's certificate")]
+    NotPresentable(#[source] rustls::Error),
+    /// This build has no TLS.
+    #[error("this retry was built without TLS")]
+    NoTls,
 }
 
 #[cfg(feature = "tls")]
 mod pem {
     //! The PEM parts of a [`TlsClient`](super::TlsClient), parsed by rustls's own parser.
 
-    use super::{TlsPart, TlsPartError};
+    use super::{TlsPart, TlsPartError, Unusable};
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -202,12 +248,12 @@ mod pem {
         pem: &[u8],
         part: TlsPart,
     ) -> Result<Vec<CertificateDer<'static>>, TlsPartError> {
-        let unusable = |why: String| TlsPartError { part, why };
+        let unusable = |why| TlsPartError { part, why };
         let certificates = CertificateDer::pem_slice_iter(pem)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| unusable(format!("it is not PEM ({err})")))?;
+            .map_err(|err| unusable(Unusable::NotPem(err)))?;
         match certificates.is_empty() {
-            true => Err(unusable("it holds no PEM CERTIFICATE".into())),
+            true => Err(unusable(Unusable::NoCertificate)),
             false => Ok(certificates),
         }
     }
@@ -216,7 +262,7 @@ mod pem {
     pub(super) fn private_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, TlsPartError> {
         PrivateKeyDer::from_pem_slice(pem).map_err(|err| TlsPartError {
             part: TlsPart::Key,
-            why: format!("it holds no unencrypted PEM private key ({err})"),
+            why: Unusable::NoPrivateKey(err),
         })
     }
 }
@@ -239,7 +285,7 @@ impl TlsClient {
                 if roots.is_empty() {
                     return Err(TlsPartError {
                         part: TlsPart::Authorities,
-                        why: format!("none of its {ignored} certificates can be used"),
+                        why: Unusable::NoneUsable(ignored),
                     });
                 }
             }
@@ -252,7 +298,7 @@ impl TlsClient {
             .with_safe_default_protocol_versions()
             .map_err(|err| TlsPartError {
                 part: TlsPart::Authorities,
-                why: err.to_string(),
+                why: Unusable::NoProtocol(err),
             })?
             .with_root_certificates(roots);
         let Some((chain, key)) = &self.identity else {
@@ -264,11 +310,11 @@ impl TlsClient {
             .map_err(|err| match err {
                 rustls::Error::InconsistentKeys(_) => TlsPartError {
                     part: TlsPart::Key,
-                    why: "it is not the key of the client certificate given with it".into(),
+                    why: Unusable::NotTheKey,
                 },
                 err => TlsPartError {
                     part: TlsPart::Certificate,
-                    why: format!("it cannot be presented as a client's certificate ({err})"),
+                    why: Unusable::NotPresentable(err),
                 },
             })
     }
@@ -280,7 +326,7 @@ impl TlsClient {
     fn check(&self) -> Result<(), TlsPartError> {
         Err(TlsPartError {
             part: TlsPart::Authorities,
-            why: "this retry was built without TLS".into(),
+            why: Unusable::NoTls,
         })
     }
 }
@@ -292,7 +338,12 @@ impl TlsClient {
 fn secure(stream: TcpStream, host: &str, client: &TlsClient) -> io::Result<Stream> {
     use std::sync::Arc;
     let tls = |why: String| io::Error::other(format!("TLS: {why}"));
-    let config = client.config().map_err(|err| tls(err.why))?;
+    let config = client
+        .config()
+        .map_err(|err| match std::error::Error::source(&err) {
+            Some(cause) => tls(format!("{err}: {cause}")),
+            None => tls(err.to_string()),
+        })?;
     let name = rustls::pki_types::ServerName::try_from(host.to_string())
         .map_err(|err| tls(format!("{host}: {err}")))?;
     let connection = rustls::ClientConnection::new(Arc::new(config), name)

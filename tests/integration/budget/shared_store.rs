@@ -500,13 +500,21 @@ fn a_tls_stores_files_that_cannot_be_used_are_named_before_the_command_runs() {
     let open_key_files = files.replace("client.key", "open.key");
     let wrong_key_files = files.replace("client.key", "server.key");
     let not_pem = files.replace("ca.crt", "client.ext");
+    let certificate_as_key = certs.join("certificate.key");
+    std::fs::copy(certs.join("client.crt"), &certificate_as_key).unwrap();
+    std::fs::set_permissions(&certificate_as_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let no_key_files = files.replace("client.key", "certificate.key");
     for (store, wanted) in [
         (address(&open_key_files), "chmod 600"),
         (
             address(&wrong_key_files),
             "not the key of the client certificate",
         ),
-        (address(&not_pem), "ca_file"),
+        (address(&not_pem), "client.ext: it holds no PEM CERTIFICATE"),
+        (
+            address(&no_key_files),
+            "certificate.key: it holds no unencrypted PEM private key: no items found",
+        ),
         (address(&files.replace("&key_file", "&unused")), "its query"),
         (
             address(files.split("&key_file").next().unwrap()),

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     let command = SimulateCommand::parse();
     let outcome = command
         .settings()
-        .map_err(anyhow::Error::msg)
+        .map_err(anyhow::Error::new)
         .and_then(|settings| retry_sim::run(&settings));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

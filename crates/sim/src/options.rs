@@ -182,7 +182,7 @@ pub(crate) struct MetastableArgs {
     pub(crate) observe: Duration,
 
     /// Draw goodput and load over time, in the SVG, for this trigger at the first interval: CAPACITY:DURATION.
-    #[arg(long, value_name = "CAPACITY:DURATION", default_value = "0.2:10s")]
+    #[arg(long, value_name = "CAPACITY:DURATION", value_parser = parsed::<ChartTrigger>, default_value = "0.2:10s")]
     pub(crate) chart_trigger: ChartTrigger,
 
     #[command(flatten)]

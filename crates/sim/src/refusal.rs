@@ -39,7 +39,7 @@ pub enum Refusal {
     #[error("'{0}' is not a duration from 1ns to 1h; expected a list, e.g. 9s,10s")]
     NotAShortDuration(String),
     /// A chart trigger that is not `CAPACITY:DURATION`, and what was wrong with a part of it.
-    #[error("{}{TRIGGER}", .0.as_ref().map_or(String::new(), |part| format!("{part}; ")))]
+    #[error("not a trigger; {TRIGGER}")]
     NotATrigger(#[source] Option<Box<Refusal>>),
     /// A jitter that is not one of the names, which the message lists.
     #[error("expected one of: {0}")]

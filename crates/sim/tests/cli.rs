@@ -336,6 +336,10 @@ fn the_metastable_experiment_refuses_what_it_cannot_simulate() {
             "a load of 28.6 times the --capacity",
         ),
         (&["--chart-trigger", "0.2"], "expected CAPACITY:DURATION"),
+        (
+            &["--chart-trigger", "0.2:x"],
+            "not a trigger; expected CAPACITY:DURATION, e.g. 0.2:10s: 'x' is not a duration",
+        ),
         (&["--trigger-seconds", "1h", "--observe", "1h"], "too large"),
     ] {
         let run = sim(["metastable"].iter().chain(args));

@@ -8,11 +8,14 @@ use std::error::Error;
 use std::fmt;
 use std::str::FromStr;
 
-/// An error and its causes, displayed as one line: `outer: cause: its cause`.
+/// An error and its causes, displayed as one line: `outer: cause: its cause`. Generic over the
+/// outer error, so that saying one makes no `dyn Error` of it: the trait object's table holds
+/// the error's `Debug`, whose code (a whole parser's error kinds, say) a run would carry for
+/// nothing.
 #[derive(Clone, Copy, Debug)]
-pub struct WithCauses<'a>(pub &'a (dyn Error + 'static));
+pub struct WithCauses<'a, E: ?Sized>(pub &'a E);
 
-impl fmt::Display for WithCauses<'_> {
+impl<E: Error + ?Sized> fmt::Display for WithCauses<'_, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)?;
         let mut cause = self.0.source();
@@ -25,7 +28,7 @@ impl fmt::Display for WithCauses<'_> {
 }
 
 /// `error` with its causes, as one line.
-pub fn with_causes(error: &(dyn Error + 'static)) -> String {
+pub fn with_causes<E: Error + ?Sized>(error: &E) -> String {
     WithCauses(error).to_string()
 }
 

@@ -1,6 +1,8 @@
-//! Every way retry-budget refuses a value (an address, terms, a name, the state home) or fails a
-//! request the binary makes of it (`retry budget set`): one type, whose variants a caller can
-//! match, with each message written beside its variant. A message is one line that says what was
+//! Every way retry-budget refuses a value (an address, terms, a name, or a store's directory
+//! where the state home is none, `state_dir::NoStateHome` its cause) or fails a request the
+//! binary makes of it (`retry budget set`): one type, whose variants a caller can match, with
+//! each message written beside its variant; and the two refusals of a file it names
+//! (`PasswordFileProblem`, `Unbounded`). A message is one line that says what was
 //! wrong, with which value (never a secret: an address is shown rebuilt without its password),
 //! and what would be accepted. A variant's fields are the values its message names; one that
 //! wraps another error keeps it as its `#[source]`, which `retry_policy::causes` says after a

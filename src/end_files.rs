@@ -38,12 +38,12 @@ impl EndFiles {
             match spec.format {
                 ReportFormat::Json => {
                     let writer =
-                        ReportWriter::new(target(spec)?, options, config.depth(), config.run_id());
+                        ReportWriter::new(target(spec)?, options, config.depth(), config.run_id);
                     reports.push(Box::new(writer) as Box<dyn EndFile>);
                 }
                 ReportFormat::Dotenv => dotenv.push(target(spec)?),
                 ReportFormat::Prometheus => {
-                    metrics.push(Box::new(Metrics::new(target(spec)?, config.job())) as _);
+                    metrics.push(Box::new(Metrics::new(target(spec)?, &config.job)) as _);
                 }
                 ReportFormat::Junit => junit.push(Box::new(JunitReport::new(
                     target(spec)?,
@@ -52,7 +52,7 @@ impl EndFiles {
                 )) as _),
             }
         }
-        let outputs = StepOutputs::new(config.github(), dotenv, shown.clone())?;
+        let outputs = StepOutputs::new(&config.github, dotenv, shown.clone())?;
         if outputs.any() {
             reports.push(Box::new(outputs));
         }

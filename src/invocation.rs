@@ -82,7 +82,7 @@ impl Started {
     /// password: looked for in the environment only where the process was given one there.
     fn store_passed_on(&self, config: &Config) -> Option<String> {
         let given = self.store_given.then_some(environment::own);
-        options::store_passed_on(config.store_flag(), &|name| given?(name))
+        options::store_passed_on(config.store_flag.as_deref(), &|name| given?(name))
     }
 }
 
@@ -127,14 +127,13 @@ pub fn run(mut cli: Cli, started: Started) -> anyhow::Result<Exit> {
         },
         None => {
             let config = Config::try_from(cli)?;
-            match config.command() {
+            match config.command.as_ref() {
                 None => {
                     let mut out = io::BufWriter::new(io::stdout().lock());
                     let mut request = config.plan();
-                    request.past = config
-                        .history()
-                        .map(|place| (config.job(), past_runs(place)));
-                    plan::print(&mut out, &request, config.log().format)
+                    request.past = (config.history.as_ref())
+                        .map(|place| (config.job.as_str(), past_runs(place)));
+                    plan::print(&mut out, &request, config.log.format)
                         .and_then(|()| out.flush())
                         .context("cannot write the plan to stdout")?;
                     Ok(Exit::Success)
@@ -261,15 +260,15 @@ fn set_budget(options: &BudgetSetArgs) -> anyhow::Result<Exit> {
 /// Run `command` under `config` until it succeeds or the run gives up: the observers of the
 /// run (`lifecycle`), and the run between its ends.
 fn run_command(config: &Config, command: CommandLine, started: Started) -> anyhow::Result<Exit> {
-    let tails = config.output().keep_tails.then(KeptTails::default);
+    let tails = config.output.keep_tails.then(KeptTails::default);
     let files = EndFiles::prepare(config, tails.clone())?;
     let launcher = Launcher::new(command.program(), command.args())
         .with_context(|| format!("cannot prepare to start {command}"))?;
-    let budget = config.budget().prepare();
+    let budget = config.budget.prepare();
     let terminal = terminal(config);
     // Read before the signals are blocked: a Ctrl-C while the input is still coming must end the
     // tool at once, before any attempt.
-    let input = config.replay_stdin().then(read_stdin).transpose()?;
+    let input = config.replay_stdin.then(read_stdin).transpose()?;
     let watch = SignalWatch::install(terminal.is_some(), started.inherited)
         .context("cannot set up signal handling")?;
     reaper::adopt_orphans();
@@ -288,13 +287,13 @@ fn run_command(config: &Config, command: CommandLine, started: Started) -> anyho
     };
     let mut runner = attempts.runner(config, &watch, terminal.as_ref(), job.shared());
     let mut hooks = hooks(config, &watch, terminal.as_ref(), store.as_deref());
-    let pings = config.monitor().map(|monitor| {
+    let pings = config.monitor.as_ref().map(|monitor| {
         let tails = tails.unwrap_or_default();
         Pings::new(monitor, options::new_id(), job.shared(), tails)
     });
     let mut observers = Observers::default()
-        .with(config.history().map(JobHistory::at))
-        .with(config.history().map(|_| job.give_back()))
+        .with(config.history.as_ref().map(JobHistory::at))
+        .with(config.history.as_ref().map(|_| job.give_back()))
         .with(files.observer())
         .with(pings)
         .with(config.traced());
@@ -340,7 +339,7 @@ fn say_the_run<'w>(
     let ci = config
         .ci_log()
         .map(|system| CiLog::new(system, config.command_words()).for_job(config.job_given()));
-    let mut reporter = Reporter::on_stderr(config.log()).with_ci(ci);
+    let mut reporter = Reporter::on_stderr(config.log).with_ci(ci);
     let transcript = config.holds_everything().then(Transcript::default);
     let release: Box<dyn Release<HeldOutput> + 'w> = match &transcript {
         Some(transcript) => {
@@ -373,14 +372,8 @@ fn hooks<'r>(
     terminal: Option<&'r Terminal>,
     store: Option<&'r str>,
 ) -> HookRunner<'r> {
-    let run = (config.total_attempts(), config.run_id(), store);
-    HookRunner::new(
-        config.hooks().clone(),
-        config.process(),
-        watch,
-        terminal,
-        run,
-    )
+    let run = (config.total_attempts(), config.run_id, store);
+    HookRunner::new(config.hooks.clone(), config.process, watch, terminal, run)
 }
 
 /// Say how the run ended: the transcript of a run that did not succeed, then the `done` event,
@@ -433,20 +426,20 @@ impl Attempts<'_> {
         terminal: Option<&'r Terminal>,
         job: SharedJob,
     ) -> ProcessRunner<'r> {
-        let environment = environ::of_run(self.environment, config.run_id(), self.store);
+        let environment = environ::of_run(self.environment, config.run_id, self.store);
         ProcessRunner {
             command: self.command,
             total: config.total_attempts(),
-            options: config.process(),
+            options: config.process,
             watch,
             terminal,
             input: self.input,
-            output: config.output().clone(),
+            output: config.output.clone(),
             requests: Some(RequestFiles::new()),
-            environment: environ::of_attempts(environment, config.tracing().is_some()),
+            environment: environ::of_attempts(environment, config.tracing.is_some()),
             launcher: self.launcher,
             tails: self.tails,
-            trace: config.tracing().map(Tracing::context),
+            trace: config.tracing.as_ref().map(Tracing::context),
             job,
             holds_job: false,
         }

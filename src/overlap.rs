@@ -50,7 +50,7 @@ impl<'r> JobHold<'r> {
     /// Start the keeper of the lease held in `token` on `job`, so that the job stays held
     /// while the run's attempts go on, should the run be killed; `warn` is told if it cannot.
     fn keep(&self, token: &str, job: &str, warn: &mut dyn FnMut(String)) {
-        match lease_keeper::start(token, job, self.config.store_flag(), self.watch) {
+        match lease_keeper::start(token, job, self.config.store_flag.as_deref(), self.watch) {
             Ok(keeper) => self.shared.kept_by(keeper),
             Err(err) => warn(format!(
                 "job {job}: cannot start the keeper of its lease ({err}); should this run be \
@@ -68,11 +68,11 @@ impl<'r> JobHold<'r> {
 
 impl JobGate for JobHold<'_> {
     fn take(&mut self, until: Option<Instant>, warn: &mut dyn FnMut(String)) -> JobTaken {
-        let Some(place) = self.config.history() else {
+        let Some(place) = self.config.history.as_ref() else {
             return JobTaken::Go;
         };
         let (run_id, token) = (
-            self.config.run_id().to_string(),
+            self.config.run_id.to_string(),
             options::new_id().to_string(),
         );
         let job = place.job.as_str();

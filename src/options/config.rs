@@ -4,11 +4,12 @@
 //! its budget lives).
 //!
 //! [`Config`] is the only reader of a run's [`Cli`]; the tool's subcommands own their options
-//! (`budget show`, `budget set`) and are dispatched before it. Its fields are private: it hands
-//! out the settings each part of a run is built from, by the module that owns the part, and the
-//! record of the options that the report keeps, derived from the command line's definition. A
-//! new flag touches its group's module, this file when the run keeps its setting, the module
-//! that uses it, and a test.
+//! (`budget show`, `budget set`) and are dispatched before it. A setting a part of the run takes
+//! as it was resolved is a field the part reads; what is derived from several (the run loop's
+//! rules, the plan, the warnings, the deadline in words) is a method, and so is the record of
+//! the options that the report keeps, derived from the command line's definition. The fields
+//! are set only here, and the run borrows them, never mutably. A new flag touches its group's
+//! module, this file when the run keeps its setting, the module that uses it, and a test.
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant, SystemTime};
@@ -53,7 +54,7 @@ use super::record::{InForce, OptionsRecord};
 #[derive(Debug)]
 pub(crate) struct Config {
     /// What each attempt runs; none for `--plan`, which runs nothing.
-    command: Option<CommandLine>,
+    pub(crate) command: Option<CommandLine>,
     /// The attempt limit in force: `--max-attempts`, or one with `RETRY_NESTED=once` when nested.
     limit: AttemptLimit,
     /// Where the run sits among nested retries, and what `RETRY_NESTED` makes of it.
@@ -65,26 +66,26 @@ pub(crate) struct Config {
     /// The jitter's seed: given, derived from the host, or drawn.
     seed: u64,
     splay: Option<Duration>,
-    budget: RunBudget,
-    log: LogSettings,
+    pub(crate) budget: RunBudget,
+    pub(crate) log: LogSettings,
     /// The run's identity: an outer run's, or its own.
-    run_id: RunId,
+    pub(crate) run_id: RunId,
     /// `--budget-store`, as given (it holds no password).
-    store_flag: Option<String>,
+    pub(crate) store_flag: Option<String>,
     /// The run's deadline, and what the environment said of deadlines.
     deadlines: Deadlines,
-    process: ProcessOptions,
-    replay_stdin: bool,
-    output: OutputOptions,
-    hooks: HookLines,
+    pub(crate) process: ProcessOptions,
+    pub(crate) replay_stdin: bool,
+    pub(crate) output: OutputOptions,
+    pub(crate) hooks: HookLines,
     reset_after: Option<Duration>,
     flaky_exit: Option<u8>,
     reports: Vec<ReportSpec>,
     /// `--job`, or what names the job by default.
-    job: String,
+    pub(crate) job: String,
     /// Where a job named with `--job` keeps its history of runs; none for a run with no job
     /// name, or none it can keep.
-    history: Option<HistoryPlace>,
+    pub(crate) history: Option<HistoryPlace>,
     /// Why a named job keeps no history, if it keeps none.
     history_problem: Option<String>,
     /// Whether `--job` named it.
@@ -92,14 +93,14 @@ pub(crate) struct Config {
     /// `--preset`, as it resolved.
     preset: PresetInForce,
     /// The heartbeat monitor told of the run's start and outcome.
-    monitor: Option<Monitor>,
+    pub(crate) monitor: Option<Monitor>,
     /// The run's place in a trace, and where its spans go.
-    tracing: Option<Tracing>,
+    pub(crate) tracing: Option<Tracing>,
     /// What the tracing and monitor variables held that could not be used.
     tracing_problems: Vec<String>,
     /// The CI system the run is in, and GitHub's files for its outcome.
     ci: Option<CiSystem>,
-    github: GitHubFiles,
+    pub(crate) github: GitHubFiles,
     recorded: OptionsRecord,
 }
 
@@ -214,39 +215,9 @@ impl Config {
         })
     }
 
-    /// What each attempt runs; none for `--plan`, which runs nothing.
-    pub(crate) fn command(&self) -> Option<&CommandLine> {
-        self.command.as_ref()
-    }
-
-    /// The form and amount of the tool's own messages.
-    pub(crate) fn log(&self) -> LogSettings {
-        self.log
-    }
-
-    /// The heartbeat monitor told of the run, if any.
-    pub(crate) fn monitor(&self) -> Option<&Monitor> {
-        self.monitor.as_ref()
-    }
-
-    /// The run's tracing, if the environment asks for it.
-    pub(crate) fn tracing(&self) -> Option<&Tracing> {
-        self.tracing.as_ref()
-    }
-
     /// The observer that records the run's spans and sends them at its end, when it sends them.
     pub(crate) fn traced(&self) -> Option<Traced<'_>> {
-        self.tracing()?.recorder(self.run_id)
-    }
-
-    /// The run's identity (`RETRY_RUN_ID`).
-    pub(crate) fn run_id(&self) -> RunId {
-        self.run_id
-    }
-
-    /// `--budget-store`, as given (it holds no password), for a process of the run's own.
-    pub(crate) fn store_flag(&self) -> Option<&str> {
-        self.store_flag.as_deref()
+        self.tracing.as_ref()?.recorder(self.run_id)
     }
 
     /// What `--plan` shows.
@@ -374,21 +345,6 @@ impl Config {
             })
     }
 
-    /// The process-control options of an attempt (and of a hook).
-    pub(crate) fn process(&self) -> ProcessOptions {
-        self.process
-    }
-
-    /// The output conditions, and what is held.
-    pub(crate) fn output(&self) -> &OutputOptions {
-        &self.output
-    }
-
-    /// The hooks' shell lines.
-    pub(crate) fn hooks(&self) -> &HookLines {
-        &self.hooks
-    }
-
     /// The most attempts of the command all nested layers together may make.
     pub(crate) fn total_attempts(&self) -> AttemptLimit {
         self.layer.total(self.limit)
@@ -405,24 +361,9 @@ impl Config {
         self.process.isolation == Isolation::OwnGroup
     }
 
-    /// Whether stdin is read to its end and given to every attempt.
-    pub(crate) fn replay_stdin(&self) -> bool {
-        self.replay_stdin
-    }
-
     /// The `--report` files, and the options in force as the JSON ones record them.
     pub(crate) fn reports(&self) -> (&[ReportSpec], &OptionsRecord) {
         (&self.reports, &self.recorded)
-    }
-
-    /// The job's name: `--job`, else the budget's name, else the command's program name.
-    pub(crate) fn job(&self) -> &str {
-        &self.job
-    }
-
-    /// Where the job keeps its history of runs, if it keeps one.
-    pub(crate) fn history(&self) -> Option<&HistoryPlace> {
-        self.history.as_ref()
     }
 
     /// `--job`, if it was given: the start of each CI group's title.
@@ -436,11 +377,6 @@ impl Config {
         self.ci.filter(|_| self.log.format == LogFormat::Text)
     }
 
-    /// GitHub's files for the run's outcome.
-    pub(crate) fn github(&self) -> &GitHubFiles {
-        &self.github
-    }
-
     /// `--hold all`.
     pub(crate) fn holds_everything(&self) -> bool {
         self.output.hold == Hold::Everything
@@ -449,11 +385,6 @@ impl Config {
     /// The command's words, as given.
     pub(crate) fn command_words(&self) -> &[String] {
         &self.recorded.command
-    }
-
-    /// The budget the run spends from.
-    pub(crate) fn budget(&self) -> &RunBudget {
-        &self.budget
     }
 }
 

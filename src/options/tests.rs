@@ -33,7 +33,7 @@ fn config(args: &[&str]) -> Result<Config, ConfigError> {
 fn resolves_a_plain_run() {
     let config = config(&["--", "true"]).unwrap();
     assert_eq!(
-        config.command(),
+        config.command.as_ref(),
         Some(&CommandLine::direct(vec!["true".into()]).unwrap())
     );
     assert_eq!(config.limit.count(), Some(5));
@@ -76,8 +76,8 @@ fn command_is_required_except_for_a_plan() {
             .to_string()
             .starts_with("no COMMAND given")
     );
-    assert!(config(&["--plan"]).unwrap().command().is_none());
-    assert!(config(&["--plan", "true"]).unwrap().command().is_none());
+    assert!(config(&["--plan"]).unwrap().command.is_none());
+    assert!(config(&["--plan", "true"]).unwrap().command.is_none());
 }
 
 #[test]
@@ -316,7 +316,7 @@ fn the_budget_and_its_store_reach_the_plan_and_the_report() {
 #[test]
 fn shell_wraps_the_words() {
     let config = config(&["--shell", "echo", "a"]).unwrap();
-    assert_eq!(config.command().unwrap().program(), "sh");
+    assert_eq!(config.command.as_ref().unwrap().program(), "sh");
 }
 
 #[test]
@@ -435,10 +435,10 @@ fn runs_that_can_spin_for_ever_are_warned_about() {
 fn the_parts_of_a_run_follow_the_flags() {
     let plain = config(&["true"]).unwrap();
     assert!(plain.hands_over_terminal());
-    assert!(!plain.replay_stdin());
+    assert!(!plain.replay_stdin);
     assert!(plain.reports().0.is_empty());
-    assert!(matches!(plain.budget(), RunBudget::Default(_)));
-    assert_eq!((plain.job(), plain.job_given()), ("true", None));
+    assert!(matches!(&plain.budget, RunBudget::Default(_)));
+    assert_eq!((plain.job.as_str(), plain.job_given()), ("true", None));
 
     let every = config(&[
         "--foreground",
@@ -457,7 +457,7 @@ fn the_parts_of_a_run_follow_the_flags() {
     ])
     .unwrap();
     assert!(!every.hands_over_terminal());
-    assert!(every.replay_stdin());
+    assert!(every.replay_stdin);
     let formats: Vec<_> = every.reports().0.iter().map(|spec| spec.format).collect();
     assert_eq!(
         formats,
@@ -467,11 +467,11 @@ fn the_parts_of_a_run_follow_the_flags() {
         ]
     );
     assert_eq!(
-        (every.job(), every.job_given()),
+        (every.job.as_str(), every.job_given()),
         ("nightly", Some("nightly"))
     );
     let api = config(&["--budget", "api", "true"]).unwrap();
-    assert_eq!(api.job(), "api", "the budget names the job");
+    assert_eq!(api.job, "api", "the budget names the job");
 
     let shared = config(&["--budget", "api", "--budget-store", "redis://cache", "true"]);
     let location = &named(shared.unwrap().budget).store.location;

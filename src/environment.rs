@@ -61,6 +61,14 @@ pub(crate) struct Variable {
     pub(crate) meaning: &'static str,
 }
 
+impl Variable {
+    /// Its value as `env` reads it, when it is set to something: an empty value, as a shell's
+    /// `VAR= retry ...` leaves, is one not given, for every variable the tool reads.
+    pub(crate) fn given(&self, env: &impl Fn(&str) -> Option<OsString>) -> Option<OsString> {
+        env(self.name).filter(|value| !value.is_empty())
+    }
+}
+
 /// This attempt's number.
 pub(crate) const ATTEMPT: Variable = Variable {
     name: "RETRY_ATTEMPT",

@@ -81,11 +81,9 @@ impl Monitor {
     pub(crate) fn from_environment(
         env: &impl Fn(&str) -> Option<OsString>,
     ) -> Result<Option<Monitor>, BadMonitor> {
-        let given =
-            |variable: &environment::Variable| env(variable.name).filter(|value| !value.is_empty());
         let (inline, file) = (
-            given(&environment::MONITOR),
-            given(&environment::MONITOR_FILE),
+            environment::MONITOR.given(env),
+            environment::MONITOR_FILE.given(env),
         );
         let (name, text) = match (inline, file) {
             (None, None) => return Ok(None),

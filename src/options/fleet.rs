@@ -59,7 +59,7 @@ impl FleetArgs {
         preset: Option<&'static Preset>,
     ) -> Result<RunBudget, ConfigError> {
         let variable = environment::BUDGET.name;
-        let from_environment = match env(variable).filter(|value| !value.is_empty()) {
+        let from_environment = match environment::BUDGET.given(env) {
             None => None,
             Some(value) => Some(
                 value

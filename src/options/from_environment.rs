@@ -32,7 +32,7 @@ pub(super) fn max_requested_wait(
     env: &impl Fn(&str) -> Option<OsString>,
 ) -> Result<Duration, ConfigError> {
     let variable = environment::MAX_REQUESTED_WAIT.name;
-    let Some(value) = env(variable).filter(|value| !value.is_empty()) else {
+    let Some(value) = environment::MAX_REQUESTED_WAIT.given(env) else {
         return Ok(MAX_REQUESTED_WAIT);
     };
     let text = value.to_string_lossy();
@@ -99,14 +99,11 @@ pub(super) fn github_files(
     if ci != Some(CiSystem::GitHub) {
         return GitHubFiles::default();
     }
-    let path = |variable: environment::Variable| {
-        env(variable.name)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-    };
     GitHubFiles {
-        output: path(environment::GITHUB_OUTPUT),
-        summary: path(environment::GITHUB_STEP_SUMMARY),
+        output: environment::GITHUB_OUTPUT.given(env).map(PathBuf::from),
+        summary: environment::GITHUB_STEP_SUMMARY
+            .given(env)
+            .map(PathBuf::from),
     }
 }
 
@@ -118,9 +115,7 @@ fn outside_deadlines(
     now: SystemTime,
 ) -> (Option<Duration>, Option<JobLimit>, Vec<String>) {
     let text = |variable: environment::Variable| {
-        env(variable.name)
-            .filter(|value| !value.is_empty())
-            .map(|value| value.to_string_lossy().into_owned())
+        (variable.given(env)).map(|value| value.to_string_lossy().into_owned())
     };
     let mut problems = Vec::new();
     let outer = text(environment::OUTER_DEADLINE).and_then(|value| {
@@ -155,7 +150,7 @@ fn kept<T>(read: Result<T, impl fmt::Display>, problems: &mut Vec<String>) -> Op
 /// `RETRY_NESTED`, read through `env`: what a run inside another retry's attempt does.
 pub(super) fn nested(env: &impl Fn(&str) -> Option<OsString>) -> Result<Nested, ConfigError> {
     let variable = environment::NESTED.name;
-    let Some(value) = env(variable).filter(|value| !value.is_empty()) else {
+    let Some(value) = environment::NESTED.given(env) else {
         return Ok(Nested::default());
     };
     let text = value.to_string_lossy();
@@ -170,7 +165,7 @@ pub(super) fn nested(env: &impl Fn(&str) -> Option<OsString>) -> Result<Nested, 
 /// The name this machine goes by, for `--seed host` and a shared budget's breaker:
 /// `RETRY_HOST`, else its host name (empty if it has none).
 pub(super) fn host_name(env: &impl Fn(&str) -> Option<OsString>) -> Vec<u8> {
-    match env(environment::HOST.name).filter(|name| !name.is_empty()) {
+    match environment::HOST.given(env) {
         Some(name) => name.as_bytes().to_vec(),
         None => nix::unistd::gethostname()
             .map(|name| name.as_bytes().to_vec())

@@ -25,9 +25,12 @@ const DEEPEST: usize = 64;
 
 /// The URL of the remote `remote` in the repository at or above `dir` (relative to the current
 /// directory), or of `git_dir` when `GIT_DIR` names one; none when it cannot be read for sure.
+/// `git_dir` is read as git reads it: a relative one from `dir`, where git runs after its `-C`,
+/// and an empty one as no repository at all (git refuses to run).
 pub(crate) fn url(dir: &Path, remote: &str, git_dir: Option<OsString>) -> Option<String> {
     let config = match git_dir {
-        Some(git_dir) => PathBuf::from(git_dir).join("config"),
+        Some(git_dir) if git_dir.is_empty() => return None,
+        Some(git_dir) => dir.join(git_dir).join("config"),
         None => repository(dir)?.join("config"),
     };
     let opened = named_files::open(&config, OpenOptions::new().read(true), 0).ok()?;
@@ -153,6 +156,25 @@ mod tests {
         assert_eq!(
             url(worktree.path(), "origin", Some(git_dir)).as_deref(),
             Some("git@github.com:org/app.git")
+        );
+    }
+
+    #[test]
+    fn git_dir_is_read_as_git_reads_it() {
+        let top = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(top.path().join("app.git")).unwrap();
+        std::fs::write(top.path().join("app.git/config"), CONFIG).unwrap();
+        assert_eq!(
+            url(top.path(), "origin", Some("app.git".into())).as_deref(),
+            Some("git@github.com:org/app.git"),
+            "a relative GIT_DIR is found from where git runs (its -C), not from here"
+        );
+        // What an empty GIT_DIR would name if it were a path: the directory itself.
+        std::fs::write(top.path().join("config"), CONFIG).unwrap();
+        assert_eq!(
+            url(top.path(), "origin", Some("".into())),
+            None,
+            "git refuses an empty GIT_DIR: not a git repository"
         );
     }
 }

@@ -498,16 +498,11 @@ fn a_git_push_spends_from_its_remotes_host_never_from_a_refspec() {
     git(&["remote", "add", "origin", "https://git.example/app.git"]);
     git(&["remote", "add", "upstream", "git@mirror.example:app.git"]);
     let target = |args: &[&str]| {
-        let plan = retry(["--plan", "--"])
-            .args(args)
-            .current_dir(repository.join(""))
-            .run();
-        plan.expect_code(0);
-        plan.stdout()
-            .lines()
-            .find(|line| line.starts_with("retry budget:"))
-            .unwrap_or_else(|| panic!("no budget in the plan\n{plan}"))
-            .to_string()
+        planned_budget(
+            retry(["--plan", "--"])
+                .args(args)
+                .current_dir(repository.join("")),
+        )
     };
     let origin = target(&["git", "push", "origin", "HEAD:main"]);
     assert!(origin.contains("default one for git.example:"), "{origin}");
@@ -520,6 +515,62 @@ fn a_git_push_spends_from_its_remotes_host_never_from_a_refspec() {
     assert!(message.contains("for this command line"), "{message}");
     let unknown = target(&["git", "push", "elsewhere", "HEAD:main"]);
     assert!(unknown.contains("for this command line"), "{unknown}");
+}
+
+#[test]
+fn git_dir_names_the_repository_as_git_reads_it() {
+    // A relative GIT_DIR is found from where git runs after its -C, and an empty one is no
+    // repository: the target is the remote git itself would use, or none.
+    let scratch = Scratch::new();
+    let outer = scratch.path("outer");
+    let inner = outer.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    for (dir, url) in [
+        (&outer, "https://outer.example/app.git"),
+        (&inner, "https://inner.example/app.git"),
+    ] {
+        for args in [&["init", "-q"][..], &["remote", "add", "origin", url]] {
+            program("git")
+                .args(["-C", dir.to_str().unwrap()])
+                .args(args)
+                .run()
+                .expect_code(0);
+        }
+    }
+    let git_says = program("git")
+        .args(["-C", "inner", "remote", "get-url", "origin"])
+        .env("GIT_DIR", ".git")
+        .current_dir(&outer)
+        .run();
+    git_says.expect_code(0);
+    assert_eq!(git_says.stdout().trim(), "https://inner.example/app.git");
+    let target = |git_dir: &str| {
+        planned_budget(
+            retry([
+                "--plan", "--", "git", "-C", "inner", "push", "origin", "HEAD",
+            ])
+            .env("GIT_DIR", git_dir)
+            .current_dir(&outer),
+        )
+    };
+    let relative = target(".git");
+    assert!(
+        relative.contains("default one for inner.example:"),
+        "{relative}"
+    );
+    let empty = target("");
+    assert!(empty.contains("for this command line"), "{empty}");
+}
+
+/// The budget line of the plan `plan` prints.
+fn planned_budget(plan: Invocation) -> String {
+    let plan = plan.run();
+    plan.expect_code(0);
+    plan.stdout()
+        .lines()
+        .find(|line| line.starts_with("retry budget:"))
+        .unwrap_or_else(|| panic!("no budget in the plan\n{plan}"))
+        .to_string()
 }
 
 #[test]

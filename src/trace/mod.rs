@@ -73,7 +73,7 @@ impl Tracing {
         ids: impl FnOnce() -> (TraceId, SpanId),
         problems: &mut Vec<String>,
     ) -> Option<Tracing> {
-        let traceparent = env(environment::TRACEPARENT.name);
+        let traceparent = environment::TRACEPARENT.given(env);
         let mut found = Vec::new();
         let export = Export::from_environment(env, &mut found);
         // Most runs have neither, and look no further.

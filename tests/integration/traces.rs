@@ -203,6 +203,13 @@ fn without_the_variables_the_command_gets_no_traceparent_and_disabled_passes_it_
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .run();
     run.expect_code(0).expect_stdout("[]\n");
+    // An empty TRACEPARENT (as `TRACEPARENT= retry ...` leaves) is none: no trace is begun that
+    // no span of this run's would ever reach.
+    let run = retry(["--", "sh", "-c", "echo \"[$TRACEPARENT]\""])
+        .env("TRACEPARENT", "")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .run();
+    run.expect_code(0).expect_stdout("[]\n");
     let given = format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01");
     let run = retry(["--", "sh", "-c", "echo \"[$TRACEPARENT]\""])
         .env("TRACEPARENT", &given)

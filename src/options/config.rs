@@ -66,17 +66,23 @@ pub(crate) struct Config {
     /// The jitter's seed: given, derived from the host, or drawn.
     seed: u64,
     splay: Option<Duration>,
+    /// The budget the run spends from.
     pub(crate) budget: RunBudget,
+    /// The form and amount of the tool's own messages.
     pub(crate) log: LogSettings,
     /// The run's identity: an outer run's, or its own.
     pub(crate) run_id: RunId,
-    /// `--budget-store`, as given (it holds no password).
+    /// `--budget-store`, as given (it holds no password), for a process of the run's own.
     pub(crate) store_flag: Option<String>,
     /// The run's deadline, and what the environment said of deadlines.
     deadlines: Deadlines,
+    /// The process-control options of an attempt (and of a hook).
     pub(crate) process: ProcessOptions,
+    /// Whether stdin is read to its end and given to every attempt.
     pub(crate) replay_stdin: bool,
+    /// The output conditions, and what is held.
     pub(crate) output: OutputOptions,
+    /// The hooks' shell lines.
     pub(crate) hooks: HookLines,
     reset_after: Option<Duration>,
     flaky_exit: Option<u8>,
@@ -98,8 +104,9 @@ pub(crate) struct Config {
     pub(crate) tracing: Option<Tracing>,
     /// What the tracing and monitor variables held that could not be used.
     tracing_problems: Vec<String>,
-    /// The CI system the run is in, and GitHub's files for its outcome.
+    /// The CI system the run is in.
     ci: Option<CiSystem>,
+    /// GitHub's files for the run's outcome.
     pub(crate) github: GitHubFiles,
     recorded: OptionsRecord,
 }

@@ -22,11 +22,12 @@ use retry_policy::run::{Reservation, RetryBudget, TokenRequest};
 use retry_policy::target::Target;
 
 use crate::error::Error;
-use crate::file::{self, BudgetFile, FileBudget, Refused};
+use crate::file::{self, BudgetFile, FileBudget};
 use crate::model::Terms;
 use crate::model::{DEFAULT_BUDGET_TERMS, LONGEST_HOLD, MAX_DEBT_PERIODS};
 use crate::state_dir::StateHome;
 use crate::store::{DEFAULT_BUDGETS, Location, OnFailure};
+use crate::unread::Refused;
 use crate::waiter::Waiter;
 use crate::{BudgetName, no_token};
 

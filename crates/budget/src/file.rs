@@ -44,7 +44,7 @@ use crate::named_files;
 use crate::signature::{self, Recognised};
 use crate::state_dir::{self, effective_user};
 use crate::unread::Unread;
-pub use crate::unread::{FileFailure, Keeps, Refused};
+use crate::unread::{FileFailure, Keeps, Refused};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::Ended;
 use retry_policy::run::{Admission, TokenRequest};

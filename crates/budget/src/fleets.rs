@@ -4,8 +4,9 @@
 
 use crate::model::{DEFAULT_TERMS, LONGEST_HOLD};
 use crate::redis::redis_fleet::{RedisCluster, Sentinels, redis_cli};
-use crate::redis::{Failure, RedisStore, StoreFailure};
+use crate::redis::{Failure, RedisStore};
 use crate::store::redis_address as address;
+use crate::unread::StoreFailure;
 use crate::waiter::Threads;
 use retry_policy::run::TokenRequest;
 

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::BudgetName;
-use crate::file::{self, BudgetFile, Keeps};
+use crate::file::{self, BudgetFile};
 use crate::signature::{self, Recognised};
-use crate::unread::Unread;
+use crate::unread::{Keeps, Unread};
 use crate::waiter::Waiter;
 
 /// A kind of file the file store keeps per job.

@@ -34,7 +34,6 @@ pub mod state_dir;
 pub mod store;
 pub mod terms_change;
 pub mod unread;
-pub use redis::StoreFailure;
 pub mod waiter;
 
 /// What the fuzz target of the store's replies (`fuzz/`) drives; built only by `cargo fuzz`
@@ -92,6 +91,7 @@ use retry_policy::signal::Signal;
 use shared::SharedBudget;
 use state_dir::NoStateHome;
 use store::{Location, OnFailure, RedisAddress, StoreSettings};
+use unread::Refused;
 use waiter::Waiter;
 
 /// A shared retry budget, as a run's options give it.
@@ -225,10 +225,7 @@ enum Checked {
     /// This machine's default budget, checked when a retry first needs it.
     Default(DefaultBudget),
     /// One that cannot be used, and why: the run goes on as `on_failure` says.
-    Unusable {
-        why: file::Refused,
-        on_failure: OnFailure,
-    },
+    Unusable { why: Refused, on_failure: OnFailure },
     /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
     Shared {
         address: RedisAddress,
@@ -272,7 +269,7 @@ impl Prepared {
     }
 
     /// Why the budget cannot be used, and what each retry does without it; `None` when it can.
-    fn unusable(&self) -> Option<(&file::Refused, OnFailure)> {
+    fn unusable(&self) -> Option<(&Refused, OnFailure)> {
         match &self.0 {
             Checked::Unusable { why, on_failure } => Some((why, *on_failure)),
             _ => None,

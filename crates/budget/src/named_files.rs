@@ -16,6 +16,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::error::PasswordFileProblem;
+pub use crate::error::Unbounded;
 
 /// A file opened without blocking, with what it is.
 pub struct Opened {
@@ -68,8 +69,6 @@ fn open_regular(path: &Path) -> io::Result<Opened> {
         ))),
     }
 }
-
-pub use crate::error::Unbounded;
 
 /// The whole of the regular file at `path`, links followed, when it holds at most `max` bytes;
 /// when `private`, a file that only its owner may read or write (a private key's, as ssh asks

@@ -27,8 +27,7 @@ use super::model::{
 };
 use super::{BudgetName, Reservation};
 use crate::script::{self, SCRIPT};
-pub use crate::unread::StoreFailure;
-use crate::unread::Unread;
+use crate::unread::{StoreFailure, Unread};
 use crate::waiter::{Waited, Waiter};
 use retry_policy::outcome::{Ended, WaitCause};
 use retry_policy::run::{Admission, TokenRequest};

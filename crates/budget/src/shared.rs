@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use super::breaker::PROBE_LEASE;
 use super::file::{BudgetFile, FileBudget};
-use super::redis::{Failure, RedisStore, StoreFailure};
+use super::redis::{Failure, RedisStore};
 use super::store::OnFailure;
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::state_dir::NoStateHome;
+use crate::unread::StoreFailure;
 use crate::waiter::Waiter;
 use retry_policy::causes::with_causes;
 use retry_policy::outcome::Ended;

@@ -32,11 +32,11 @@ use nix::fcntl::{FcntlArg, FdFlag, Flock, FlockArg};
 
 use super::{JobTerms, Overlap, read_file, terms_of_reply};
 use crate::BudgetName;
-use crate::file::{BudgetFile, Keeps};
+use crate::file::BudgetFile;
 use crate::job_file;
 use crate::redis::{Failure, RedisStore};
 use crate::store::{Location, RedisAddress};
-use crate::unread::Unread;
+use crate::unread::{Keeps, Unread};
 use crate::waiter::{Threads, Waited, Waiter};
 use retry_policy::signal::Signal;
 

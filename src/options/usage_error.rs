@@ -240,11 +240,16 @@ mod tests {
     use crate::options::Cli;
     use clap::Parser;
 
-    fn error_for(args: &[&str]) -> String {
-        let args: Vec<OsString> = std::iter::once("retry")
-            .chain(args.iter().copied())
+    /// The tool's arguments: its name, then `args`.
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        std::iter::once(&"retry")
+            .chain(args)
             .map(OsString::from)
-            .collect();
+            .collect()
+    }
+
+    fn error_for(args: &[&str]) -> String {
+        let args = argv(args);
         let err = Cli::parse_args(&args).unwrap_err();
         one_line_error(&err, &args)
     }
@@ -306,45 +311,19 @@ mod tests {
 
     #[test]
     fn the_log_format_is_found_even_in_arguments_that_do_not_parse() {
-        let format = |args: &[&str]| {
-            let args: Vec<OsString> = std::iter::once("retry")
-                .chain(args.iter().copied())
-                .map(OsString::from)
-                .collect();
-            requested_log_format(&args)
-        };
-        assert_eq!(
-            format(&["--log-format", "json", "--base", "x"]),
-            LogFormat::Json
-        );
-        assert_eq!(
-            format(&["--base", "x", "--log-format=json"]),
-            LogFormat::Json
-        );
-        assert_eq!(
-            format(&["-n", "--log-format", "--log-format", "json"]),
-            LogFormat::Json
-        );
-        assert_eq!(
-            format(&["-n", "3", "true", "--log-format", "json"]),
-            LogFormat::Text
-        );
-        assert_eq!(
-            format(&["--", "x", "--log-format", "json"]),
-            LogFormat::Text
-        );
-        assert_eq!(
-            format(&["--report", "--log-format", "true"]),
-            LogFormat::Text
-        );
-        assert_eq!(
-            format(&["budget", "show", "x", "--log-format", "json"]),
-            LogFormat::Json
-        );
-        assert_eq!(
-            format(&["--log-format", "json", "--log-format", "text"]),
-            LogFormat::Text
-        );
+        use LogFormat::{Json, Text};
+        for (args, asked) in [
+            (&["--log-format", "json", "--base", "x"][..], Json),
+            (&["--base", "x", "--log-format=json"], Json),
+            (&["-n", "--log-format", "--log-format", "json"], Json),
+            (&["-n", "3", "true", "--log-format", "json"], Text),
+            (&["--", "x", "--log-format", "json"], Text),
+            (&["--report", "--log-format", "true"], Text),
+            (&["budget", "show", "x", "--log-format", "json"], Json),
+            (&["--log-format", "json", "--log-format", "text"], Text),
+        ] {
+            assert_eq!(requested_log_format(&argv(args)), asked, "{args:?}");
+        }
     }
 
     #[test]

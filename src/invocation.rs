@@ -131,7 +131,9 @@ pub fn run(mut cli: Cli, started: Started) -> anyhow::Result<Exit> {
                 None => {
                     let mut out = io::BufWriter::new(io::stdout().lock());
                     let mut request = config.plan();
-                    request.past = (config.history.as_ref())
+                    request.past = config
+                        .history
+                        .as_ref()
                         .map(|place| (config.job.as_str(), past_runs(place)));
                     plan::print(&mut out, &request, config.log.format)
                         .and_then(|()| out.flush())

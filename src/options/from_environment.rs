@@ -115,7 +115,9 @@ fn outside_deadlines(
     now: SystemTime,
 ) -> (Option<Duration>, Option<JobLimit>, Vec<String>) {
     let text = |variable: environment::Variable| {
-        (variable.given(env)).map(|value| value.to_string_lossy().into_owned())
+        variable
+            .given(env)
+            .map(|value| value.to_string_lossy().into_owned())
     };
     let mut problems = Vec::new();
     let outer = text(environment::OUTER_DEADLINE).and_then(|value| {

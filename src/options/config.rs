@@ -158,7 +158,7 @@ impl Config {
             env(environment::OUTER_TOTAL_ATTEMPTS.name).as_deref(),
         );
         let command = cli.limits.command(words, cli.plan)?;
-        let job = cli.job.name(&budget, words)?;
+        let job = cli.job.name(&budget, words);
         let (history, history_problem) = cli.job.history(&cli.fleet.store, &budget, &env);
         let now = SystemTime::now();
         let slot = next_slot(history.as_ref(), &env, now);

@@ -14,8 +14,8 @@ use retry_budget::waiter::Threads;
 use retry_budget::{BudgetName, RunBudget};
 use retry_policy::causes::{WithCauses, with_causes};
 
+use super::OUTPUT;
 use super::fleet::StoreOption;
-use super::{ConfigError, OUTPUT, refuse};
 
 /// The job a run is one run of.
 #[derive(clap::Args, Debug)]
@@ -27,18 +27,14 @@ pub(crate) struct JobNameArgs {
     /// flaky or failed; retry job history NAME shows it), and it is the job label of the
     /// prom: report's gauges and the title of the CI system's groups (default: no history, and
     /// the --budget name, else the command's program name, for the rest; e.g. nightly-backup).
-    #[arg(long, value_name = "NAME", hide_short_help = true, help_heading = OUTPUT)]
+    #[arg(long, value_name = "NAME", value_parser = job_name, hide_short_help = true, help_heading = OUTPUT)]
     pub(crate) job: Option<String>,
 }
 
 impl JobNameArgs {
     /// The job's name: `--job`, else the budget's name, else the program's name of the
     /// command `words`.
-    pub(super) fn name(
-        &self,
-        budget: &RunBudget,
-        words: &[OsString],
-    ) -> Result<String, ConfigError> {
+    pub(super) fn name(&self, budget: &RunBudget, words: &[OsString]) -> String {
         let program = || {
             words.first().map(|program| {
                 Path::new(program)
@@ -48,7 +44,7 @@ impl JobNameArgs {
                     .into_owned()
             })
         };
-        let job = match &self.job {
+        match &self.job {
             Some(job) => job.clone(),
             None => match budget {
                 RunBudget::Named(settings) => Some(settings.name.as_str().to_string()),
@@ -56,12 +52,7 @@ impl JobNameArgs {
             }
             .or_else(program)
             .unwrap_or_default(),
-        };
-        refuse(
-            self.job.is_some() && job.trim().is_empty(),
-            "--job is empty: give the job a name, e.g. --job nightly-backup",
-        )?;
-        Ok(job)
+        }
     }
 
     /// Where the job `--job` names keeps its terms and its history, and why it keeps none
@@ -98,6 +89,21 @@ impl JobNameArgs {
 pub(crate) struct HistoryPlace {
     pub(crate) location: Location,
     pub(crate) job: BudgetName,
+}
+
+/// A job's name that is blank, as `--job "$JOB"` gives it when `JOB` is unset: no run could
+/// name the job, so it is refused wherever a job is named.
+#[derive(Debug, thiserror::Error)]
+#[error("a job's name may not be empty or blank: give the job a name, e.g. nightly-backup")]
+pub(crate) struct BlankJobName;
+
+/// A job's name, as `--job` and `retry job show|set|history JOB` take it: any text but a blank
+/// one.
+pub(super) fn job_name(text: &str) -> Result<String, BlankJobName> {
+    match text.trim().is_empty() {
+        true => Err(BlankJobName),
+        false => Ok(text.to_string()),
+    }
 }
 
 /// A job whose terms and history have no store, and why: said as a warning, with all that the

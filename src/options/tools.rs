@@ -15,6 +15,7 @@ use retry_policy::causes::parsed;
 use retry_policy::duration::parse_duration;
 
 use super::fleet::StoreOption;
+use super::job::job_name;
 use super::{Deferred, choice};
 use crate::report::verbosity::LogFormat;
 
@@ -80,7 +81,7 @@ terms, they are stated here once, never by a run.";
 #[derive(clap::Args, Debug)]
 pub(crate) struct JobShowArgs {
     /// The job's name, as runs give it to --job.
-    #[arg(value_name = "JOB")]
+    #[arg(value_name = "JOB", value_parser = job_name)]
     pub(crate) job: String,
 
     #[command(flatten)]
@@ -92,7 +93,7 @@ pub(crate) struct JobShowArgs {
 #[command(group(clap::ArgGroup::new("terms").required(true).multiple(true).args(["overlap", "alert_after", "schedule"])))]
 pub(crate) struct JobSetArgs {
     /// The job's name, as runs give it to --job.
-    #[arg(value_name = "JOB")]
+    #[arg(value_name = "JOB", value_parser = job_name)]
     pub(crate) job: String,
 
     /// Whether a run of the job may start while another is in progress, on any machine that

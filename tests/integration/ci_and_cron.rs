@@ -565,7 +565,7 @@ fn metrics_name_the_job_and_need_a_name_node_exporter_reads() {
     retry(["--job", " ", "true"])
         .run()
         .expect_code(125)
-        .expect_stderr("--job is empty");
+        .expect_stderr("--job <NAME>': a job's name may not be empty or blank");
     retry(["--report"])
         .args([&path])
         .args(["--job", "nightly", "true"])

@@ -99,6 +99,10 @@ const MISTAKES: &[Mistake] = &[
     mistake("budget_name_invalid", &["--budget", "a/b", "true"]),
     mistake("job_name_empty", &["--job", "", "true"]),
     mistake(
+        "job_set_name_blank",
+        &["job", "set", " ", "--overlap", "skip"],
+    ),
+    mistake(
         "budget_store_without_budget",
         &["--budget-store", "x", "true"],
     ),

@@ -353,3 +353,34 @@ fn the_acl_rule_of_the_docs_is_enough_for_a_jobs_lease() {
         run.expect_code(0).expect_no_stderr("warning");
     }
 }
+
+#[test]
+fn a_blank_job_name_is_refused_wherever_a_job_is_named() {
+    // What `--job "$JOB"` and `retry job set "$JOB"` give when JOB is unset: terms kept for a
+    // job no run can name would hold no run.
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("store"));
+    let named = [
+        &["job", "set", "", "--overlap", "skip"][..],
+        &["job", "set", " ", "--alert-after", "3"],
+        &["job", "show", ""],
+        &["job", "history", "\t"],
+        &["--job", "", "true"],
+    ];
+    for args in named {
+        retry(args)
+            .env("RETRY_BUDGET_STORE", &store)
+            .run()
+            .expect_code(125)
+            .expect_stderr("a job's name may not be empty or blank");
+    }
+    assert!(
+        !scratch.path("store").exists(),
+        "a blank job's terms were kept"
+    );
+    set_overlap("nightly", "skip", &store);
+    assert!(
+        scratch.path("store").exists(),
+        "a job's terms were not kept"
+    );
+}

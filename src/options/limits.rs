@@ -127,13 +127,17 @@ impl LimitsArgs {
             true => CommandLine::shell(words.to_vec()),
             false => CommandLine::direct(words.to_vec()),
         };
-        command.map(Some).ok_or_else(|| {
-            ConfigError(
+        let missing = match words.is_empty() {
+            true => {
                 "no COMMAND given; put the command after the options, e.g. retry -- curl -fsS \
                  https://example.com"
-                    .into(),
-            )
-        })
+            }
+            false => {
+                "--shell: the command line is blank, which sh -c runs as nothing and calls a \
+                 success; give the line, e.g. retry --shell 'make test'"
+            }
+        };
+        command.map(Some).ok_or_else(|| ConfigError(missing.into()))
     }
 
     /// The HTTP request the command `words` sends, read only for a preset (the rules it adds

@@ -96,6 +96,7 @@ const MISTAKES: &[Mistake] = &[
     mistake("option_unknown", &["--frobnicate", "true"]),
     mistake("option_of_another_tool", &["--delay", "1s", "true"]),
     mistake("no_command", &["-n", "3"]),
+    mistake("shell_line_blank", &["--shell", " ", ""]),
     mistake("budget_name_invalid", &["--budget", "a/b", "true"]),
     mistake("job_name_empty", &["--job", "", "true"]),
     mistake(

@@ -5,6 +5,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 
 /// The program to execute and its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +25,8 @@ impl CommandLine {
         })
     }
 
-    /// Run `words` joined by spaces as one `sh -c` line; `None` when `words` is empty.
+    /// Run `words` joined by spaces as one `sh -c` line; `None` when the line is blank, which
+    /// `sh -c` would run as nothing, and succeed.
     pub fn shell(words: Vec<OsString>) -> Option<Self> {
         let mut line = OsString::new();
         for (index, word) in words.iter().enumerate() {
@@ -33,7 +35,8 @@ impl CommandLine {
             }
             line.push(word);
         }
-        (!words.is_empty()).then(|| CommandLine {
+        let blank = line.as_bytes().iter().all(u8::is_ascii_whitespace);
+        (!blank).then(|| CommandLine {
             program: "sh".into(),
             args: vec!["-c".into(), line],
         })
@@ -83,5 +86,7 @@ mod tests {
     fn nothing_to_run_is_none() {
         assert_eq!(CommandLine::direct(Vec::new()), None);
         assert_eq!(CommandLine::shell(Vec::new()), None);
+        assert_eq!(CommandLine::shell(words(&[""])), None);
+        assert_eq!(CommandLine::shell(words(&[" ", "\t\n"])), None);
     }
 }

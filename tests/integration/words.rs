@@ -167,6 +167,16 @@ const MISTAKES: &[Mistake] = &[
         &["job", "set", "nightly", "--schedule", "*/15 * * *"],
     ),
     mistake(
+        "job_schedule_zone_unknown",
+        &[
+            "job",
+            "set",
+            "nightly",
+            "--schedule",
+            "CRON_TZ=Nowhere/X 0 3 * * *",
+        ],
+    ),
+    mistake(
         "job_schedule_never_comes",
         &["job", "set", "nightly", "--schedule", "0 0 30 2 *"],
     ),

@@ -34,7 +34,10 @@ pub enum NotASchedule {
     #[error("'{0}' is empty, too long or holds a control character; {expected}", expected = EXPECTED)]
     Unreadable(String),
     /// A `CRON_TZ` this system's zoneinfo does not hold.
-    #[error("the time zone '{zone}' of '{text}' is not one this system knows: {error}")]
+    #[error(
+        "'{text}' is read in the time zone '{zone}' (CRON_TZ), which this system does not know: \
+         {error}"
+    )]
     UnknownZone {
         zone: String,
         text: String,
@@ -186,8 +189,11 @@ mod tests {
             "0\n3 * * *",
         ] {
             let err = Schedule::parse(bad, &|_| None).unwrap_err().to_string();
+            // Each refusal follows "--schedule " with the schedule as given, then why.
+            let given = format!("'{}' ", bad.escape_default());
+            assert!(err.starts_with(&given), "{bad}: {err}");
             assert!(
-                err.contains("e.g. '*/15 * * * *'") || err.contains("Nowhere"),
+                err.contains("e.g. '*/15 * * * *'") || err.contains("this system does not know"),
                 "{bad}: {err}"
             );
         }

@@ -116,6 +116,10 @@ const MISTAKES: &[Mistake] = &[
         &["budget", "set", "api", "--rate", "0/1m"],
     ),
     mistake(
+        "budget_rate_too_large",
+        &["budget", "set", "api", "--rate", "4294967296/1s"],
+    ),
+    mistake(
         "budget_rate_period_invalid",
         &["budget", "set", "api", "--rate", "5/xs"],
     ),

@@ -193,8 +193,12 @@ pub enum Error {
     /// A rate that is not `N/DURATION`; an example of one (`10/1m`).
     #[error("{rate}, e.g. {0}", rate = RATE)]
     NotARate(&'static str),
-    /// A rate's `N` that is not a whole number of at least 1; an example of a rate.
-    #[error("'{count}' is not a whole number of at least 1; {rate}, e.g. {example}", rate = RATE)]
+    /// A rate's `N` that is not a whole number from 1 to `u32::MAX`; an example of a rate.
+    #[error(
+        "'{count}' is not a whole number from 1 to {most}; {rate}, e.g. {example}",
+        most = u32::MAX,
+        rate = RATE
+    )]
     RateCount {
         count: String,
         example: &'static str,

@@ -1,11 +1,16 @@
 //! How a store waits: for a job on a thread of its own (a file lock, a round trip to a server),
 //! until a moment, awake to the signals that end a run, through the policy's [`Waiter`]. The
 //! `retry` binary's signal watch is the waiter of a run; this crate has [`Threads`], a waiter
-//! that takes no signals, for `retry budget show` and the tests.
+//! that takes no signals, for what a run reads before its watch is up (a job's schedule),
+//! `retry budget show` and the tests. A job's thread blocks every signal as it starts: a job
+//! that outlives its wait (a server that never answers) must not take a signal meant for the
+//! run, such as the SIGCHLD of an attempt, which a thread with no handler would lose.
 
 use std::io;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Instant;
+
+use nix::sys::signal::SigSet;
 
 pub use retry_policy::waiting::{Waited, Waiter};
 
@@ -22,6 +27,7 @@ impl Waiter for Threads {
     ) -> io::Result<Receiver<T>> {
         let (done, result) = mpsc::channel();
         std::thread::Builder::new().spawn(move || {
+            let _ = SigSet::all().thread_block();
             let _ = done.send(job());
         })?;
         Ok(result)
@@ -43,7 +49,24 @@ impl Waiter for Threads {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nix::sys::signal::Signal;
     use std::time::Duration;
+
+    #[test]
+    fn a_jobs_thread_takes_no_signal() {
+        let blocked = Threads.run_job(None, || SigSet::thread_get_mask().unwrap());
+        let Waited::Done(blocked) = blocked.unwrap() else {
+            panic!("the job did not end");
+        };
+        for signal in [
+            Signal::SIGCHLD,
+            Signal::SIGINT,
+            Signal::SIGTERM,
+            Signal::SIGHUP,
+        ] {
+            assert!(blocked.contains(signal), "{signal} is not blocked");
+        }
+    }
 
     #[test]
     fn a_job_is_waited_for_until_its_moment() {

@@ -47,7 +47,7 @@ use super::fleet::budget_in_force;
 use super::from_environment::{
     Deadlines, github_files, host_name, max_requested_wait, nested, random_seed, run_id, tracing,
 };
-use super::job::{HistoryPlace, next_slot};
+use super::job::HistoryPlace;
 use super::record::{InForce, OptionsRecord};
 
 /// Everything a run needs, checked for consistency.
@@ -159,10 +159,14 @@ impl Config {
         );
         let command = cli.limits.command(words, cli.plan)?;
         let job = cli.job.name(&budget, words);
-        let (history, history_problem) = cli.job.history(&cli.fleet.store, &budget, &env);
         let now = SystemTime::now();
-        let slot = next_slot(history.as_ref(), &env, now);
-        let deadlines = Deadlines::of(cli.limits.max_time(cli.fleet.splay)?, slot, &env, now);
+        let known_job = cli.job.known(&cli.fleet.store, &budget, &env, now);
+        let deadlines = Deadlines::of(
+            cli.limits.max_time(cli.fleet.splay)?,
+            known_job.slot,
+            &env,
+            now,
+        );
         // A run inside another's attempt leaves the CI system to the outermost run: its groups
         // would break the outer group (they do not nest), and its outputs would be the outer's.
         let ci = cli.output.ci().resolve(&env).filter(|_| layer.depth() == 1);
@@ -209,8 +213,8 @@ impl Config {
             run_id,
             store_flag: cli.fleet.store.budget_store.clone(),
             job,
-            history,
-            history_problem,
+            history: known_job.place,
+            history_problem: known_job.problem,
             job_given: cli.job.job.is_some(),
             github: github_files(ci, &env),
             monitor,

@@ -68,18 +68,14 @@ pub(super) struct Deadlines {
 
 impl Deadlines {
     /// The deadline of a run of `max_time` (`--max-time`) whose job's schedule has the next
-    /// slot `slot` (or what was wrong with it), with those `env` gives, at `now`.
+    /// slot `slot`, with those `env` gives, at `now`.
     pub(super) fn of(
         max_time: Option<Duration>,
-        slot: Result<Option<Slot>, impl fmt::Display>,
+        slot: Option<Slot>,
         env: &impl Fn(&str) -> Option<OsString>,
         now: SystemTime,
     ) -> Deadlines {
-        let (outer, job, mut problems) = outside_deadlines(env, now);
-        let slot = slot.unwrap_or_else(|why| {
-            problems.push(why.to_string());
-            None
-        });
+        let (outer, job, problems) = outside_deadlines(env, now);
         let soonest = deadlines::soonest(max_time, outer, job, slot.as_ref().map(|slot| slot.left));
         Deadlines {
             soonest,

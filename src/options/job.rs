@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use retry_budget::history;
 use retry_budget::job::{self, NotASchedule, Schedule, Slot};
 use retry_budget::store::Location;
-use retry_budget::unread::Unread;
+use retry_budget::unread::{StoreFailure, Unread};
 use retry_budget::waiter::Threads;
 use retry_budget::{BudgetName, RunBudget};
 use retry_policy::causes::{WithCauses, with_causes};
@@ -55,33 +55,74 @@ impl JobNameArgs {
         }
     }
 
-    /// Where the job `--job` names keeps its terms and its history, and why it keeps none
-    /// when it names one: in a named budget's store, else in the store a named budget would
-    /// use (`store`, `RETRY_BUDGET_STORE`, or this machine's file store).
-    pub(super) fn history(
+    /// What a run of the job `--job` names learns of it before it starts, its terms read once:
+    /// where its terms and history live (a named budget's store, else the store a named budget
+    /// would use: `store`, `RETRY_BUDGET_STORE`, or this machine's file store), the next slot
+    /// of its schedule after `now` (its zone read through `env`), and what the run goes on
+    /// without. A job whose terms cannot be read, for want of a store or because its store
+    /// cannot be reached or does not answer, keeps no place: the run says so once and calls
+    /// that store no more, neither for its hold nor for its history, as a budget's store that
+    /// fails is called no more. A store that answers (a file another program wrote, a key the
+    /// server refuses) is tried again for each, as each reads or writes a place of its own.
+    pub(super) fn known(
         &self,
         store: &StoreOption,
         budget: &RunBudget,
         env: &impl Fn(&str) -> Option<OsString>,
-    ) -> (Option<HistoryPlace>, Option<String>) {
+        now: SystemTime,
+    ) -> KnownJob {
         let Some(job) = &self.job else {
-            return (None, None);
+            return KnownJob::default();
         };
         let location = match budget {
             RunBudget::Named(settings) => Ok(settings.store.location.clone()),
             _ => store.settings(env, "--job").map(|store| store.location),
         };
-        match location {
-            Ok(location) => {
-                let job = history::history_name(job);
-                (Some(HistoryPlace { location, job }), None)
-            }
+        let unread = |why: NoTerms| KnownJob {
+            problem: Some(with_causes(&TermsUnread {
+                job: job.clone(),
+                why,
+            })),
+            ..KnownJob::default()
+        };
+        let place = match location {
+            Ok(location) => HistoryPlace {
+                location,
+                job: history::history_name(job),
+            },
+            Err(why) => return unread(why.into()),
+        };
+        match next_slot(&place, env, now) {
+            Ok(slot) => KnownJob {
+                place: Some(place),
+                slot,
+                problem: None,
+            },
+            Err(ScheduleTrouble::Unread(Unread::Store(
+                why @ (StoreFailure::Unreachable(_) | StoreFailure::TimedOut(_)),
+            ))) => unread(Unread::Store(why).into()),
             Err(why) => {
-                let job = job.clone();
-                (None, Some(with_causes(&NoStoreForJob { job, why })))
+                let job = place.job.as_str().to_string();
+                KnownJob {
+                    place: Some(place),
+                    slot: None,
+                    problem: Some(with_causes(&ScheduleUnused { job, why })),
+                }
             }
         }
     }
+}
+
+/// What a run learns of its job before it starts.
+#[derive(Debug, Default)]
+pub(super) struct KnownJob {
+    /// Where its terms and history live; none for a run with no job name, or one whose terms
+    /// cannot be read.
+    pub(super) place: Option<HistoryPlace>,
+    /// The next slot of its schedule, when it has one.
+    pub(super) slot: Option<Slot>,
+    /// What the run goes on without, and why: said as a warning.
+    pub(super) problem: Option<String>,
 }
 
 /// Where a job's history lives: the store the budget uses, and the job's name there.
@@ -106,17 +147,29 @@ pub(super) fn job_name(text: &str) -> Result<String, BlankJobName> {
     }
 }
 
-/// A job whose terms and history have no store, and why: said as a warning, with all that the
-/// run goes on without.
+/// A job whose terms cannot be read, and why: said as a warning, with all that the run goes on
+/// without.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "job {job}: its terms (--overlap, --alert-after: retry job set) cannot be read, so its runs \
-     may overlap and every failure alerts, and no history of its runs is kept"
+    "job {job}: its terms (--overlap, --alert-after, --schedule: retry job set) cannot be read, \
+     so its runs may overlap, every failure alerts and no schedule ends them, and no history of \
+     its runs is kept"
 )]
-pub(crate) struct NoStoreForJob {
+pub(crate) struct TermsUnread {
     job: String,
     #[source]
-    why: retry_budget::Error,
+    why: NoTerms,
+}
+
+/// Why a job's terms cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum NoTerms {
+    /// There is no store to read them from.
+    #[error(transparent)]
+    NoStore(#[from] retry_budget::Error),
+    /// The store could not give them.
+    #[error(transparent)]
+    Unread(#[from] Unread),
 }
 
 /// A job's schedule that gives its run no deadline, and why: said as a warning.
@@ -145,27 +198,18 @@ enum ScheduleTrouble {
 /// The next slot of the schedule of the job whose terms are at `place` (`retry job set
 /// --schedule`), its zone read through `env` (`CRON_TZ`) where the schedule names none, after
 /// `now`; or why the run goes on without one.
-pub(super) fn next_slot(
-    place: Option<&HistoryPlace>,
+fn next_slot(
+    place: &HistoryPlace,
     env: &impl Fn(&str) -> Option<OsString>,
     now: SystemTime,
-) -> Result<Option<Slot>, ScheduleUnused> {
-    let Some(place) = place else {
+) -> Result<Option<Slot>, ScheduleTrouble> {
+    let Some(text) = job::schedule_of(&place.location, &place.job, &Threads)? else {
         return Ok(None);
     };
-    let slot = || -> Result<Option<Slot>, ScheduleTrouble> {
-        let Some(text) = job::schedule_of(&place.location, &place.job, &Threads)? else {
-            return Ok(None);
-        };
-        let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
-        let schedule = Schedule::parse(&text, &env)?;
-        match schedule.next_slot(now) {
-            Some(slot) => Ok(Some(slot)),
-            None => Err(ScheduleTrouble::NeverComes(text)),
-        }
-    };
-    slot().map_err(|why| ScheduleUnused {
-        job: place.job.as_str().to_string(),
-        why,
-    })
+    let env = |name: &str| env(name).and_then(|value| value.into_string().ok());
+    let schedule = Schedule::parse(&text, &env)?;
+    match schedule.next_slot(now) {
+        Some(slot) => Ok(Some(slot)),
+        None => Err(ScheduleTrouble::NeverComes(text)),
+    }
 }

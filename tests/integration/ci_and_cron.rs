@@ -700,7 +700,8 @@ fn a_warning_is_said_even_when_a_held_run_succeeds_and_kept_in_its_report_and_pi
         )
         .run();
     run.expect_code(0);
-    let said = "job nightly: its terms (--overlap, --alert-after: retry job set) cannot be read";
+    let said = "job nightly: its terms (--overlap, --alert-after, --schedule: retry job set) \
+                cannot be read";
     assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
     let recorded: serde_json::Value = serde_json::from_str(&scratch.read("report.json")).unwrap();
     let warnings = recorded["warnings"].as_array().unwrap();

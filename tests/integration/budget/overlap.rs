@@ -4,6 +4,7 @@
 //! at a gate the test opens, so that "in progress" is an event the test waits for, never a
 //! sleep.
 
+use std::net::TcpListener;
 use std::path::Path;
 
 use crate::support::harness::{Invocation, Running, Scratch, at_the_gate, retry, wait_for};
@@ -332,9 +333,36 @@ fn a_job_whose_terms_have_no_place_says_so_once_and_runs() {
         .env_remove("RETRY_BUDGET_STORE")
         .run();
     run.expect_code(3);
-    let said = "job nightly: its terms (--overlap, --alert-after: retry job set) cannot be read";
+    let said = "job nightly: its terms (--overlap, --alert-after, --schedule: retry job set) \
+                cannot be read";
     assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
     run.expect_stderr("give --budget-store file:DIR, or set XDG_STATE_HOME");
+}
+
+#[test]
+fn a_job_whose_store_never_answers_says_so_once_and_calls_it_once() {
+    // The kernel completes each connection into the listener's queue; nobody ever answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let run = retry(["--job", "nightly", "-n", "1", "--", "sh", "-c", "exit 3"])
+        .env(
+            "RETRY_BUDGET_STORE",
+            format!("redis://127.0.0.1:{port}?timeout=200ms"),
+        )
+        .run();
+    run.expect_code(3);
+    let said = "job nightly: its terms (--overlap, --alert-after, --schedule: retry job set) \
+                cannot be read";
+    assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
+    assert_eq!(
+        run.stderr().matches("no answer within 200ms").count(),
+        1,
+        "{run}"
+    );
+    // Its terms were read once; neither the hold nor the history called the store again.
+    silent.set_nonblocking(true).unwrap();
+    let calls = std::iter::from_fn(|| silent.accept().ok()).count();
+    assert_eq!(calls, 1, "connections to the store\n{run}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! a server, a write to a slow reader) stays awake to the signals that end a run: the job runs
 //! on a thread of its own while the waiter waits for it, a signal, or a moment. The binary's
 //! signal watch is the waiter of a run; the budget's `Threads`, which takes no signals, serves
-//! the commands outside a run and the tests.
+//! what a run reads before its watch is up, the commands outside a run and the tests.
 
 use std::io;
 use std::time::Instant;
@@ -25,7 +25,9 @@ pub trait Waiter {
     /// A job under way.
     type Job<T: Send + 'static>;
 
-    /// Start `job` on a thread of its own.
+    /// Start `job` on a thread of its own, which takes none of the signals meant for the run: a
+    /// job may outlive its wait (a server that never answers), and a thread with no handler
+    /// that took an attempt's SIGCHLD would lose it.
     fn start_job<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,

@@ -98,19 +98,26 @@ impl JobNameArgs {
                 slot,
                 problem: None,
             },
-            Err(ScheduleTrouble::Unread(Unread::Store(
-                why @ (StoreFailure::Unreachable(_) | StoreFailure::TimedOut(_)),
-            ))) => unread(Unread::Store(why).into()),
-            Err(why) => {
-                let job = place.job.as_str().to_string();
-                KnownJob {
-                    place: Some(place),
-                    slot: None,
-                    problem: Some(with_causes(&ScheduleUnused { job, why })),
-                }
-            }
+            Err(ScheduleTrouble::Unread(why)) if unanswered(&why) => unread(why.into()),
+            Err(why) => KnownJob {
+                place: Some(place),
+                slot: None,
+                problem: Some(with_causes(&ScheduleUnused {
+                    job: job.clone(),
+                    why,
+                })),
+            },
         }
     }
+}
+
+/// Whether `why` is a store that cannot be reached or does not answer: what a call made a
+/// moment later would meet too.
+fn unanswered(why: &Unread) -> bool {
+    matches!(
+        why,
+        Unread::Store(StoreFailure::Unreachable(_) | StoreFailure::TimedOut(_))
+    )
 }
 
 /// What a run learns of its job before it starts.

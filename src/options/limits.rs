@@ -64,7 +64,8 @@ pub(crate) struct LimitsArgs {
 
     /// Run COMMAND and ARGs as one `sh -c` line
     ///
-    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`.
+    /// Join COMMAND and its ARGs with spaces and run the line with `sh -c`; a blank line, which
+    /// `sh -c` would run as nothing and call a success, is refused (e.g. --shell 'make test').
     #[arg(long, hide_short_help = true, help_heading = LIMITS)]
     pub(crate) shell: bool,
 }

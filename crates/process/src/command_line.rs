@@ -35,7 +35,8 @@ impl CommandLine {
             }
             line.push(word);
         }
-        let blank = line.as_bytes().iter().all(u8::is_ascii_whitespace);
+        // The shell's own blanks: a carriage return or a form feed is a command to it.
+        let blank = line.as_bytes().iter().all(|byte| b" \t\n".contains(byte));
         (!blank).then(|| CommandLine {
             program: "sh".into(),
             args: vec!["-c".into(), line],
@@ -88,5 +89,7 @@ mod tests {
         assert_eq!(CommandLine::shell(Vec::new()), None);
         assert_eq!(CommandLine::shell(words(&[""])), None);
         assert_eq!(CommandLine::shell(words(&[" ", "\t\n"])), None);
+        // sh runs a carriage return as a command, and says it is not found.
+        assert!(CommandLine::shell(words(&["\r"])).is_some());
     }
 }

@@ -11,6 +11,10 @@ use crate::support::harness::{Invocation, Running, Scratch, at_the_gate, retry, 
 use crate::support::redis_fleet::redis_cli;
 use crate::support::redis_server::RedisServer;
 
+/// The start of the one warning of a run of the job nightly whose terms cannot be read.
+const TERMS_UNREAD: &str =
+    "job nightly: its terms (--overlap, --alert-after, --schedule: retry job set) cannot be read";
+
 /// An attempt: say so in `$STARTS`, wait at the gate, end.
 const GATED: &str = concat!("echo \"$RETRY_RUN_ID\" >> \"$STARTS\"; ", at_the_gate!());
 
@@ -333,9 +337,7 @@ fn a_job_whose_terms_have_no_place_says_so_once_and_runs() {
         .env_remove("RETRY_BUDGET_STORE")
         .run();
     run.expect_code(3);
-    let said = "job nightly: its terms (--overlap, --alert-after, --schedule: retry job set) \
-                cannot be read";
-    assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
+    assert_eq!(run.stderr().matches(TERMS_UNREAD).count(), 1, "{run}");
     run.expect_stderr("give --budget-store file:DIR, or set XDG_STATE_HOME");
 }
 
@@ -351,9 +353,7 @@ fn a_job_whose_store_never_answers_says_so_once_and_calls_it_once() {
         )
         .run();
     run.expect_code(3);
-    let said = "job nightly: its terms (--overlap, --alert-after, --schedule: retry job set) \
-                cannot be read";
-    assert_eq!(run.stderr().matches(said).count(), 1, "{run}");
+    assert_eq!(run.stderr().matches(TERMS_UNREAD).count(), 1, "{run}");
     assert_eq!(
         run.stderr().matches("no answer within 200ms").count(),
         1,

@@ -60,6 +60,9 @@ pub(crate) struct HeldOutput {
     pub(crate) stderr: Option<SpillBuffer>,
     /// The end of each stream, when a report shows it.
     pub(crate) tails: Tails,
+    /// Some of the output meant to be held could not be (the temporary file could not be made
+    /// or written): what is held is not all the attempt wrote.
+    pub(crate) lost: bool,
 }
 
 impl HeldOutput {
@@ -85,6 +88,7 @@ pub(crate) fn merge(one: CopyOutcome, other: CopyOutcome) -> CopyOutcome {
                 stdout: longer(one.held.tails.stdout, other.held.tails.stdout),
                 stderr: longer(one.held.tails.stderr, other.held.tails.stderr),
             },
+            lost: one.held.lost || other.held.lost,
         },
         failure: one.failure.or(other.failure),
         cut_short: one.cut_short || other.cut_short,
@@ -107,6 +111,8 @@ struct Progress {
     stream: Stream,
     matcher: Option<LineMatcher>,
     hold: Option<SpillBuffer>,
+    /// Holding failed, and what was held is gone.
+    hold_lost: bool,
     /// The stream's end, when a report shows it.
     tail: Option<Tail>,
     failure: Option<String>,
@@ -135,6 +141,7 @@ impl Progress {
             let stream = self.stream.name();
             self.fail(format!("cannot hold the command's {stream}: {err}"));
             self.hold = None;
+            self.hold_lost = true;
         }
     }
 
@@ -215,6 +222,7 @@ impl StreamCopy {
                     stdout: tail,
                     stderr: Tail::default(),
                 },
+                lost: progress.hold_lost,
             },
             Stream::Stderr => HeldOutput {
                 stdout: None,
@@ -223,6 +231,7 @@ impl StreamCopy {
                     stdout: Tail::default(),
                     stderr: tail,
                 },
+                lost: progress.hold_lost,
             },
         };
         CopyOutcome {

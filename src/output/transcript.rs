@@ -88,13 +88,16 @@ impl Transcript {
         self.0.borrow_mut().keep(Stream::Stderr, line);
     }
 
-    /// Keep an attempt's output under `header` (one line, without its line feed); the failure
-    /// to keep it, if there was one, in words.
+    /// Keep an attempt's output under `header` (one line, without its line feed), which says
+    /// whether the attempt wrote nothing or the output could not all be held; the failure to
+    /// keep it, if there was one, in words.
     pub(crate) fn keep_attempt(&self, header: &str, held: HeldOutput) -> Result<(), String> {
         let mut store = self.0.borrow_mut();
-        let header = match held.is_empty() {
-            true => format!("{header}, with no output\n"),
-            false => format!("{header}; its output:\n"),
+        let header = match (held.is_empty(), held.lost) {
+            (true, false) => format!("{header}, with no output\n"),
+            (false, false) => format!("{header}; its output:\n"),
+            (true, true) => format!("{header}; its output could not be held\n"),
+            (false, true) => format!("{header}; the part of its output that could be held:\n"),
         };
         store.keep(Stream::Stderr, header.as_bytes());
         store.keep_held(Stream::Stdout, held.stdout);
@@ -211,6 +214,25 @@ mod tests {
             String::from_utf8(stderr).unwrap(),
             "retry: attempt 1/2 failed; its output:\nerr 1\nretry: retrying in 1s\n\
              retry: attempt 2/2 failed, with no output\n"
+        );
+    }
+
+    #[test]
+    fn a_header_never_calls_output_that_could_not_be_held_no_output() {
+        let transcript = Transcript::default();
+        let lost = |held: HeldOutput| HeldOutput { lost: true, ..held };
+        transcript
+            .keep_attempt("retry: attempt 1/2 failed", lost(held(b"", b"")))
+            .unwrap();
+        transcript
+            .keep_attempt("retry: attempt 2/2 failed", lost(held(b"", b"err 2\n")))
+            .unwrap();
+        let mut stderr = Vec::new();
+        transcript.take().write_out(&mut io::sink(), &mut stderr);
+        assert_eq!(
+            String::from_utf8(stderr).unwrap(),
+            "retry: attempt 1/2 failed; its output could not be held\n\
+             retry: attempt 2/2 failed; the part of its output that could be held:\nerr 2\n"
         );
     }
 

@@ -184,6 +184,19 @@ fn held_output_that_cannot_be_kept_fails_loudly_and_never_in_part() {
     run.expect_code(125)
         .expect_stdout("")
         .expect_stderr("No space left on device");
+    // With --hold all, the attempt's header says its output was lost, never that it had none.
+    let run = retry(["--hold", "all", "-n", "1", "--", "sh", "-c"])
+        .args(["echo kept >&2; head -c 2097152 /dev/zero; exit 3"])
+        .env("TMPDIR", scratch.path("missing"))
+        .run();
+    run.expect_code(125)
+        .expect_stdout("")
+        .expect_stderr(
+            "retry: attempt 1/1 failed with exit status 3; the part of its output that could \
+             be held:\nkept\n",
+        )
+        .expect_stderr("cannot hold the command's stdout")
+        .expect_no_stderr("no output");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use retry_policy::presets::{Preset, PresetChoice};
 use retry_policy::requests::Request;
 use retry_policy::rules::{RuleList, RuleSpec, UserRules};
 
-use super::{ConfigError, DECIDING, choice};
+use super::{ConfigError, DECIDING, choice, whole_number};
 
 /// The rules an attempt's end is judged by.
 #[derive(clap::Args, Debug)]
@@ -45,7 +45,7 @@ pub(crate) struct RulesArgs {
     /// success, as nextest's --flaky-result=fail: a pipeline keeps its retries and still refuses
     /// flaky merges, e.g. --flaky-exit 3. Default: the success's own 0. The report and the done
     /// event record a flaky success either way.
-    #[arg(long, value_name = "STATUS", value_parser = clap::value_parser!(u8).range(1..), hide_short_help = true, help_heading = DECIDING)]
+    #[arg(long, value_name = "STATUS", value_parser = whole_number(1..=u8::MAX), hide_short_help = true, help_heading = DECIDING)]
     pub(crate) flaky_exit: Option<u8>,
 
     /// As a program's manual says: curl, git, ... or auto

@@ -16,7 +16,7 @@ use retry_policy::duration::parse_duration;
 
 use super::fleet::StoreOption;
 use super::job::job_name;
-use super::{Deferred, choice};
+use super::{Deferred, choice, whole_number};
 use crate::report::verbosity::LogFormat;
 
 /// What `retry` can do besides running a command: only the first argument can name one
@@ -104,7 +104,7 @@ pub(crate) struct JobSetArgs {
 
     /// From which failed run in a row the job's monitor (RETRY_MONITOR) is told of a failure,
     /// 1 to 99, e.g. 3 (kept when not given; 1 the first time).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(retry_budget::job::MOST_ALERT_AFTER)))]
+    #[arg(long, value_name = "N", value_parser = whole_number(1..=retry_budget::job::MOST_ALERT_AFTER))]
     pub(crate) alert_after: Option<u32>,
 
     /// When the job is due, in cron's five fields (or an @ name), optionally after CRON_TZ=ZONE:
@@ -241,7 +241,7 @@ pub(crate) struct BudgetSetArgs {
     /// On a shared store, the breaker opens only when the runs that gave up came from at least
     /// this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken
     /// host cannot stop a fleet.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    #[arg(long, value_name = "N", value_parser = whole_number(1..=16u32))]
     pub(crate) breaker_hosts: Option<u32>,
 
     /// How long the breaker stays open the first time; each re-opening doubles it, up to 32

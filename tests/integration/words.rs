@@ -120,6 +120,10 @@ const MISTAKES: &[Mistake] = &[
         &["budget", "set", "api", "--rate", "4294967296/1s"],
     ),
     mistake(
+        "budget_breaker_hosts_too_many",
+        &["budget", "set", "api", "--breaker-hosts", "17"],
+    ),
+    mistake(
         "budget_rate_period_invalid",
         &["budget", "set", "api", "--rate", "5/xs"],
     ),

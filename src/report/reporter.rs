@@ -521,6 +521,31 @@ mod tests {
     }
 
     #[test]
+    fn a_hook_the_run_was_stopped_during_is_never_said_to_let_it_go_on() {
+        let text = |outcome| {
+            let end = HookEnd {
+                hook: Hook::OnRetry,
+                outcome,
+                duration: Duration::from_millis(7),
+                interrupted_by: Some(Signal::TERM),
+            };
+            render(
+                settings(LogFormat::Text, Verbosity::Normal),
+                &[Event::HookEnd(end)],
+            )
+        };
+        // Dead of the signal passed on to it: the run's last line says so.
+        assert_eq!(
+            text(HookOutcome::Ended(Termination::Signaled(Signal::TERM))),
+            ""
+        );
+        assert_eq!(
+            text(HookOutcome::Ended(Termination::Exited(3))),
+            "retry: warning: --on-retry failed with exit status 3\n"
+        );
+    }
+
+    #[test]
     fn verbose_text_adds_attempt_starts() {
         let text = render(
             settings(LogFormat::Text, Verbosity::Verbose),

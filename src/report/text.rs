@@ -145,15 +145,26 @@ fn ended(termination: Termination) -> String {
     }
 }
 
-/// A warning for a hook that did not succeed; none for one that did.
+/// A warning for a hook that did not succeed; none for one that did, or that died of the signal
+/// that ended the run, passed on to it (the run's last line says so). A hook a signal ended the
+/// run during is never said to let the run go on.
 fn hook_line(end: &HookEnd) -> Option<String> {
     let what = match &end.outcome {
         HookOutcome::Ended(Termination::Exited(0)) => return None,
+        HookOutcome::Ended(Termination::Signaled(signal))
+            if end.interrupted_by == Some(*signal) =>
+        {
+            return None;
+        }
         HookOutcome::Ended(termination) => ended(*termination),
         HookOutcome::NotRun { why, .. } => format!("did not run: {why}"),
     };
+    let goes_on = match end.interrupted_by {
+        Some(_) => "",
+        None => "; the run goes on as it would without it",
+    };
     Some(format!(
-        "retry: warning: {} {what}; the run goes on as it would without it",
+        "retry: warning: {} {what}{goes_on}",
         end.hook.flag()
     ))
 }

@@ -124,6 +124,33 @@ fn on_give_up_runs_once_when_the_run_gives_up_and_never_else() {
 }
 
 #[test]
+fn a_signal_during_a_hook_ends_the_run_and_no_warning_says_it_goes_on() {
+    let scratch = Scratch::new();
+    for (hook, warning) in [
+        ("touch \"$STARTED\"; exec sleep 30", None),
+        (
+            "trap 'exit 3' TERM; touch \"$STARTED\"; sleep 30 & wait",
+            Some("retry: warning: --on-retry failed with exit status 3\n"),
+        ),
+    ] {
+        let _ = std::fs::remove_file(scratch.path("started"));
+        let running = retry(["-n", "2", "--base", "0s", "--on-retry", hook, "--", "false"])
+            .env("STARTED", scratch.path("started"))
+            .spawn();
+        wait_for("the hook to start", || scratch.path("started").exists());
+        running.signal(libc::SIGTERM);
+        let run = running.finish();
+        run.expect_signal(libc::SIGTERM)
+            .expect_stderr("stopped by SIGTERM after 1 attempt, while running --on-retry")
+            .expect_no_stderr("goes on");
+        match warning {
+            Some(warning) => run.expect_stderr(warning),
+            None => run.expect_no_stderr("warning"),
+        };
+    }
+}
+
+#[test]
 fn a_hook_writes_on_the_terminal_as_a_command_does() {
     let mut shell = crate::support::pty::Session::shell();
     // With tostop, a process that writes on the terminal outside its foreground is stopped.

@@ -13,6 +13,7 @@
 
 pub(crate) mod environ;
 pub(crate) mod hooks;
+mod not_found;
 pub(crate) mod release;
 pub(crate) mod request_file;
 pub(crate) mod stdin_replay;
@@ -387,7 +388,12 @@ fn spawn_error(command: &CommandLine, err: &StartError) -> SpawnError {
             "command not found: {command} (to make {command} attempts, give -n {command} before \
              the command)"
         ),
-        SpawnFailure::NotFound => format!("command not found: {command}"),
+        SpawnFailure::NotFound => {
+            match not_found::missing_part(command.program(), environment::own("PATH").as_deref()) {
+                Some(part) => format!("cannot run {command}{part}"),
+                None => format!("command not found: {command}"),
+            }
+        }
         SpawnFailure::CannotExecute => format!("cannot execute {command}: {}", err.error),
         SpawnFailure::ToolFailed => format!(
             "could not start an attempt of {command}: {err}; {}",

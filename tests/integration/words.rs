@@ -237,6 +237,61 @@ fn each_mistake_earns_its_own_words() {
     }
 }
 
+/// A program that is there but cannot start, its interpreter missing: found by its path, found
+/// in `PATH` with Windows line endings, and a binary whose loader is missing.
+#[test]
+fn a_program_that_is_there_but_cannot_start_is_never_called_not_found() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let programs: [(&str, &[u8]); 2] = [
+        ("no-interpreter", b"#!/nonexistent/python3 -u\nprint()\n"),
+        ("windows-line-endings", b"#!/bin/sh\r\necho hi\r\n"),
+    ];
+    // A real program whose loader (its ELF interpreter) is renamed to one that is not there.
+    let mut no_loader = std::fs::read("/bin/true").unwrap();
+    let at = no_loader
+        .windows(8)
+        .position(|bytes| bytes == b"ld-linux")
+        .expect("/bin/true names its loader, ld-linux");
+    no_loader[at..at + 8].copy_from_slice(b"ld-nowhr");
+    for (name, text) in programs.into_iter().chain([("no-loader", &no_loader[..])]) {
+        let file = scratch.path(name);
+        std::fs::write(&file, text).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let redactions = Redactions::timings(scratch.path("").as_path());
+    let search = format!("/nonexistent:{}", scratch.path("").display());
+    let runs = [
+        (
+            "spawn_interpreter_missing",
+            scratch.path("no-interpreter"),
+            None,
+        ),
+        (
+            "spawn_line_endings_windows",
+            "windows-line-endings".into(),
+            Some(&search),
+        ),
+        ("spawn_loader_missing", scratch.path("no-loader"), None),
+    ];
+    for (name, program, path) in runs {
+        let mut invocation = retry(["-n", "3"]).args([&program]);
+        if let Some(path) = path {
+            invocation = invocation.env("PATH", path);
+        }
+        let run = invocation.run();
+        let header = format!(
+            "$ {}retry -n 3 {}",
+            path.map_or(String::new(), |_| "PATH=/nonexistent:[scratch] ".into()),
+            program.display()
+        );
+        insta::assert_snapshot!(
+            format!("error_{name}"),
+            transcript(&redactions.apply(&header), &run, &redactions)
+        );
+    }
+}
+
 #[test]
 fn plans_in_text() {
     let plans: &[(&str, &[&str])] = &[

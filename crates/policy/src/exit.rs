@@ -139,7 +139,10 @@ impl Exit {
                  which only warns",
             ),
             Exit::CannotExecute => ("126", "COMMAND was found but could not be executed"),
-            Exit::NotFound => ("127", "COMMAND was not found"),
+            Exit::NotFound => (
+                "127",
+                "COMMAND, or the interpreter or loader it needs, was not found",
+            ),
             Exit::AttemptKilled(_) => ("128+N", "the last attempt died of signal N"),
             Exit::Stopped(_) => (
                 "128+N",

@@ -319,16 +319,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                          -@all +evalsha +script|load +hmget +hset +hdel +pexpire +time)"
                     );
                 }
-                // An unauthenticated client is told NOAUTH, or, for a call as long as the
-                // script's, that its request is too long for one (Redis 7).
-                let unauthenticated =
-                    error.starts_with("NOAUTH") || error.contains("unauthenticated");
-                if unauthenticated && self.address.password().is_none() {
-                    why += "; the store asks for a password, and its address gives none: give \
-                            it with ?password_file=FILE (a password given inline stays with the \
-                            run it was given to, and is not passed on to the runs inside its \
-                            attempts)";
-                }
+                why += password_advice(&error, &self.address);
                 Err(Failure::Failed(StoreFailure::Refused(why)))
             }
             Ok(reply) => Ok(reply),
@@ -341,6 +332,7 @@ impl<'a, W: Waiter> RedisStore<'a, W> {
                     why += "; the server may speak TLS: use rediss://";
                 }
                 why += tls_advice(&why, &self.address);
+                why += password_advice(&why, &self.address);
                 Err(Failure::Failed(match trouble {
                     Trouble::Malformed(_) => StoreFailure::Unreadable(why),
                     Trouble::Refused(_) => StoreFailure::Refused(why),
@@ -583,6 +575,22 @@ fn stored(fields: &[String]) -> Option<Stored> {
         breaker: BreakerState::from_stored(breaker),
         now: now.parse().ok()?,
     })
+}
+
+/// What to give when the store turned a call away as `why` says, for want of a password the
+/// address does not give: a call's reply, or the database's selection as the connection opens.
+fn password_advice(why: &str, address: &RedisAddress) -> &'static str {
+    // An unauthenticated client is told NOAUTH, or, for a call as long as the script's, that
+    // its request is too long for one (Redis 7).
+    let unauthenticated = why.contains("NOAUTH") || why.contains("unauthenticated");
+    match unauthenticated && address.password().is_none() {
+        true => {
+            "; the store asks for a password, and its address gives none: give it with \
+             ?password_file=FILE (a password given inline stays with the run it was given to, \
+             and is not passed on to the runs inside its attempts)"
+        }
+        false => "",
+    }
 }
 
 /// What to give when a TLS connection failed as `why` says (rustls's words): the authority that

@@ -112,6 +112,12 @@ fn a_run_inside_an_attempt_keeps_the_store_and_a_password_file_but_no_inline_pas
         .expect_stderr("the store asks for a password, and its address gives none")
         .expect_stderr("give it with ?password_file=FILE");
     assert_unseen(&run, "s3cret");
+    // So is a store whose database is selected as the connection opens, before any call.
+    let run = outer(&format!("{}&db=3&pass=s3cret-pw", server.patient_url()));
+    run.expect_code(1)
+        .expect_stderr("selecting its database: NOAUTH")
+        .expect_stderr("the store asks for a password, and its address gives none");
+    assert_unseen(&run, "s3cret");
 }
 
 #[test]

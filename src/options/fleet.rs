@@ -18,7 +18,7 @@ use retry_policy::target::Target;
 
 use super::from_environment::host_name;
 use super::record::BudgetInForce;
-use super::{ConfigError, FLEET, refuse};
+use super::{ConfigError, FLEET};
 use crate::environment;
 use crate::git_remote;
 
@@ -94,11 +94,6 @@ impl FleetArgs {
                 })
             }
         };
-        refuse(
-            self.store.budget_store.is_some() && !matches!(budget, RunBudget::Named(_)),
-            "--budget-store says where a named budget lives: give --budget NAME (or \
-             RETRY_BUDGET=NAME) too, or leave --budget-store out",
-        )?;
         Ok(budget)
     }
 }

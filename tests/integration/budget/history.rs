@@ -75,8 +75,13 @@ fn on_a_shared_store_every_host_adds_to_one_history() {
             .env("RETRY_BUDGET_STORE", server.url())
             .run();
     }
+    // --budget-store names a job's store as RETRY_BUDGET_STORE does, without a named budget.
+    retry(["--job", "deploy", "--budget-store", server.url(), "true"])
+        .env("XDG_STATE_HOME", &state)
+        .run()
+        .expect_code(0);
     let shown = history("deploy", &state, &["--budget-store", server.url()]);
-    assert_eq!(shown["sequence"], "cfx", "{shown}");
+    assert_eq!(shown["sequence"], "cfxc", "{shown}");
     assert_eq!(shown["location"], "retry:budget:history:{deploy}");
     // Nothing went to the machine's own file store.
     assert_eq!(history("deploy", &state, &[])["recent"]["runs"], 0);

@@ -175,6 +175,28 @@ const MISTAKES: &[Mistake] = &[
         &["job", "set", "nightly", "--schedule", "*/15 * * *"],
     ),
     mistake(
+        "job_schedule_blank",
+        &["job", "set", "nightly", "--schedule", " "],
+    ),
+    mistake(
+        "job_schedule_control_character",
+        &["job", "set", "nightly", "--schedule", "0 3\n* * *"],
+    ),
+    mistake(
+        "job_schedule_too_long",
+        &[
+            "job",
+            "set",
+            "nightly",
+            "--schedule",
+            concat!(
+                "0 3 * * * ",
+                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+            ),
+        ],
+    ),
+    mistake(
         "job_schedule_zone_unknown",
         &[
             "job",

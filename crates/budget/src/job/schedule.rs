@@ -30,9 +30,16 @@ const EXPECTED: &str = "expected cron's five fields (minute hour day-of-month mo
     reason = "a field is the value its variant's message names"
 )]
 pub enum NotASchedule {
-    /// Text no schedule can be (empty, too long, a control character), escaped.
-    #[error("'{0}' is empty, too long or holds a control character; {expected}", expected = EXPECTED)]
-    Unreadable(String),
+    /// Nothing but white space, as given.
+    #[error("'{0}' is blank; {expected}", expected = EXPECTED)]
+    Blank(String),
+    /// Longer than any schedule, escaped and shortened.
+    #[error("'{text}...' is {length} bytes long, more than a schedule's {MOST_SCHEDULE}")]
+    TooLong { text: String, length: usize },
+    /// A control character other than a tab (a line break...), which no cron field holds,
+    /// escaped.
+    #[error("'{0}' holds a control character, which no cron field does; {expected}", expected = EXPECTED)]
+    ControlCharacter(String),
     /// A `CRON_TZ` this system's zoneinfo does not hold.
     #[error(
         "'{text}' is read in the time zone '{zone}' (CRON_TZ), which this system does not know: \
@@ -76,9 +83,27 @@ impl Schedule {
         text: &str,
         env: &impl Fn(&str) -> Option<String>,
     ) -> Result<Schedule, NotASchedule> {
-        let text = text.trim();
-        if text.is_empty() || text.len() > MOST_SCHEDULE || text.chars().any(char::is_control) {
-            return Err(NotASchedule::Unreadable(text.escape_default().to_string()));
+        let escaped = |text: &str| text.escape_default().to_string();
+        if text.trim().is_empty() {
+            return Err(NotASchedule::Blank(escaped(text)));
+        }
+        // Fields are apart by blanks, as in a crontab, tabs included: kept one space apart.
+        let words: Vec<&str> = text
+            .split([' ', '\t'])
+            .filter(|word| !word.is_empty())
+            .collect();
+        let text = words.join(" ");
+        let text = text.as_str();
+        if text.len() > MOST_SCHEDULE {
+            let shown: String = text.chars().take(40).collect();
+            let length = text.len();
+            return Err(NotASchedule::TooLong {
+                text: escaped(&shown),
+                length,
+            });
+        }
+        if text.chars().any(char::is_control) {
+            return Err(NotASchedule::ControlCharacter(escaped(text)));
         }
         let (zone, expression) = match text.strip_prefix("CRON_TZ=") {
             Some(rest) => {
@@ -182,6 +207,7 @@ mod tests {
     fn what_is_not_a_cron_schedule_is_refused_saying_what_would_be() {
         for bad in [
             "",
+            " ",
             "* * * *",
             "0 * * * * *",
             "61 * * * *",
@@ -192,11 +218,30 @@ mod tests {
             // Each refusal follows "--schedule " with the schedule as given, then why.
             let given = format!("'{}' ", bad.escape_default());
             assert!(err.starts_with(&given), "{bad}: {err}");
+            let said = ["blank", "control character", "not a cron", "does not know"];
+            assert!(said.iter().any(|why| err.contains(why)), "{bad}: {err}");
             assert!(
                 err.contains("e.g. '*/15 * * * *'") || err.contains("this system does not know"),
                 "{bad}: {err}"
             );
         }
         assert_eq!(utc("@daily").text(), "@daily");
+    }
+
+    #[test]
+    fn fields_may_be_apart_by_tabs_as_in_a_crontab() {
+        assert_eq!(utc(" 0\t3  *\t* 1-5 ").text(), "0 3 * * 1-5");
+        assert_eq!(
+            utc("CRON_TZ=UTC\t0 3 * * *").text(),
+            "CRON_TZ=UTC 0 3 * * *"
+        );
+    }
+
+    #[test]
+    fn a_schedule_too_long_to_keep_says_its_length() {
+        let long = format!("0 3 * * * {}", "x".repeat(MOST_SCHEDULE));
+        let err = Schedule::parse(&long, &|_| None).unwrap_err().to_string();
+        assert!(err.starts_with("'0 3 * * * xxx"), "{err}");
+        assert!(err.ends_with("...' is 210 bytes long, more than a schedule's 200"));
     }
 }

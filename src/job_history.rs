@@ -58,7 +58,7 @@ impl Observer for JobHistory<'_> {
                 WithCauses(&why)
             )),
             // The run ends by the signal, as it would have a moment later without the history.
-            Err(Unkept::Interrupted(signal)) => ending.interrupted(signal, Moment::Budget),
+            Err(Unkept::Interrupted(signal)) => ending.interrupted(signal, Moment::History),
         }
     }
 }

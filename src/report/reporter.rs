@@ -475,6 +475,15 @@ mod tests {
             "retry: stopped by SIGTERM after 1 attempt, while running --on-give-up; passed it on \
              to it\n"
         );
+        assert_eq!(
+            done(Moment::Job),
+            "retry: stopped by SIGTERM after 1 attempt, while waiting for its job's turn (another \
+             run of the job, or the store that keeps its terms)\n"
+        );
+        assert_eq!(
+            done(Moment::History),
+            "retry: stopped by SIGTERM after 1 attempt, while keeping its job's history\n"
+        );
     }
 
     #[test]

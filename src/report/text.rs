@@ -301,6 +301,13 @@ fn interrupted_line(signal: Signal, moment: Moment, attempts: &str) -> String {
         Moment::Budget => format!(
             "retry: stopped by {signal} after {attempts}, while consulting the retry budget"
         ),
+        Moment::Job => format!(
+            "retry: stopped by {signal} after {attempts}, while waiting for its job's turn \
+             (another run of the job, or the store that keeps its terms)"
+        ),
+        Moment::History => {
+            format!("retry: stopped by {signal} after {attempts}, while keeping its job's history")
+        }
         Moment::Report => {
             format!(
                 "retry: stopped by {signal} after {attempts}, while writing the run's report \

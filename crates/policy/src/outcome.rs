@@ -335,6 +335,11 @@ pub enum Moment {
     Wait,
     /// While the retry budget was consulted: waiting for its lock, or for its store.
     Budget,
+    /// While the run waited for its job's turn (`--job`): for another run of the job to end,
+    /// or for the store that keeps the job's terms.
+    Job,
+    /// While the job's history was kept, at the end.
+    History,
     /// While a hook ran (the signal was passed on to it).
     Hook(Hook),
     /// While the report was written, at the end.

@@ -186,10 +186,9 @@ where
         match parts.job.take(at(deadline), warn) {
             JobTaken::Go => {}
             JobTaken::Busy(why) => found.push((Obstacle::Job, Reason::Overlap(why))),
-            JobTaken::Interrupted(signal) => found.push((
-                Obstacle::Signal,
-                Reason::Interrupted(signal, Moment::Budget),
-            )),
+            JobTaken::Interrupted(signal) => {
+                found.push((Obstacle::Signal, Reason::Interrupted(signal, Moment::Job)))
+            }
         }
         // A wait for the job that ran to the deadline ends as the deadline does.
         found.extend(passed(clock));

@@ -925,6 +925,43 @@ fn a_hooks_time_counts_against_the_deadline() {
 }
 
 #[test]
+fn a_signal_while_the_run_waits_for_its_jobs_turn_is_said_as_that() {
+    struct Interrupted;
+    impl JobGate for Interrupted {
+        fn take(&mut self, _: Option<Instant>, _: &mut dyn FnMut(String)) -> JobTaken {
+            JobTaken::Interrupted(Signal::TERM)
+        }
+    }
+    let time = Rc::new(Cell::new(epoch()));
+    let mut clock = FakeClock {
+        time: Rc::clone(&time),
+        slept: Vec::new(),
+        sleeps: Sleeps::OnTime,
+    };
+    let parts = Parts {
+        job: &mut Interrupted,
+        waits: &mut Counting(0),
+        attempts: &mut Scripted {
+            script: Vec::new(),
+            took: Vec::new(),
+            time,
+            numberings: Vec::new(),
+            deadlines: Vec::new(),
+        },
+        clock: &mut clock,
+        budget: &mut ScriptedBudget::default(),
+        release: &mut Releases::default(),
+        hooks: &mut RecordedHooks::default(),
+        sink: &mut Vec::new(),
+    };
+    let done = run(&rules("5", None), parts);
+    assert_eq!(
+        (done.attempts, done.reason),
+        (0, Reason::Interrupted(Signal::TERM, Moment::Job))
+    );
+}
+
+#[test]
 fn a_signal_while_the_budget_is_asked_ends_the_run_before_the_first_attempt() {
     let budget = ScriptedBudget {
         admission: Some(Admission::Interrupted(Signal::TERM)),

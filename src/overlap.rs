@@ -24,6 +24,7 @@ use crate::lifecycle::{Ending, Observer, Stage};
 use crate::options::{self, Config};
 use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
 use retry_policy::causes::WithCauses;
+use retry_policy::events::Event;
 use retry_policy::run::{JobGate, JobTaken};
 use retry_process::signals::SignalWatch;
 
@@ -67,7 +68,7 @@ impl<'r> JobHold<'r> {
 }
 
 impl JobGate for JobHold<'_> {
-    fn take(&mut self, until: Option<Instant>, warn: &mut dyn FnMut(String)) -> JobTaken {
+    fn take(&mut self, until: Option<Instant>, tell: &mut dyn FnMut(Event)) -> JobTaken {
         let Some(place) = self.config.history.as_ref() else {
             return JobTaken::Go;
         };
@@ -84,7 +85,20 @@ impl JobGate for JobHold<'_> {
             token: &token,
             inside: handed.and_then(|handed| proof(handed, job)),
         };
-        match job::hold(&place.location, &place.job, claim, self.watch, until) {
+        let waiting = &mut |holder| {
+            tell(Event::JobWait {
+                job: self.config.job.clone(),
+                holder,
+            })
+        };
+        match job::hold(
+            &place.location,
+            &place.job,
+            claim,
+            self.watch,
+            until,
+            waiting,
+        ) {
             Ok((holding, terms)) => {
                 self.shared.set_terms(terms);
                 match holding {
@@ -92,7 +106,7 @@ impl JobGate for JobHold<'_> {
                     Holding::Held(hold) => {
                         let entries = with_proof(handed.unwrap_or_default(), job, &hold.proof());
                         if let Some(token) = hold.lease_token() {
-                            self.keep(token, job, warn);
+                            self.keep(token, job, &mut |message| tell(Event::Warning(message)));
                         }
                         self.shared.held(hold, entries.into());
                         JobTaken::Go
@@ -103,10 +117,10 @@ impl JobGate for JobHold<'_> {
             Err(Unheld::Interrupted(signal)) => JobTaken::Interrupted(signal),
             Err(Unheld::Failed(why)) => {
                 let why = WithCauses(&why);
-                warn(format!(
+                tell(Event::Warning(format!(
                     "job {job}: cannot tell whether another run is in progress ({why}); the run \
                      goes on as if its runs may overlap"
-                ));
+                )));
                 JobTaken::Go
             }
         }

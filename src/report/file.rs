@@ -233,6 +233,7 @@ impl EventSink for ReportWriter {
             }
             Event::Done(_)
             | Event::Deadline(..)
+            | Event::JobWait { .. }
             | Event::Warning(_)
             | Event::HookEnd(_)
             | Event::Failed(_) => {}

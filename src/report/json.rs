@@ -56,6 +56,11 @@ pub(crate) enum JsonEvent<'a> {
         deadline_ms: f64,
         source: DeadlineSource,
     },
+    JobWait {
+        job: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        holder: Option<&'a str>,
+    },
     Warning {
         message: &'a str,
     },
@@ -97,7 +102,7 @@ pub(crate) enum JsonEvent<'a> {
 /// The reference's table of events (docs/reference.md, which `cargo xtask generate` writes from
 /// this): each event's name, and its keys in words. A test holds the keys to what the types
 /// above write.
-pub(crate) const EVENTS: [(&str, &str); 8] = [
+pub(crate) const EVENTS: [(&str, &str); 9] = [
     (
         "attempt_start",
         "`attempt` (from 1), `attempt_since_reset`, `max_attempts` (a number or \
@@ -132,6 +137,12 @@ pub(crate) const EVENTS: [(&str, &str); 8] = [
          `\"gitlab_job\"`, `\"buildkite_job\"` or `\"schedule\"` (the next slot of the \
          job's schedule); `\"max_time\"` is never said, as \
          `--max-time` is on the command line)",
+    ),
+    (
+        "job_wait",
+        "before the first attempt, when another run of the job holds it and the job's terms \
+         say to wait (`--overlap wait`), as the wait begins: `job` (as `--job` gave it), \
+         `holder` (on a shared store, the `RETRY_RUN_ID` of the run that holds it)",
     ),
     (
         "hook_end",
@@ -207,6 +218,10 @@ pub(crate) fn objects(event: &Event, run_id: Option<RunId>) -> Vec<JsonEvent<'_>
         Event::Deadline(deadline, _) => vec![JsonEvent::Deadline {
             deadline_ms: to_millis(deadline.left),
             source: deadline.source,
+        }],
+        Event::JobWait { job, holder } => vec![JsonEvent::JobWait {
+            job,
+            holder: holder.as_deref(),
         }],
         Event::Warning(message) => vec![JsonEvent::Warning { message }],
         Event::HookEnd(end) => vec![JsonEvent::HookEnd {
@@ -365,6 +380,10 @@ mod tests {
             Event::AttemptEnd(outcome),
             Event::AttemptEnd(stopped),
             Event::Warning("careful".into()),
+            Event::JobWait {
+                job: "nightly".into(),
+                holder: Some("the other run".into()),
+            },
             Event::Deadline(
                 Deadline {
                     left: Duration::from_secs(5),
@@ -400,7 +419,7 @@ mod tests {
                 keys.dedup();
             }
         }
-        assert_eq!(seen.len(), 8, "{seen:?}");
+        assert_eq!(seen.len(), EVENTS.len(), "{seen:?}");
         for (event, keys) in seen {
             assert_eq!(
                 keys,

@@ -58,6 +58,13 @@ pub(crate) fn lines(event: &Event, verbose: bool, told: Told) -> Vec<String> {
             format_duration(*wait)
         ),
         Event::Deadline(_, described) if verbose => format!("retry: deadline: {described}"),
+        Event::JobWait { job, holder } if verbose => format!(
+            "retry: another run of job {job}{} is in progress; waiting for it to end (--overlap \
+             wait)",
+            holder
+                .as_ref()
+                .map_or(String::new(), |holder| format!(" ({holder})"))
+        ),
         Event::Warning(message) => format!("retry: warning: {message}"),
         Event::HookEnd(end) => match hook_line(end) {
             Some(line) => line,

@@ -24,6 +24,14 @@ pub enum Event {
     /// Before the first attempt, when the run's deadline came from outside its command line (an
     /// outer run's, a CI job's): how long it has, from where, and that in words.
     Deadline(Deadline, String),
+    /// Another run of the job holds it, and this run waits for it to end (`--overlap wait`),
+    /// no later than its deadline, before its first attempt.
+    JobWait {
+        /// The job, as `--job` named it.
+        job: String,
+        /// The run that holds it, in words, when its store can say.
+        holder: Option<String>,
+    },
     /// Something the user should know that changes nothing in the run.
     Warning(String),
     /// A hook ran (or could not).

@@ -106,6 +106,38 @@ fn a_second_run_of_a_job_skips_with_75_or_waits_for_the_first() {
     holder.finish().expect_code(0);
 }
 
+#[test]
+fn a_run_that_waits_for_its_job_says_so_and_a_signal_ends_the_wait() {
+    let scratch = Scratch::new();
+    let store = file_store(&scratch.path("store"));
+    set_overlap("nightly", "wait", &store);
+    let holder = holding("nightly", &store, &scratch);
+    let waiting = job_run("nightly", &store, &scratch)
+        .args(["--", "true"])
+        .spawn();
+    assert_eq!(waiting.await_event("job_wait")["job"], "nightly");
+    waiting.signal(libc::SIGTERM);
+    let ended = waiting.finish();
+    ended.expect_signal(libc::SIGTERM);
+    let done = ended.event("done");
+    assert_eq!(
+        (done["reason"].as_str(), done["attempts"].as_u64()),
+        (Some("interrupted"), Some(0))
+    );
+    // In words, with -v: the wait, then where the signal caught the run.
+    let waiting = retry(["-v", "-n", "1", "--job", "nightly", "true"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .env("XDG_STATE_HOME", scratch.path("state"))
+        .spawn();
+    waiting.await_stderr("retry: another run of job nightly is in progress; waiting for it to end");
+    waiting.signal(libc::SIGTERM);
+    waiting
+        .finish()
+        .expect_stderr("stopped by SIGTERM after 0 attempts, while waiting for its job's turn");
+    std::fs::write(scratch.path("gate"), "").unwrap();
+    holder.finish().expect_code(0);
+}
+
 /// A `RETRY_DEADLINE` a second in the past, as an outer run whose time ran out hands it on.
 fn passed_deadline() -> String {
     let now = std::time::SystemTime::now()

@@ -135,21 +135,25 @@ struct Lease {
 /// for `allow`; for `skip`, the hold if it is free; for `wait`, the hold once it is free,
 /// waiting until `until` at the latest, awake to the signals that end a run; nothing for a run
 /// inside the attempts of the run that holds it. The terms read in the same step come with it,
-/// for the rest of the run.
+/// for the rest of the run. `waiting` is told once, as a wait begins, of the run that holds the
+/// job (when the store can say).
 pub fn hold<W: Waiter>(
     location: &Location,
     job: &BudgetName,
     claim: Claim<'_>,
     watch: &W,
     until: Option<Instant>,
+    waiting: &mut dyn FnMut(Option<String>),
 ) -> Result<(Holding, JobTerms), Unheld> {
     match location {
         Location::File(dir) => {
             let terms = read_file(dir, job).map_err(Unheld::Failed)?;
-            let holding = hold_on_machine(dir, job, terms.overlap, claim.inside, watch, until)?;
+            let inside = claim.inside;
+            let holding =
+                hold_on_machine(dir, job, (terms.overlap, inside), watch, until, waiting)?;
             Ok((holding, terms))
         }
-        Location::Shared { address, .. } => hold_lease(address, job, claim, watch, until),
+        Location::Shared { address, .. } => hold_lease(address, job, claim, watch, until, waiting),
     }
 }
 
@@ -195,10 +199,10 @@ impl Hold {
 fn hold_on_machine<W: Waiter>(
     dir: &std::path::Path,
     job: &BudgetName,
-    overlap: Overlap,
-    inside: Option<&str>,
+    (overlap, inside): (Overlap, Option<&str>),
     watch: &W,
     until: Option<Instant>,
+    waiting: &mut dyn FnMut(Option<String>),
 ) -> Result<Holding, Unheld> {
     if overlap == Overlap::Allow {
         return Ok(Holding::Free);
@@ -229,6 +233,7 @@ fn hold_on_machine<W: Waiter>(
     // The thread opens the file anew: if nobody waits for it any more, the lock it gets goes
     // away with the file when the thread ends, or with the process.
     let reopened = file.open().map_err(failed)?;
+    waiting(None);
     let waited = watch.run_job(until, move || {
         Flock::lock(reopened, FlockArg::LockExclusive).map_err(|(_, errno)| errno)
     });
@@ -265,6 +270,7 @@ fn hold_lease<W: Waiter>(
     claim: Claim<'_>,
     watch: &W,
     until: Option<Instant>,
+    waiting: &mut dyn FnMut(Option<String>),
 ) -> Result<(Holding, JobTerms), Unheld> {
     let mut store = RedisStore::for_job(address.clone(), job, watch);
     let handed_on = claim
@@ -272,12 +278,16 @@ fn hold_lease<W: Waiter>(
         .and_then(|proof| proof.strip_prefix(LEASE_PROOF));
     let token = handed_on.unwrap_or(claim.token);
     let asking = format!("{token} {}", claim.run_id);
+    let mut told = false;
     loop {
         let latest = until.map(|until| until.saturating_duration_since(Instant::now()));
         let reply = store.job("job_hold", &asking, LEASE, latest)?;
         let state = reply[2].clone();
         let (terms, holder) = terms_of_reply(reply);
         let overlap = terms.overlap;
+        if state == "busy" && overlap == Overlap::Wait && !std::mem::replace(&mut told, true) {
+            waiting(holder.clone());
+        }
         let holding = match state.as_str() {
             "held" => {
                 let lease = Lease::start(address, job, token);
@@ -480,7 +490,8 @@ mod tests {
         };
         assert_eq!(read(), expected);
         // What the run's hold reads is the same terms.
-        let (_, held_with) = super::hold(&location, &job, claim("a"), &Threads, None).unwrap();
+        let (_, held_with) =
+            super::hold(&location, &job, claim("a"), &Threads, None, &mut |_| {}).unwrap();
         assert_eq!(held_with, expected);
         let raw = retry_redis::Connection::open(&address, Duration::from_secs(2));
         raw.unwrap()
@@ -495,7 +506,8 @@ mod tests {
         let (location, address) = shared(&server);
         let job: BudgetName = "nightly".parse().unwrap();
         let hold = |run: &str, until| {
-            let (holding, _) = super::hold(&location, &job, claim(run), &Threads, until).unwrap();
+            let (holding, _) =
+                super::hold(&location, &job, claim(run), &Threads, until, &mut |_| {}).unwrap();
             holding
         };
         // Allow, the default: nothing is held.
@@ -524,9 +536,20 @@ mod tests {
             panic!("an expired lease frees the job")
         };
         assert!(started.elapsed() >= Duration::from_millis(200));
-        let Holding::Busy(Overlap::Wait, _) = hold("d", Some(Instant::now() + short)) else {
+        let mut told = Vec::new();
+        let until = Some(Instant::now() + short);
+        let waited = super::hold(
+            &location,
+            &job,
+            claim("d"),
+            &Threads,
+            until,
+            &mut |holder| told.push(holder),
+        );
+        let Ok((Holding::Busy(Overlap::Wait, _), _)) = waited else {
             panic!("a run waits no longer than it may")
         };
+        assert_eq!(told, [Some("c".to_string())], "told once, of the holder");
         assert_eq!(after.release(&Threads, None), None);
     }
 
@@ -536,7 +559,7 @@ mod tests {
         let location = Location::File(dir.path().to_path_buf());
         let job: BudgetName = "nightly".parse().unwrap();
         let hold = |until| {
-            super::hold(&location, &job, claim("run"), &Threads, until)
+            super::hold(&location, &job, claim("run"), &Threads, until, &mut |_| {})
                 .unwrap()
                 .0
         };
@@ -552,7 +575,20 @@ mod tests {
         };
         set_terms(&location, &job, overlap(Overlap::Wait), &Threads).unwrap();
         let short = Some(Instant::now() + Duration::from_millis(200));
-        assert!(matches!(hold(short), Holding::Busy(Overlap::Wait, None)));
+        let mut told = Vec::new();
+        let waited = super::hold(
+            &location,
+            &job,
+            claim("run"),
+            &Threads,
+            short,
+            &mut |holder| told.push(holder),
+        );
+        assert!(matches!(
+            waited,
+            Ok((Holding::Busy(Overlap::Wait, None), _))
+        ));
+        assert_eq!(told, [None], "told once, with no holder to name");
         assert_eq!(second.release(&Threads, None), None);
         assert!(matches!(hold(soon(10)), Holding::Held(_)));
     }
@@ -564,7 +600,7 @@ mod tests {
         let job: BudgetName = "deploy".parse().unwrap();
         set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
         let hold = |claim| {
-            super::hold(&location, &job, claim, &Threads, None)
+            super::hold(&location, &job, claim, &Threads, None, &mut |_| {})
                 .unwrap()
                 .0
         };
@@ -607,7 +643,7 @@ mod tests {
         let job: BudgetName = "deploy".parse().unwrap();
         set_terms(&location, &job, overlap(Overlap::Skip), &Threads).unwrap();
         let hold = |claim| {
-            super::hold(&location, &job, claim, &Threads, None)
+            super::hold(&location, &job, claim, &Threads, None, &mut |_| {})
                 .unwrap()
                 .0
         };

@@ -93,7 +93,7 @@ impl Attempts for FailsOnce {
 struct Gate(Job);
 
 impl JobGate for Gate {
-    fn take(&mut self, _: Option<Instant>, _: &mut dyn FnMut(String)) -> JobTaken {
+    fn take(&mut self, _: Option<Instant>, _: &mut dyn FnMut(Event)) -> JobTaken {
         match self.0 {
             Job::HeldByAnother => JobTaken::Busy("another run of job nightly".into()),
             Job::Free | Job::HeldByItsOwnHolder => JobTaken::Go,

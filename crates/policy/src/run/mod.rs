@@ -182,8 +182,8 @@ where
     };
     let mut found: Vec<(Obstacle, Reason)> = passed(clock).into_iter().collect();
     if found.is_empty() {
-        let warn = &mut |message| sink.emit(&Event::Warning(message));
-        match parts.job.take(at(deadline), warn) {
+        let tell = &mut |event: Event| sink.emit(&event);
+        match parts.job.take(at(deadline), tell) {
             JobTaken::Go => {}
             JobTaken::Busy(why) => found.push((Obstacle::Job, Reason::Overlap(why))),
             JobTaken::Interrupted(signal) => {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::attempts::Numbering;
 use crate::backoff::Schedule;
+use crate::events::Event;
 use crate::matching::OutputMatch;
 use crate::outcome::{AttemptOutcome, Ended, Hook, HookEnd, SpawnFailure, WaitCause};
 use crate::requested::Requested;
@@ -156,9 +157,9 @@ impl<R: rand::Rng> Waits for Schedule<R> {
 /// itself, and giving it back, are the caller's.
 pub trait JobGate {
     /// Take the job for the run, waiting no later than `until` where its terms say to wait for
-    /// another run to end; what kept the run out, if anything. What the run goes on without
-    /// (a store that could not say) goes to `warn`.
-    fn take(&mut self, until: Option<Instant>, warn: &mut dyn FnMut(String)) -> JobTaken;
+    /// another run to end; what kept the run out, if anything. That it waits, and what the run
+    /// goes on without (a store that could not say), go to `tell` as events.
+    fn take(&mut self, until: Option<Instant>, tell: &mut dyn FnMut(Event)) -> JobTaken;
 }
 
 /// What a run found when it went to take its job.
@@ -175,7 +176,7 @@ pub enum JobTaken {
 
 /// A run with no job: nothing keeps it out.
 impl JobGate for () {
-    fn take(&mut self, _until: Option<Instant>, _warn: &mut dyn FnMut(String)) -> JobTaken {
+    fn take(&mut self, _until: Option<Instant>, _tell: &mut dyn FnMut(Event)) -> JobTaken {
         JobTaken::Go
     }
 }

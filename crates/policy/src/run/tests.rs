@@ -928,7 +928,7 @@ fn a_hooks_time_counts_against_the_deadline() {
 fn a_signal_while_the_run_waits_for_its_jobs_turn_is_said_as_that() {
     struct Interrupted;
     impl JobGate for Interrupted {
-        fn take(&mut self, _: Option<Instant>, _: &mut dyn FnMut(String)) -> JobTaken {
+        fn take(&mut self, _: Option<Instant>, _: &mut dyn FnMut(Event)) -> JobTaken {
             JobTaken::Interrupted(Signal::TERM)
         }
     }

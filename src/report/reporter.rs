@@ -486,25 +486,25 @@ mod tests {
         );
     }
 
+    /// What the end of `--on-retry` with `outcome`, during which `interrupted_by` arrived, says
+    /// in text and in JSON.
+    fn hook_said(outcome: HookOutcome, interrupted_by: Option<Signal>) -> (String, String) {
+        let end = HookEnd {
+            hook: Hook::OnRetry,
+            outcome,
+            duration: Duration::from_millis(7),
+            interrupted_by,
+        };
+        let said = |format| {
+            let events = [Event::HookEnd(end.clone())];
+            render(settings(format, Verbosity::Normal), &events)
+        };
+        (said(LogFormat::Text), said(LogFormat::Json))
+    }
+
     #[test]
     fn a_hook_is_a_warning_in_text_only_when_it_did_not_succeed() {
-        let hook = |outcome| {
-            let end = HookEnd {
-                hook: Hook::OnRetry,
-                outcome,
-                duration: Duration::from_millis(7),
-                interrupted_by: None,
-            };
-            let text = render(
-                settings(LogFormat::Text, Verbosity::Normal),
-                &[Event::HookEnd(end.clone())],
-            );
-            let json = render(
-                settings(LogFormat::Json, Verbosity::Normal),
-                &[Event::HookEnd(end)],
-            );
-            (text, json)
-        };
+        let hook = |outcome| hook_said(outcome, None);
         let (text, json) = hook(HookOutcome::Ended(Termination::Exited(0)));
         assert_eq!(text, "");
         assert_eq!(
@@ -531,18 +531,7 @@ mod tests {
 
     #[test]
     fn a_hook_the_run_was_stopped_during_is_never_said_to_let_it_go_on() {
-        let text = |outcome| {
-            let end = HookEnd {
-                hook: Hook::OnRetry,
-                outcome,
-                duration: Duration::from_millis(7),
-                interrupted_by: Some(Signal::TERM),
-            };
-            render(
-                settings(LogFormat::Text, Verbosity::Normal),
-                &[Event::HookEnd(end)],
-            )
-        };
+        let text = |outcome| hook_said(outcome, Some(Signal::TERM)).0;
         // Dead of the signal passed on to it: the run's last line says so.
         assert_eq!(
             text(HookOutcome::Ended(Termination::Signaled(Signal::TERM))),

@@ -175,6 +175,20 @@ const MISTAKES: &[Mistake] = &[
         &["job", "set", "nightly", "--schedule", "*/15 * * *"],
     ),
     mistake(
+        "job_schedule_at_boot",
+        &["job", "set", "nightly", "--schedule", "@reboot"],
+    ),
+    mistake(
+        "job_schedule_zone_without_fields",
+        &[
+            "job",
+            "set",
+            "nightly",
+            "--schedule",
+            "CRON_TZ=Europe/Paris",
+        ],
+    ),
+    mistake(
         "job_schedule_blank",
         &["job", "set", "nightly", "--schedule", " "],
     ),

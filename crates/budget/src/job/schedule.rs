@@ -36,6 +36,14 @@ pub enum NotASchedule {
     /// Longer than any schedule, escaped and shortened.
     #[error("'{text}...' is {length} bytes long, more than a schedule's {MOST_SCHEDULE}")]
     TooLong { text: String, length: usize },
+    /// `@reboot`, which cron runs as the system starts: no time a job is due.
+    #[error(
+        "'{0}' is when the system starts, not a time the job is due; give one, e.g. '0 3 * * *'"
+    )]
+    AtBoot(String),
+    /// `CRON_TZ=ZONE` and nothing after it.
+    #[error("'{0}' names a time zone but no fields after it; {expected}", expected = EXPECTED)]
+    NoFields(String),
     /// A control character other than a tab (a line break...), which no cron field holds,
     /// escaped.
     #[error("'{0}' holds a control character, which no cron field does; {expected}", expected = EXPECTED)]
@@ -112,6 +120,11 @@ impl Schedule {
             }
             None => (env("CRON_TZ").filter(|zone| !zone.is_empty()), text),
         };
+        match expression {
+            "" => return Err(NotASchedule::NoFields(text.to_string())),
+            "@reboot" => return Err(NotASchedule::AtBoot(text.to_string())),
+            _ => {}
+        }
         let zone = match zone {
             Some(zone) => TimeZone::get(&zone).map_err(|error| NotASchedule::UnknownZone {
                 zone,
@@ -208,6 +221,8 @@ mod tests {
         for bad in [
             "",
             " ",
+            "@reboot",
+            "CRON_TZ=Europe/Paris",
             "* * * *",
             "0 * * * * *",
             "61 * * * *",
@@ -218,10 +233,19 @@ mod tests {
             // Each refusal follows "--schedule " with the schedule as given, then why.
             let given = format!("'{}' ", bad.escape_default());
             assert!(err.starts_with(&given), "{bad}: {err}");
-            let said = ["blank", "control character", "not a cron", "does not know"];
+            let said = [
+                "blank",
+                "control character",
+                "not a cron",
+                "does not know",
+                "no fields",
+                "when the system starts",
+            ];
             assert!(said.iter().any(|why| err.contains(why)), "{bad}: {err}");
             assert!(
-                err.contains("e.g. '*/15 * * * *'") || err.contains("this system does not know"),
+                err.contains("e.g. '*/15 * * * *'")
+                    || err.contains("this system does not know")
+                    || err.contains("e.g. '0 3 * * *'"),
                 "{bad}: {err}"
             );
         }

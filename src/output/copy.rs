@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -27,29 +27,33 @@ pub(crate) enum Destination {
     PassOn(File, &'static str),
     /// Into a buffer, to be released when the attempt is judged.
     Hold(SpillBuffer),
-    /// Nowhere: the tool's own stream is closed.
+    /// Nowhere: no descriptor was left to write to the tool's own stream with.
     Nowhere,
 }
 
 impl Destination {
-    /// A duplicate of the tool's stdout, or nowhere if it is closed.
+    /// The tool's stdout, as [`Destination::own`] gives it.
     pub(crate) fn stdout() -> Destination {
-        duplicate(io::stdout().as_fd()).map_or(Destination::Nowhere, |file| {
-            Destination::PassOn(file, "stdout")
-        })
+        Destination::own(io::stdout().as_fd(), "stdout")
     }
 
-    /// A duplicate of the tool's stderr, or nowhere if it is closed.
+    /// The tool's stderr, as [`Destination::own`] gives it.
     pub(crate) fn stderr() -> Destination {
-        duplicate(io::stderr().as_fd()).map_or(Destination::Nowhere, |file| {
-            Destination::PassOn(file, "stderr")
-        })
+        Destination::own(io::stderr().as_fd(), "stderr")
     }
-}
 
-/// A file of its own on the same open stream as `fd`, to write without std's locks.
-fn duplicate(fd: BorrowedFd<'_>) -> Option<File> {
-    fd.try_clone_to_owned().ok().map(File::from)
+    /// A file of its own on the tool's stream `fd`, to write without std's locks: a duplicate;
+    /// or, where the tool's parent left it closed, `/dev/null` opened for reading only, on which
+    /// every write fails as on the closed descriptor (EBADF), so that output the tool cannot
+    /// pass on is said to be lost, never dropped in the `/dev/null` std's runtime put there;
+    /// nowhere when no descriptor is left.
+    fn own(fd: BorrowedFd<'_>, name: &'static str) -> Destination {
+        let file = match retry_sys::descriptors::closed_at_start(fd.as_raw_fd()) {
+            true => File::open("/dev/null").ok(),
+            false => fd.try_clone_to_owned().ok().map(File::from),
+        };
+        file.map_or(Destination::Nowhere, |file| Destination::PassOn(file, name))
+    }
 }
 
 /// An attempt's held output, until the attempt is judged: stdout with `--hold stdout`, both

@@ -15,7 +15,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use super::{ProcessOptions, spawn_failure};
+use super::{ProcessOptions, inherited, spawn_failure};
 use crate::environment;
 use retry_policy::attempts::AttemptLimit;
 use retry_policy::exit::Exit;
@@ -206,8 +206,12 @@ impl HookRunner<'_> {
             environ: prepared.environment.environ(),
             stdio: [
                 ChildStdio::From(prepared.null.as_fd()),
-                ChildStdio::From(stderr.as_fd()),
-                ChildStdio::Inherit,
+                // A hook's stdout is the tool's stderr, closed when that is.
+                match inherited(2) {
+                    ChildStdio::Closed => ChildStdio::Closed,
+                    _ => ChildStdio::From(stderr.as_fd()),
+                },
+                inherited(2),
             ],
             own_group: true,
             outlives_the_tool: false,

@@ -20,6 +20,7 @@ pub(crate) mod stdin_replay;
 
 use std::ffi::{OsStr, OsString};
 use std::io;
+use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -161,16 +162,16 @@ impl ProcessRunner<'_> {
                 .chain(traceparent)
                 .chain(held),
         );
-        let piped = |piped: bool| match piped {
+        let piped = |piped: bool, fd| match piped {
             true => ChildStdio::Pipe,
-            false => ChildStdio::Inherit,
+            false => inherited(fd),
         };
         let setup = Setup {
             environ: self.environment.environ(),
             stdio: [
-                piped(self.input.is_some()),
-                piped(self.output.pipes_stdout()),
-                piped(self.output.pipes_stderr()),
+                piped(self.input.is_some(), 0),
+                piped(self.output.pipes_stdout(), 1),
+                piped(self.output.pipes_stderr(), 2),
             ],
             own_group: self.options.isolation == Isolation::OwnGroup,
             outlives_the_tool: false,
@@ -339,6 +340,16 @@ impl Attempts for ProcessRunner<'_> {
         report.requested = requested;
         report.request_problems = request_problems;
         Ok(report)
+    }
+}
+
+/// The tool's own stdin, stdout or stderr (`fd`), for a child that shares it: closed where the
+/// tool's parent left it closed (`retry ... >&-`), as the child would have it without the tool,
+/// never the `/dev/null` std's runtime opened there for the tool alone.
+pub(crate) fn inherited(fd: RawFd) -> ChildStdio<'static> {
+    match retry_sys::descriptors::closed_at_start(fd) {
+        true => ChildStdio::Closed,
+        false => ChildStdio::Inherit,
     }
 }
 

@@ -404,26 +404,40 @@ fn a_signal_before_the_first_attempt_leaves_no_report() {
 }
 
 #[test]
-fn a_closed_stdout_never_sends_the_commands_output_into_the_tools_files() {
+fn a_closed_stdout_stays_closed_for_the_command_and_never_becomes_the_tools_files() {
     // A tool started with descriptor 1 closed must not open its report (or any file of its own)
-    // as descriptor 1, where the command would inherit it as stdout: the command's stdout is the
-    // /dev/null that std's runtime puts there, and the report holds only the tool's record.
+    // as descriptor 1, where the command would inherit it as stdout (the command writes 42
+    // there, spelt so that the report's copy of its command line does not hold it); and it gets its
+    // stdout closed, as without the tool, never the /dev/null std's runtime put there for the
+    // tool alone: a write to it fails as it would, never vanishes.
     let scratch = Scratch::new();
-    let seen = "import os, sys; open(sys.argv[1], 'w').write(os.readlink('/proc/self/fd/1')); \
-                print(str(6 * 7) + '-from-the-command')";
+    let seen = "import os, sys\n\
+                try:\n    os.write(1, str(6 * 7).encode() + b'-from-the-command'); state = os.readlink('/proc/self/fd/1')\n\
+                except OSError as err:\n    state = os.strerror(err.errno)\n\
+                open(sys.argv[1], 'w').write(state)";
     shell("\"$RETRY\" --report \"$REPORT\" -- python3 -c \"$SEEN\" \"$STDOUT_NAME\" >&-")
         .env("REPORT", scratch.path("report.json"))
         .env("SEEN", seen)
         .env("STDOUT_NAME", scratch.path("stdout-name"))
         .run()
         .expect_code(0);
-    assert_eq!(scratch.read("stdout-name"), "/dev/null");
+    assert_eq!(scratch.read("stdout-name"), "Bad file descriptor");
     let text = scratch.read("report.json");
     assert!(
         !text.contains("42-from-the-command"),
         "the command wrote into the report: {text}"
     );
     report_in(&scratch, "report.json");
+    // So a command that writes there fails as it would without the tool, and output the tool
+    // holds for a stdout that is closed is said to be lost.
+    shell("\"$RETRY\" -n 1 -- env echo hi >&-")
+        .run()
+        .expect_code(1)
+        .expect_stderr("Bad file descriptor");
+    shell("\"$RETRY\" -n 1 --hold stdout -- echo hi >&-")
+        .run()
+        .expect_code(125)
+        .expect_stderr("cannot write the held output to stdout: Bad file descriptor");
 }
 
 #[test]

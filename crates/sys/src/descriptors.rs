@@ -1,8 +1,40 @@
-//! Duplicating a descriptor the tool knows only by its number, or to a number of its choosing:
-//! `fcntl(F_DUPFD_CLOEXEC)`, whose result nix gives as a bare number.
+//! Descriptors the tool knows only by their numbers: duplicating one, or to a number of its
+//! choosing (`fcntl(F_DUPFD_CLOEXEC)`, whose result nix gives as a bare number); and which of
+//! stdin, stdout and stderr the tool's parent left closed, read before std's runtime opens them
+//! on `/dev/null`, so that the command gets them closed too, as without the tool.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Which of descriptors 0, 1 and 2 were closed when the process started, a bit each.
+static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
+
+/// Run by the loader before `main`, and so before std's runtime opens a closed 0, 1 or 2.
+#[used]
+#[cfg_attr(
+    any(target_os = "linux", target_os = "freebsd", target_os = "android"),
+    unsafe(link_section = ".init_array")
+)]
+#[cfg_attr(
+    target_vendor = "apple",
+    unsafe(link_section = "__DATA,__mod_init_func")
+)]
+static REMEMBER_CLOSED: extern "C" fn() = remember_closed;
+
+extern "C" fn remember_closed() {
+    let closed = (0..3).fold(0, |closed, fd| {
+        // SAFETY: fcntl reads no memory; on a number that is not open it fails with EBADF.
+        let open = unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;
+        closed | (u8::from(!open) << fd)
+    });
+    CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
+
+/// Whether `fd` (0, 1 or 2) was closed when the process started.
+pub fn closed_at_start(fd: RawFd) -> bool {
+    (0..3).contains(&fd) && CLOSED_AT_START.load(Ordering::Relaxed) & (1 << fd) != 0
+}
 
 /// A duplicate of `fd`, close-on-exec, with the lowest free number from `lowest` up.
 pub fn duplicate_from(fd: impl AsFd, lowest: RawFd) -> io::Result<OwnedFd> {

@@ -9,7 +9,8 @@
 //!   std's runtime changes it (`sys::signals`).
 //!
 //! std's runtime also makes descriptors 0, 1 and 2 exist (on /dev/null when closed), so that a
-//! tool started with stdout closed never opens a file of its own as descriptor 1.
+//! tool started with stdout closed never opens a file of its own as descriptor 1; which were
+//! closed is read before it (`sys::descriptors`), so that the command gets them closed still.
 
 use nix::sys::signal::Signal;
 

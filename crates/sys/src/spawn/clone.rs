@@ -3,12 +3,12 @@
 
 use std::ffi::{c_char, c_void};
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, RawFd};
 
 use nix::sys::wait::waitpid;
 use nix::unistd::{Pid, getpid};
 
-use super::{Handover, Launcher, Pipes, Setup, StartError, Started, Step};
+use super::{ChildEnd, Handover, Launcher, Pipes, Setup, StartError, Started, Step};
 use crate::environ::Environ;
 use crate::signals::ChildMask;
 
@@ -72,11 +72,31 @@ fn page_size() -> usize {
         .unwrap_or(4096)
 }
 
+impl<'a> ChildEnd<'a> {
+    /// Give the child's descriptor `number` what this end says, with `dup2` for a descriptor to
+    /// take. Async-signal-safe.
+    fn apply(
+        self,
+        number: RawFd,
+        dup2: impl FnOnce(BorrowedFd<'a>) -> nix::Result<()>,
+    ) -> io::Result<()> {
+        match self {
+            ChildEnd::Keep => Ok(()),
+            ChildEnd::Take(fd) => Ok(dup2(fd)?),
+            // Closing a descriptor that is not open is no failure: it ends closed either way.
+            ChildEnd::Close => {
+                let _ = nix::unistd::close(number);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The steps between the split and `exec`, with everything they need made before the split.
 struct ChildPlan<'a> {
     argv: *const *const c_char,
     environ: Environ<'a>,
-    stdio: [Option<BorrowedFd<'a>>; 3],
+    stdio: [ChildEnd<'a>; 3],
     own_group: bool,
     outlives_the_tool: bool,
     handover: Option<Handover<'a>>,
@@ -113,9 +133,9 @@ impl ChildPlan<'_> {
     /// outlive the tool), the terminal, and the dispositions and mask the tool started with.
     fn set_up(&self) -> io::Result<()> {
         let [stdin, stdout, stderr] = self.stdio;
-        stdin.map_or(Ok(()), nix::unistd::dup2_stdin)?;
-        stdout.map_or(Ok(()), nix::unistd::dup2_stdout)?;
-        stderr.map_or(Ok(()), nix::unistd::dup2_stderr)?;
+        stdin.apply(libc::STDIN_FILENO, nix::unistd::dup2_stdin)?;
+        stdout.apply(libc::STDOUT_FILENO, nix::unistd::dup2_stdout)?;
+        stderr.apply(libc::STDERR_FILENO, nix::unistd::dup2_stderr)?;
         if self.own_group {
             nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
         }
@@ -250,6 +270,35 @@ mod tests {
         }
         drop(stdin);
         waitpid(pid, None).unwrap()
+    }
+
+    #[test]
+    fn a_child_given_a_closed_descriptor_has_it_closed() {
+        let status = |stdout| {
+            let args: Vec<OsString> = ["-c", "[ ! -e /proc/$$/fd/1 ]"]
+                .map(OsString::from)
+                .to_vec();
+            let mut launcher = Launcher::new("sh".as_ref(), &args).unwrap();
+            let environment = ChildEnvironment::inheriting(|_| true);
+            let setup = Setup {
+                environ: environment.environ(),
+                stdio: [ChildStdio::Inherit, stdout, ChildStdio::Inherit],
+                own_group: false,
+                outlives_the_tool: false,
+                handover: None,
+                mask: ChildMask::new(SigSet::empty(), SigSet::empty(), false),
+            };
+            let started = launcher.start(&setup).unwrap();
+            waitpid(started.pid, None).unwrap()
+        };
+        assert!(matches!(
+            status(ChildStdio::Closed),
+            WaitStatus::Exited(_, 0)
+        ));
+        assert!(matches!(
+            status(ChildStdio::Inherit),
+            WaitStatus::Exited(_, 1)
+        ));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Starting a process, an attempt's or a hook's: the one place where the tool becomes two.
 //!
 //! Between the split and `exec` the child, in this order: gets its stdin, stdout and stderr
-//! (pipes, when asked for), a process group of its own (unless `--foreground`), SIGTERM as its
+//! (pipes, when asked for, or closed, as the tool's parent left the tool's), a process group of its own (unless `--foreground`), SIGTERM as its
 //! parent-death signal (unless it is to outlive the tool), the terminal (when the tool hands it
 //! over), every signal the tool handles back at its default and SIGPIPE as the tool's parent
 //! left it, and only then the signal mask the tool started with; then it executes the command, searched for in `PATH`, with the
@@ -52,6 +52,20 @@ pub enum ChildStdio<'a> {
     /// This open descriptor of the tool's (`/dev/null`, or the tool's stderr for a hook's
     /// stdout).
     From(BorrowedFd<'a>),
+    /// None: closed, as the tool's own was when it started (`retry ... >&-`), which std's
+    /// runtime then opened on `/dev/null` for the tool alone.
+    Closed,
+}
+
+/// What the child does with one of its stdin, stdout and stderr before `exec`.
+#[derive(Clone, Copy, Debug)]
+enum ChildEnd<'a> {
+    /// Keeps the tool's.
+    Keep,
+    /// Takes this descriptor in its place.
+    Take(BorrowedFd<'a>),
+    /// Closes it.
+    Close,
 }
 
 /// What a child is started with, besides its command line; it borrows what the child's steps
@@ -206,15 +220,16 @@ impl Pipes {
         Ok(Pipes(pipes))
     }
 
-    /// The descriptor the child takes as stdin, stdout and stderr (a pipe's end, or one `stdio`
-    /// names), or none for the tool's own.
-    fn child_ends<'a>(&'a self, stdio: [ChildStdio<'a>; 3]) -> [Option<BorrowedFd<'a>>; 3] {
-        let mut ends = [None; 3];
+    /// What the child does with its stdin, stdout and stderr: takes a pipe's end or a
+    /// descriptor `stdio` names, closes it, or keeps the tool's own.
+    fn child_ends<'a>(&'a self, stdio: [ChildStdio<'a>; 3]) -> [ChildEnd<'a>; 3] {
+        let mut ends = [ChildEnd::Keep; 3];
         for ((end, pipe), given) in ends.iter_mut().zip(&self.0).zip(stdio) {
             *end = match (pipe, given) {
-                (Some((_, child)), _) => Some(child.as_fd()),
-                (None, ChildStdio::From(fd)) => Some(fd),
-                (None, _) => None,
+                (Some((_, child)), _) => ChildEnd::Take(child.as_fd()),
+                (None, ChildStdio::From(fd)) => ChildEnd::Take(fd),
+                (None, ChildStdio::Closed) => ChildEnd::Close,
+                (None, _) => ChildEnd::Keep,
             };
         }
         ends

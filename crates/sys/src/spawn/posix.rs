@@ -8,7 +8,7 @@ use nix::unistd::Pid;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use super::{Launcher, Pipes, Setup, StartError, Started, Step};
+use super::{ChildEnd, Launcher, Pipes, Setup, StartError, Started, Step};
 
 impl Launcher {
     /// Start a child, as the module header says.
@@ -32,9 +32,11 @@ fn prepare(
     setup: &Setup<'_>,
 ) -> io::Result<(PosixSpawnFileActions, PosixSpawnAttr)> {
     let mut actions = PosixSpawnFileActions::init()?;
-    for (target, end) in pipes.child_ends(setup.stdio).into_iter().enumerate() {
-        if let Some(end) = end {
-            actions.add_dup2(end.as_raw_fd(), target as i32)?;
+    for (target, end) in (0..).zip(pipes.child_ends(setup.stdio)) {
+        match end {
+            ChildEnd::Keep => {}
+            ChildEnd::Take(end) => actions.add_dup2(end.as_raw_fd(), target)?,
+            ChildEnd::Close => actions.add_close(target)?,
         }
     }
     let mut attributes = PosixSpawnAttr::init()?;

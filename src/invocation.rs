@@ -448,8 +448,15 @@ impl Attempts<'_> {
     }
 }
 
-/// Read stdin to its end for `--replay-stdin`.
+/// Read stdin to its end for `--replay-stdin`: one the tool's parent left closed cannot be
+/// read, as the command could not (never the `/dev/null` std's runtime put there).
 fn read_stdin() -> anyhow::Result<HeldInput> {
+    if retry_sys::descriptors::closed_at_start(0) {
+        anyhow::bail!(
+            "cannot read stdin for --replay-stdin: {}",
+            io::Error::from_raw_os_error(libc::EBADF)
+        );
+    }
     HeldInput::read_all(io::stdin().lock()).map_err(|err| match err {
         HoldError::Transfer(err) => anyhow::anyhow!("cannot read stdin for --replay-stdin: {err}"),
         HoldError::Spill(err) => {

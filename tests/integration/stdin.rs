@@ -89,6 +89,19 @@ fn replayed_stdin_is_each_attempts_own_and_cannot_be_written() {
 }
 
 #[test]
+fn a_closed_stdin_stays_closed_and_cannot_be_replayed() {
+    // The command reads it as it would without the tool: closed, never an empty /dev/null.
+    shell("\"$RETRY\" -n 1 -- cat <&-")
+        .run()
+        .expect_code(1)
+        .expect_stderr("cat: -: Bad file descriptor");
+    shell("\"$RETRY\" --replay-stdin -n 1 -- cat <&-")
+        .run()
+        .expect_code(125)
+        .expect_stderr("cannot read stdin for --replay-stdin: Bad file descriptor");
+}
+
+#[test]
 fn replay_stdin_names_the_temporary_directory_it_could_not_use() {
     retry(["--replay-stdin", "--", "wc", "-c"])
         .env("TMPDIR", "/nonexistent-retry-tmp")

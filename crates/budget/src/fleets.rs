@@ -2,6 +2,8 @@
 //! calls follow as its slot moves, and a primary that sentinels name, through a failover. The
 //! client is `retry-redis`'s; these tests run a store's calls through it, on real servers.
 
+use std::time::Duration;
+
 use crate::model::{DEFAULT_TERMS, LONGEST_HOLD};
 use crate::redis::redis_fleet::{RedisCluster, Sentinels, redis_cli};
 use crate::redis::{Failure, RedisStore};
@@ -92,13 +94,20 @@ fn a_store_on_a_cluster_follows_a_slot_as_it_moves_and_ends_a_loop() {
     let from = cluster.owner_of(slot, 0);
     let to = (from + 1) % cluster.len();
     cluster.begin_migration(slot, from, to);
-    // Time enough for a reply on busy cores, which a slot that stays moving outlasts.
+    // Time enough for a reply on busy cores, which a slot that stays moving outlasts. The
+    // cluster's last answer is the call's; but on busy cores the wait for the call's thread,
+    // bounded by the same time, may end before the thread hands it over: then the store did
+    // not answer in time. Either way it cannot be used now, and the call ended in its time.
     let hasty = format!("{}?timeout=2s", cluster.url(from));
-    let Err(Failure::Failed(StoreFailure::Refused(message))) = reserve(&mut store(&hasty, "fresh"))
-    else {
-        panic!("a slot moving for longer than the call's time is the cluster's refusal")
-    };
-    assert!(message.starts_with("TRYAGAIN"), "{message}");
+    match reserve(&mut store(&hasty, "fresh")) {
+        Err(Failure::Failed(StoreFailure::Refused(message))) => {
+            assert!(message.starts_with("TRYAGAIN"), "{message}");
+        }
+        Err(Failure::Failed(StoreFailure::TimedOut(limit))) => {
+            assert_eq!(limit, Duration::from_secs(2));
+        }
+        other => panic!("a slot moving for longer than the call's time: {other:?}"),
+    }
     cluster.assign(slot, to);
     reserve(&mut store(&hasty, "fresh")).unwrap();
     assert_eq!(retries(&patient(from), "fresh"), 1);

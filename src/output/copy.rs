@@ -23,36 +23,64 @@ use retry_policy::run::AttemptOutput;
 const CHUNK: usize = 64 * 1024;
 /// Where a piped stream goes.
 pub(crate) enum Destination {
-    /// Straight on to this file (a duplicate of the tool's stdout or stderr, named).
-    PassOn(File, &'static str),
+    /// Straight on to the tool's own stdout or stderr.
+    PassOn(Outlet),
     /// Into a buffer, to be released when the attempt is judged.
     Hold(SpillBuffer),
-    /// Nowhere: no descriptor was left to write to the tool's own stream with.
-    Nowhere,
 }
 
-impl Destination {
-    /// The tool's stdout, as [`Destination::own`] gives it.
-    pub(crate) fn stdout() -> Destination {
-        Destination::own(io::stdout().as_fd(), "stdout")
+/// The tool's own stdout or stderr, to write the command's output to without std's locks: a
+/// file of its own on the stream, or why there is none, which every write then returns, so
+/// that output the tool cannot pass on is said to be lost, never dropped.
+pub(crate) struct Outlet {
+    name: &'static str,
+    file: Result<File, i32>,
+}
+
+impl Outlet {
+    /// The tool's stdout.
+    pub(crate) fn stdout() -> Outlet {
+        Outlet::own(io::stdout().as_fd(), "stdout")
     }
 
-    /// The tool's stderr, as [`Destination::own`] gives it.
-    pub(crate) fn stderr() -> Destination {
-        Destination::own(io::stderr().as_fd(), "stderr")
+    /// The tool's stderr.
+    pub(crate) fn stderr() -> Outlet {
+        Outlet::own(io::stderr().as_fd(), "stderr")
     }
 
-    /// A file of its own on the tool's stream `fd`, to write without std's locks: a duplicate;
-    /// or, where the tool's parent left it closed, `/dev/null` opened for reading only, on which
-    /// every write fails as on the closed descriptor (EBADF), so that output the tool cannot
-    /// pass on is said to be lost, never dropped in the `/dev/null` std's runtime put there;
-    /// nowhere when no descriptor is left.
-    fn own(fd: BorrowedFd<'_>, name: &'static str) -> Destination {
+    /// A duplicate of the tool's stream `fd`; none where the tool's parent left it closed
+    /// (EBADF, as on the closed descriptor, never the `/dev/null` std's runtime put there), or
+    /// where no descriptor is left to duplicate it with.
+    fn own(fd: BorrowedFd<'_>, name: &'static str) -> Outlet {
         let file = match retry_sys::descriptors::closed_at_start(fd.as_raw_fd()) {
-            true => File::open("/dev/null").ok(),
-            false => fd.try_clone_to_owned().ok().map(File::from),
+            true => Err(libc::EBADF),
+            false => fd
+                .try_clone_to_owned()
+                .map(File::from)
+                .map_err(|err| err.raw_os_error().unwrap_or(libc::EBADF)),
         };
-        file.map_or(Destination::Nowhere, |file| Destination::PassOn(file, name))
+        Outlet { name, file }
+    }
+
+    /// `stdout` or `stderr`.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl Write for Outlet {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match &mut self.file {
+            Ok(file) => file.write(bytes),
+            Err(errno) => Err(io::Error::from_raw_os_error(*errno)),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Ok(file) => file.flush(),
+            Err(errno) => Err(io::Error::from_raw_os_error(*errno)),
+        }
     }
 }
 
@@ -174,9 +202,8 @@ impl StreamCopy {
         on_end: impl FnOnce() + Send + 'static,
     ) -> io::Result<StreamCopy> {
         let (pass_on, hold) = match destination {
-            Destination::PassOn(file, name) => (Some((file, name)), None),
+            Destination::PassOn(outlet) => (Some(outlet), None),
             Destination::Hold(buffer) => (None, Some(buffer)),
-            Destination::Nowhere => (None, None),
         };
         let progress = Arc::new(Mutex::new(Progress {
             stream,
@@ -261,12 +288,7 @@ fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
 /// before it ended) is still read, at most the pipe's capacity, so that only a stream that a
 /// leftover process keeps open is cut. A reader of the tool's stream that went away ends the
 /// copy, as the command would have met the broken pipe without the tool in between.
-fn copy(
-    mut pipe: File,
-    stop: &OwnedFd,
-    mut pass_on: Option<(File, &'static str)>,
-    progress: &Mutex<Progress>,
-) {
+fn copy(mut pipe: File, stop: &OwnedFd, mut pass_on: Option<Outlet>, progress: &Mutex<Progress>) {
     let mut chunk = vec![0; CHUNK];
     // Once stopped, how much more may be read: what the pipe could hold.
     let mut left_to_drain: Option<usize> = None;
@@ -300,8 +322,8 @@ fn copy(
         if let Some(left) = &mut left_to_drain {
             *left -= count;
         }
-        if let Some((out, name)) = &mut pass_on {
-            lock(progress).writing = Some(name);
+        if let Some(out) = &mut pass_on {
+            lock(progress).writing = Some(out.name());
             let written = out.write_all(&chunk[..count]);
             lock(progress).writing = None;
             match written {
@@ -426,7 +448,10 @@ mod tests {
         let mut copy = StreamCopy::start(
             Stream::Stdout,
             OwnedFd::from(read),
-            Destination::PassOn(File::from(OwnedFd::from(passed_on)), "stdout"),
+            Destination::PassOn(Outlet {
+                name: "stdout",
+                file: Ok(File::from(OwnedFd::from(passed_on))),
+            }),
             conditions(&["^important$"]),
             true,
             move || ended.send(()).unwrap(),

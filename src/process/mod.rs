@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::environment;
 use crate::held_job::SharedJob;
-use crate::output::copy::{CopyOutcome, Destination, HeldOutput, StreamCopy, merge};
+use crate::output::copy::{CopyOutcome, Destination, HeldOutput, Outlet, StreamCopy, merge};
 use crate::output::tail::KeptTails;
 use crate::output::{Hold, OutputOptions};
 use crate::process::request_file::{RequestFile, RequestFiles};
@@ -188,7 +188,7 @@ impl ProcessRunner<'_> {
     fn start_copies(&self, child: &mut Started) -> (Vec<StreamCopy>, Option<String>) {
         let stdout = child.stdout.take().map(|pipe| {
             let destination = match self.output.hold {
-                Hold::Nothing => Destination::stdout(),
+                Hold::Nothing => Destination::PassOn(Outlet::stdout()),
                 Hold::Stdout | Hold::Everything => Destination::Hold(SpillBuffer::default()),
             };
             (Stream::Stdout, pipe, destination, &self.output.stdout)
@@ -196,7 +196,7 @@ impl ProcessRunner<'_> {
         let stderr = child.stderr.take().map(|pipe| {
             let destination = match self.output.hold {
                 Hold::Everything => Destination::Hold(SpillBuffer::default()),
-                Hold::Nothing | Hold::Stdout => Destination::stderr(),
+                Hold::Nothing | Hold::Stdout => Destination::PassOn(Outlet::stderr()),
             };
             (Stream::Stderr, pipe, destination, &self.output.stderr)
         });

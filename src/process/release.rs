@@ -5,10 +5,10 @@
 //! run does not succeed, with the same bounds.
 
 use retry_process::signals::signal::Platform;
-use std::io::{self, Write};
+use std::io;
 use std::time::Instant;
 
-use crate::output::copy::{Destination, HeldOutput};
+use crate::output::copy::{HeldOutput, Outlet};
 use crate::output::transcript::Transcript;
 use crate::report::outlet::GRACE;
 use crate::report::text;
@@ -41,13 +41,11 @@ impl Release<HeldOutput> for StdRelease<'_> {
         let Some(buffer) = held.stdout else {
             return Released::Done;
         };
-        let (destination, name) = match &outcome.next {
-            Next::Stop(Reason::Success) => (Destination::stdout(), "stdout"),
-            _ => (Destination::stderr(), "stderr"),
+        let mut out = match &outcome.next {
+            Next::Stop(Reason::Success) => Outlet::stdout(),
+            _ => Outlet::stderr(),
         };
-        let Destination::PassOn(mut out, _) = destination else {
-            return Released::Done;
-        };
+        let name = out.name();
         let until = deadline.map(|deadline| deadline.max(Instant::now()) + GRACE);
         let written = match self
             .watch
@@ -116,13 +114,9 @@ pub(crate) fn write_transcript(
     deadline: Option<Instant>,
     interrupted: bool,
 ) -> Result<(), String> {
-    // A stream the tool cannot duplicate (no descriptor left) takes nothing; the other still
-    // gets its part of the story.
-    let open = |destination| match destination {
-        Destination::PassOn(file, _) => Box::new(file) as Box<dyn Write + Send>,
-        _ => Box::new(io::sink()),
-    };
-    let (mut stdout, mut stderr) = (open(Destination::stdout()), open(Destination::stderr()));
+    // A stream the tool cannot write to (closed, or no descriptor left) fails its part, and
+    // the other still gets its own.
+    let (mut stdout, mut stderr) = (Outlet::stdout(), Outlet::stderr());
     let until = match interrupted {
         true => Some(Instant::now() + GRACE),
         false => deadline.map(|deadline| deadline.max(Instant::now()) + GRACE),

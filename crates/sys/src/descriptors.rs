@@ -10,19 +10,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Which of descriptors 0, 1 and 2 were closed when the process started, a bit each.
 static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
 
-/// Run by the loader before `main`, and so before std's runtime opens a closed 0, 1 or 2.
-#[used]
-#[cfg_attr(
-    any(target_os = "linux", target_os = "freebsd", target_os = "android"),
-    unsafe(link_section = ".init_array")
-)]
-#[cfg_attr(
-    target_vendor = "apple",
-    unsafe(link_section = "__DATA,__mod_init_func")
-)]
-static REMEMBER_CLOSED: extern "C" fn() = remember_closed;
-
-extern "C" fn remember_closed() {
+/// Read which of 0, 1 and 2 are closed, before std's runtime opens them (`before_main`).
+pub(crate) fn remember_closed() {
     let closed = (0..3).fold(0, |closed, fd| {
         // SAFETY: fcntl reads no memory; on a number that is not open it fails with EBADF.
         let open = unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;

@@ -1,7 +1,7 @@
 //! Signal dispositions, the mask a child restores, and Linux's `sigtimedwait`: the calls on
 //! signals that nix gives no safe form of (a query of a disposition, a disposition set in a
-//! child before exec, a wait with a timeout), and the constructor that reads SIGPIPE's
-//! disposition before std's runtime changes it.
+//! child before exec, a wait with a timeout), and SIGPIPE's disposition as the process started
+//! with it, read before std's runtime changes it.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,19 +13,8 @@ use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal};
 /// Whether SIGPIPE was ignored when the process started.
 static SIGPIPE_IGNORED: AtomicBool = AtomicBool::new(false);
 
-/// Run by the loader before `main`, and so before std's runtime sets SIGPIPE to be ignored.
-#[used]
-#[cfg_attr(
-    any(target_os = "linux", target_os = "freebsd", target_os = "android"),
-    unsafe(link_section = ".init_array")
-)]
-#[cfg_attr(
-    target_vendor = "apple",
-    unsafe(link_section = "__DATA,__mod_init_func")
-)]
-static REMEMBER_SIGPIPE: extern "C" fn() = remember_sigpipe;
-
-extern "C" fn remember_sigpipe() {
+/// Read SIGPIPE's disposition, before std's runtime sets it to be ignored (`before_main`).
+pub(crate) fn remember_sigpipe() {
     let ignored = is_ignored(libc::SIGPIPE);
     SIGPIPE_IGNORED.store(ignored, Ordering::Relaxed);
 }

@@ -148,9 +148,8 @@ pub fn hold<W: Waiter>(
     match location {
         Location::File(dir) => {
             let terms = read_file(dir, job).map_err(Unheld::Failed)?;
-            let inside = claim.inside;
-            let holding =
-                hold_on_machine(dir, job, (terms.overlap, inside), watch, until, waiting)?;
+            let (overlap, inside) = (terms.overlap, claim.inside);
+            let holding = hold_on_machine(dir, job, overlap, inside, watch, until, waiting)?;
             Ok((holding, terms))
         }
         Location::Shared { address, .. } => hold_lease(address, job, claim, watch, until, waiting),
@@ -199,7 +198,8 @@ impl Hold {
 fn hold_on_machine<W: Waiter>(
     dir: &std::path::Path,
     job: &BudgetName,
-    (overlap, inside): (Overlap, Option<&str>),
+    overlap: Overlap,
+    inside: Option<&str>,
     watch: &W,
     until: Option<Instant>,
     waiting: &mut dyn FnMut(Option<String>),

@@ -29,7 +29,7 @@ use retry_policy::run::Rules;
 use retry_policy::run_id::RunId;
 use retry_policy::seed::Seed;
 
-use super::{Cli, ConfigError, refuse};
+use super::{Cli, ConfigError};
 use crate::environment;
 use crate::monitor::Monitor;
 use crate::output::{Hold, OutputOptions};
@@ -139,13 +139,7 @@ impl Config {
         let program = words.first().and_then(|program| program.to_str());
         let preset = cli.rules.preset(program);
         let budget = cli.fleet.run_budget(words, &env, preset)?;
-        refuse(
-            cli.fleet.store.budget_store.is_some()
-                && !matches!(budget, RunBudget::Named(_))
-                && cli.job.job.is_none(),
-            "--budget-store says where a named budget or a job lives: give --budget NAME (or \
-             RETRY_BUDGET=NAME) or --job NAME too, or leave --budget-store out",
-        )?;
+        cli.fleet.store_has_a_place(&budget, &cli.job)?;
         let request = cli.limits.request(words, preset);
         let rules = cli.rules.resolve(preset, request.as_ref())?;
         let (tracing, mut tracing_problems) = tracing(&env);

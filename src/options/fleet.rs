@@ -17,8 +17,9 @@ use retry_policy::seed::words_hash;
 use retry_policy::target::Target;
 
 use super::from_environment::host_name;
+use super::job::JobNameArgs;
 use super::record::BudgetInForce;
-use super::{ConfigError, FLEET};
+use super::{ConfigError, FLEET, refuse};
 use crate::environment;
 use crate::git_remote;
 
@@ -95,6 +96,22 @@ impl FleetArgs {
             }
         };
         Ok(budget)
+    }
+
+    /// Refuse a `--budget-store` with nothing to place: neither the named `budget` nor the
+    /// `job` lives there.
+    pub(super) fn store_has_a_place(
+        &self,
+        budget: &RunBudget,
+        job: &JobNameArgs,
+    ) -> Result<(), ConfigError> {
+        refuse(
+            self.store.budget_store.is_some()
+                && !matches!(budget, RunBudget::Named(_))
+                && job.job.is_none(),
+            "--budget-store says where a named budget or a job lives: give --budget NAME (or \
+             RETRY_BUDGET=NAME) or --job NAME too, or leave --budget-store out",
+        )
     }
 }
 

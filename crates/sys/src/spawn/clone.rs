@@ -237,7 +237,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use nix::sys::signal::{SigSet, Signal};
-    use nix::sys::wait::{WaitStatus, waitpid};
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    use nix::unistd::Pid;
 
     use crate::environ::ChildEnvironment;
     use crate::signals::ChildMask;
@@ -272,6 +273,23 @@ mod tests {
         waitpid(pid, None).unwrap()
     }
 
+    /// How `pid` ended; it is killed, and the test fails, if it runs longer than `limit`.
+    fn ended_within(pid: Pid, limit: Duration) -> WaitStatus {
+        let start = Instant::now();
+        loop {
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)).unwrap() {
+                WaitStatus::StillAlive if start.elapsed() < limit => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                WaitStatus::StillAlive => {
+                    let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+                    panic!("{pid} ran longer than {limit:?}");
+                }
+                ended => return ended,
+            }
+        }
+    }
+
     #[test]
     fn a_child_given_a_closed_descriptor_has_it_closed() {
         let status = |stdout| {
@@ -289,7 +307,7 @@ mod tests {
                 mask: ChildMask::new(SigSet::empty(), SigSet::empty(), false),
             };
             let started = launcher.start(&setup).unwrap();
-            waitpid(started.pid, None).unwrap()
+            ended_within(started.pid, Duration::from_secs(10))
         };
         assert!(matches!(
             status(ChildStdio::Closed),

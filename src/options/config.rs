@@ -139,7 +139,8 @@ impl Config {
         let program = words.first().and_then(|program| program.to_str());
         let preset = cli.rules.preset(program);
         let budget = cli.fleet.run_budget(words, &env, preset)?;
-        cli.fleet.store_has_a_place(&budget, &cli.job)?;
+        cli.fleet
+            .store_has_a_place(&budget, cli.job.job.is_some())?;
         let request = cli.limits.request(words, preset);
         let rules = cli.rules.resolve(preset, request.as_ref())?;
         let (tracing, mut tracing_problems) = tracing(&env);

@@ -17,7 +17,6 @@ use retry_policy::seed::words_hash;
 use retry_policy::target::Target;
 
 use super::from_environment::host_name;
-use super::job::JobNameArgs;
 use super::record::BudgetInForce;
 use super::{ConfigError, FLEET, refuse};
 use crate::environment;
@@ -98,17 +97,17 @@ impl FleetArgs {
         Ok(budget)
     }
 
-    /// Refuse a `--budget-store` with nothing to place: neither the named `budget` nor the
-    /// `job` lives there.
+    /// Refuse a `--budget-store` with nothing to place: neither the named `budget` nor a job
+    /// (`job_named`: `--job` was given) lives there.
     pub(super) fn store_has_a_place(
         &self,
         budget: &RunBudget,
-        job: &JobNameArgs,
+        job_named: bool,
     ) -> Result<(), ConfigError> {
         refuse(
             self.store.budget_store.is_some()
                 && !matches!(budget, RunBudget::Named(_))
-                && job.job.is_none(),
+                && !job_named,
             "--budget-store says where a named budget or a job lives: give --budget NAME (or \
              RETRY_BUDGET=NAME) or --job NAME too, or leave --budget-store out",
         )

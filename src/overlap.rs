@@ -22,6 +22,7 @@ use crate::held_job::SharedJob;
 use crate::lease_keeper;
 use crate::lifecycle::{Ending, Observer, Stage};
 use crate::options::{self, Config};
+use crate::report::text::another_run;
 use retry_budget::job::{self, Claim, Holding, Overlap, Unheld};
 use retry_policy::causes::WithCauses;
 use retry_policy::events::Event;
@@ -178,12 +179,10 @@ fn with_proof(handed: &str, job: &str, proof: &str) -> String {
 
 /// Why a run of `job`, which another run holds, makes no attempt.
 fn busy(job: &str, overlap: Overlap, holder: Option<String>) -> String {
-    let holder = holder.map_or(String::new(), |holder| format!(" ({holder})"));
+    let other = another_run(job, holder.as_deref());
     match overlap {
-        Overlap::Wait => {
-            format!("another run of job {job}{holder} was still in progress at the deadline")
-        }
-        _ => format!("another run of job {job}{holder} is in progress"),
+        Overlap::Wait => format!("{other} was still in progress at the deadline"),
+        _ => format!("{other} is in progress"),
     }
 }
 

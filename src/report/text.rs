@@ -59,11 +59,8 @@ pub(crate) fn lines(event: &Event, verbose: bool, told: Told) -> Vec<String> {
         ),
         Event::Deadline(_, described) if verbose => format!("retry: deadline: {described}"),
         Event::JobWait { job, holder } if verbose => format!(
-            "retry: another run of job {job}{} is in progress; waiting for it to end (--overlap \
-             wait)",
-            holder
-                .as_ref()
-                .map_or(String::new(), |holder| format!(" ({holder})"))
+            "retry: {} is in progress; waiting for it to end (--overlap wait)",
+            another_run(job, holder.as_deref())
         ),
         Event::Warning(message) => format!("retry: warning: {message}"),
         Event::HookEnd(end) => match hook_line(end) {
@@ -75,6 +72,13 @@ pub(crate) fn lines(event: &Event, verbose: bool, told: Told) -> Vec<String> {
         _ => return Vec::new(),
     };
     vec![line]
+}
+
+/// The run of `job` that holds it, in words: with its `holder` (the run's id) where the store
+/// keeps it.
+pub(crate) fn another_run(job: &str, holder: Option<&str>) -> String {
+    let holder = holder.map_or(String::new(), |holder| format!(" ({holder})"));
+    format!("another run of job {job}{holder}")
 }
 
 /// What happened to an attempt, in words: "attempt 2/5 died of SIGKILL (status 137)".

@@ -100,16 +100,19 @@ any other end is retried (or stopped, when --retry-on names what is retried). A 
 both streams, matches REGEX, e.g. stderr:'HTTP 5\\d\\d'), or both (22,stderr:'error: 4\\d\\d'). \
 --plan prints the list.";
 
-/// The text after the options in `--help`: exit statuses, signals, the command's environment and
-/// the tool's, examples.
-fn after_long_help() -> String {
-    let mut text = String::from("Exit status:\n");
-    for (status, meaning) in exit::table() {
-        text += &format!("  {status:<6} {meaning}\n");
-    }
+/// The text after the options in `--help`, `columns` wide: exit statuses, signals, the command's
+/// environment and the tool's, examples.
+fn after_long_help(columns: usize) -> String {
+    let statuses = exit::table();
+    let statuses: Vec<_> = statuses
+        .iter()
+        .map(|(status, meaning)| (*status, &meaning[..]))
+        .collect();
+    let mut text = format!("Exit status:\n{}", help_table(&statuses, columns));
     text += "\nSignals:\n";
     for (signal, effect) in signals::TABLE {
-        text += &format!("  {signal}\n      {effect}\n");
+        text += &format!("  {signal}\n");
+        text += &wrapped(" ".repeat(6), effect, 6, columns);
     }
     for (title, variables) in [
         ("Environment of COMMAND", &environment::ALL[..]),
@@ -119,12 +122,55 @@ fn after_long_help() -> String {
         ),
         ("Environment read by retry", &environment::READ[..]),
     ] {
-        text += &format!("\n{title}:\n");
-        for variable in variables {
-            text += &format!("  {:<25} {}\n", variable.name, variable.meaning);
-        }
+        let rows: Vec<_> = variables
+            .iter()
+            .map(|variable| (variable.name, variable.meaning))
+            .collect();
+        text += &format!("\n{title}:\n{}", help_table(&rows, columns));
     }
     text + "\n" + &examples_text(&examples::RUN)
+}
+
+/// How wide `--help` is at the most (clap's `max_term_width`).
+const HELP_COLUMNS: usize = 80;
+
+/// How wide `--help` is laid out: as clap finds it (`COLUMNS`, else the terminal's width, else
+/// 100), at most [`HELP_COLUMNS`]; a `COLUMNS` of 0 counts as none.
+fn help_columns() -> usize {
+    let columns = environment::own("COLUMNS")
+        .and_then(|columns| columns.to_str()?.parse().ok())
+        .filter(|&columns| columns > 0);
+    let terminal = || terminal_size::terminal_size().map(|(width, _)| usize::from(width.0));
+    columns.or_else(terminal).unwrap_or(100).min(HELP_COLUMNS)
+}
+
+/// `rows` as a table of `--help`: each name indented by two, each meaning in a column just wider
+/// than the longest name, its later lines in that column, within `columns`.
+fn help_table(rows: &[(&str, &str)], columns: usize) -> String {
+    let names = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let row = |(name, meaning): &(&str, &str)| {
+        wrapped(format!("  {name:<names$} "), meaning, 3 + names, columns)
+    };
+    rows.iter().map(row).collect()
+}
+
+/// `text` after `start`, in lines within `columns`, each later one indented by `indent`. clap
+/// wraps a line it finds too long with its later lines under the line's own indent, which for a
+/// table's row is the name's, not the meaning's: wrapped here, to the width clap is given, no
+/// line is left for clap to wrap.
+fn wrapped(start: String, text: &str, indent: usize, columns: usize) -> String {
+    let (mut lines, mut line, mut empty) = (String::new(), start, true);
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > columns {
+            lines += &format!("{line}\n");
+            (line, empty) = (" ".repeat(indent), true);
+        }
+        if !empty {
+            line.push(' ');
+        }
+        (line, empty) = (line + word, false);
+    }
+    lines + &line + "\n"
 }
 
 /// The usage lines: COMMAND is the user's, after the options; `budget` is the tool's own.
@@ -159,7 +205,7 @@ const FLEET: &str = "Fleets";
     args_conflicts_with_subcommands = true,
     // `retry help` runs a program called help.
     disable_help_subcommand = true,
-    max_term_width = 80,
+    max_term_width = HELP_COLUMNS,
     // Where budgets live is for fleets, not for the few options -h shows.
     mut_arg("budget_store", |arg| arg.hide_short_help(true))
 )]
@@ -223,7 +269,11 @@ impl Cli {
         use clap::{CommandFactory, FromArgMatches};
         let mut command = Cli::command();
         if args.iter().any(|arg| arg == "--help") {
-            command = with_defaults(described_once(command.after_long_help(after_long_help())));
+            let columns = help_columns();
+            let command_with_tables = command
+                .term_width(columns)
+                .after_long_help(after_long_help(columns));
+            command = with_defaults(described_once(command_with_tables));
         } else if args.iter().any(|arg| arg == "-h") {
             command = with_defaults(command.mut_args(|arg| arg.help_heading(None)));
         } else if args
@@ -318,7 +368,7 @@ fn with_defaults(command: clap::Command) -> clap::Command {
 #[doc(hidden)]
 pub fn full_command() -> clap::Command {
     use clap::CommandFactory;
-    let command = Cli::command().after_long_help(after_long_help());
+    let command = Cli::command().after_long_help(after_long_help(HELP_COLUMNS));
     let mut command = described_once(with_defaults(command));
     command.build();
     command
@@ -553,6 +603,33 @@ mod tests {
                 "{}: {help}",
                 known.name
             );
+        }
+    }
+
+    #[test]
+    fn a_help_table_wraps_each_meaning_in_its_own_column() {
+        let meaning =
+            "a meaning long enough to need a second line within the eighty columns of help";
+        let table = help_table(&[("A", "short"), ("LONGER", meaning)], HELP_COLUMNS);
+        assert_eq!(
+            table,
+            "  A      short\n  LONGER a meaning long enough to need a second line within the eighty \
+             columns\n         of help\n"
+        );
+    }
+
+    #[test]
+    fn clap_leaves_the_help_tables_as_they_are_laid_out() {
+        // The examples are laid out to paste as they are at 80 columns, wherever shown.
+        for columns in [60, HELP_COLUMNS] {
+            let text = after_long_help(columns);
+            let tables = &text[..text.find("Examples:").unwrap()];
+            let help = Cli::command()
+                .after_long_help(text.clone())
+                .term_width(columns)
+                .render_long_help()
+                .to_string();
+            assert!(help.contains(tables), "{help}");
         }
     }
 }

@@ -16,7 +16,9 @@ pub(crate) struct ReportsArgs {
     /// *.prom) the run's gauges for node_exporter's textfile collector, each labelled with --job;
     /// junit: (or *.xml) one JUnit test case, failed attempts before a success as Surefire's
     /// flakyFailure, with the end of each attempt's output (e.g. retry-report.json,
-    /// dotenv:build.env, /var/lib/node-exporter/backup.prom, TEST-retry.xml). May be repeated.
+    /// dotenv:build.env, /var/lib/node-exporter/backup.prom, TEST-retry.xml). Another word before
+    /// a colon is refused as a mistyped format: write a FILE whose name holds one as ./NAME. May
+    /// be repeated.
     #[arg(long, value_name = "[FORMAT:]FILE", hide_short_help = true, help_heading = OUTPUT)]
     pub(crate) report: Vec<ReportSpec>,
 }

@@ -53,6 +53,12 @@ pub(crate) enum BadSpec {
          such a name, e.g. prom:/var/lib/prometheus/node-exporter/{0}.prom"
     )]
     NotProm(String),
+    /// A word before a colon that is no format's, and the value it begins.
+    #[error(
+        "'{word}' is not a report's format; expected json:, dotenv:, prom: or junit: before \
+         FILE (for a file whose name holds a colon, give ./{value})"
+    )]
+    UnknownFormat { word: String, value: String },
 }
 
 /// The prefixes that name a format, and the endings that imply one.
@@ -76,6 +82,12 @@ impl FromStr for ReportSpec {
         let prefixed = PREFIXES
             .iter()
             .find_map(|&(prefix, format)| text.strip_prefix(prefix).map(|path| (format, path)));
+        if prefixed.is_none()
+            && let Some(word) = unknown_format(text)
+        {
+            let (word, value) = (word.to_string(), text.to_string());
+            return Err(BadSpec::UnknownFormat { word, value });
+        }
         let (format, path) = prefixed.unwrap_or_else(|| {
             let ending = ENDINGS.iter().find(|(ending, _)| text.ends_with(ending));
             (
@@ -95,6 +107,15 @@ impl FromStr for ReportSpec {
             path: PathBuf::from(path),
         })
     }
+}
+
+/// The word before the first colon of `text`, when it reads as a format's name (letters and
+/// digits alone) and so a mistyped one (`juint:report.xml`) rather than a file's name: a name
+/// with a colon is written into a path, `./name:x`, to say so.
+fn unknown_format(text: &str) -> Option<&str> {
+    let (word, _) = text.split_once(':')?;
+    let a_word = !word.is_empty() && word.bytes().all(|byte| byte.is_ascii_alphanumeric());
+    a_word.then_some(word)
 }
 
 #[cfg(test)]
@@ -128,5 +149,22 @@ mod tests {
         assert_eq!(err, BadSpec::NotProm("metrics.txt".into()));
         assert!(err.to_string().contains("end in .prom"), "{err}");
         assert_eq!("json:".parse::<ReportSpec>(), Err(BadSpec::NoFile));
+    }
+
+    #[test]
+    fn a_word_before_a_colon_that_is_no_format_is_refused_and_a_path_with_one_is_not() {
+        let err = "juint:report.xml".parse::<ReportSpec>().unwrap_err();
+        assert_eq!(
+            err,
+            BadSpec::UnknownFormat {
+                word: "juint".into(),
+                value: "juint:report.xml".into()
+            }
+        );
+        assert!(err.to_string().contains("./juint:report.xml"), "{err}");
+        assert_eq!(format("./juint:report.xml"), ReportFormat::Junit);
+        assert_eq!(format("/tmp/a:b.json"), ReportFormat::Json);
+        assert_eq!(format("out/12:00.env"), ReportFormat::Dotenv);
+        assert_eq!(format(":x.prom"), ReportFormat::Prometheus);
     }
 }

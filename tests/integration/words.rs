@@ -86,6 +86,10 @@ const MISTAKES: &[Mistake] = &[
     mistake("hold_unknown", &["--hold", "x", "true"]),
     mistake("report_without_file", &["--report", "junit:", "true"]),
     mistake(
+        "report_format_misspelt",
+        &["--report", "juint:out.xml", "true"],
+    ),
+    mistake(
         "report_directory_missing",
         &["--report", "junit:/nonexistent/d/x.xml", "true"],
     ),

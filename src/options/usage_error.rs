@@ -11,10 +11,12 @@ use retry_policy::printable::printable;
 use super::full_command;
 use crate::report::verbosity::LogFormat;
 
-/// Flags of other retry tools and their spellings here, with a word on the difference.
-const FAMILIAR_FLAGS: [(&[&str], &str, &str); 7] = [
+/// Flags of other retry tools (and of curl's and wget's own retries) and their spellings here,
+/// with a word on the difference.
+const FAMILIAR_FLAGS: [(&[&str], &str, &str); 8] = [
     (
         &[
+            "--retry",
             "--retries",
             "--max-retries",
             "--attempts",
@@ -28,6 +30,7 @@ const FAMILIAR_FLAGS: [(&[&str], &str, &str); 7] = [
     (
         &[
             "--delay",
+            "--retry-delay",
             "--interval",
             "--wait",
             "--sleep",
@@ -46,6 +49,16 @@ const FAMILIAR_FLAGS: [(&[&str], &str, &str); 7] = [
         ],
         "--cap",
         "the longest single wait",
+    ),
+    (
+        &[
+            "--retry-max-time",
+            "--max-duration",
+            "--total-timeout",
+            "--deadline",
+        ],
+        "--max-time",
+        "the whole run's time limit, its attempts and waits together",
     ),
     (
         &["--until"],
@@ -288,6 +301,11 @@ mod tests {
         let line = error_for(&["--retries", "3", "true"]);
         assert!(line.contains("did you mean '--max-attempts'?"), "{line}");
         assert!(line.contains("--max-attempts 4"), "{line}");
+        let line = error_for(&["--retry", "3", "true"]);
+        assert!(line.contains("did you mean '--max-attempts'?"), "{line}");
+        assert!(!line.contains("--on-retry"), "{line}");
+        let line = error_for(&["--retry-max-time=60", "true"]);
+        assert!(line.contains("did you mean '--max-time'?"), "{line}");
     }
 
     #[test]

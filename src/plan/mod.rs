@@ -106,6 +106,16 @@ impl PlanRequest<'_> {
             .map(|row| row.attempt)
     }
 
+    /// What the plan calls the time limit it is cut by: `--max-time`, or the deadline when a
+    /// sooner one (an outer run's, a CI job's, the job's next slot) is in force, whose source
+    /// the plan says on a line of its own.
+    fn time_limit_name(&self) -> &'static str {
+        match self.deadline {
+            Some(_) => "the deadline",
+            None => "--max-time",
+        }
+    }
+
     fn rows_regardless_of_max_time(&self) -> impl Iterator<Item = Row> + use<> {
         let mut schedule = self
             .backoff
@@ -241,7 +251,8 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
     if let (Some(cut), Some(max_time)) = (cut, request.max_time) {
         writeln!(
             out,
-            "no attempt {cut} or later: the wait before it would end past --max-time ({})",
+            "no attempt {cut} or later: the wait before it would end past {} ({})",
+            request.time_limit_name(),
             format_duration(max_time)
         )?;
     }
@@ -276,7 +287,8 @@ fn print_text(out: &mut impl Write, request: &PlanRequest) -> io::Result<()> {
     if request.max_time.is_some() {
         writeln!(
             out,
-            "the attempts' own run time counts toward --max-time too, so the run may stop sooner"
+            "the attempts' own run time counts toward {} too, so the run may stop sooner",
+            request.time_limit_name()
         )?;
     }
     writeln!(out, "{}", bounds::describe(request, &request.worst_case()))?;
@@ -444,7 +456,8 @@ fn describe(request: &PlanRequest) -> String {
     if backoff.jitter() != Jitter::Decorrelated {
         text += &format!(", multiplier {}", backoff.multiplier());
     }
-    if let Some(max_time) = request.max_time {
+    // A sooner deadline is no option of the run's: its own line says it.
+    if let (Some(max_time), None) = (request.max_time, &request.deadline) {
         text += &format!(", max-time {}", format_duration(max_time));
     }
     text
@@ -759,6 +772,17 @@ mod tests {
         .unwrap();
         let total = plan.total_wait().unwrap();
         assert!(total.max < Duration::from_secs(10), "{total:?}");
+    }
+
+    #[test]
+    fn a_deadline_that_is_not_max_time_is_never_called_max_time() {
+        let mut plan = request("10", 1_000, 60_000, Jitter::None);
+        plan.max_time = Some(Duration::from_secs(10));
+        plan.deadline = Some("10s, from the next slot of the job's schedule".into());
+        let text = text(&plan);
+        assert!(!text.contains("max-time"), "{text}");
+        assert!(text.contains("would end past the deadline (10s)"), "{text}");
+        assert!(text.contains("counts toward the deadline too"), "{text}");
     }
 
     #[test]

@@ -149,8 +149,11 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
     writeln!(out, "job {job} in {place}:")?;
     writeln!(
         out,
-        "  last {} runs      {} clean, {} flaky, {} failed",
-        recent.runs, recent.clean, recent.flaky, recent.failed
+        "  {:<17} {} clean, {} flaky, {} failed",
+        last_runs(recent.runs),
+        recent.clean,
+        recent.flaky,
+        recent.failed
     )?;
     writeln!(out, "  passed at once    {}", percent(pass))?;
     if let Some(eventual) = &shown.eventual_pass_rate {
@@ -165,10 +168,10 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
         let shown = |ms: f64| format_duration(Duration::from_secs_f64(ms / 1000.0));
         writeln!(
             out,
-            "  took              {} median, {} 95th percentile (last {} runs)",
+            "  took              {} median, {} 95th percentile ({})",
             shown(took.p50_ms),
             shown(took.p95_ms),
-            took.runs
+            last_runs(took.runs as u64)
         )?;
     }
     let totals = &shown.totals;
@@ -177,6 +180,14 @@ fn write_text(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
         "  all runs          {} clean, {} flaky, {} failed",
         totals.clean, totals.flaky, totals.failed
     )
+}
+
+/// "last 12 runs", or "the last run" when there is one.
+fn last_runs(runs: u64) -> String {
+    match runs {
+        1 => "the last run".to_string(),
+        _ => format!("last {runs} runs"),
+    }
 }
 
 #[cfg(test)]
@@ -215,7 +226,7 @@ mod tests {
         write_text(&mut out, &shown("nightly", &location, &history)).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
-            text.contains("last 4 runs      2 clean, 1 flaky, 1 failed"),
+            text.contains("  last 4 runs       2 clean, 1 flaky, 1 failed\n"),
             "{text}"
         );
         assert!(
@@ -230,5 +241,20 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "job new in /state/.history/new: no runs kept yet\n"
         );
+    }
+
+    #[test]
+    fn one_run_is_the_last_run_and_every_count_is_in_one_column() {
+        let mut history = History::default();
+        history.record(RunKind::Failed, Duration::from_secs(2));
+        let location = Location::File("/state".into());
+        let mut out = Vec::new();
+        write_text(&mut out, &shown("nightly", &location, &history)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("  the last run      0 clean"), "{text}");
+        assert!(text.contains("percentile (the last run)"), "{text}");
+        // Each value starts after the longest label, "passed in the end".
+        let aligned = |line: &str| line.as_bytes()[19] == b' ' && line.as_bytes()[20] != b' ';
+        assert!(text.lines().skip(1).all(aligned), "{text}");
     }
 }

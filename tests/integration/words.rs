@@ -169,6 +169,39 @@ const MISTAKES: &[Mistake] = &[
         )],
     },
     mistake("job_set_without_terms", &["job", "set", "nightly"]),
+    // Nothing listens on port 1 of the loopback: each page names the store it could not read.
+    mistake(
+        "job_show_store_refused",
+        &[
+            "job",
+            "show",
+            "nightly",
+            "--budget-store",
+            "redis://127.0.0.1:1",
+        ],
+    ),
+    mistake(
+        "job_history_store_refused",
+        &[
+            "job",
+            "history",
+            "nightly",
+            "--budget-store",
+            "redis://127.0.0.1:1",
+        ],
+    ),
+    mistake(
+        "job_set_store_refused",
+        &[
+            "job",
+            "set",
+            "nightly",
+            "--overlap",
+            "skip",
+            "--budget-store",
+            "redis://127.0.0.1:1",
+        ],
+    ),
     mistake(
         "job_alert_after_too_many",
         &["job", "set", "nightly", "--alert-after", "100"],

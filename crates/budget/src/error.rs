@@ -270,10 +270,11 @@ pub enum Error {
         #[source]
         why: FileFailure,
     },
-    /// A store (without its password) that failed a call for a budget, and what it did.
-    #[error("cannot set the terms of retry budget {budget} in {store}")]
+    /// A store (without its password) that failed a call to set terms, whose they are ("retry
+    /// budget api", "job nightly"), and what it did.
+    #[error("cannot set the terms of {what} in {store}")]
     StoreFailed {
-        budget: String,
+        what: String,
         store: String,
         #[source]
         why: Unread,

@@ -203,7 +203,7 @@ pub fn set_terms<W: Waiter>(
             store
                 .set_terms(&terms)
                 .map_err(|failure| Error::StoreFailed {
-                    budget: name.as_str().to_string(),
+                    what: format!("retry budget {}", name.as_str()),
                     store: address.to_string(),
                     why: failure.into(),
                 })

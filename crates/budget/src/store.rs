@@ -78,6 +78,17 @@ pub enum Location {
     },
 }
 
+impl Location {
+    /// How a message that something could not be read names a shared store: " from ADDRESS"
+    /// (without its password); nothing for a file store, whose refusals name their path.
+    pub(crate) fn named_if_shared(&self) -> String {
+        match self {
+            Location::File(_) => String::new(),
+            Location::Shared { address, .. } => format!(" from {address}"),
+        }
+    }
+}
+
 impl StoreSettings {
     /// Where a budget lives: the store `store` (`--budget-store`) names, or else
     /// `RETRY_BUDGET_STORE` (an empty one is none), or else the file store in the default

@@ -73,7 +73,7 @@ pub fn print(
 ) -> Result<(), ShowError> {
     let history = kept::read(location, &history_name(job), watch)
         .map_err(|why| ShowError::Unreadable {
-            what: format!("the history of job {job}"),
+            what: format!("the history of job {job}{}", location.named_if_shared()),
             why,
         })?
         .unwrap_or_default();

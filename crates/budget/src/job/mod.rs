@@ -188,7 +188,7 @@ pub fn set_terms<W: Waiter>(
     watch: &W,
 ) -> Result<(), Error> {
     let failed = |why: Unread| Error::StoreFailed {
-        budget: format!("job {}", job.as_str()),
+        what: format!("job {}", job.as_str()),
         store: place(location, job),
         why,
     };
@@ -219,7 +219,7 @@ pub fn print(
 ) -> Result<(), ShowError> {
     let name = history_name(job);
     let (terms, running) = read(location, &name, watch).map_err(|why| ShowError::Unreadable {
-        what: format!("the terms of job {job}"),
+        what: format!("the terms of job {job}{}", location.named_if_shared()),
         why,
     })?;
     let next_slot = terms.schedule.as_deref().map(|schedule| {

@@ -78,9 +78,10 @@ impl JobNameArgs {
             RunBudget::Named(settings) => Ok(settings.store.location.clone()),
             _ => store.settings(env, "--job").map(|store| store.location),
         };
-        let unread = |why: NoTerms| KnownJob {
+        let unread = |why: NoTerms, from: String| KnownJob {
             problem: Some(with_causes(&TermsUnread {
                 job: job.clone(),
+                from,
                 why,
             })),
             ..KnownJob::default()
@@ -90,7 +91,7 @@ impl JobNameArgs {
                 location,
                 job: history::history_name(job),
             },
-            Err(why) => return unread(why.into()),
+            Err(why) => return unread(why.into(), String::new()),
         };
         match next_slot(&place, env, now) {
             Ok(slot) => KnownJob {
@@ -98,7 +99,9 @@ impl JobNameArgs {
                 slot,
                 problem: None,
             },
-            Err(ScheduleTrouble::Unread(why)) if unanswered(&why) => unread(why.into()),
+            Err(ScheduleTrouble::Unread(why)) if unanswered(&why) => {
+                unread(why.into(), place.location.named_if_shared())
+            }
             Err(why) => KnownJob {
                 place: Some(place),
                 slot: None,
@@ -154,16 +157,17 @@ pub(super) fn job_name(text: &str) -> Result<String, BlankJobName> {
     }
 }
 
-/// A job whose terms cannot be read, and why: said as a warning, with all that the run goes on
-/// without.
+/// A job whose terms cannot be read (from a shared store: " from ADDRESS"), and why: said as a
+/// warning, with all that the run goes on without.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "job {job}: its terms (--overlap, --alert-after, --schedule: retry job set) cannot be read, \
-     so its runs may overlap, every failure alerts and no schedule ends them, and no history of \
-     its runs is kept"
+    "job {job}: its terms (--overlap, --alert-after, --schedule: retry job set) cannot be \
+     read{from}, so its runs may overlap, every failure alerts and no schedule ends them, and no \
+     history of its runs is kept"
 )]
 pub(crate) struct TermsUnread {
     job: String,
+    from: String,
     #[source]
     why: NoTerms,
 }

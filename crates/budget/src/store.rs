@@ -81,7 +81,7 @@ pub enum Location {
 impl Location {
     /// How a message that something could not be read names a shared store: " from ADDRESS"
     /// (without its password); nothing for a file store, whose refusals name their path.
-    pub(crate) fn named_if_shared(&self) -> String {
+    pub fn named_if_shared(&self) -> String {
         match self {
             Location::File(_) => String::new(),
             Location::Shared { address, .. } => format!(" from {address}"),

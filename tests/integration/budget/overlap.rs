@@ -386,6 +386,7 @@ fn a_job_whose_store_never_answers_says_so_once_and_calls_it_once() {
         .run();
     run.expect_code(3);
     assert_eq!(run.stderr().matches(TERMS_UNREAD).count(), 1, "{run}");
+    run.expect_stderr(&format!("cannot be read from redis://127.0.0.1:{port}, so"));
     assert_eq!(
         run.stderr().matches("no answer within 200ms").count(),
         1,

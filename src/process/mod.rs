@@ -384,6 +384,12 @@ pub(crate) fn spawn_failure(err: &StartError) -> SpawnFailure {
 fn spawn_error(command: &CommandLine, err: &StartError) -> SpawnError {
     let failure = spawn_failure(err);
     let message = match failure {
+        SpawnFailure::NotFound if command.program().to_string_lossy().trim().is_empty() => {
+            format!(
+                "command not found: '{command}' (COMMAND is an empty or blank word, as \"$VAR\" \
+                 gives when VAR is unset or blank)"
+            )
+        }
         SpawnFailure::NotFound
             if command
                 .program()

@@ -112,6 +112,7 @@ const MISTAKES: &[Mistake] = &[
         &["--budget-store", "x", "true"],
     ),
     mistake("command_not_found", &["/nonexistent/command"]),
+    mistake("command_empty", &["--", ""]),
     mistake("command_not_executable", &["/etc/passwd"]),
     mistake("budget_show_without_name", &["budget", "show"]),
     mistake("budget_set_first_without_rate", &["budget", "set", "api"]),

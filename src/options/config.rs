@@ -138,7 +138,7 @@ impl Config {
         let nested = nested(&env)?;
         let program = words.first().and_then(|program| program.to_str());
         let preset = cli.rules.preset(program);
-        let budget = cli.fleet.run_budget(words, &env, preset)?;
+        let mut budget = cli.fleet.run_budget(words, &env, preset)?;
         cli.fleet
             .store_has_a_place(&budget, cli.job.job.is_some())?;
         let request = cli.limits.request(words, preset);
@@ -163,6 +163,10 @@ impl Config {
         let job = cli.job.name(&budget, words);
         let now = SystemTime::now();
         let known_job = cli.job.known(&cli.fleet.store, &budget, &env, now);
+        // One failure of the store is the run's: its budget does not wait for it again.
+        if let Some(why) = known_job.store_unanswered.clone() {
+            budget.store_unanswered(why);
+        }
         let deadlines = Deadlines::of(
             cli.limits.max_time(cli.fleet.splay)?,
             known_job.slot,

@@ -82,6 +82,7 @@ impl FleetArgs {
                 name,
                 store: self.store.settings(env, "--budget")?,
                 host: words_hash(std::iter::once(host_name(env).as_slice())),
+                unanswered: None,
             })),
             None => {
                 let program = words.first().and_then(|program| program.to_str());

@@ -97,18 +97,19 @@ impl JobNameArgs {
             Ok(slot) => KnownJob {
                 place: Some(place),
                 slot,
-                problem: None,
+                ..KnownJob::default()
             },
-            Err(ScheduleTrouble::Unread(why)) if unanswered(&why) => {
-                unread(why.into(), place.location.named_if_shared())
-            }
+            Err(ScheduleTrouble::Unread(Unread::Store(why))) if unanswered(&why) => KnownJob {
+                store_unanswered: Some(why.clone()),
+                ..unread(Unread::Store(why).into(), place.location.named_if_shared())
+            },
             Err(why) => KnownJob {
                 place: Some(place),
-                slot: None,
                 problem: Some(with_causes(&ScheduleUnused {
                     job: job.clone(),
                     why,
                 })),
+                ..KnownJob::default()
             },
         }
     }
@@ -116,10 +117,10 @@ impl JobNameArgs {
 
 /// Whether `why` is a store that cannot be reached or does not answer: what a call made a
 /// moment later would meet too.
-fn unanswered(why: &Unread) -> bool {
+fn unanswered(why: &StoreFailure) -> bool {
     matches!(
         why,
-        Unread::Store(StoreFailure::Unreachable(_) | StoreFailure::TimedOut(_))
+        StoreFailure::Unreachable(_) | StoreFailure::TimedOut(_)
     )
 }
 
@@ -133,6 +134,9 @@ pub(super) struct KnownJob {
     pub(super) slot: Option<Slot>,
     /// What the run goes on without, and why: said as a warning.
     pub(super) problem: Option<String>,
+    /// How the shared store failed to give the terms when it did not answer, for the budget
+    /// kept there, which then does not wait for it again.
+    pub(super) store_unanswered: Option<StoreFailure>,
 }
 
 /// Where a job's history lives: the store the budget uses, and the job's name there.

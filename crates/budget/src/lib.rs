@@ -91,7 +91,7 @@ use retry_policy::signal::Signal;
 use shared::SharedBudget;
 use state_dir::NoStateHome;
 use store::{Location, OnFailure, RedisAddress, StoreSettings};
-use unread::Refused;
+use unread::{Refused, StoreFailure};
 use waiter::Waiter;
 
 /// A shared retry budget, as a run's options give it.
@@ -104,6 +104,10 @@ pub struct BudgetSettings {
     /// This machine, by a hash of its name (`RETRY_HOST`, else the host name), as a shared
     /// store's breaker counts the hosts whose runs gave up.
     pub host: u64,
+    /// How the shared store failed when the run called it before its budget did (for its job's
+    /// terms), if it gave no answer: the budget takes that as its own first failure, after
+    /// which a store is not called again in the run, rather than wait for it once more.
+    pub unanswered: Option<StoreFailure>,
 }
 
 impl BudgetSettings {
@@ -140,6 +144,7 @@ impl BudgetSettings {
                 on_failure,
                 dir: fallback.clone(),
                 name,
+                unanswered: self.unanswered.clone(),
             },
         })
     }
@@ -158,6 +163,16 @@ pub enum RunBudget {
 }
 
 impl RunBudget {
+    /// The run found its named budget's shared store failing (`why`) before the budget called
+    /// it: the budget starts without the store (see [`BudgetSettings::unanswered`]).
+    pub fn store_unanswered(&mut self, why: StoreFailure) {
+        if let RunBudget::Named(settings) = self
+            && let Location::Shared { .. } = settings.store.location
+        {
+            settings.unanswered = Some(why);
+        }
+    }
+
     /// The budget as the plan names it, and what it may do to the waits.
     pub fn describe(&self) -> String {
         match self {
@@ -226,13 +241,15 @@ enum Checked {
     Default(DefaultBudget),
     /// One that cannot be used, and why: the run goes on as `on_failure` says.
     Unusable { why: Refused, on_failure: OnFailure },
-    /// On a shared store, falling back as `on_failure` says to the file store in `dir`.
+    /// On a shared store, falling back as `on_failure` says to the file store in `dir`; at once
+    /// when the run found the store `unanswered` before.
     Shared {
         address: RedisAddress,
         host: u64,
         on_failure: OnFailure,
         dir: Result<PathBuf, NoStateHome>,
         name: BudgetName,
+        unanswered: Option<StoreFailure>,
     },
 }
 
@@ -264,6 +281,15 @@ impl Prepared {
     /// The warning that the budget cannot be used, and what each retry does without it; `None`
     /// when it can.
     pub fn unusable_warning(&self) -> Option<String> {
+        if let Checked::Shared {
+            address,
+            on_failure,
+            unanswered: Some(why),
+            ..
+        } = &self.0
+        {
+            return Some(shared::store_given_up(address, why, *on_failure));
+        }
         self.unusable().map(|(why, on_failure)| {
             let why = WithCauses(why);
             format!("retry budget: {why}; {}", on_failure.consequence())
@@ -301,8 +327,11 @@ impl Prepared {
                 on_failure,
                 dir,
                 name,
+                unanswered,
             } => {
-                let store = RedisStore::new(address, &name, watch);
+                let store = unanswered
+                    .is_none()
+                    .then(|| RedisStore::new(address, &name, watch));
                 let budget = SharedBudget::new(store, host, on_failure, dir, name.clone(), watch);
                 Opened::Shared(Box::new(budget), name)
             }

@@ -1,8 +1,9 @@
 //! A budget shared by a fleet through a store that may fail, and what its failure means.
 //!
-//! After one failure the store is not tried again in the run. With the store's `fail=open` (the
-//! default) the run warns once and goes on with the file store on this machine, on the terms
-//! that file holds (set there with `retry budget set --budget-store file`, else the defaults);
+//! After one failure the store is not tried again in the run, whichever part of the run met it
+//! (a job's terms, read before the run, give it to the budget as its first). With the store's
+//! `fail=open` (the default) the run warns once and goes on with the file store on this
+//! machine, on the terms that file holds (set there with `retry budget set --budget-store file`, else the defaults);
 //! with `fail=closed`, a retry that the store cannot pay for is refused (the run gives up with
 //! reason `budget`). Either way a first attempt is delayed by one call at most (the one that
 //! counts it and asks the breaker), and never failed by the store: a store that cannot be reached
@@ -14,7 +15,7 @@ use std::time::Duration;
 use super::breaker::PROBE_LEASE;
 use super::file::{BudgetFile, FileBudget};
 use super::redis::{Failure, RedisStore};
-use super::store::OnFailure;
+use super::store::{OnFailure, RedisAddress};
 use super::{BudgetName, Reservation, RetryBudget};
 use crate::state_dir::NoStateHome;
 use crate::unread::StoreFailure;
@@ -23,6 +24,20 @@ use retry_policy::causes::with_causes;
 use retry_policy::outcome::Ended;
 use retry_policy::run::{Admission, TokenRequest};
 use retry_policy::signal::Signal;
+
+/// The warning that the store at `address` failed (`why`) and is given up for the rest of the
+/// run, and what its retries do without it.
+pub(crate) fn store_given_up(
+    address: &RedisAddress,
+    why: &StoreFailure,
+    on_failure: OnFailure,
+) -> String {
+    let then = match on_failure {
+        OnFailure::Open => "using the file store on this machine for the rest of the run",
+        OnFailure::Closed => on_failure.consequence(),
+    };
+    format!("retry budget store {address}: {why}; {then}")
+}
 
 /// A budget on a shared store, with the way back to this machine's file.
 pub(crate) struct SharedBudget<'a, W: Waiter> {
@@ -51,9 +66,10 @@ enum Fallback<'a, W> {
 }
 
 impl<'a, W: Waiter> SharedBudget<'a, W> {
-    /// A budget on `store`, falling back as `on_failure` says to the file store in `dir`.
+    /// A budget on `store`, falling back as `on_failure` says to the file store in `dir`; at once
+    /// without a store, which the run found failing before (and said so).
     pub(crate) fn new(
-        store: RedisStore<'a, W>,
+        store: Option<RedisStore<'a, W>>,
         host: u64,
         on_failure: OnFailure,
         dir: Result<PathBuf, NoStateHome>,
@@ -61,7 +77,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         watch: &'a W,
     ) -> Self {
         SharedBudget {
-            store: Some(store),
+            store,
             host,
             breaker: false,
             on_failure,
@@ -74,14 +90,7 @@ impl<'a, W: Waiter> SharedBudget<'a, W> {
         let Some(store) = self.store.take() else {
             return;
         };
-        let then = match self.on_failure {
-            OnFailure::Open => "using the file store on this machine for the rest of the run",
-            OnFailure::Closed => self.on_failure.consequence(),
-        };
-        warn(format!(
-            "retry budget store {}: {why}; {then}",
-            store.address()
-        ));
+        warn(store_given_up(store.address(), why, self.on_failure));
     }
 
     /// The file store to go on with, made on first use; none if it cannot be had.

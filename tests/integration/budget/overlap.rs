@@ -399,6 +399,32 @@ fn a_job_whose_store_never_answers_says_so_once_and_calls_it_once() {
 }
 
 #[test]
+fn a_job_and_its_budget_on_a_store_that_never_answers_wait_for_it_once() {
+    let scratch = Scratch::new();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let store = format!("redis://127.0.0.1:{port}?timeout=200ms");
+    let run = retry([
+        "--job", "nightly", "--budget", "api", "-n", "2", "--base", "0s",
+    ])
+    .args(["--", "sh", "-c", "exit 3"])
+    .env("RETRY_BUDGET_STORE", &store)
+    .env("XDG_STATE_HOME", scratch.path("state"))
+    .run();
+    run.expect_code(3);
+    assert_eq!(run.stderr().matches(TERMS_UNREAD).count(), 1, "{run}");
+    let given_up = format!(
+        "retry budget store redis://127.0.0.1:{port}: no answer within 200ms; using the file \
+         store on this machine for the rest of the run"
+    );
+    assert_eq!(run.stderr().matches(&given_up).count(), 1, "{run}");
+    // The budget took the job's failure as its own, and never called the store.
+    silent.set_nonblocking(true).unwrap();
+    let calls = std::iter::from_fn(|| silent.accept().ok()).count();
+    assert_eq!(calls, 1, "connections to the store\n{run}");
+}
+
+#[test]
 fn the_acl_rule_of_the_docs_is_enough_for_a_jobs_lease() {
     let server = RedisServer::with_user("retry-app", "s3cret-w0rd");
     let scratch = Scratch::new();

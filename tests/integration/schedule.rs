@@ -48,7 +48,7 @@ fn a_schedule_is_kept_shown_with_its_next_slot_and_cleared() {
         .run();
     refused
         .expect_code(125)
-        .expect_stderr("--schedule '*/15 * * *' is not a cron schedule");
+        .expect_stderr("--schedule '*/15 * * *' has 4 fields; cron has five");
 }
 
 #[test]

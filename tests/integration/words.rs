@@ -213,6 +213,10 @@ const MISTAKES: &[Mistake] = &[
         &["job", "set", "nightly", "--schedule", "*/15 * * *"],
     ),
     mistake(
+        "job_schedule_field_out_of_range",
+        &["job", "set", "nightly", "--schedule", "0 24 * * *"],
+    ),
+    mistake(
         "job_schedule_at_boot",
         &["job", "set", "nightly", "--schedule", "@reboot"],
     ),

@@ -58,12 +58,55 @@ pub enum NotASchedule {
         text: String,
         error: jiff::Error,
     },
-    /// Fields croner refuses.
+    /// Fewer or more fields than cron's five (a sixth would be seconds, which cron has not).
+    #[error(
+        "'{text}' has {}; cron has five: minute hour day-of-month month day-of-week, e.g. \
+         '*/15 * * * *' or 'CRON_TZ=Europe/Paris 0 3 * * 1-5'",
+        fields_in_words(*.fields)
+    )]
+    FieldCount { text: String, fields: usize },
+    /// A field croner refuses alone: which of the five, as given, and croner's words.
+    #[error(
+        "'{text}' is refused at its {name} field, '{value}' ({error}); the {name} field takes \
+         {range}, e.g. '*/15 * * * *'",
+        name = FIELDS[*.field].0,
+        range = FIELDS[*.field].1
+    )]
+    BadField {
+        text: String,
+        field: usize,
+        value: String,
+        error: croner::errors::CronError,
+    },
+    /// An `@` name that is none of cron's.
+    #[error(
+        "'{0}' is not one of cron's @ names: @yearly (or @annually), @monthly, @weekly, @daily \
+         (or @midnight) and @hourly; or give five fields, e.g. '*/15 * * * *'"
+    )]
+    UnknownName(String),
+    /// Fields croner refuses together.
     #[error("'{text}' is not a cron schedule ({error}); {expected}", expected = EXPECTED)]
     NotCron {
         text: String,
         error: croner::errors::CronError,
     },
+}
+
+/// Cron's five fields in their order, and the values each takes.
+const FIELDS: [(&str, &str); 5] = [
+    ("minute", "0 to 59"),
+    ("hour", "0 to 23"),
+    ("day-of-month", "1 to 31"),
+    ("month", "1 to 12, or JAN to DEC"),
+    ("day-of-week", "0 to 7 (0 and 7 are Sunday), or SUN to SAT"),
+];
+
+/// "1 field", "4 fields".
+fn fields_in_words(fields: usize) -> String {
+    match fields {
+        1 => "1 field".to_string(),
+        _ => format!("{fields} fields"),
+    }
 }
 
 /// A parsed schedule, and the zone its slots are in.
@@ -133,16 +176,7 @@ impl Schedule {
             })?,
             None => TimeZone::system(),
         };
-        let parser = CronParser::builder()
-            .seconds(Seconds::Disallowed)
-            .year(Year::Disallowed)
-            .build();
-        let cron = parser
-            .parse(expression)
-            .map_err(|error| NotASchedule::NotCron {
-                text: text.to_string(),
-                error,
-            })?;
+        let cron = cron_of(expression, text)?;
         Ok(Schedule {
             text: text.to_string(),
             cron,
@@ -165,6 +199,53 @@ impl Schedule {
             at: next.to_string(),
         })
     }
+}
+
+/// The slots `expression` (cron's five fields, or an `@` name) gives, as croner finds them; or,
+/// naming `text` (the schedule as given), why it gives none: the number of fields, or which of
+/// them croner refuses.
+fn cron_of(expression: &str, text: &str) -> Result<Cron, NotASchedule> {
+    let parser = CronParser::builder()
+        .seconds(Seconds::Disallowed)
+        .year(Year::Disallowed)
+        .build();
+    if expression.starts_with('@') {
+        // Vixie cron's @midnight, which croner does not know, is its @daily.
+        let name = match expression.eq_ignore_ascii_case("@midnight") {
+            true => "@daily",
+            false => expression,
+        };
+        return parser
+            .parse(name)
+            .map_err(|_| NotASchedule::UnknownName(text.to_string()));
+    }
+    let fields: Vec<&str> = expression.split(' ').collect();
+    if fields.len() != FIELDS.len() {
+        return Err(NotASchedule::FieldCount {
+            text: text.to_string(),
+            fields: fields.len(),
+        });
+    }
+    parser.parse(expression).map_err(|error| {
+        // Which field croner refuses, tried alone among four that take every value.
+        let alone = |field: usize| {
+            let mut every = ["*"; 5];
+            every[field] = fields[field];
+            parser.parse(&every.join(" ")).err()
+        };
+        match (0..FIELDS.len()).find_map(|field| alone(field).map(|error| (field, error))) {
+            Some((field, error)) => NotASchedule::BadField {
+                text: text.to_string(),
+                field,
+                value: fields[field].to_string(),
+                error,
+            },
+            None => NotASchedule::NotCron {
+                text: text.to_string(),
+                error,
+            },
+        }
+    })
 }
 
 #[cfg(test)]
@@ -226,6 +307,7 @@ mod tests {
             "* * * *",
             "0 * * * * *",
             "61 * * * *",
+            "@fortnightly",
             "CRON_TZ=Nowhere/Else 0 3 * * *",
             "0\n3 * * *",
         ] {
@@ -234,6 +316,9 @@ mod tests {
             let given = format!("'{}' ", bad.escape_default());
             assert!(err.starts_with(&given), "{bad}: {err}");
             let said = [
+                "cron has five",
+                "is refused at its",
+                "not one of cron's @ names",
                 "blank",
                 "control character",
                 "not a cron",
@@ -250,6 +335,37 @@ mod tests {
             );
         }
         assert_eq!(utc("@daily").text(), "@daily");
+    }
+
+    #[test]
+    fn a_refusal_counts_the_fields_or_names_the_one_cron_does_not_take() {
+        let refused = |text: &str| Schedule::parse(text, &|_| None).unwrap_err().to_string();
+        assert!(refused("0 * * * * *").contains("has 6 fields; cron has five"));
+        assert!(refused("daily").contains("has 1 field; cron has five"));
+        for (text, field, takes) in [
+            ("61 * * * *", "its minute field, '61'", "0 to 59"),
+            ("0 24 * * *", "its hour field, '24'", "0 to 23"),
+            ("0 0 0 * *", "its day-of-month field, '0'", "1 to 31"),
+            (
+                "0 0 * 13 *",
+                "its month field, '13'",
+                "1 to 12, or JAN to DEC",
+            ),
+            ("0 0 * * 8", "its day-of-week field, '8'", "0 to 7"),
+        ] {
+            let err = refused(text);
+            assert!(err.contains(field), "{err}");
+            assert!(err.contains(&format!("field takes {takes}")), "{err}");
+        }
+        assert!(refused("@fortnightly").contains("@hourly"));
+    }
+
+    #[test]
+    fn midnight_is_vixie_crons_daily() {
+        let midnight = utc("@midnight");
+        assert_eq!(midnight.text(), "@midnight");
+        let slot = midnight.next_slot(at("2026-11-28T12:00:00Z")).unwrap();
+        assert_eq!(slot.at, "2026-11-29T00:00:00+00:00[UTC]");
     }
 
     #[test]

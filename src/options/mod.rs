@@ -422,24 +422,6 @@ fn each_described_once(command: clap::Command) -> clap::Command {
     described_once(command).mut_subcommands(described_once)
 }
 
-/// A parser of a whole number in `range`, whose refusal says the range in words, as the flag's
-/// help does (clap's own says `1..=99`).
-fn whole_number<T>(
-    range: std::ops::RangeInclusive<T>,
-) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display + Clone + Send + Sync + 'static,
-{
-    move |text| match text.parse::<T>() {
-        Ok(number) if range.contains(&number) => Ok(number),
-        _ => Err(format!(
-            "expected a whole number from {} to {}",
-            range.start(),
-            range.end()
-        )),
-    }
-}
-
 /// A parser of a [`Choice`]'s names, which the help and the completions offer.
 fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
     let values = T::ALL

@@ -7,7 +7,8 @@ use retry_policy::presets::{Preset, PresetChoice};
 use retry_policy::requests::Request;
 use retry_policy::rules::{RuleList, RuleSpec, UserRules};
 
-use super::{ConfigError, DECIDING, choice, whole_number};
+use super::{ConfigError, DECIDING, choice};
+use retry_policy::numbers::whole_number;
 
 /// The rules an attempt's end is judged by.
 #[derive(clap::Args, Debug)]

@@ -13,10 +13,11 @@ use retry_budget::terms_change::Clearable;
 use retry_budget::{BudgetName, Ratio};
 use retry_policy::causes::parsed;
 use retry_policy::duration::parse_duration;
+use retry_policy::numbers::whole_number;
 
 use super::fleet::StoreOption;
 use super::job::job_name;
-use super::{Deferred, choice, whole_number};
+use super::{Deferred, choice};
 use crate::report::verbosity::LogFormat;
 
 /// What `retry` can do besides running a command: only the first argument can name one

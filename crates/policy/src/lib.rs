@@ -26,6 +26,7 @@ pub mod exit;
 pub mod job_end;
 pub mod matching;
 pub mod nesting;
+pub mod numbers;
 pub mod outcome;
 pub mod precedence;
 pub mod presets;

@@ -21,6 +21,7 @@ use retry_policy::causes::parsed;
 use retry_policy::choice::Choice;
 use retry_policy::duration::parse_duration;
 use retry_policy::examples::examples_text;
+use retry_policy::numbers::whole_number;
 
 pub(crate) const CONTENTION_ABOUT: &str = "\
 Rerun the contention experiment of the AWS Architecture Blog post \"Exponential Backoff And \
@@ -146,11 +147,11 @@ pub(crate) struct MetastableArgs {
     pub(crate) timeout: Duration,
 
     /// The resend policy's most resends per request (the artifact's 4).
-    #[arg(long, value_name = "N", default_value = "4", value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, value_name = "N", default_value = "4", value_parser = whole_number(0..=100u32))]
     pub(crate) resends: u32,
 
     /// This tool's policies' most attempts per request, as retry's --max-attempts.
-    #[arg(long, value_name = "N", default_value = "5", value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, value_name = "N", default_value = "5", value_parser = whole_number(1..=100u32))]
     pub(crate) max_attempts: u32,
 
     /// This tool's policies' first wait, as retry's --base.
@@ -174,7 +175,7 @@ pub(crate) struct MetastableArgs {
     pub(crate) budget: BudgetArgs,
 
     /// Spread the requests over N client hosts, in turn; ratio-per-host gives each a budget.
-    #[arg(long, value_name = "N", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value = "20", value_parser = whole_number(1..=10_000u32))]
     pub(crate) hosts: u32,
 
     /// Go on for DURATION after the trigger, to see whether the service recovers (at least 10s).
@@ -211,11 +212,11 @@ pub(crate) struct LoadArgs {
     pub(crate) policies: Vec<Policy>,
 
     /// The most retries per request, for retries and budget.
-    #[arg(long, value_name = "N", default_value = "3", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    #[arg(long, value_name = "N", default_value = "3", value_parser = whole_number(0..=1000u32))]
     pub(crate) retries: u32,
 
     /// Simulate N clients.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N", default_value = "100", value_parser = whole_number(1..=100_000u32))]
     pub(crate) clients: u32,
 
     /// Requests each client starts, on average, per unit of time (e.g. 10/s, 600/1m).
@@ -255,7 +256,7 @@ pub(crate) struct LoadArgs {
     pub(crate) duration: Duration,
 
     /// Run N trials per policy and failure rate; the table reports their mean and spread.
-    #[arg(long, value_name = "N", default_value = "2", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "N", default_value = "2", value_parser = whole_number(1..=1000u32))]
     pub(crate) trials: u32,
 
     #[command(flatten)]
@@ -577,7 +578,7 @@ pub(crate) struct ContentionArgs {
     pub(crate) multiplier: f64,
 
     /// Run N trials per strategy and client count; the table reports their mean and spread.
-    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N", default_value = "100", value_parser = whole_number(1..=100_000u32))]
     pub(crate) trials: u32,
 
     #[command(flatten)]

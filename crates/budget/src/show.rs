@@ -360,14 +360,19 @@ fn write_breaker(out: &mut impl Write, shown: &Shown) -> io::Result<()> {
         return Ok(());
     };
     let millis = |ms: f64| format_duration(std::time::Duration::from_secs_f64(ms / 1000.0));
+    // The hosts are counted only where a fleet's runs meet: on this machine's file, all are one.
+    let hosts = match (shown.store.as_str(), terms.hosts) {
+        ("file", _) => String::new(),
+        (_, 1) => ", from any host".to_string(),
+        (_, hosts) => format!(", from at least {hosts} hosts"),
+    };
     writeln!(
         out,
-        "  breaker         open after {} give-ups in {} that are {} of the runs (from {} \
-         host(s), on a shared store); cool-down {}, doubling",
+        "  breaker         open after {} give-ups in {} that are {} of the runs{hosts}; \
+         cool-down {}, doubling",
         terms.give_ups,
         millis(terms.window_ms),
         terms.share,
-        terms.hosts,
         millis(terms.cool_down_ms)
     )?;
     let now = match (breaker.state, breaker.open_for_ms) {
@@ -490,5 +495,37 @@ mod tests {
             text.contains("(1.00 reserved by retries waiting for them)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_breaker_counts_hosts_only_where_a_fleet_shares_the_store() {
+        let breaker_line = |store: &str, hosts: u32| {
+            let mut shown = shown(None);
+            shown.store = store.into();
+            let terms = BreakerTerms {
+                give_ups: 5,
+                window: std::time::Duration::from_secs(60),
+                share: 0.5,
+                hosts,
+                cool_down: std::time::Duration::from_secs(30),
+            };
+            shown.terms.breaker = Some(shown_breaker_terms(terms));
+            shown.breaker = Some(shown_breaker(&BreakerState::default(), 0));
+            let mut text = Vec::new();
+            write_breaker(&mut text, &shown).unwrap();
+            String::from_utf8(text)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            breaker_line("redis://cache", 2),
+            "  breaker         open after 5 give-ups in 1m that are 0.5 of the runs, from at \
+             least 2 hosts; cool-down 30s, doubling"
+        );
+        assert!(breaker_line("redis://cache", 1).contains("runs, from any host;"));
+        assert!(breaker_line("file", 2).contains("of the runs; cool-down"));
     }
 }

@@ -117,6 +117,10 @@ const MISTAKES: &[Mistake] = &[
     mistake("budget_show_without_name", &["budget", "show"]),
     mistake("budget_set_first_without_rate", &["budget", "set", "api"]),
     mistake(
+        "budget_set_and_cleared",
+        &["budget", "set", "api", "--ratio", "0.1", "--clear", "ratio"],
+    ),
+    mistake(
         "budget_rate_zero",
         &["budget", "set", "api", "--rate", "0/1m"],
     ),

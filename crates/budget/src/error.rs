@@ -48,6 +48,12 @@ pub enum Error {
          when it is not given"
     )]
     FirstTermsNeedRate,
+    /// A term `retry budget set` was both given (its option) and told to clear (its name).
+    #[error("{option} sets the {term} and --clear {term} removes it: give one of them, not both")]
+    SetAndCleared {
+        option: &'static str,
+        term: &'static str,
+    },
     /// A breaker's term (the flag named), for a budget with no breaker given or kept.
     #[error("{0} is a term of a breaker, and the budget has none: give --breaker N/DURATION too")]
     NoBreakerFor(&'static str),

@@ -1,7 +1,8 @@
 //! What `retry budget set` changes of a budget's terms: each term it is given, in place of the
 //! one the store keeps; each it is not given, kept; and each it is told to clear (`--clear
-//! ratio`, `--clear breaker`), gone. A budget's first terms need a rate; a term of the breaker
-//! (its share, hosts or cool-down) needs a breaker, given now or kept.
+//! ratio`, `--clear breaker`), gone. A term both given and cleared is refused, whichever came
+//! first; a budget's first terms need a rate; a term of the breaker (its share, hosts or
+//! cool-down) needs a breaker, given now or kept.
 
 use std::time::Duration;
 
@@ -67,6 +68,16 @@ pub struct TermsChange {
 impl TermsChange {
     /// The terms `kept` (none for a budget never set) with this change made.
     pub fn applied(&self, kept: Option<Terms>) -> Result<Terms, Error> {
+        let given = [
+            (Clearable::Ratio, self.ratio.is_some(), "--ratio"),
+            (Clearable::Breaker, self.breaker.is_some(), "--breaker"),
+        ];
+        for (term, given, option) in given {
+            if given && self.cleared.contains(&term) {
+                let term = term.name();
+                return Err(Error::SetAndCleared { option, term });
+            }
+        }
         let rate = self
             .rate
             .or(kept.map(|terms| terms.rate))
@@ -170,6 +181,32 @@ mod tests {
         .applied(Some(hosts))
         .unwrap();
         assert_eq!((cleared.ratio, cleared.breaker), (None, None));
+    }
+
+    #[test]
+    fn a_term_given_and_cleared_at_once_is_refused() {
+        for (change, option) in [
+            (
+                TermsChange {
+                    ratio: Some(0.1),
+                    cleared: vec![Clearable::Ratio],
+                    ..TermsChange::default()
+                },
+                "--ratio",
+            ),
+            (
+                TermsChange {
+                    breaker: Some("3/1m".parse().unwrap()),
+                    cleared: vec![Clearable::Breaker],
+                    ..TermsChange::default()
+                },
+                "--breaker",
+            ),
+        ] {
+            let refused = change.applied(None).unwrap_err().to_string();
+            assert!(refused.starts_with(option), "{refused}");
+            assert!(refused.contains("not both"), "{refused}");
+        }
     }
 
     #[test]

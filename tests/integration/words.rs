@@ -292,6 +292,14 @@ const MISTAKES: &[Mistake] = &[
         "env_max_requested_wait_invalid",
         &[("RETRY_MAX_REQUESTED_WAIT", "x")],
     ),
+    in_environment("env_buildkite_timeout_zero", &[("BUILDKITE_TIMEOUT", "0")]),
+    in_environment(
+        "env_gitlab_timeout_zero",
+        &[
+            ("CI_JOB_TIMEOUT", "0"),
+            ("CI_JOB_STARTED_AT", "2026-11-29T18:00:00Z"),
+        ],
+    ),
 ];
 
 #[test]

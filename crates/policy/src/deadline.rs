@@ -93,7 +93,7 @@ const MOST_MARGIN: Duration = Duration::from_secs(60);
 
 /// The latest deadline any value may give: a year from now. A later one is no limit at all in
 /// practice, and a value of centuries is more likely damage than meant.
-const LATEST: Duration = Duration::from_secs(366 * 86_400);
+pub(crate) const LATEST: Duration = Duration::from_secs(366 * 86_400);
 
 impl JobLimit {
     /// The margin the run keeps before the job's time limit: a twentieth of it, from 5 s to a

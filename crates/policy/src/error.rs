@@ -153,8 +153,11 @@ pub enum Error {
     /// An outer run's `RETRY_DEADLINE` more than a year ahead.
     #[error("'{0}' is more than a year ahead; {outer}", outer = OUTER)]
     OuterDeadlineTooFar(String),
-    /// A `CI_JOB_TIMEOUT` that is not a whole number of seconds of at least 1.
-    #[error("CI_JOB_TIMEOUT '{0}' is not a whole number of seconds of at least 1")]
+    /// A `CI_JOB_TIMEOUT` that is not a whole number of seconds from 1 to a year's.
+    #[error(
+        "CI_JOB_TIMEOUT '{0}' is not a whole number of seconds from 1 to {most} (a year)",
+        most = crate::deadline::LATEST.as_secs()
+    )]
     GitlabTimeout(String),
     /// A `CI_JOB_STARTED_AT` that is not an RFC 3339 time.
     #[error(
@@ -162,7 +165,12 @@ pub enum Error {
          2026-11-26T10:00:00+01:00"
     )]
     GitlabStart(String),
-    /// A `BUILDKITE_TIMEOUT` that is not a whole number of minutes nor `false`.
-    #[error("BUILDKITE_TIMEOUT '{0}' is not a whole number of minutes, or false")]
+    /// A `BUILDKITE_TIMEOUT` that is not a whole number of minutes from 1 to a year's, nor
+    /// `false`.
+    #[error(
+        "BUILDKITE_TIMEOUT '{0}' is not a whole number of minutes from 1 to {most} (a year), or \
+         false",
+        most = crate::deadline::LATEST.as_secs() / 60
+    )]
     BuildkiteTimeout(String),
 }

@@ -595,8 +595,8 @@ mod tests {
         let table = help_table(&[("A", "short"), ("LONGER", meaning)], HELP_COLUMNS);
         assert_eq!(
             table,
-            "  A      short\n  LONGER a meaning long enough to need a second line within the eighty \
-             columns\n         of help\n"
+            "  A      short\n  LONGER a meaning long enough to need a second line within \
+             the eighty columns\n         of help\n"
         );
     }
 

@@ -1,13 +1,13 @@
 //! A budget shared by a fleet through a store that may fail, and what its failure means.
 //!
-//! After one failure the store is not tried again in the run, whichever part of the run met it
-//! (a job's terms, read before the run, give it to the budget as its first). With the store's
-//! `fail=open` (the default) the run warns once and goes on with the file store on this
-//! machine, on the terms that file holds (set there with `retry budget set --budget-store file`, else the defaults);
-//! with `fail=closed`, a retry that the store cannot pay for is refused (the run gives up with
-//! reason `budget`). Either way a first attempt is delayed by one call at most (the one that
-//! counts it and asks the breaker), and never failed by the store: a store that cannot be reached
-//! has no breaker, and a failure to count only warns.
+//! After one failure the store is not tried again in the run, whichever part of the run met it (a
+//! job's terms, read before the run, give it to the budget as its first). With the store's
+//! `fail=open` (the default) the run warns once and goes on with the file store on this machine, on
+//! the terms that file holds (set there with `retry budget set --budget-store file`, else the
+//! defaults); with `fail=closed`, a retry that the store cannot pay for is refused (the run gives
+//! up with reason `budget`). Either way a first attempt is delayed by one call at most (the one
+//! that counts it and asks the breaker), and never failed by the store: a store that cannot be
+//! reached has no breaker, and a failure to count only warns.
 
 use std::path::PathBuf;
 use std::time::Duration;

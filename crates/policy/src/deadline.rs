@@ -93,7 +93,7 @@ const MOST_MARGIN: Duration = Duration::from_secs(60);
 
 /// The latest deadline any value may give: a year from now. A later one is no limit at all in
 /// practice, and a value of centuries is more likely damage than meant.
-pub(crate) const LATEST: Duration = Duration::from_secs(366 * 86_400);
+const LATEST: Duration = Duration::from_secs(366 * 86_400);
 
 impl JobLimit {
     /// The margin the run keeps before the job's time limit: a twentieth of it, from 5 s to a
@@ -147,7 +147,10 @@ pub fn outer_deadline(text: &str, now: SystemTime) -> Result<Duration, Error> {
 /// time in any of its forms, e.g. `2026-11-26T09:00:00Z` or `2026-11-26T10:00:00+01:00`), at
 /// `now`.
 pub fn gitlab_job(timeout: &str, started_at: &str, now: SystemTime) -> Result<JobLimit, Error> {
-    let limit = seconds(timeout).ok_or_else(|| Error::GitlabTimeout(timeout.to_string()))?;
+    let limit = seconds(timeout).ok_or_else(|| Error::GitlabTimeout {
+        value: timeout.to_string(),
+        most: LATEST.as_secs(),
+    })?;
     let started =
         timestamp::parse(started_at).ok_or_else(|| Error::GitlabStart(started_at.to_string()))?;
     Ok(JobLimit {
@@ -165,7 +168,10 @@ pub fn buildkite_job(timeout: &str) -> Result<Option<JobLimit>, Error> {
     }
     let minutes = whole(timeout)
         .filter(|minutes| (1..=LATEST.as_secs() / 60).contains(minutes))
-        .ok_or_else(|| Error::BuildkiteTimeout(timeout.to_string()))?;
+        .ok_or_else(|| Error::BuildkiteTimeout {
+            value: timeout.to_string(),
+            most: LATEST.as_secs() / 60,
+        })?;
     Ok(Some(JobLimit {
         source: DeadlineSource::BuildkiteJob,
         limit: Duration::from_secs(minutes * 60),

@@ -153,24 +153,20 @@ pub enum Error {
     /// An outer run's `RETRY_DEADLINE` more than a year ahead.
     #[error("'{0}' is more than a year ahead; {outer}", outer = OUTER)]
     OuterDeadlineTooFar(String),
-    /// A `CI_JOB_TIMEOUT` that is not a whole number of seconds from 1 to a year's.
-    #[error(
-        "CI_JOB_TIMEOUT '{0}' is not a whole number of seconds from 1 to {most} (a year)",
-        most = crate::deadline::LATEST.as_secs()
-    )]
-    GitlabTimeout(String),
+    /// A `CI_JOB_TIMEOUT` that is not a whole number of seconds from 1 to the most, a year's.
+    #[error("CI_JOB_TIMEOUT '{value}' is not a whole number of seconds from 1 to {most} (a year)")]
+    GitlabTimeout { value: String, most: u64 },
     /// A `CI_JOB_STARTED_AT` that is not an RFC 3339 time.
     #[error(
         "CI_JOB_STARTED_AT '{0}' is not an RFC 3339 time, such as 2026-11-26T09:00:00Z or \
          2026-11-26T10:00:00+01:00"
     )]
     GitlabStart(String),
-    /// A `BUILDKITE_TIMEOUT` that is not a whole number of minutes from 1 to a year's, nor
-    /// `false`.
+    /// A `BUILDKITE_TIMEOUT` that is not a whole number of minutes from 1 to the most, a
+    /// year's, nor `false`.
     #[error(
-        "BUILDKITE_TIMEOUT '{0}' is not a whole number of minutes from 1 to {most} (a year), or \
-         false",
-        most = crate::deadline::LATEST.as_secs() / 60
+        "BUILDKITE_TIMEOUT '{value}' is not a whole number of minutes from 1 to {most} (a year), \
+         or false"
     )]
-    BuildkiteTimeout(String),
+    BuildkiteTimeout { value: String, most: u64 },
 }

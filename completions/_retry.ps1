@@ -88,7 +88,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--breaker-share', '--breaker-share', [CompletionResultType]::ParameterName, 'The breaker opens only when the runs that gave up are at least this share of the runs that ended in its window (more than 0, at most 1; kept when not given; 0.5 the first time)')
             [CompletionResult]::new('--breaker-hosts', '--breaker-hosts', [CompletionResultType]::ParameterName, 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken host cannot stop a fleet')
             [CompletionResult]::new('--cool-down', '--cool-down', [CompletionResultType]::ParameterName, 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m; kept when not given; 30s the first time)')
-            [CompletionResult]::new('--clear', '--clear', [CompletionResultType]::ParameterName, 'Remove a term: ratio (no tokens earned) or breaker. May be repeated')
+            [CompletionResult]::new('--clear', '--clear', [CompletionResultType]::ParameterName, 'Remove a term: ratio (no tokens earned) or breaker; refused beside the --ratio or --breaker that would set it. May be repeated')
             [CompletionResult]::new('--budget-store', '--budget-store', [CompletionResultType]::ParameterName, 'Where budgets live: file, file:DIR, or redis://HOST')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

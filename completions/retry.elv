@@ -82,7 +82,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --breaker-share 'The breaker opens only when the runs that gave up are at least this share of the runs that ended in its window (more than 0, at most 1; kept when not given; 0.5 the first time)'
             cand --breaker-hosts 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken host cannot stop a fleet'
             cand --cool-down 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m; kept when not given; 30s the first time)'
-            cand --clear 'Remove a term: ratio (no tokens earned) or breaker. May be repeated'
+            cand --clear 'Remove a term: ratio (no tokens earned) or breaker; refused beside the --ratio or --breaker that would set it. May be repeated'
             cand --budget-store 'Where budgets live: file, file:DIR, or redis://HOST'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

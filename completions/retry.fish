@@ -109,7 +109,7 @@ complete -c retry -n '__retry_words budget set' -l breaker -x -d 'A breaker: onc
 complete -c retry -n '__retry_words budget set' -l breaker-share -x -d 'The breaker opens only when the runs that gave up are at least this share of the runs that ended in its window (more than 0, at most 1; kept when not given; 0.5 the first time)'
 complete -c retry -n '__retry_words budget set' -l breaker-hosts -x -d 'On a shared store, the breaker opens only when the runs that gave up came from at least this many hosts (1 to 16; kept when not given; 2 the first time), so that one broken host cannot stop a fleet'
 complete -c retry -n '__retry_words budget set' -l cool-down -x -d 'How long the breaker stays open the first time; each re-opening doubles it, up to 32 times (e.g. 30s, 5m; kept when not given; 30s the first time)'
-complete -c retry -n '__retry_words budget set' -l clear -x -a '(printf "%s\t%s\n" "ratio" "No tokens earned by first attempts" "breaker" "No breaker")' -d 'Remove a term: ratio (no tokens earned) or breaker. May be repeated'
+complete -c retry -n '__retry_words budget set' -l clear -x -a '(printf "%s\t%s\n" "ratio" "No tokens earned by first attempts" "breaker" "No breaker")' -d 'Remove a term: ratio (no tokens earned) or breaker; refused beside the --ratio or --breaker that would set it. May be repeated'
 complete -c retry -n '__retry_words budget set' -l budget-store -x -d 'Where budgets live: file, file:DIR, or redis://HOST'
 complete -c retry -n '__retry_words budget set' -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n '__retry_words job show' -l budget-store -x -d 'Where budgets live: file, file:DIR, or redis://HOST'

@@ -250,7 +250,8 @@ pub(crate) struct BudgetSetArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub(crate) cool_down: Option<Duration>,
 
-    /// Remove a term: ratio (no tokens earned) or breaker. May be repeated.
+    /// Remove a term: ratio (no tokens earned) or breaker; refused beside the --ratio or
+    /// --breaker that would set it. May be repeated.
     #[arg(long, value_name = "TERM", value_parser = choice::<Clearable>())]
     pub(crate) clear: Vec<Clearable>,
 
